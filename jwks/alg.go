@@ -1,0 +1,118 @@
+package jwks
+
+import (
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rsa"
+	"fmt"
+)
+
+// JWS algorithm names (RFC 7518, RFC 8037, RFC 9864).
+const (
+	RS256 = "RS256"
+	RS384 = "RS384"
+	RS512 = "RS512"
+	PS256 = "PS256"
+	PS384 = "PS384"
+	PS512 = "PS512"
+	ES256 = "ES256"
+	ES384 = "ES384"
+	ES512 = "ES512"
+	// EdDSA is the algorithm name RFC 8037 gives Ed25519 signatures.
+	EdDSA = "EdDSA"
+	// Ed25519 is RFC 9864's fully specified name for the same signatures.
+	Ed25519 = "Ed25519"
+)
+
+// MinRSABits is the smallest RSA modulus ksa accepts, for signing, for
+// verification and in key sets.
+const MinRSABits = 2048
+
+// AlgorithmFor returns the one algorithm a public key signs with by default,
+// as Kubernetes chooses it: RS256 for RSA, ES256/ES384/ES512 for P-256,
+// P-384 and P-521, and (beyond Kubernetes) EdDSA for Ed25519. The key must
+// be a public key accepted by [CheckPublicKey].
+func AlgorithmFor(pub any) (string, error) {
+	if err := CheckPublicKey(pub); err != nil {
+		return "", err
+	}
+	switch k := pub.(type) {
+	case *rsa.PublicKey:
+		return RS256, nil
+	case *ecdsa.PublicKey:
+		return ecAlgorithm(k.Curve), nil
+	default: // ed25519.PublicKey, the only other kind CheckPublicKey allows
+		return EdDSA, nil
+	}
+}
+
+func ecAlgorithm(c elliptic.Curve) string {
+	switch c {
+	case elliptic.P256():
+		return ES256
+	case elliptic.P384():
+		return ES384
+	case elliptic.P521():
+		return ES512
+	}
+	return ""
+}
+
+// Fits reports whether alg is an algorithm the public key can verify at all:
+// any RS*/PS* for RSA, only the ES* of its own curve for ECDSA, EdDSA or
+// Ed25519 for Ed25519. Whether a validator allows it is a separate policy.
+func Fits(alg string, pub any) bool {
+	switch k := pub.(type) {
+	case *rsa.PublicKey:
+		switch alg {
+		case RS256, RS384, RS512, PS256, PS384, PS512:
+			return true
+		}
+	case *ecdsa.PublicKey:
+		return alg != "" && alg == ecAlgorithm(k.Curve)
+	case ed25519.PublicKey:
+		return alg == EdDSA || alg == Ed25519
+	}
+	return false
+}
+
+// CheckPublicKey reports whether pub is a public key ksa can use: an
+// *rsa.PublicKey of at least [MinRSABits] bits with an odd exponent in
+// [3, 2^31); an *ecdsa.PublicKey on P-256, P-384 or P-521 whose point is on
+// the curve; or a 32-byte ed25519.PublicKey. Private keys are refused here:
+// reduce them with [PublicKey] first. The error matches
+// [ErrUnsupportedKey].
+func CheckPublicKey(pub any) error {
+	switch k := pub.(type) {
+	case *rsa.PublicKey:
+		if k == nil || k.N == nil {
+			return &KeyTypeError{Type: "*rsa.PublicKey", Reason: "nil key"}
+		}
+		if bits := k.N.BitLen(); bits < MinRSABits {
+			return &KeyTypeError{Type: "*rsa.PublicKey", Reason: fmt.Sprintf("%d-bit modulus is below the %d-bit minimum", bits, MinRSABits)}
+		}
+		if k.E < 3 || k.E%2 == 0 || k.E >= 1<<31 {
+			return &KeyTypeError{Type: "*rsa.PublicKey", Reason: fmt.Sprintf("public exponent %d is not an odd number in [3, 2^31)", k.E)}
+		}
+		return nil
+	case *ecdsa.PublicKey:
+		if k == nil || k.Curve == nil {
+			return &KeyTypeError{Type: "*ecdsa.PublicKey", Reason: "nil key"}
+		}
+		if ecAlgorithm(k.Curve) == "" {
+			return &KeyTypeError{Type: "*ecdsa.PublicKey", Reason: fmt.Sprintf("curve %s is not P-256, P-384 or P-521", k.Curve.Params().Name)}
+		}
+		if _, err := k.Bytes(); err != nil {
+			return &KeyTypeError{Type: "*ecdsa.PublicKey", Reason: "point is not on the curve", Err: err}
+		}
+		return nil
+	case ed25519.PublicKey:
+		if len(k) != ed25519.PublicKeySize {
+			return &KeyTypeError{Type: "ed25519.PublicKey", Reason: fmt.Sprintf("%d bytes, want %d", len(k), ed25519.PublicKeySize)}
+		}
+		return nil
+	default:
+		return &KeyTypeError{Type: fmt.Sprintf("%T", pub), Reason: "not an RSA, ECDSA or Ed25519 public key"}
+	}
+}

@@ -1,0 +1,142 @@
+package jwks
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Every error the package returns matches one of them with
+// errors.Is; the typed errors below carry the details.
+var (
+	// ErrUnsupportedKey: a key of a type, size or curve ksa does not use.
+	ErrUnsupportedKey = errors.New("jwks: unsupported key")
+	// ErrPrivateMaterial: a key set holds private or symmetric key members.
+	ErrPrivateMaterial = errors.New("jwks: key set holds private or symmetric key material")
+	// ErrUnknownKeyType: a key set holds a key whose kty is not RSA, EC or OKP.
+	ErrUnknownKeyType = errors.New("jwks: key set holds an unknown key type")
+	// ErrMalformedSet: a key set document is not a JSON object with a keys
+	// array.
+	ErrMalformedSet = errors.New("jwks: malformed key set")
+	// ErrSetTooLarge: a key set is over the byte or key-count limit.
+	ErrSetTooLarge = errors.New("jwks: key set too large")
+	// ErrNoKeys: a PEM file or other key source holds no usable key.
+	ErrNoKeys = errors.New("jwks: no keys")
+	// ErrMalformedPEM: a PEM block that claims to be a key does not parse.
+	ErrMalformedPEM = errors.New("jwks: malformed PEM key")
+)
+
+// KeyTypeError reports a key ksa does not accept, and why. It matches
+// [ErrUnsupportedKey].
+type KeyTypeError struct {
+	// Type is the Go type of the key, or the JWK kty.
+	Type   string
+	Reason string
+	Err    error
+}
+
+func (e *KeyTypeError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("jwks: unsupported key %s: %s: %v", e.Type, e.Reason, e.Err)
+	}
+	return fmt.Sprintf("jwks: unsupported key %s: %s", e.Type, e.Reason)
+}
+
+// Is reports whether target is [ErrUnsupportedKey].
+func (e *KeyTypeError) Is(target error) bool { return target == ErrUnsupportedKey }
+
+// Unwrap returns the underlying cause, if any.
+func (e *KeyTypeError) Unwrap() error { return e.Err }
+
+// MemberError reports a problem with one key of a key set document: a
+// private or symmetric member, an unknown key type, or a member that does
+// not parse. It matches [ErrPrivateMaterial], [ErrUnknownKeyType] or
+// [ErrUnsupportedKey] as Kind says.
+type MemberError struct {
+	// Index is the key's position in the keys array.
+	Index int
+	// KeyID is the key's kid, if it had a readable one.
+	KeyID string
+	// Member is the JWK member at fault ("d", "kty", "n", ...), if one is.
+	Member string
+	Reason string
+	// Kind is the sentinel the error matches.
+	Kind error
+	Err  error
+}
+
+func (e *MemberError) Error() string {
+	msg := fmt.Sprintf("jwks: key #%d", e.Index)
+	if e.KeyID != "" {
+		msg += fmt.Sprintf(" (kid %q)", e.KeyID)
+	}
+	if e.Member != "" {
+		msg += fmt.Sprintf(" member %q", e.Member)
+	}
+	msg += ": " + e.Reason
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Is reports whether target is the error's Kind.
+func (e *MemberError) Is(target error) bool { return target == e.Kind }
+
+// Unwrap returns the underlying cause, if any.
+func (e *MemberError) Unwrap() error { return e.Err }
+
+// SetError reports a key set document that cannot be read at all. It
+// matches [ErrMalformedSet] or [ErrSetTooLarge].
+type SetError struct {
+	Reason string
+	Kind   error
+	Err    error
+}
+
+func (e *SetError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("jwks: %s: %v", e.Reason, e.Err)
+	}
+	return "jwks: " + e.Reason
+}
+
+// Is reports whether target is the error's Kind.
+func (e *SetError) Is(target error) bool { return target == e.Kind }
+
+// Unwrap returns the underlying cause, if any.
+func (e *SetError) Unwrap() error { return e.Err }
+
+// PEMError reports a PEM input without keys or with a key block that does not
+// parse. It matches [ErrNoKeys] or [ErrMalformedPEM].
+type PEMError struct {
+	// Source names the file, or is empty for in-memory data.
+	Source string
+	// Block is the index of the PEM block at fault, or -1.
+	Block int
+	// Type is the PEM block type at fault.
+	Type   string
+	Reason string
+	Kind   error
+	Err    error
+}
+
+func (e *PEMError) Error() string {
+	msg := "jwks: "
+	if e.Source != "" {
+		msg += e.Source + ": "
+	}
+	if e.Block >= 0 {
+		msg += fmt.Sprintf("PEM block #%d (%s): ", e.Block, e.Type)
+	}
+	msg += e.Reason
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Is reports whether target is the error's Kind.
+func (e *PEMError) Is(target error) bool { return target == e.Kind }
+
+// Unwrap returns the underlying cause, if any.
+func (e *PEMError) Unwrap() error { return e.Err }

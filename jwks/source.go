@@ -1,0 +1,52 @@
+package jwks
+
+import "context"
+
+// KeySource supplies verification keys. It is the one seam between token
+// validation and where keys come from: a fixed list ([StaticSource]), a PEM
+// file, or a remote JWKS fetched over HTTP.
+//
+// Keys returns the keys that may verify a token whose header carries kid.
+// For a non-empty kid only keys with exactly that ID are returned: there is
+// no fallback to other keys, as in Kubernetes. An empty kid asks for every
+// key. An unknown kid yields no keys and no error; an error means the source
+// itself failed (a remote set that could not be fetched). Callers MUST NOT
+// modify the returned slice.
+type KeySource interface {
+	Keys(ctx context.Context, kid string) ([]Key, error)
+}
+
+// StaticSource is a KeySource over a fixed list of keys. It is safe for
+// concurrent use.
+type StaticSource struct {
+	all  []Key
+	byID map[string][]Key
+}
+
+// NewStaticSource builds a source from keys of any kind [NewKey] accepts
+// (public or private keys, signers, Keys). Key IDs are derived as Kubernetes
+// derives them unless a Key brings its own. Keys are kept in the order
+// given, duplicates included, as Kubernetes' StaticPublicKeysGetter keeps
+// them.
+func NewStaticSource(keys ...any) (*StaticSource, error) {
+	list, err := Keys(keys...)
+	if err != nil {
+		return nil, err
+	}
+	s := &StaticSource{all: list, byID: make(map[string][]Key, len(list))}
+	for _, k := range list {
+		s.byID[k.ID] = append(s.byID[k.ID], k)
+	}
+	return s, nil
+}
+
+// Keys implements [KeySource]. It never fails.
+func (s *StaticSource) Keys(_ context.Context, kid string) ([]Key, error) {
+	if kid == "" {
+		return s.all, nil
+	}
+	return s.byID[kid], nil
+}
+
+// All returns every key in order. Callers MUST NOT modify the slice.
+func (s *StaticSource) All() []Key { return s.all }

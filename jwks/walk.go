@@ -1,0 +1,242 @@
+package jwks
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ksa-go/ksa/internal/jsonx"
+)
+
+// privateMembers are the JWK members that hold private or symmetric key
+// material (RFC 7518 §6.2.2, §6.3.2, §6.4.1; RFC 8037 §2).
+var privateMembers = [...]string{"d", "p", "q", "dp", "dq", "qi", "oth", "k"}
+
+// rawJWK is one key object of a key set, as read, before it is turned into a
+// Key.
+type rawJWK struct {
+	index                  int
+	kty, use, kid, alg     string
+	crv, n, e, x, y        []byte // member values, still base64url / names
+	hasKeyOps, keyOpVerify bool
+	// private lists the private or symmetric members present.
+	private []string
+	// problem is the first member that could not be read, or was repeated.
+	problem *MemberError
+	seen    jsonx.Names
+}
+
+func (j *rawJWK) fail(member, reason string, err error) {
+	if j.problem == nil {
+		j.problem = &MemberError{Index: j.index, Member: member, Reason: reason, Kind: ErrUnsupportedKey, Err: err}
+	}
+}
+
+// walkSet reads a key set document and calls visit for each element of its
+// keys array. A non-object element is passed as a rawJWK with a problem. The
+// error is a *SetError for a document that cannot be read; maxKeys <= 0
+// means no count limit.
+func walkSet(doc []byte, maxKeys int, visit func(*rawJWK)) error {
+	r := jsonx.NewReader(doc, 0)
+	top, err := r.Object()
+	if err != nil {
+		return &SetError{Reason: "document is not a JSON object", Kind: ErrMalformedSet, Err: err}
+	}
+	found := false
+	for {
+		name, ok, err := top.Next()
+		if err != nil {
+			return &SetError{Reason: "document is not valid JSON", Kind: ErrMalformedSet, Err: err}
+		}
+		if !ok {
+			break
+		}
+		if string(name) != "keys" {
+			if err := r.Skip(); err != nil {
+				return &SetError{Reason: "document is not valid JSON", Kind: ErrMalformedSet, Err: err}
+			}
+			continue
+		}
+		if found {
+			return &SetError{Reason: `member "keys" appears twice`, Kind: ErrMalformedSet}
+		}
+		found = true
+		arr, err := r.Array()
+		if err != nil {
+			return &SetError{Reason: `member "keys" is not an array`, Kind: ErrMalformedSet, Err: err}
+		}
+		for i := 0; ; i++ {
+			more, err := arr.Next()
+			if err != nil {
+				return &SetError{Reason: "document is not valid JSON", Kind: ErrMalformedSet, Err: err}
+			}
+			if !more {
+				break
+			}
+			if maxKeys > 0 && i >= maxKeys {
+				return &SetError{Reason: fmt.Sprintf("more than %d keys", maxKeys), Kind: ErrSetTooLarge}
+			}
+			j := &rawJWK{index: i}
+			if err := readJWK(&r, j); err != nil {
+				return &SetError{Reason: "document is not valid JSON", Kind: ErrMalformedSet, Err: err}
+			}
+			visit(j)
+		}
+	}
+	if err := r.End(); err != nil {
+		return &SetError{Reason: "document is not valid JSON", Kind: ErrMalformedSet, Err: err}
+	}
+	if !found {
+		return &SetError{Reason: `document has no "keys" member`, Kind: ErrMalformedSet}
+	}
+	return nil
+}
+
+// readJWK reads one element of the keys array into j. Problems with the key
+// itself are recorded on j; the error is for JSON that cannot be read.
+func readJWK(r *jsonx.Reader, j *rawJWK) error {
+	if r.Peek() != '{' {
+		j.fail("", "key is not a JSON object", nil)
+		return r.Skip()
+	}
+	obj, err := r.Object()
+	if err != nil {
+		return err
+	}
+	for {
+		name, ok, err := obj.Next()
+		if err != nil || !ok {
+			return err
+		}
+		member := string(name)
+		if !j.seen.Add(name) {
+			j.fail(member, "member appears twice", nil)
+		}
+		if isPrivateMember(member) {
+			j.private = append(j.private, member)
+			if err := r.Skip(); err != nil {
+				return err
+			}
+			continue
+		}
+		var dst *[]byte
+		var str *string
+		switch member {
+		case "kty":
+			str = &j.kty
+		case "use":
+			str = &j.use
+		case "kid":
+			str = &j.kid
+		case "alg":
+			str = &j.alg
+		case "crv":
+			dst = &j.crv
+		case "n":
+			dst = &j.n
+		case "e":
+			dst = &j.e
+		case "x":
+			dst = &j.x
+		case "y":
+			dst = &j.y
+		case "key_ops":
+			if err := readKeyOps(r, j); err != nil {
+				return err
+			}
+			continue
+		default:
+			if err := r.Skip(); err != nil {
+				return err
+			}
+			continue
+		}
+		if r.Peek() != '"' {
+			j.fail(member, "member is not a string", nil)
+			if err := r.Skip(); err != nil {
+				return err
+			}
+			continue
+		}
+		v, err := r.StringBytes()
+		if err != nil {
+			return err
+		}
+		if str != nil {
+			*str = string(v)
+		} else {
+			*dst = append([]byte(nil), v...)
+		}
+	}
+}
+
+func readKeyOps(r *jsonx.Reader, j *rawJWK) error {
+	j.hasKeyOps = true
+	if r.Peek() != '[' {
+		j.fail("key_ops", "member is not an array", nil)
+		return r.Skip()
+	}
+	arr, err := r.Array()
+	if err != nil {
+		return err
+	}
+	for {
+		more, err := arr.Next()
+		if err != nil || !more {
+			return err
+		}
+		if r.Peek() != '"' {
+			j.fail("key_ops", "member holds a non-string", nil)
+			if err := r.Skip(); err != nil {
+				return err
+			}
+			continue
+		}
+		op, err := r.StringBytes()
+		if err != nil {
+			return err
+		}
+		if string(op) == "verify" {
+			j.keyOpVerify = true
+		}
+	}
+}
+
+func isPrivateMember(name string) bool {
+	for _, m := range privateMembers {
+		if name == m {
+			return true
+		}
+	}
+	return false
+}
+
+// Audit checks a JWKS document, ours or anyone's, before it is published or
+// trusted: every key must be a JSON object of type RSA, EC or OKP, and no key
+// may hold a private or symmetric member (d, p, q, dp, dq, qi, oth, k).
+// Member names are compared after JSON unescaping, and a member given twice
+// fails the audit too. It returns nil for a clean document, otherwise every
+// problem found, joined; each is a *MemberError matching
+// [ErrPrivateMaterial], [ErrUnknownKeyType] or [ErrUnsupportedKey], or a
+// single *SetError for a document that is not a key set.
+func Audit(doc []byte) error {
+	var errs []error
+	err := walkSet(doc, 0, func(j *rawJWK) {
+		for _, m := range j.private {
+			errs = append(errs, &MemberError{Index: j.index, KeyID: j.kid, Member: m, Reason: "private or symmetric key member", Kind: ErrPrivateMaterial})
+		}
+		if j.problem != nil {
+			p := *j.problem
+			p.KeyID = j.kid
+			errs = append(errs, &p)
+		}
+		switch j.kty {
+		case "RSA", "EC", "OKP":
+		default:
+			errs = append(errs, &MemberError{Index: j.index, KeyID: j.kid, Member: "kty", Reason: fmt.Sprintf("key type %q is not RSA, EC or OKP", j.kty), Kind: ErrUnknownKeyType})
+		}
+	})
+	if err != nil {
+		return err
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,47 @@
+package ksa
+
+// IsNamespace reports whether s is a valid namespace name: a DNS-1123 label
+// (at most 63 characters of a-z, 0-9 and '-', starting and ending with a
+// letter or digit). It agrees with apimachinery's ValidateNamespaceName
+// (a fuzz test holds it to that) without its regular expressions.
+func IsNamespace(s string) bool {
+	return len(s) <= 63 && isLabel(s)
+}
+
+// IsObjectName reports whether s is a valid name for service accounts,
+// pods, secrets and nodes: a DNS-1123 subdomain (at most 253 characters of
+// dot-separated DNS-1123 labels). It agrees with apimachinery's
+// ValidateServiceAccountName.
+func IsObjectName(s string) bool {
+	if len(s) > 253 {
+		return false
+	}
+	start := 0
+	for i := 0; i <= len(s); i++ {
+		if i == len(s) || s[i] == '.' {
+			if !isLabel(s[start:i]) {
+				return false
+			}
+			start = i + 1
+		}
+	}
+	return true
+}
+
+// isLabel checks the DNS-1123 label pattern [a-z0-9]([-a-z0-9]*[a-z0-9])?
+// without the length limit, which subdomains do not apply per label.
+func isLabel(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case 'a' <= c && c <= 'z', '0' <= c && c <= '9':
+		case c == '-' && i > 0 && i < len(s)-1:
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,140 @@
+package ksa
+
+import (
+	"fmt"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+)
+
+// Names Kubernetes gives to service-account users and groups.
+const (
+	// UsernamePrefix starts every service-account username:
+	// system:serviceaccount:<namespace>:<name>.
+	UsernamePrefix = "system:serviceaccount:"
+	// AllServiceAccountsGroup is the group every service account belongs to.
+	AllServiceAccountsGroup = "system:serviceaccounts"
+	// NamespaceGroupPrefix starts the per-namespace group:
+	// system:serviceaccounts:<namespace>.
+	NamespaceGroupPrefix = "system:serviceaccounts:"
+)
+
+// ServiceAccount names a Kubernetes service account. UID is optional: it is
+// known when the account comes from a token or the API, and empty when it
+// comes from a username.
+type ServiceAccount struct {
+	Namespace string
+	Name      string
+	UID       string
+}
+
+// Username returns system:serviceaccount:<namespace>:<name>, the username
+// Kubernetes gives the account (and the sub claim of its tokens).
+func (sa ServiceAccount) Username() string {
+	return UsernamePrefix + sa.Namespace + ":" + sa.Name
+}
+
+// Groups returns the groups Kubernetes puts every service account in, in
+// Kubernetes' order: system:serviceaccounts, then
+// system:serviceaccounts:<namespace>. The slice is new on every call.
+func (sa ServiceAccount) Groups() []string {
+	return []string{AllServiceAccountsGroup, NamespaceGroup(sa.Namespace)}
+}
+
+// NamespaceGroup returns system:serviceaccounts:<namespace>.
+func NamespaceGroup(namespace string) string {
+	return NamespaceGroupPrefix + namespace
+}
+
+// Validate reports whether the namespace is a DNS-1123 label and the name a
+// DNS-1123 subdomain, the rules Kubernetes applies to both objects. The
+// error is a *NameError that matches [ErrInvalidName].
+func (sa ServiceAccount) Validate() error {
+	if !IsNamespace(sa.Namespace) {
+		return &NameError{Field: "namespace", Value: sa.Namespace, Reasons: validation.IsDNS1123Label(sa.Namespace)}
+	}
+	if !IsObjectName(sa.Name) {
+		return &NameError{Field: "name", Value: sa.Name, Reasons: validation.IsDNS1123Subdomain(sa.Name)}
+	}
+	return nil
+}
+
+// String returns the username, so a ServiceAccount prints as the identity it
+// proves.
+func (sa ServiceAccount) String() string { return sa.Username() }
+
+// ParseUsername reads system:serviceaccount:<namespace>:<name> back into a
+// ServiceAccount (with an empty UID), with the checks of Kubernetes'
+// SplitUsername: the prefix, exactly two colon-separated parts, a valid
+// namespace and a valid service-account name. The error matches
+// [ErrInvalidUsername] and, for a bad part, wraps the *NameError.
+func ParseUsername(username string) (ServiceAccount, error) {
+	rest, ok := strings.CutPrefix(username, UsernamePrefix)
+	if !ok {
+		return ServiceAccount{}, &UsernameError{Username: username, Reason: "missing prefix " + UsernamePrefix}
+	}
+	namespace, name, ok := strings.Cut(rest, ":")
+	if !ok || strings.Contains(name, ":") {
+		return ServiceAccount{}, &UsernameError{Username: username, Reason: "want exactly <namespace>:<name> after the prefix"}
+	}
+	sa := ServiceAccount{Namespace: namespace, Name: name}
+	if err := sa.Validate(); err != nil {
+		return ServiceAccount{}, &UsernameError{Username: username, Err: err}
+	}
+	return sa, nil
+}
+
+// MatchesUsername reports whether username is exactly the username of the
+// service account namespace/name, without allocating.
+func MatchesUsername(namespace, name, username string) bool {
+	rest, ok := strings.CutPrefix(username, UsernamePrefix)
+	if !ok {
+		return false
+	}
+	rest, ok = strings.CutPrefix(rest, namespace)
+	if !ok {
+		return false
+	}
+	rest, ok = strings.CutPrefix(rest, ":")
+	return ok && rest == name
+}
+
+// UsernameError reports a username that is not a valid service-account
+// username. It matches [ErrInvalidUsername].
+type UsernameError struct {
+	Username string
+	// Reason says what is wrong when no underlying error does.
+	Reason string
+	// Err is the underlying *NameError when a part failed validation.
+	Err error
+}
+
+func (e *UsernameError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("ksa: username %q must be of the form %snamespace:name: %v", e.Username, UsernamePrefix, e.Err)
+	}
+	return fmt.Sprintf("ksa: username %q must be of the form %snamespace:name: %s", e.Username, UsernamePrefix, e.Reason)
+}
+
+// Is reports whether target is [ErrInvalidUsername].
+func (e *UsernameError) Is(target error) bool { return target == ErrInvalidUsername }
+
+// Unwrap returns the underlying *NameError, if any.
+func (e *UsernameError) Unwrap() error { return e.Err }
+
+// NameError reports a namespace or object name that Kubernetes would not
+// accept. It matches [ErrInvalidName].
+type NameError struct {
+	// Field names what was checked ("namespace", "name", ...).
+	Field string
+	Value string
+	// Reasons are apimachinery's validation messages.
+	Reasons []string
+}
+
+func (e *NameError) Error() string {
+	return fmt.Sprintf("ksa: invalid %s %q: %s", e.Field, e.Value, strings.Join(e.Reasons, "; "))
+}
+
+// Is reports whether target is [ErrInvalidName].
+func (e *NameError) Is(target error) bool { return target == ErrInvalidName }

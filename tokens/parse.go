@@ -1,0 +1,466 @@
+package tokens
+
+import (
+	"encoding/base64"
+	"strconv"
+	"strings"
+	"time"
+	"unsafe"
+
+	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/internal/jsonx"
+	"github.com/ksa-go/ksa/jwks"
+)
+
+// DefaultMaxTokenBytes is the size limit on tokens when a validator's
+// MaxTokenBytes is zero: 16 KiB, about fifteen times a Kubernetes token with
+// several audiences. Larger tokens are refused before any decoding.
+const DefaultMaxTokenBytes = 16 << 10
+
+// MaxNumericDate is the latest time claim accepted, 2^33 seconds after the
+// epoch (year 2242): beyond any token Kubernetes can mint (2^32 seconds of
+// lifetime from now). Larger, negative or non-numeric times are malformed.
+const MaxNumericDate = 1 << 33
+
+// maxJSONDepth bounds the nesting of header and claims JSON.
+const maxJSONDepth = 16
+
+var b64 = base64.RawURLEncoding.Strict()
+
+// header is the protected header of a token.
+type header struct {
+	alg, kid, typ string
+}
+
+// parts are the three segments of a compact JWS, still encoded.
+type parts struct {
+	header, payload, signature string
+	signingInput               string
+}
+
+// split checks the compact serialisation: exactly three non-empty segments.
+func split(token string) (parts, error) {
+	if strings.HasPrefix(strings.TrimSpace(token), "{") {
+		return parts{}, &MalformedError{Part: "token", Reason: "JWS JSON serialisation is not accepted"}
+	}
+	h, rest, ok := strings.Cut(token, ".")
+	if !ok {
+		return parts{}, &MalformedError{Part: "token", Reason: "not three dot-separated parts"}
+	}
+	p, s, ok := strings.Cut(rest, ".")
+	if !ok || strings.IndexByte(s, '.') >= 0 {
+		return parts{}, &MalformedError{Part: "token", Reason: "not three dot-separated parts (JWE and nested tokens are not accepted)"}
+	}
+	if h == "" || p == "" || s == "" {
+		return parts{}, &MalformedError{Part: "token", Reason: "empty part"}
+	}
+	return parts{header: h, payload: p, signature: s, signingInput: token[:len(h)+1+len(p)]}, nil
+}
+
+func decodePart(part, s string, buf []byte) ([]byte, error) {
+	n := b64.DecodedLen(len(s))
+	if cap(buf) < n {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	m, err := b64.Decode(buf, unsafe.Slice(unsafe.StringData(s), len(s))) // read only
+	if err != nil {
+		return nil, &MalformedError{Part: part, Reason: "not strict unpadded base64url", Err: err}
+	}
+	return buf[:m], nil
+}
+
+// parseHeader reads the protected header strictly: alg required; kid and
+// typ strings; typ, when present, "JWT"; crit refused (no extension is
+// understood); JWE members refused; other members (jku, x5u, jwk, x5c, ...)
+// ignored and never acted on; no member twice.
+func parseHeader(data []byte) (header, error) {
+	var h header
+	bad := func(reason string, err error) (header, error) {
+		return header{}, &MalformedError{Part: "header", Reason: reason, Err: err}
+	}
+	r := jsonx.NewReader(data, maxJSONDepth)
+	obj, err := r.Object()
+	if err != nil {
+		return bad("not a JSON object", err)
+	}
+	var seen uint8
+	var others jsonx.Names
+	for {
+		name, ok, err := obj.Next()
+		if err != nil {
+			return bad("not strict JSON", err)
+		}
+		if !ok {
+			break
+		}
+		var bit uint8
+		switch string(name) {
+		case "alg":
+			bit = 1
+		case "kid":
+			bit = 2
+		case "typ":
+			bit = 4
+		case "crit":
+			return bad(`critical extensions ("crit") are not supported`, nil)
+		case "enc", "zip", "epk", "apu", "apv":
+			return bad("encrypted tokens (JWE) are not accepted", nil)
+		default:
+			if !others.Add(name) {
+				return bad("member "+strconv.Quote(string(name))+" appears twice", nil)
+			}
+			if err := r.Skip(); err != nil {
+				return bad("not strict JSON", err)
+			}
+			continue
+		}
+		if seen&bit != 0 {
+			return bad("member "+strconv.Quote(string(name))+" appears twice", nil)
+		}
+		seen |= bit
+		v, err := r.StringBytes()
+		if err != nil {
+			return bad("member "+strconv.Quote(string(name))+" is not a string", err)
+		}
+		switch bit {
+		case 1:
+			h.alg = algorithmName(v)
+		case 2:
+			h.kid = string(v)
+		case 4:
+			if !strings.EqualFold(string(v), "JWT") {
+				return bad("typ "+strconv.Quote(string(v))+` is not "JWT"`, nil)
+			}
+			h.typ = "JWT"
+		}
+	}
+	if err := r.End(); err != nil {
+		return bad("not strict JSON", err)
+	}
+	if seen&1 == 0 {
+		return bad(`no "alg" member`, nil)
+	}
+	return h, nil
+}
+
+// algorithmName returns the constant for a known algorithm name, without
+// allocating, or a copy of an unknown one.
+func algorithmName(v []byte) string {
+	for _, alg := range knownAlgorithms {
+		if string(v) == alg {
+			return alg
+		}
+	}
+	return string(v)
+}
+
+var knownAlgorithms = [...]string{jwks.RS256, jwks.ES256, jwks.ES384, jwks.ES512, jwks.EdDSA, jwks.Ed25519,
+	jwks.RS384, jwks.RS512, jwks.PS256, jwks.PS384, jwks.PS512}
+
+// registered claim names, for the duplicate bitmask and the case check.
+var claimNames = [...]string{claimAud, claimExp, claimIat, claimIss, claimJti, claimNbf, claimSub, claimKubernetes,
+	legacyNamespace, legacySecret, legacySAName, legacySAUID}
+
+// ParseClaims reads a token payload strictly: strict JSON; each claim at most
+// once; registered claims of the right type (aud a string or an array of
+// strings, times non-negative numbers up to MaxNumericDate, fractions
+// truncated); the kubernetes.io claim an object of objects; no unknown claim
+// whose name equals a registered one but for case. Unknown claims are
+// otherwise skipped. Errors are *MalformedError.
+func ParseClaims(data []byte) (*Claims, error) {
+	blk := &claimsBlock{}
+	if err := blk.parse(string(data)); err != nil {
+		return nil, err
+	}
+	return &blk.claims, nil
+}
+
+// claimsBlock holds a token's claims and everything they point to, so that
+// parsing allocates once.
+type claimsBlock struct {
+	claims Claims
+	k      KubernetesClaims
+	legacy LegacyClaims
+	refs   [4]ksa.ObjectRef
+	nrefs  int
+	aud    [2]string
+}
+
+func (blk *claimsBlock) newRef() *ksa.ObjectRef {
+	if blk.nrefs < len(blk.refs) {
+		blk.nrefs++
+		return &blk.refs[blk.nrefs-1]
+	}
+	return &ksa.ObjectRef{}
+}
+
+// parse reads the payload; string values share data's memory.
+func (blk *claimsBlock) parse(data string) error {
+	bad := func(reason string, err error) error {
+		return &MalformedError{Part: "claims", Reason: reason, Err: err}
+	}
+	r := jsonx.NewStringReader(data, maxJSONDepth)
+	obj, err := r.Object()
+	if err != nil {
+		return bad("not a JSON object", err)
+	}
+	var seen uint16
+	var others jsonx.Names
+	for {
+		name, ok, err := obj.Next()
+		if err != nil {
+			return bad("not strict JSON", err)
+		}
+		if !ok {
+			break
+		}
+		idx := -1
+		for i, n := range claimNames {
+			if string(name) == n {
+				idx = i
+				break
+			}
+		}
+		if idx < 0 {
+			if err := checkUnknownName(name, claimNames[:]); err != nil {
+				return bad(err.Error(), nil)
+			}
+			if !others.Add(name) {
+				return bad("claim "+strconv.Quote(string(name))+" appears twice", nil)
+			}
+			if err := r.Skip(); err != nil {
+				return bad("not strict JSON", err)
+			}
+			continue
+		}
+		if seen&(1<<idx) != 0 {
+			return bad("claim "+strconv.Quote(claimNames[idx])+" appears twice", nil)
+		}
+		seen |= 1 << idx
+		if err := blk.readClaim(&r, claimNames[idx]); err != nil {
+			return bad("claim "+strconv.Quote(claimNames[idx]), err)
+		}
+	}
+	if err := r.End(); err != nil {
+		return bad("not strict JSON", err)
+	}
+	return nil
+}
+
+// checkUnknownName refuses names that differ from a registered one only by
+// case, which case-insensitive JSON decoders would take for it.
+func checkUnknownName(name []byte, registered []string) error {
+	for _, n := range registered {
+		if len(n) == len(name) && strings.EqualFold(n, string(name)) {
+			return &MalformedError{Part: "claims", Reason: "claim " + strconv.Quote(string(name)) + " differs from " + strconv.Quote(n) + " only by case"}
+		}
+	}
+	return nil
+}
+
+func (blk *claimsBlock) readClaim(r *jsonx.Reader, name string) error {
+	c := &blk.claims
+	var err error
+	switch name {
+	case claimAud:
+		c.Audience, err = readAudience(r, blk.aud[:0])
+	case claimExp:
+		c.Expiry, err = readDate(r)
+	case claimIat:
+		c.IssuedAt, err = readDate(r)
+	case claimNbf:
+		c.NotBefore, err = readDate(r)
+	case claimIss:
+		c.Issuer, err = r.String()
+	case claimSub:
+		c.Subject, err = r.String()
+	case claimJti:
+		c.ID, err = r.String()
+	case claimKubernetes:
+		err = blk.readKubernetes(r)
+	default:
+		c.Legacy = &blk.legacy
+		var v string
+		if v, err = r.String(); err != nil {
+			return err
+		}
+		switch name {
+		case legacyNamespace:
+			c.Legacy.Namespace = v
+		case legacySecret:
+			c.Legacy.SecretName = v
+		case legacySAName:
+			c.Legacy.ServiceAccountName = v
+		case legacySAUID:
+			c.Legacy.ServiceAccountUID = v
+		}
+	}
+	return err
+}
+
+// readAudience accepts a string or an array of strings, as RFC 7519 and
+// go-jose do.
+func readAudience(r *jsonx.Reader, auds []string) ([]string, error) {
+	if r.Peek() == '"' {
+		s, err := r.String()
+		if err != nil {
+			return nil, err
+		}
+		return append(auds, s), nil
+	}
+	arr, err := r.Array()
+	if err != nil {
+		return nil, err
+	}
+	for {
+		more, err := arr.Next()
+		if err != nil {
+			return nil, err
+		}
+		if !more {
+			return auds, nil
+		}
+		s, err := r.String()
+		if err != nil {
+			return nil, err
+		}
+		auds = append(auds, s)
+	}
+}
+
+// readDate reads a NumericDate: a JSON number in [0, MaxNumericDate],
+// fractions truncated.
+func readDate(r *jsonx.Reader) (time.Time, error) {
+	raw, err := r.Number()
+	if err != nil {
+		return time.Time{}, err
+	}
+	v, ok := numericDate(raw)
+	if !ok {
+		return time.Time{}, &MalformedError{Part: "claims", Reason: "time " + string(raw) + " is negative or beyond 2^33 seconds"}
+	}
+	return time.Unix(v, 0), nil
+}
+
+func numericDate(raw []byte) (int64, bool) {
+	var v int64
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			// Fraction, exponent or sign: the slow, general path.
+			f, err := strconv.ParseFloat(string(raw), 64)
+			if err != nil || f < 0 || f > MaxNumericDate {
+				return 0, false
+			}
+			return int64(f), true
+		}
+		v = v*10 + int64(c-'0')
+		if v > MaxNumericDate {
+			return 0, false
+		}
+	}
+	return v, true
+}
+
+var kubernetesNames = [...]string{"namespace", "serviceaccount", "pod", "secret", "node", "warnafter"}
+
+func (blk *claimsBlock) readKubernetes(r *jsonx.Reader) error {
+	obj, err := r.Object()
+	if err != nil {
+		return err
+	}
+	k := &blk.k
+	blk.claims.Kubernetes = k
+	var seen uint8
+	var others jsonx.Names
+	for {
+		name, ok, err := obj.Next()
+		if err != nil || !ok {
+			return err
+		}
+		idx := -1
+		for i, n := range kubernetesNames {
+			if string(name) == n {
+				idx = i
+				break
+			}
+		}
+		if idx < 0 {
+			if err := checkUnknownName(name, kubernetesNames[:]); err != nil {
+				return err
+			}
+			if !others.Add(name) {
+				return &MalformedError{Part: "claims", Reason: "member " + strconv.Quote(string(name)) + " appears twice"}
+			}
+			if err := r.Skip(); err != nil {
+				return err
+			}
+			continue
+		}
+		if seen&(1<<idx) != 0 {
+			return &MalformedError{Part: "claims", Reason: "member " + strconv.Quote(kubernetesNames[idx]) + " appears twice"}
+		}
+		seen |= 1 << idx
+		switch idx {
+		case 0:
+			k.Namespace, err = r.String()
+		case 1:
+			err = readRef(r, &k.ServiceAccount)
+		case 2:
+			k.Pod = blk.newRef()
+			err = readRef(r, k.Pod)
+		case 3:
+			k.Secret = blk.newRef()
+			err = readRef(r, k.Secret)
+		case 4:
+			k.Node = blk.newRef()
+			err = readRef(r, k.Node)
+		case 5:
+			k.WarnAfter, err = readDate(r)
+		}
+		if err != nil {
+			return err
+		}
+	}
+}
+
+func readRef(r *jsonx.Reader, ref *ksa.ObjectRef) error {
+	obj, err := r.Object()
+	if err != nil {
+		return err
+	}
+	var seen uint8
+	var others jsonx.Names
+	for {
+		name, ok, err := obj.Next()
+		if err != nil || !ok {
+			return err
+		}
+		var dst *string
+		var bit uint8
+		switch string(name) {
+		case "name":
+			dst, bit = &ref.Name, 1
+		case "uid":
+			dst, bit = &ref.UID, 2
+		default:
+			if err := checkUnknownName(name, []string{"name", "uid"}); err != nil {
+				return err
+			}
+			if !others.Add(name) {
+				return &MalformedError{Part: "claims", Reason: "member " + strconv.Quote(string(name)) + " appears twice"}
+			}
+			if err := r.Skip(); err != nil {
+				return err
+			}
+			continue
+		}
+		if seen&bit != 0 {
+			return &MalformedError{Part: "claims", Reason: "member " + strconv.Quote(string(name)) + " appears twice"}
+		}
+		seen |= bit
+		if *dst, err = r.String(); err != nil {
+			return err
+		}
+	}
+}

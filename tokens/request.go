@@ -1,0 +1,137 @@
+package tokens
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/ksa-go/ksa"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// TokenRequest limits and the warnafter extension, as in kube-apiserver.
+const (
+	// DefaultExpirationSeconds is the lifetime of a token when the request
+	// gives none.
+	DefaultExpirationSeconds = 3600
+	// MinExpirationSeconds is the shortest lifetime a request may ask for.
+	MinExpirationSeconds = 10 * 60
+	// MaxExpirationSeconds is the longest lifetime a request may ask for.
+	MaxExpirationSeconds = 1 << 32
+	// WarnOnlyExpirationSeconds is the lifetime (one hour and seven seconds)
+	// that, for a pod-bound token for API audiences, triggers the extension
+	// to MaxExtendedExpiration with a warnafter claim: the lifetime the
+	// kube-api-access projected volume asks for.
+	WarnOnlyExpirationSeconds = 60*60 + 7
+	// DefaultMaxExtendedExpiration is kube-apiserver's default
+	// --service-account-max-token-expiration for extended tokens: one year.
+	DefaultMaxExtendedExpiration = 24 * 365 * time.Hour
+)
+
+// BoundKind is the kind of object a token is bound to.
+type BoundKind string
+
+// The kinds a token can be bound to.
+const (
+	BoundPod    BoundKind = "Pod"
+	BoundSecret BoundKind = "Secret"
+	BoundNode   BoundKind = "Node"
+)
+
+// BoundObject is the object a token is bound to: the token stops working
+// when the object is deleted. Name and UID are both required: the minter
+// does not look objects up, so the caller supplies the live UID.
+type BoundObject struct {
+	Kind BoundKind
+	Name string
+	UID  string
+}
+
+// Request asks for a token, with TokenRequest's semantics.
+type Request struct {
+	// ServiceAccount is the account the token is for; namespace, name and
+	// UID are all required.
+	ServiceAccount ksa.ServiceAccount
+	// Audiences the token is for; empty means the minter's API audiences.
+	Audiences []string
+	// ExpirationSeconds is the requested lifetime; zero means
+	// DefaultExpirationSeconds. It must lie in [MinExpirationSeconds,
+	// MaxExpirationSeconds].
+	ExpirationSeconds int64
+	// BoundObject binds the token to a pod, secret or node; nil for none.
+	BoundObject *BoundObject
+	// Node is the node a bound pod runs on, written into the token as
+	// kube-apiserver does (UID may be empty when the Node was not found).
+	// Only valid with a pod binding.
+	Node *ksa.ObjectRef
+}
+
+// RequestFromSpec builds a Request from a TokenRequest spec, for callers that
+// hold the API types. The bound object's UID must be set in the reference
+// (kube-apiserver fills it from the live object; the minter cannot).
+// Kinds are matched as kube-apiserver matches them: group "" and exactly
+// Pod, Secret or Node.
+func RequestFromSpec(sa ksa.ServiceAccount, spec authenticationv1.TokenRequestSpec) (Request, error) {
+	req := Request{ServiceAccount: sa, Audiences: slices.Clone(spec.Audiences)}
+	if spec.ExpirationSeconds != nil {
+		if *spec.ExpirationSeconds == 0 {
+			return Request{}, &RequestError{Field: "spec.expirationSeconds", Reason: "may not specify a duration less than 10 minutes"}
+		}
+		req.ExpirationSeconds = *spec.ExpirationSeconds
+	}
+	if ref := spec.BoundObjectRef; ref != nil {
+		gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
+		kind := BoundKind(gvk.Kind)
+		if gvk.Group != "" || (kind != BoundPod && kind != BoundSecret && kind != BoundNode) {
+			return Request{}, &RequestError{Field: "spec.boundObjectRef", Reason: fmt.Sprintf("cannot bind token to object of type %s", gvk.String())}
+		}
+		req.BoundObject = &BoundObject{Kind: kind, Name: ref.Name, UID: string(ref.UID)}
+	}
+	return req, nil
+}
+
+// check applies the TokenRequest validation rules and returns the requested
+// lifetime in seconds.
+func (r *Request) check() (int64, error) {
+	if err := r.ServiceAccount.Validate(); err != nil {
+		return 0, &RequestError{Field: "serviceAccount", Reason: err.Error()}
+	}
+	if r.ServiceAccount.UID == "" {
+		return 0, &RequestError{Field: "serviceAccount.uid", Reason: "is required"}
+	}
+	exp := r.ExpirationSeconds
+	if exp == 0 {
+		exp = DefaultExpirationSeconds
+	}
+	if exp < MinExpirationSeconds {
+		return 0, &RequestError{Field: "spec.expirationSeconds", Reason: "may not specify a duration less than 10 minutes"}
+	}
+	if exp > MaxExpirationSeconds {
+		return 0, &RequestError{Field: "spec.expirationSeconds", Reason: "may not specify a duration larger than 2^32 seconds"}
+	}
+	if b := r.BoundObject; b != nil {
+		switch b.Kind {
+		case BoundPod, BoundSecret, BoundNode:
+		default:
+			return 0, &RequestError{Field: "spec.boundObjectRef", Reason: fmt.Sprintf("cannot bind token to object of type %s", b.Kind)}
+		}
+		if b.Name == "" || b.UID == "" {
+			return 0, &RequestError{Field: "spec.boundObjectRef", Reason: "name and uid are required"}
+		}
+		if r.Node != nil && b.Kind != BoundPod {
+			return 0, &RequestError{Field: "spec.boundObjectRef", Reason: "internal error, token can only be bound to one object type"}
+		}
+	} else if r.Node != nil {
+		return 0, &RequestError{Field: "node", Reason: "node information is only written into pod-bound tokens"}
+	}
+	if r.Node != nil && r.Node.Name == "" {
+		return 0, &RequestError{Field: "node.name", Reason: "is required"}
+	}
+	for _, a := range r.Audiences {
+		if a == "" {
+			return 0, &RequestError{Field: "spec.audiences", Reason: "audiences may not be empty strings"}
+		}
+	}
+	return exp, nil
+}

@@ -1,0 +1,451 @@
+package tokens
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/internal/jws"
+	"github.com/ksa-go/ksa/jwks"
+)
+
+// DefaultLeeway is the clock skew allowed on exp, nbf and iat, and the grace
+// after a bound object's deletion: one minute, as in kube-apiserver.
+const DefaultLeeway = time.Minute
+
+// NoLeeway, as ValidatorConfig.Leeway, asks for no clock skew at all.
+const NoLeeway time.Duration = -1
+
+// ValidatorConfig configures a [Validator]. The zero value of every optional
+// field is the safe choice; NewValidator refuses a config that would accept
+// tokens without checking issuer, keys, audiences or bound objects.
+type ValidatorConfig struct {
+	// Issuers are the accepted iss values (kube-apiserver's
+	// --service-account-issuer, repeated). Required, none empty, no
+	// duplicates.
+	Issuers []string
+	// Keys supplies verification keys. Required.
+	Keys jwks.KeySource
+	// Audiences are the audiences this validator accepts by default
+	// (kube-apiserver's --api-audiences); a call to ValidateFor may ask for
+	// others. Required unless InsecureSkipAudienceCheck is set.
+	Audiences []string
+	// InsecureSkipAudienceCheck accepts tokens for any audience. It is what
+	// kube-apiserver does when no API audiences are configured; a relying
+	// party MUST NOT set it.
+	InsecureSkipAudienceCheck bool
+	// AcceptMissingAudience treats a token without aud as if it named the
+	// validator's Audiences, as kube-apiserver does. By default such tokens
+	// are refused; legacy Secret-based tokens, which never carry aud, are
+	// always treated this way when accepted at all.
+	AcceptMissingAudience bool
+	// Objects looks up the service account and bound objects, as
+	// kube-apiserver always does for bound tokens. Required unless
+	// SkipObjectCheck is set.
+	Objects ObjectGetter
+	// SkipObjectCheck validates without liveness checks, as a relying party
+	// outside the cluster must: a token then stays valid until it expires
+	// even after its pod is deleted.
+	SkipObjectCheck bool
+	// Leeway is the clock skew allowed on exp, nbf and iat and the grace
+	// after an object's deletion. Zero means DefaultLeeway (one minute);
+	// NoLeeway means none.
+	Leeway time.Duration
+	// AllowedAlgorithms lists algorithms accepted beyond each key's own. By
+	// default a token must use exactly its key's algorithm (RS256 for an RSA
+	// key from PEM); Kubernetes also accepts PS256..PS512 and RS384/RS512
+	// on RSA keys, which this allows when listed. An algorithm is only ever
+	// used with a key it fits; none and HMAC are never accepted.
+	AllowedAlgorithms []string
+	// Legacy accepts legacy Secret-based tokens (issuer
+	// kubernetes/serviceaccount). Off by default.
+	Legacy LegacyConfig
+	// MaxTokenBytes refuses larger tokens before parsing; zero means
+	// DefaultMaxTokenBytes.
+	MaxTokenBytes int
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Cache, when non-nil, remembers successful validations (see
+	// [CacheConfig]).
+	Cache *CacheConfig
+}
+
+// Validator validates service-account tokens as kube-apiserver does. It is
+// safe for concurrent use.
+type Validator struct {
+	issuers       []string
+	keys          jwks.KeySource
+	audiences     []string
+	skipAudience  bool
+	acceptNoAud   bool
+	objects       ObjectGetter
+	leeway        time.Duration
+	extraAlgs     []string
+	legacy        LegacyConfig
+	maxTokenBytes int
+	now           func() time.Time
+	cache         *resultCache
+}
+
+// NewValidator checks the config and returns a Validator.
+func NewValidator(cfg ValidatorConfig) (*Validator, error) {
+	v := &Validator{
+		keys:          cfg.Keys,
+		skipAudience:  cfg.InsecureSkipAudienceCheck,
+		acceptNoAud:   cfg.AcceptMissingAudience,
+		objects:       cfg.Objects,
+		legacy:        cfg.Legacy,
+		maxTokenBytes: cfg.MaxTokenBytes,
+		now:           cfg.Now,
+	}
+	if err := checkIssuers(cfg.Issuers); err != nil {
+		return nil, err
+	}
+	v.issuers = slices.Clone(cfg.Issuers)
+	if cfg.Keys == nil {
+		return nil, errors.New("tokens: ValidatorConfig.Keys is required")
+	}
+	v.audiences = slices.Clone(cfg.Audiences)
+	if len(v.audiences) == 0 && !cfg.InsecureSkipAudienceCheck {
+		return nil, errors.New("tokens: ValidatorConfig.Audiences is required (or InsecureSkipAudienceCheck)")
+	}
+	if cfg.Objects == nil && !cfg.SkipObjectCheck {
+		return nil, errors.New("tokens: ValidatorConfig.Objects is required (or SkipObjectCheck)")
+	}
+	if cfg.Objects != nil && cfg.SkipObjectCheck {
+		return nil, errors.New("tokens: ValidatorConfig sets both Objects and SkipObjectCheck")
+	}
+	if cfg.Legacy.Accept && cfg.Legacy.CheckSecret {
+		if _, ok := cfg.Objects.(LegacySecretGetter); !ok {
+			return nil, errors.New("tokens: LegacyConfig.CheckSecret needs an Objects getter that implements LegacySecretGetter")
+		}
+	}
+	switch {
+	case cfg.Leeway == 0:
+		v.leeway = DefaultLeeway
+	case cfg.Leeway == NoLeeway:
+		v.leeway = 0
+	case cfg.Leeway < 0:
+		return nil, fmt.Errorf("tokens: negative leeway %s", cfg.Leeway)
+	default:
+		v.leeway = cfg.Leeway
+	}
+	for _, alg := range cfg.AllowedAlgorithms {
+		if !isAsymmetric(alg) {
+			return nil, fmt.Errorf("tokens: algorithm %q cannot be allowed", alg)
+		}
+	}
+	v.extraAlgs = slices.Clone(cfg.AllowedAlgorithms)
+	if v.maxTokenBytes <= 0 {
+		v.maxTokenBytes = DefaultMaxTokenBytes
+	}
+	if v.now == nil {
+		v.now = time.Now
+	}
+	if cfg.Cache != nil {
+		c, err := newResultCache(*cfg.Cache)
+		if err != nil {
+			return nil, err
+		}
+		v.cache = c
+	}
+	return v, nil
+}
+
+// checkIssuers applies kube-apiserver's rules for --service-account-issuer.
+func checkIssuers(issuers []string) error {
+	if len(issuers) == 0 {
+		return errors.New("tokens: at least one issuer is required")
+	}
+	for i, iss := range issuers {
+		if iss == "" {
+			return errors.New("tokens: issuer should not be an empty string")
+		}
+		if slices.Contains(issuers[:i], iss) {
+			return fmt.Errorf("tokens: issuer %q is already specified", iss)
+		}
+	}
+	return nil
+}
+
+func isAsymmetric(alg string) bool {
+	switch alg {
+	case jwks.RS256, jwks.RS384, jwks.RS512, jwks.PS256, jwks.PS384, jwks.PS512,
+		jwks.ES256, jwks.ES384, jwks.ES512, jwks.EdDSA, jwks.Ed25519:
+		return true
+	}
+	return false
+}
+
+// Result is what a valid token proves. Callers MUST NOT modify its slices
+// or claims: with a cache they are shared between calls.
+type Result struct {
+	// Identity is the service account, pod, node and credential ID.
+	Identity ksa.Identity
+	// Audiences are the accepted audiences the token is valid for, in the
+	// order they were asked for.
+	Audiences []string
+	// Issuer, KeyID and Algorithm say who signed the token and how.
+	Issuer    string
+	KeyID     string
+	Algorithm string
+	// Claims are the token's claims.
+	Claims *Claims
+	// Stale is set when the token is past its warnafter time: Kubernetes
+	// accepts it but reports it (audit annotation authentication.k8s.io/stale-token).
+	Stale *Stale
+	// Legacy is true for a legacy Secret-based token.
+	Legacy bool
+}
+
+// UserInfo returns the user Kubernetes derives from the token.
+func (r *Result) UserInfo() ksa.UserInfo { return r.Identity.UserInfo() }
+
+// validation is everything one successful validation allocates.
+type validation struct {
+	res Result
+	claimsBlock
+	accepted [2]string
+}
+
+// Stale reports a token used after its warnafter time.
+type Stale struct {
+	WarnAfter time.Time
+	// SecondsAfter is how long after warnafter the token was used, in whole
+	// seconds, as in Kubernetes' audit annotation.
+	SecondsAfter int64
+}
+
+// Validate validates a token for the validator's own audiences.
+func (v *Validator) Validate(ctx context.Context, token string) (*Result, error) {
+	return v.validate(ctx, token, v.audiences)
+}
+
+// ValidateFor validates a token for the given audiences instead of the
+// validator's own, as a TokenReview with spec.audiences does. The result's
+// Audiences are the intersection, in the order of audiences. An empty list
+// means the validator's own.
+func (v *Validator) ValidateFor(ctx context.Context, token string, audiences []string) (*Result, error) {
+	if len(audiences) == 0 {
+		audiences = v.audiences
+	}
+	return v.validate(ctx, token, audiences)
+}
+
+func (v *Validator) validate(ctx context.Context, token string, audiences []string) (*Result, error) {
+	if len(token) > v.maxTokenBytes {
+		return nil, &SizeError{Size: len(token), Limit: v.maxTokenBytes}
+	}
+	now := v.now()
+	if v.cache != nil {
+		if res, ok := v.cache.get(token, audiences, now); ok {
+			res.Stale = staleness(res.Claims, now)
+			return res, nil
+		}
+	}
+	res, err := v.verify(ctx, token, audiences, now)
+	if err != nil {
+		return nil, err
+	}
+	if v.cache != nil {
+		v.cache.put(token, audiences, now, res)
+	}
+	return res, nil
+}
+
+// verify runs kube-apiserver's checks in its order: issuer, key by kid,
+// signature, audiences, then (bound tokens) time, live objects and
+// staleness, or (legacy tokens) the legacy checks.
+func (v *Validator) verify(ctx context.Context, token string, audiences []string, now time.Time) (*Result, error) {
+	p, err := split(token)
+	if err != nil {
+		return nil, err
+	}
+	// One stack buffer holds the decoded payload, header and signature of
+	// a typical token.
+	var buf [2048]byte
+	payload, err := decodePart("claims", p.payload, buf[:0])
+	if err != nil {
+		return nil, err
+	}
+	rest := buf[min(len(payload), len(buf)):]
+	// The result, the claims and what they point to come in one
+	// allocation; claim strings share one copy of the payload.
+	blk := &validation{}
+	if err := blk.claimsBlock.parse(string(payload)); err != nil {
+		return nil, err
+	}
+	claims := &blk.claims
+	legacy := claims.Issuer == LegacyIssuer && v.legacy.Accept
+	if !legacy && !slices.Contains(v.issuers, claims.Issuer) {
+		return nil, &IssuerError{Issuer: claims.Issuer, Accepted: v.acceptedIssuers()}
+	}
+	hdrBytes, err := decodePart("header", p.header, rest[:0])
+	if err != nil {
+		return nil, err
+	}
+	rest = rest[min(len(hdrBytes), len(rest)):]
+	hdr, err := parseHeader(hdrBytes)
+	if err != nil {
+		return nil, err
+	}
+	if !isAsymmetric(hdr.alg) {
+		return nil, &AlgorithmError{Algorithm: hdr.alg, Reason: "only asymmetric signature algorithms are accepted"}
+	}
+	sig, err := decodePart("signature", p.signature, rest[:0])
+	if err != nil {
+		return nil, err
+	}
+	key, err := v.verifySignature(ctx, hdr, p.signingInput, sig)
+	if err != nil {
+		return nil, err
+	}
+	accepted, err := v.checkAudiences(claims.Audience, audiences, legacy, blk.accepted[:0])
+	if err != nil {
+		return nil, err
+	}
+	res := &blk.res
+	*res = Result{
+		Audiences: accepted,
+		Issuer:    claims.Issuer,
+		KeyID:     key.ID,
+		Algorithm: hdr.alg,
+		Claims:    claims,
+		Legacy:    legacy,
+	}
+	if legacy {
+		if err := v.checkLegacy(ctx, claims, token); err != nil {
+			return nil, err
+		}
+	} else if err := v.checkBound(ctx, claims, now); err != nil {
+		return nil, err
+	}
+	res.Identity = claims.Identity()
+	res.Stale = staleness(claims, now)
+	return res, nil
+}
+
+func (v *Validator) acceptedIssuers() []string {
+	if v.legacy.Accept {
+		return append(slices.Clone(v.issuers), LegacyIssuer)
+	}
+	return v.issuers
+}
+
+// verifySignature finds the keys for the token's kid and returns the first
+// that verifies the signature with an allowed algorithm.
+func (v *Validator) verifySignature(ctx context.Context, hdr header, signingInput string, sig []byte) (jwks.Key, error) {
+	keys, err := v.keys.Keys(ctx, hdr.kid)
+	if err != nil {
+		return jwks.Key{}, &KeyError{KeyID: hdr.kid, Err: err}
+	}
+	if len(keys) == 0 {
+		return jwks.Key{}, &KeyError{KeyID: hdr.kid}
+	}
+	var errs []error
+	for _, k := range keys {
+		if hdr.kid != "" && k.ID != hdr.kid {
+			// A key source that ignores the kid must not widen the search.
+			continue
+		}
+		if !v.algorithmAllowed(hdr.alg, k) {
+			errs = append(errs, &AlgorithmError{Algorithm: hdr.alg, KeyID: k.ID, KeyAlgorithm: k.Algorithm})
+			continue
+		}
+		if err := jws.Verify(hdr.alg, k.Public, signingInput, sig); err != nil {
+			if errors.Is(err, jws.ErrAlgorithm) {
+				errs = append(errs, &AlgorithmError{Algorithm: hdr.alg, KeyID: k.ID, KeyAlgorithm: k.Algorithm, Reason: err.Error()})
+			} else {
+				errs = append(errs, &SignatureError{KeyID: k.ID, Algorithm: hdr.alg, Err: err})
+			}
+			continue
+		}
+		return k, nil
+	}
+	switch len(errs) {
+	case 0:
+		return jwks.Key{}, &KeyError{KeyID: hdr.kid}
+	case 1:
+		return jwks.Key{}, errs[0]
+	default:
+		return jwks.Key{}, errors.Join(errs...)
+	}
+}
+
+func (v *Validator) algorithmAllowed(alg string, k jwks.Key) bool {
+	if alg == k.Algorithm {
+		return true
+	}
+	return slices.Contains(v.extraAlgs, alg) && jwks.Fits(alg, k.Public)
+}
+
+// checkAudiences intersects the token's audiences with the accepted ones,
+// keeping the accepted order (Kubernetes' Audiences.Intersect).
+func (v *Validator) checkAudiences(tokenAuds, accepted []string, legacy bool, out []string) ([]string, error) {
+	if len(tokenAuds) == 0 && (legacy || v.acceptNoAud) {
+		tokenAuds = v.audiences
+	}
+	if v.skipAudience && len(accepted) == 0 {
+		return []string{}, nil
+	}
+	for _, a := range accepted {
+		if slices.Contains(tokenAuds, a) {
+			out = append(out, a)
+		}
+	}
+	if len(out) == 0 {
+		return nil, &AudienceError{Token: tokenAuds, Accepted: accepted}
+	}
+	return out, nil
+}
+
+// checkBound runs the bound-token validator: the claims it requires, time
+// with leeway, then live objects.
+func (v *Validator) checkBound(ctx context.Context, c *Claims, now time.Time) error {
+	k := c.Kubernetes
+	switch {
+	case k == nil:
+		return &ClaimError{Claim: claimKubernetes, Reason: "is missing"}
+	case !ksa.IsNamespace(k.Namespace):
+		return &ClaimError{Claim: claimKubernetes + ".namespace", Reason: fmt.Sprintf("%q is not a namespace name", k.Namespace)}
+	case !ksa.IsObjectName(k.ServiceAccount.Name):
+		return &ClaimError{Claim: claimKubernetes + ".serviceaccount.name", Reason: fmt.Sprintf("%q is not a service account name", k.ServiceAccount.Name)}
+	case c.Expiry.IsZero():
+		return &ClaimError{Claim: claimExp, Reason: "is missing"}
+	}
+	if !c.NotBefore.IsZero() && now.Add(v.leeway).Before(c.NotBefore) {
+		return &TimeError{Claim: claimNbf, Time: c.NotBefore, Now: now, Leeway: v.leeway}
+	}
+	if now.Add(-v.leeway).After(c.Expiry) {
+		return &TimeError{Claim: claimExp, Time: c.Expiry, Now: now, Leeway: v.leeway}
+	}
+	if !c.IssuedAt.IsZero() && now.Add(v.leeway).Before(c.IssuedAt) {
+		return &TimeError{Claim: claimIat, Time: c.IssuedAt, Now: now, Leeway: v.leeway}
+	}
+	if v.objects != nil {
+		return checkObjects(ctx, v.objects, k, now.Add(-v.leeway))
+	}
+	return nil
+}
+
+// staleness reports a token past its warnafter time.
+func staleness(c *Claims, now time.Time) *Stale {
+	if c.Kubernetes == nil || c.Kubernetes.WarnAfter.IsZero() || c.Kubernetes.WarnAfter.Unix() == 0 {
+		return nil
+	}
+	wa := c.Kubernetes.WarnAfter
+	if !now.After(wa) {
+		return nil
+	}
+	return &Stale{WarnAfter: wa, SecondsAfter: now.Unix() - wa.Unix()}
+}
+
+// Issuers returns the accepted issuers, the first being the one tokens are
+// minted with.
+func (v *Validator) Issuers() []string { return slices.Clone(v.issuers) }
+
+// Audiences returns the validator's own audiences.
+func (v *Validator) Audiences() []string { return slices.Clone(v.audiences) }

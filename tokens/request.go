@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ksa-go/ksa"
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -131,6 +132,23 @@ func (r *Request) check() (int64, error) {
 	for _, a := range r.Audiences {
 		if a == "" {
 			return 0, &RequestError{Field: "spec.audiences", Reason: "audiences may not be empty strings"}
+		}
+		if !utf8.ValidString(a) {
+			return 0, &RequestError{Field: "spec.audiences", Reason: "audiences must be valid UTF-8"}
+		}
+	}
+	// Names are DNS names; UIDs are free-form but must survive JSON
+	// unchanged (invalid UTF-8 would be rewritten to U+FFFD).
+	uids := []string{r.ServiceAccount.UID}
+	if b := r.BoundObject; b != nil {
+		uids = append(uids, b.UID, b.Name)
+	}
+	if n := r.Node; n != nil {
+		uids = append(uids, n.Name, n.UID)
+	}
+	for _, u := range uids {
+		if !utf8.ValidString(u) {
+			return 0, &RequestError{Field: "uid", Reason: "names and UIDs must be valid UTF-8"}
 		}
 	}
 	return exp, nil

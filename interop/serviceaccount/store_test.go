@@ -1,0 +1,120 @@
+package serviceaccount_test
+
+import (
+	"context"
+	"time"
+
+	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ksa-go/ksa/tokens"
+)
+
+// store holds the live objects both validators see: it is Kubernetes'
+// ServiceAccountTokenGetter and ksa's ObjectGetter over the same data.
+type store struct {
+	serviceAccounts map[string]*v1.ServiceAccount
+	pods            map[string]*v1.Pod
+	secrets         map[string]*v1.Secret
+	nodes           map[string]*v1.Node
+}
+
+func newStore() *store {
+	return &store{
+		serviceAccounts: map[string]*v1.ServiceAccount{},
+		pods:            map[string]*v1.Pod{},
+		secrets:         map[string]*v1.Secret{},
+		nodes:           map[string]*v1.Node{},
+	}
+}
+
+func meta(ns, name, uid string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Namespace: ns, Name: name, UID: types.UID(uid)}
+}
+
+func (s *store) addServiceAccount(ns, name, uid string) *store {
+	s.serviceAccounts[ns+"/"+name] = &v1.ServiceAccount{ObjectMeta: meta(ns, name, uid)}
+	return s
+}
+
+func (s *store) addPod(ns, name, uid, sa, node string) *store {
+	s.pods[ns+"/"+name] = &v1.Pod{ObjectMeta: meta(ns, name, uid), Spec: v1.PodSpec{ServiceAccountName: sa, NodeName: node}}
+	return s
+}
+
+func (s *store) addSecret(ns, name, uid string) *store {
+	s.secrets[ns+"/"+name] = &v1.Secret{ObjectMeta: meta(ns, name, uid)}
+	return s
+}
+
+func (s *store) addNode(name, uid string) *store {
+	s.nodes[name] = &v1.Node{ObjectMeta: meta("", name, uid)}
+	return s
+}
+
+func notFound(resource, name string) error {
+	return apierrors.NewNotFound(schema.GroupResource{Resource: resource}, name)
+}
+
+// Kubernetes' ServiceAccountTokenGetter.
+
+func (s *store) GetServiceAccount(_ context.Context, ns, name string) (*v1.ServiceAccount, error) {
+	if o, ok := s.serviceAccounts[ns+"/"+name]; ok {
+		return o, nil
+	}
+	return nil, notFound("serviceaccounts", name)
+}
+
+func (s *store) GetPod(_ context.Context, ns, name string) (*v1.Pod, error) {
+	if o, ok := s.pods[ns+"/"+name]; ok {
+		return o, nil
+	}
+	return nil, notFound("pods", name)
+}
+
+func (s *store) GetSecret(_ context.Context, ns, name string) (*v1.Secret, error) {
+	if o, ok := s.secrets[ns+"/"+name]; ok {
+		return o, nil
+	}
+	return nil, notFound("secrets", name)
+}
+
+func (s *store) GetNode(_ context.Context, name string) (*v1.Node, error) {
+	if o, ok := s.nodes[name]; ok {
+		return o, nil
+	}
+	return nil, notFound("nodes", name)
+}
+
+// ksa's ObjectGetter.
+
+func (s *store) GetObject(ctx context.Context, kind tokens.ObjectKind, ns, name string) (tokens.LiveObject, error) {
+	var m metav1.Object
+	var err error
+	switch kind {
+	case tokens.KindServiceAccount:
+		m, err = s.GetServiceAccount(ctx, ns, name)
+	case tokens.KindPod:
+		m, err = s.GetPod(ctx, ns, name)
+	case tokens.KindSecret:
+		m, err = s.GetSecret(ctx, ns, name)
+	case tokens.KindNode:
+		m, err = s.GetNode(ctx, name)
+	}
+	if err != nil {
+		return tokens.LiveObject{}, err
+	}
+	obj := tokens.LiveObject{UID: string(m.GetUID())}
+	if ts := m.GetDeletionTimestamp(); ts != nil {
+		obj.DeletionTimestamp = ts.Time
+	}
+	return obj, nil
+}
+
+func (s *store) deletePod(ns, name string, at time.Time) {
+	ts := metav1.NewTime(at)
+	s.pods[ns+"/"+name].DeletionTimestamp = &ts
+}

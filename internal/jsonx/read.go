@@ -83,7 +83,8 @@ func (r *Reader) skipSpace() {
 }
 
 // Peek returns the first byte of the next value ('{', '[', '"', 't', 'f',
-// 'n', '-' or a digit), or 0 at the end of input.
+// 'n', '-' or a digit), or 0 at the end of input. A NUL byte in the input,
+// which is never valid there, also reads as 0.
 func (r *Reader) Peek() byte {
 	r.skipSpace()
 	if r.pos >= len(r.data) {
@@ -470,7 +471,7 @@ func (r *Reader) Skip() error {
 	case c == '-' || ('0' <= c && c <= '9'):
 		_, err := r.Number()
 		return err
-	case c == 0:
+	case c == 0 && r.pos >= len(r.data):
 		return r.errorf("unexpected end of input")
 	default:
 		return r.errorf("unexpected character %q", c)

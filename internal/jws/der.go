@@ -10,7 +10,10 @@ func rawToDER(r, s []byte) ([]byte, bool) {
 	}
 	rl, sl := intLen(r), intLen(s)
 	body := 2 + rl + 2 + sl
-	if rl > 127 || sl > 127 {
+	// Short-form INTEGER lengths and a SEQUENCE length that fits one byte
+	// (the most appendInt and the 0x81 form below can write); ES512 needs
+	// at most 67-byte integers.
+	if rl > 127 || sl > 127 || body > 255 {
 		return nil, false
 	}
 	out := make([]byte, 0, 3+body)
@@ -49,7 +52,9 @@ func appendInt(out, b []byte) []byte {
 }
 
 // derToRaw decodes an ASN.1 DER ECDSA signature into fixed-width r||s of
-// size bytes each.
+// size bytes each. r and s must be positive, minimally encoded INTEGERs:
+// a signer that returns anything else is broken, and its signature could
+// not verify.
 func derToRaw(der []byte, size int) ([]byte, bool) {
 	seq, rest, ok := readTLV(der, 0x30)
 	if !ok || len(rest) != 0 {
@@ -63,7 +68,12 @@ func derToRaw(der []byte, size int) ([]byte, bool) {
 	if !ok || len(seq) != 0 {
 		return nil, false
 	}
-	r, s = trimZeros(r), trimZeros(s)
+	if r, ok = positiveInt(r); !ok {
+		return nil, false
+	}
+	if s, ok = positiveInt(s); !ok {
+		return nil, false
+	}
 	if len(r) > size || len(s) > size {
 		return nil, false
 	}
@@ -71,6 +81,23 @@ func derToRaw(der []byte, size int) ([]byte, bool) {
 	copy(out[size-len(r):size], r)
 	copy(out[2*size-len(s):], s)
 	return out, true
+}
+
+// positiveInt returns the big-endian magnitude held in the content of a
+// DER INTEGER if it is minimally encoded and greater than zero: not
+// empty, not negative (top bit clear), and with a leading zero byte only
+// when the next byte has its top bit set.
+func positiveInt(b []byte) ([]byte, bool) {
+	if len(b) == 0 || b[0]&0x80 != 0 {
+		return nil, false
+	}
+	if b[0] == 0 {
+		if len(b) == 1 || b[1]&0x80 == 0 {
+			return nil, false
+		}
+		b = b[1:]
+	}
+	return b, true
 }
 
 // readTLV reads one DER element with the given tag (short or one-byte long

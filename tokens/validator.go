@@ -27,8 +27,15 @@ type ValidatorConfig struct {
 	// --service-account-issuer, repeated). Required, none empty, no
 	// duplicates.
 	Issuers []string
-	// Keys supplies verification keys. Required.
+	// Keys supplies verification keys for every issuer. Required unless
+	// IssuerKeys is set.
 	Keys jwks.KeySource
+	// IssuerKeys binds keys to issuers: a token is verified only with the
+	// keys of the issuer its iss claim names, so a key of one issuer can
+	// never verify a token claiming another. Every issuer in Issuers must
+	// have an entry; Keys must then be nil. A relying party fed by several
+	// OIDC discovery documents uses this.
+	IssuerKeys map[string]jwks.KeySource
 	// Audiences are the audiences this validator accepts by default
 	// (kube-apiserver's --api-audiences); a call to ValidateFor may ask for
 	// others. Required unless InsecureSkipAudienceCheck is set.
@@ -78,6 +85,7 @@ type ValidatorConfig struct {
 type Validator struct {
 	issuers       []string
 	keys          jwks.KeySource
+	issuerKeys    map[string]jwks.KeySource
 	audiences     []string
 	skipAudience  bool
 	acceptNoAud   bool
@@ -105,8 +113,26 @@ func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 		return nil, err
 	}
 	v.issuers = slices.Clone(cfg.Issuers)
-	if cfg.Keys == nil {
-		return nil, errors.New("tokens: ValidatorConfig.Keys is required")
+	switch {
+	case cfg.Keys == nil && cfg.IssuerKeys == nil:
+		return nil, errors.New("tokens: ValidatorConfig.Keys or IssuerKeys is required")
+	case cfg.Keys != nil && cfg.IssuerKeys != nil:
+		return nil, errors.New("tokens: ValidatorConfig sets both Keys and IssuerKeys")
+	case cfg.IssuerKeys != nil:
+		v.issuerKeys = make(map[string]jwks.KeySource, len(cfg.IssuerKeys))
+		for _, iss := range v.issuers {
+			src := cfg.IssuerKeys[iss]
+			if src == nil {
+				return nil, fmt.Errorf("tokens: ValidatorConfig.IssuerKeys has no keys for issuer %q", iss)
+			}
+			v.issuerKeys[iss] = src
+		}
+		if len(cfg.IssuerKeys) != len(v.issuerKeys) {
+			return nil, errors.New("tokens: ValidatorConfig.IssuerKeys names an issuer that is not in Issuers")
+		}
+		if cfg.Legacy.Accept {
+			return nil, errors.New("tokens: legacy tokens cannot be accepted with IssuerKeys")
+		}
 	}
 	v.audiences = slices.Clone(cfg.Audiences)
 	if len(v.audiences) == 0 && !cfg.InsecureSkipAudienceCheck {
@@ -299,7 +325,7 @@ func (v *Validator) verify(ctx context.Context, token string, audiences []string
 	if err != nil {
 		return nil, err
 	}
-	key, err := v.verifySignature(ctx, hdr, p.signingInput, sig)
+	key, err := v.verifySignature(ctx, v.keySource(claims.Issuer), hdr, p.signingInput, sig)
 	if err != nil {
 		return nil, err
 	}
@@ -337,8 +363,16 @@ func (v *Validator) acceptedIssuers() []string {
 
 // verifySignature finds the keys for the token's kid and returns the first
 // that verifies the signature with an allowed algorithm.
-func (v *Validator) verifySignature(ctx context.Context, hdr header, signingInput string, sig []byte) (jwks.Key, error) {
-	keys, err := v.keys.Keys(ctx, hdr.kid)
+// keySource returns the keys that may verify a token of the issuer.
+func (v *Validator) keySource(issuer string) jwks.KeySource {
+	if v.issuerKeys != nil {
+		return v.issuerKeys[issuer]
+	}
+	return v.keys
+}
+
+func (v *Validator) verifySignature(ctx context.Context, src jwks.KeySource, hdr header, signingInput string, sig []byte) (jwks.Key, error) {
+	keys, err := src.Keys(ctx, hdr.kid)
 	if err != nil {
 		return jwks.Key{}, &KeyError{KeyID: hdr.kid, Err: err}
 	}

@@ -1,6 +1,7 @@
 package tokens_test
 
 import (
+	"crypto"
 	"errors"
 	"testing"
 	"time"
@@ -538,4 +539,41 @@ func TestValidatorDefaults(t *testing.T) {
 	require.ErrorIs(t, err, tokens.ErrTooLarge)
 	_, err = v.Validate(t.Context(), string(big[:tokens.DefaultMaxTokenBytes]))
 	require.ErrorIs(t, err, tokens.ErrMalformed, "at the limit the token is parsed")
+}
+
+// TestIssuerKeys: with keys bound to issuers, a key of issuer A never
+// verifies a token claiming issuer B, even with A's kid.
+func TestIssuerKeys(t *testing.T) {
+	keyA, keyB := testkeys.Generated("p256"), testkeys.Generated("p256-b")
+	const issA, issB = "https://a.example.com", "https://b.example.com"
+	v := mustValidator(t, nil, func(c *tokens.ValidatorConfig) {
+		c.Keys = nil
+		c.Issuers = []string{issA, issB}
+		c.IssuerKeys = map[string]jwks.KeySource{issA: mustSource(t, keyA), issB: mustSource(t, keyB)}
+	})
+	sign := func(key crypto.Signer, iss string) string {
+		m := mustMinter(t, key, func(c *tokens.MinterConfig) { c.Issuer = iss })
+		tok, err := m.Mint(t.Context(), tokens.Request{ServiceAccount: testSA, Audiences: []string{testAudience}})
+		require.NoError(t, err)
+		return tok.Raw
+	}
+	res, err := v.Validate(t.Context(), sign(keyA, issA))
+	require.NoError(t, err)
+	assert.Equal(t, issA, res.Issuer)
+	_, err = v.Validate(t.Context(), sign(keyB, issB))
+	require.NoError(t, err)
+	_, err = v.Validate(t.Context(), sign(keyA, issB))
+	require.ErrorIs(t, err, tokens.ErrUnknownKeyID, "A's key must not verify B's tokens")
+
+	for name, cfg := range map[string]tokens.ValidatorConfig{
+		"issuer without keys": {Issuers: []string{issA, issB}, IssuerKeys: map[string]jwks.KeySource{issA: mustSource(t, keyA)}},
+		"keys without issuer": {Issuers: []string{issA}, IssuerKeys: map[string]jwks.KeySource{issA: mustSource(t, keyA), issB: mustSource(t, keyB)}},
+		"both key settings":   {Issuers: []string{issA}, Keys: mustSource(t, keyA), IssuerKeys: map[string]jwks.KeySource{issA: mustSource(t, keyA)}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			cfg.Audiences, cfg.SkipObjectCheck = []string{"a"}, true
+			_, err := tokens.NewValidator(cfg)
+			require.Error(t, err)
+		})
+	}
 }

@@ -1,0 +1,427 @@
+package jwks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults of RemoteConfig.
+const (
+	// DefaultFetchTimeout bounds one key set request.
+	DefaultFetchTimeout = 10 * time.Second
+	// DefaultRefetchInterval and DefaultRefetchBurst rate-limit fetches:
+	// a burst of three, then one every ten seconds, however many tokens
+	// with unknown key IDs arrive and however often the issuer fails.
+	DefaultRefetchInterval = 10 * time.Second
+	DefaultRefetchBurst    = 3
+	// DefaultCacheAge is how long a key set is fresh when the response has
+	// no Cache-Control max-age (Kubernetes sends max-age=3600).
+	DefaultCacheAge = time.Hour
+	// DefaultMinCacheAge and DefaultMaxCacheAge bound the max-age an issuer
+	// may ask for.
+	DefaultMinCacheAge = time.Minute
+	DefaultMaxCacheAge = 24 * time.Hour
+)
+
+// ErrFetch matches every failure to fetch or read a remote key set.
+var ErrFetch = errors.New("jwks: fetching key set failed")
+
+// FetchError reports a failed key set fetch. It matches [ErrFetch] and wraps
+// the cause (a context error, a transport error, a *SetError).
+type FetchError struct {
+	URL string
+	// Status is the HTTP status, or 0 if no response arrived.
+	Status int
+	Reason string
+	Err    error
+}
+
+func (e *FetchError) Error() string {
+	msg := "jwks: fetching " + e.URL
+	if e.Status != 0 {
+		msg += fmt.Sprintf(" (HTTP %d)", e.Status)
+	}
+	msg += ": " + e.Reason
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Is reports whether target is [ErrFetch].
+func (e *FetchError) Is(target error) bool { return target == ErrFetch }
+
+// Unwrap returns the cause.
+func (e *FetchError) Unwrap() error { return e.Err }
+
+// FetchReason says why a remote key set was fetched.
+type FetchReason string
+
+// The reasons for a fetch.
+const (
+	FetchInitial      FetchReason = "initial"
+	FetchExpired      FetchReason = "expired"
+	FetchUnknownKeyID FetchReason = "unknown-kid"
+	FetchRefresh      FetchReason = "refresh"
+)
+
+// FetchEvent describes one completed fetch, for observability hooks.
+type FetchEvent struct {
+	URL      string
+	Reason   FetchReason
+	Start    time.Time
+	Duration time.Duration
+	// Status is the HTTP status, or 0 if no response arrived.
+	Status int
+	// Keys and Skipped count the usable and skipped keys of a successful
+	// fetch.
+	Keys, Skipped int
+	// MaxAge is the freshness granted (after the min/max bounds).
+	MaxAge time.Duration
+	// Err is nil on success.
+	Err error
+}
+
+// RemoteStats is a snapshot of a remote key set's state.
+type RemoteStats struct {
+	Fetches, Failures int64
+	// Keys is the number of keys held now.
+	Keys int
+	// LastSuccess and LastFailure are zero until the first of each.
+	LastSuccess, LastFailure time.Time
+	LastError                error
+	// Expires is when the held keys stop being fresh.
+	Expires time.Time
+}
+
+// RemoteConfig configures a [Remote] key set. Only URL is required; every
+// other zero value applies a documented default.
+type RemoteConfig struct {
+	// URL is the JWKS address (an OIDC discovery document's jwks_uri).
+	URL string
+	// Client sends the requests; nil means a new http.Client with no
+	// timeout of its own (Timeout bounds each fetch).
+	Client *http.Client
+	// BearerToken, when set, is called before each request and its result
+	// sent as "Authorization: Bearer ...": Kubernetes serves its JWKS to
+	// authenticated callers only by default. Read a rotating projected token
+	// here rather than once.
+	BearerToken func(ctx context.Context) (string, error)
+	// Timeout bounds each fetch; zero means DefaultFetchTimeout.
+	Timeout time.Duration
+	// Parse bounds the document (size, key count); zero values apply
+	// ParseSet's defaults.
+	Parse ParseOptions
+	// RefetchInterval and RefetchBurst rate-limit fetches, whatever
+	// triggers them: zero means DefaultRefetchInterval and
+	// DefaultRefetchBurst.
+	RefetchInterval time.Duration
+	RefetchBurst    int
+	// MinCacheAge and MaxCacheAge bound the freshness a response's
+	// Cache-Control max-age grants; DefaultCacheAge applies without one.
+	// Zero means DefaultMinCacheAge and DefaultMaxCacheAge.
+	MinCacheAge, MaxCacheAge time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// OnFetch, when set, is called after every fetch, success or failure. It
+	// must not block.
+	OnFetch func(FetchEvent)
+}
+
+// Remote is a [KeySource] backed by a JWKS URL: keys are fetched on first
+// use, kept while fresh (Cache-Control max-age within bounds), and fetched
+// again when a token names an unknown key ID or the set goes stale. Fetches
+// are rate-limited, merged (concurrent callers share one request), bounded in
+// time and size, and never lose the keys already held: after a failed fetch
+// the previous keys keep working, and a first failure is retried by the next
+// call once the rate limit allows. Unusable keys in the document are skipped
+// one by one (see [ParseSet]); a document with no usable key at all counts as
+// a failed fetch.
+//
+// A fetch runs with the values of the context of the call that started it,
+// but not its cancellation: a caller that gives up gets its context's error,
+// while callers waiting on the same fetch are not cut short. Remote is safe
+// for concurrent use.
+type Remote struct {
+	cfg     RemoteConfig
+	client  *http.Client
+	now     func() time.Time
+	current atomic.Pointer[remoteKeys]
+
+	mu       sync.Mutex
+	inflight *fetchCall
+	limiter  tokenBucket
+	stats    RemoteStats
+}
+
+type remoteKeys struct {
+	set     *StaticSource
+	expires time.Time
+}
+
+type fetchCall struct {
+	done chan struct{}
+	keys *remoteKeys
+	err  error
+}
+
+// NewRemote checks the config and returns a Remote. Nothing is fetched
+// until the first call to Keys.
+func NewRemote(cfg RemoteConfig) (*Remote, error) {
+	if cfg.URL == "" {
+		return nil, errors.New("jwks: RemoteConfig.URL is required")
+	}
+	if !strings.HasPrefix(cfg.URL, "https://") && !strings.HasPrefix(cfg.URL, "http://") {
+		return nil, fmt.Errorf("jwks: RemoteConfig.URL %q is not an http(s) URL", cfg.URL)
+	}
+	if cfg.Timeout < 0 || cfg.RefetchInterval < 0 || cfg.RefetchBurst < 0 || cfg.MinCacheAge < 0 || cfg.MaxCacheAge < 0 {
+		return nil, errors.New("jwks: negative RemoteConfig value")
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultFetchTimeout
+	}
+	if cfg.RefetchInterval == 0 {
+		cfg.RefetchInterval = DefaultRefetchInterval
+	}
+	if cfg.RefetchBurst == 0 {
+		cfg.RefetchBurst = DefaultRefetchBurst
+	}
+	if cfg.MinCacheAge == 0 {
+		cfg.MinCacheAge = DefaultMinCacheAge
+	}
+	if cfg.MaxCacheAge == 0 {
+		cfg.MaxCacheAge = DefaultMaxCacheAge
+	}
+	if cfg.MinCacheAge > cfg.MaxCacheAge {
+		return nil, errors.New("jwks: RemoteConfig.MinCacheAge is above MaxCacheAge")
+	}
+	r := &Remote{cfg: cfg, client: cfg.Client, now: cfg.Now}
+	if r.client == nil {
+		r.client = &http.Client{}
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	r.limiter = tokenBucket{interval: cfg.RefetchInterval, burst: float64(cfg.RefetchBurst), tokens: float64(cfg.RefetchBurst)}
+	return r, nil
+}
+
+// URL returns the key set's address.
+func (r *Remote) URL() string { return r.cfg.URL }
+
+// Keys implements [KeySource]. It answers from the held keys when they are
+// fresh and know kid; otherwise it fetches (rate limits permitting) and
+// answers from the new keys, or from the old ones if the fetch failed. The
+// error is a *FetchError only when no keys can answer: no keys held at all,
+// or kid unknown and the fetch failed.
+func (r *Remote) Keys(ctx context.Context, kid string) ([]Key, error) {
+	cur := r.current.Load()
+	now := r.now()
+	var reason FetchReason
+	switch {
+	case cur == nil:
+		reason = FetchInitial
+	case !now.Before(cur.expires):
+		reason = FetchExpired
+	default:
+		keys, _ := cur.set.Keys(ctx, kid)
+		if len(keys) > 0 {
+			return keys, nil
+		}
+		reason = FetchUnknownKeyID
+	}
+	next, err := r.fetch(ctx, reason, false)
+	if next == nil {
+		next = cur
+	}
+	if next == nil {
+		return nil, err
+	}
+	keys, _ := next.set.Keys(ctx, kid)
+	if len(keys) == 0 && err != nil && !errors.Is(err, errRateLimited) {
+		// The kid may be in the set the issuer failed to serve.
+		return nil, err
+	}
+	return keys, nil
+}
+
+// errRateLimited marks a fetch the rate limit did not allow: not a failure
+// when keys are held (an unknown kid stays unknown).
+var errRateLimited = errors.New("rate limited")
+
+// Refresh fetches the key set now, bypassing freshness and the rate limit
+// (a merged fetch already under way is joined instead).
+func (r *Remote) Refresh(ctx context.Context) error {
+	_, err := r.fetch(ctx, FetchRefresh, true)
+	return err
+}
+
+// Stats returns a snapshot of the key set's state.
+func (r *Remote) Stats() RemoteStats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.stats
+	if cur := r.current.Load(); cur != nil {
+		s.Keys = len(cur.set.All())
+		s.Expires = cur.expires
+	}
+	return s
+}
+
+// fetch joins or starts a fetch and waits for it within ctx. It returns nil
+// keys when no fetch was allowed or it failed.
+func (r *Remote) fetch(ctx context.Context, reason FetchReason, force bool) (*remoteKeys, error) {
+	r.mu.Lock()
+	call := r.inflight
+	if call == nil {
+		if !force && !r.limiter.allow(r.now()) {
+			last := r.stats.LastError
+			r.mu.Unlock()
+			return nil, &FetchError{URL: r.cfg.URL, Reason: "rate limited after a recent fetch", Err: errors.Join(errRateLimited, last)}
+		}
+		call = &fetchCall{done: make(chan struct{})}
+		r.inflight = call
+		go r.run(context.WithoutCancel(ctx), reason, call)
+	}
+	r.mu.Unlock()
+	select {
+	case <-call.done:
+		return call.keys, call.err
+	case <-ctx.Done():
+		return nil, &FetchError{URL: r.cfg.URL, Reason: "gave up waiting for the key set", Err: ctx.Err()}
+	}
+}
+
+func (r *Remote) run(ctx context.Context, reason FetchReason, call *fetchCall) {
+	start := r.now()
+	ev := FetchEvent{URL: r.cfg.URL, Reason: reason, Start: start}
+	keys, err := r.get(ctx, &ev, start)
+	ev.Duration = r.now().Sub(start)
+	ev.Err = err
+
+	r.mu.Lock()
+	r.stats.Fetches++
+	if err != nil {
+		r.stats.Failures++
+		r.stats.LastFailure = start
+		r.stats.LastError = err
+	} else {
+		r.stats.LastSuccess = start
+		r.current.Store(keys)
+	}
+	call.keys, call.err = keys, err
+	r.inflight = nil
+	r.mu.Unlock()
+	close(call.done)
+	if r.cfg.OnFetch != nil {
+		r.cfg.OnFetch(ev)
+	}
+}
+
+// get performs one request and parses the response.
+func (r *Remote) get(ctx context.Context, ev *FetchEvent, start time.Time) (*remoteKeys, error) {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
+	defer cancel()
+	fail := func(status int, reason string, err error) (*remoteKeys, error) {
+		return nil, &FetchError{URL: r.cfg.URL, Status: status, Reason: reason, Err: err}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.cfg.URL, nil)
+	if err != nil {
+		return fail(0, "bad request", err)
+	}
+	req.Header.Set("Accept", "application/jwk-set+json, application/json")
+	if r.cfg.BearerToken != nil {
+		tok, err := r.cfg.BearerToken(ctx)
+		if err != nil {
+			return fail(0, "getting the bearer token", err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return fail(0, "request failed", err)
+	}
+	defer resp.Body.Close()
+	ev.Status = resp.StatusCode
+	if resp.StatusCode != http.StatusOK {
+		return fail(resp.StatusCode, "unexpected status "+resp.Status, nil)
+	}
+	limit := r.cfg.Parse.MaxBytes
+	if limit <= 0 {
+		limit = DefaultMaxSetBytes
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
+	if err != nil {
+		return fail(resp.StatusCode, "reading the body", err)
+	}
+	set, err := ParseSet(body, r.cfg.Parse)
+	if err != nil {
+		return fail(resp.StatusCode, "bad key set", err)
+	}
+	ev.Keys, ev.Skipped = len(set.Keys), len(set.Skipped)
+	if len(set.Keys) == 0 {
+		var cause error
+		if len(set.Skipped) > 0 {
+			cause = set.Skipped[0]
+		}
+		return fail(resp.StatusCode, fmt.Sprintf("no usable key (%d skipped)", len(set.Skipped)), cause)
+	}
+	src := &StaticSource{all: set.Keys, byID: make(map[string][]Key, len(set.Keys))}
+	for _, k := range set.Keys {
+		src.byID[k.ID] = append(src.byID[k.ID], k)
+	}
+	ev.MaxAge = r.cacheAge(resp.Header.Get("Cache-Control"))
+	return &remoteKeys{set: src, expires: start.Add(ev.MaxAge)}, nil
+}
+
+// cacheAge reads max-age from Cache-Control and bounds it; no-store and
+// no-cache mean the minimum.
+func (r *Remote) cacheAge(header string) time.Duration {
+	age := DefaultCacheAge
+	for _, d := range strings.Split(header, ",") {
+		d = strings.ToLower(strings.TrimSpace(d))
+		switch {
+		case d == "no-store" || d == "no-cache":
+			return r.cfg.MinCacheAge
+		case strings.HasPrefix(d, "max-age="):
+			n, err := strconv.ParseInt(strings.Trim(d[len("max-age="):], `"`), 10, 64)
+			if err == nil && n >= 0 {
+				if n > int64(r.cfg.MaxCacheAge/time.Second) {
+					return r.cfg.MaxCacheAge
+				}
+				age = time.Duration(n) * time.Second
+			}
+		}
+	}
+	return min(max(age, r.cfg.MinCacheAge), r.cfg.MaxCacheAge)
+}
+
+// tokenBucket is a rate limiter driven by an injected clock.
+type tokenBucket struct {
+	interval time.Duration
+	burst    float64
+	tokens   float64
+	last     time.Time
+}
+
+func (b *tokenBucket) allow(now time.Time) bool {
+	if !b.last.IsZero() && now.After(b.last) {
+		b.tokens = min(b.burst, b.tokens+float64(now.Sub(b.last))/float64(b.interval))
+	}
+	if b.last.IsZero() || now.After(b.last) {
+		b.last = now
+	}
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
+}

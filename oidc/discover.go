@@ -1,0 +1,186 @@
+package oidc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/ksa-go/ksa/internal/jsonx"
+)
+
+// Limits of discovery.
+const (
+	// DefaultDiscoveryTimeout bounds a discovery request.
+	DefaultDiscoveryTimeout = 10 * time.Second
+	// MaxDiscoveryBytes bounds a discovery document: 64 KiB, far above the
+	// few hundred bytes issuers serve.
+	MaxDiscoveryBytes = 64 << 10
+)
+
+// ProviderMetadata is what a relying party reads from a discovery document.
+type ProviderMetadata struct {
+	Issuer        string
+	JWKSURI       string
+	ResponseTypes []string
+	SubjectTypes  []string
+	// SigningAlgs is id_token_signing_alg_values_supported.
+	SigningAlgs []string
+}
+
+// DiscoveryConfig configures [Discover].
+type DiscoveryConfig struct {
+	// Issuer is the issuer URL; its discovery document is fetched from
+	// Issuer (trailing slash removed) + DiscoveryPath, and must name exactly
+	// this issuer. Required.
+	Issuer string
+	// Client sends the request; nil means a new http.Client (Timeout bounds
+	// the request). Pass a client trusting the cluster CA for in-cluster
+	// discovery.
+	Client *http.Client
+	// BearerToken, when set, supplies credentials for each request:
+	// Kubernetes serves discovery to authenticated callers only by default.
+	// A pod passes a function that reads its projected token, so rotation
+	// is followed.
+	BearerToken func(ctx context.Context) (string, error)
+	// Timeout bounds the request; zero means DefaultDiscoveryTimeout.
+	Timeout time.Duration
+	// InsecureAllowHTTP accepts an http:// jwks_uri. Never set it outside
+	// tests.
+	InsecureAllowHTTP bool
+}
+
+// Discover fetches and checks an issuer's discovery document: status 200,
+// at most MaxDiscoveryBytes of strict JSON, issuer exactly equal to the one
+// asked for (a *IssuerMismatchError otherwise, carrying both), and an https
+// jwks_uri. The request carries ctx and is bounded by the timeout. Errors
+// match [ErrDiscovery] or [ErrIssuerMismatch].
+func Discover(ctx context.Context, cfg DiscoveryConfig) (*ProviderMetadata, error) {
+	if cfg.Issuer == "" {
+		return nil, errors.New("oidc: DiscoveryConfig.Issuer is required")
+	}
+	docURL := strings.TrimSuffix(cfg.Issuer, "/") + DiscoveryPath
+	fail := func(status int, reason string, err error) (*ProviderMetadata, error) {
+		return nil, &DiscoveryError{URL: docURL, Status: status, Reason: reason, Err: err}
+	}
+	timeout := cfg.Timeout
+	if timeout <= 0 {
+		timeout = DefaultDiscoveryTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, docURL, nil)
+	if err != nil {
+		return fail(0, "bad request", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if cfg.BearerToken != nil {
+		tok, err := cfg.BearerToken(ctx)
+		if err != nil {
+			return fail(0, "getting the bearer token", err)
+		}
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	client := cfg.Client
+	if client == nil {
+		client = &http.Client{}
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return fail(0, "request failed", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fail(resp.StatusCode, "unexpected status "+resp.Status, nil)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxDiscoveryBytes+1))
+	if err != nil {
+		return fail(resp.StatusCode, "reading the body", err)
+	}
+	if len(body) > MaxDiscoveryBytes {
+		return fail(resp.StatusCode, fmt.Sprintf("document over the %d-byte limit", MaxDiscoveryBytes), nil)
+	}
+	md, err := parseMetadata(body)
+	if err != nil {
+		return fail(resp.StatusCode, "bad document", err)
+	}
+	if md.Issuer != cfg.Issuer {
+		return nil, &IssuerMismatchError{Expected: cfg.Issuer, Discovered: md.Issuer}
+	}
+	switch {
+	case md.JWKSURI == "":
+		return fail(resp.StatusCode, "document has no jwks_uri", nil)
+	case strings.HasPrefix(md.JWKSURI, "https://"):
+	case cfg.InsecureAllowHTTP && strings.HasPrefix(md.JWKSURI, "http://"):
+	default:
+		return fail(resp.StatusCode, fmt.Sprintf("jwks_uri %q is not https", md.JWKSURI), nil)
+	}
+	return md, nil
+}
+
+// parseMetadata reads the members a relying party needs, strictly (no
+// member twice), skipping the others.
+func parseMetadata(body []byte) (*ProviderMetadata, error) {
+	md := &ProviderMetadata{}
+	r := jsonx.NewReader(body, 0)
+	obj, err := r.Object()
+	if err != nil {
+		return nil, err
+	}
+	var seen jsonx.Names
+	for {
+		name, ok, err := obj.Next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		if !seen.Add(name) {
+			return nil, fmt.Errorf("member %q appears twice", name)
+		}
+		switch string(name) {
+		case "issuer":
+			md.Issuer, err = r.String()
+		case "jwks_uri":
+			md.JWKSURI, err = r.String()
+		case "response_types_supported":
+			md.ResponseTypes, err = readStrings(&r)
+		case "subject_types_supported":
+			md.SubjectTypes, err = readStrings(&r)
+		case "id_token_signing_alg_values_supported":
+			md.SigningAlgs, err = readStrings(&r)
+		default:
+			err = r.Skip()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("member %q: %w", name, err)
+		}
+	}
+	if err := r.End(); err != nil {
+		return nil, err
+	}
+	return md, nil
+}
+
+func readStrings(r *jsonx.Reader) ([]string, error) {
+	arr, err := r.Array()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for {
+		more, err := arr.Next()
+		if err != nil || !more {
+			return out, err
+		}
+		s, err := r.String()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s)
+	}
+}

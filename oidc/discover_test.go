@@ -1,0 +1,128 @@
+package oidc_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ksa-go/ksa/oidc"
+	"github.com/ksa-go/ksa/oidc/oidctest"
+)
+
+func TestDiscover(t *testing.T) {
+	srv := oidctest.Start(t, oidctest.Options{Path: "/cluster-1"})
+	md, err := oidc.Discover(t.Context(), oidc.DiscoveryConfig{Issuer: srv.Issuer(), Client: srv.Client()})
+	require.NoError(t, err)
+	assert.Equal(t, srv.Issuer(), md.Issuer)
+	assert.Equal(t, srv.URL()+oidc.JWKSPath, md.JWKSURI)
+	assert.Equal(t, []string{"id_token"}, md.ResponseTypes)
+	assert.Equal(t, []string{"public"}, md.SubjectTypes)
+	assert.Equal(t, []string{"ES256"}, md.SigningAlgs)
+}
+
+// TestDiscoverIssuerMismatch: exact comparison, a typed error with both
+// values.
+func TestDiscoverIssuerMismatch(t *testing.T) {
+	srv := oidctest.Start(t, oidctest.Options{})
+	// A trailing slash reaches the same document but names another issuer.
+	_, err := oidc.Discover(t.Context(), oidc.DiscoveryConfig{Issuer: srv.Issuer() + "/", Client: srv.Client()})
+	require.ErrorIs(t, err, oidc.ErrIssuerMismatch)
+	var mm *oidc.IssuerMismatchError
+	require.ErrorAs(t, err, &mm)
+	assert.Equal(t, srv.Issuer()+"/", mm.Expected)
+	assert.Equal(t, srv.Issuer(), mm.Discovered)
+}
+
+// TestDiscoverBearer: with a bearer function the request is authenticated,
+// and the function is called for each request.
+func TestDiscoverBearer(t *testing.T) {
+	srv := oidctest.Start(t, oidctest.Options{BearerToken: "s3cret"})
+	_, err := oidc.Discover(t.Context(), oidc.DiscoveryConfig{Issuer: srv.Issuer(), Client: srv.Client()})
+	var derr *oidc.DiscoveryError
+	require.ErrorAs(t, err, &derr)
+	assert.Equal(t, http.StatusUnauthorized, derr.Status)
+
+	calls := 0
+	bearer := func(context.Context) (string, error) { calls++; return "s3cret", nil }
+	for i := 0; i < 2; i++ {
+		_, err = oidc.Discover(t.Context(), oidc.DiscoveryConfig{Issuer: srv.Issuer(), Client: srv.Client(), BearerToken: bearer})
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 2, calls)
+
+	_, err = oidc.Discover(t.Context(), oidc.DiscoveryConfig{Issuer: srv.Issuer(), Client: srv.Client(),
+		BearerToken: func(context.Context) (string, error) { return "", assert.AnError }})
+	require.ErrorIs(t, err, oidc.ErrDiscovery)
+	require.ErrorIs(t, err, assert.AnError)
+}
+
+// TestDiscoverBadDocuments: every malformed or hostile answer is a typed
+// error.
+func TestDiscoverBadDocuments(t *testing.T) {
+	tests := []struct {
+		name    string
+		status  int
+		body    func(issuer string) string
+		insec   bool
+		wantErr error
+	}{
+		{name: "500", status: 500, body: func(string) string { return "oops" }, wantErr: oidc.ErrDiscovery},
+		{name: "not JSON", status: 200, body: func(string) string { return "<html>" }, wantErr: oidc.ErrDiscovery},
+		{name: "duplicate issuer", status: 200, body: func(i string) string { return `{"issuer":"` + i + `","issuer":"x","jwks_uri":"https://k"}` }, wantErr: oidc.ErrDiscovery},
+		{name: "no jwks_uri", status: 200, body: func(i string) string { return `{"issuer":"` + i + `"}` }, wantErr: oidc.ErrDiscovery},
+		{name: "http jwks_uri", status: 200, body: func(i string) string { return `{"issuer":"` + i + `","jwks_uri":"http://k/jwks"}` }, wantErr: oidc.ErrDiscovery},
+		{name: "http jwks_uri allowed in tests", status: 200, insec: true, body: func(i string) string { return `{"issuer":"` + i + `","jwks_uri":"http://k/jwks"}` }},
+		{name: "too large", status: 200, body: func(i string) string {
+			return `{"issuer":"` + i + `","jwks_uri":"https://k","x":"` + strings.Repeat("a", oidc.MaxDiscoveryBytes) + `"}`
+		}, wantErr: oidc.ErrDiscovery},
+		{name: "extra members skipped", status: 200, body: func(i string) string {
+			return `{"issuer":"` + i + `","jwks_uri":"https://k","authorization_endpoint":"https://a","claims_supported":["sub"]}`
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var issuer string
+			srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(tt.status)
+				_, _ = w.Write([]byte(tt.body(issuer)))
+			}))
+			t.Cleanup(srv.Close)
+			issuer = srv.URL
+			_, err := oidc.Discover(t.Context(), oidc.DiscoveryConfig{Issuer: issuer, Client: srv.Client(), InsecureAllowHTTP: tt.insec})
+			if tt.wantErr != nil {
+				require.ErrorIs(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+		})
+	}
+}
+
+// TestDiscoverContext: the caller's context and the timeout bound the
+// request, and the cause stays visible to errors.Is.
+func TestDiscoverContext(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(release) })
+
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := oidc.Discover(ctx, oidc.DiscoveryConfig{Issuer: srv.URL, Client: srv.Client()})
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorIs(t, err, oidc.ErrDiscovery)
+
+	_, err = oidc.Discover(t.Context(), oidc.DiscoveryConfig{Issuer: srv.URL, Client: srv.Client(), Timeout: time.Millisecond})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+}

@@ -1,0 +1,54 @@
+// Package oidc is both sides of service-account issuer discovery: the issuer
+// side publishes the OpenID discovery document and JWKS exactly as
+// kube-apiserver does (or as static files for blob hosting), and the
+// relying-party side discovers issuers and verifies their tokens with cached,
+// rate-limited remote keys.
+//
+// # Issuer side
+//
+// [Render] produces the two documents for an issuer, jwks_uri and keys,
+// byte-identical to kube-apiserver's. [Handler] serves them at
+// [DiscoveryPath] and [JWKSPath] with Kubernetes' content types and
+// Cache-Control, and swaps them atomically when keys rotate:
+//
+//	keys, _ := jwks.Keys(currentKey, previousKey)
+//	h, err := oidc.NewHandler(oidc.HandlerConfig{IssuerConfig: oidc.IssuerConfig{
+//		Issuer:  "https://oidc.example.com/cluster-1",
+//		JWKSURI: "https://oidc.example.com/cluster-1/openid/v1/jwks",
+//	}}, keys)
+//	http.Handle("/", h)
+//	// later, on rotation:
+//	err = h.SetKeys(newKeys) // on error the previous documents stay
+//
+// For the self-managed Azure workload identity flow, [WriteStatic] writes the
+// same bytes into a directory laid out for blob or CDN hosting.
+//
+// # Relying-party side
+//
+// [Discover] fetches a discovery document with the caller's *http.Client and
+// context, a timeout and a size limit, and requires the exact issuer
+// ([IssuerMismatchError] carries both values otherwise). Kubernetes serves
+// discovery to authenticated callers only: pass BearerToken, a function
+// called per request, so a pod's rotating projected token is followed.
+//
+// A [Verifier] discovers each issuer once, keeps a [jwks.Remote] key set per
+// issuer and validates with [tokens.Validator], binding every key to its
+// issuer. It answers with the same [tokens.Result] as static validation:
+//
+//	v, err := oidc.NewVerifier(ctx, oidc.VerifierConfig{
+//		Issuers:    []string{"https://oidc.example.com/cluster-1"},
+//		Discovery:  oidc.DiscoveryConfig{Client: httpClient},
+//		Validation: tokens.ValidatorConfig{Audiences: []string{"vault"}},
+//	})
+//	res, err := v.Verify(ctx, raw)
+//
+// The remote key sets refetch when a token names an unknown key ID or the
+// set goes stale, rate-limited ([jwks.DefaultRefetchBurst] fetches, then one
+// per [jwks.DefaultRefetchInterval]), with concurrent misses merged into one
+// request; a failed fetch keeps the keys already held, and Cache-Control
+// max-age is honoured between [jwks.DefaultMinCacheAge] and
+// [jwks.DefaultMaxCacheAge]. The OnFetch hook and Stats report fetches,
+// failures, key count and last success.
+//
+// Package oidctest starts a test issuer on httptest for users' own tests.
+package oidc

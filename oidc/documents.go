@@ -1,0 +1,134 @@
+package oidc
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+
+	"github.com/ksa-go/ksa/internal/jsonx"
+	"github.com/ksa-go/ksa/jwks"
+)
+
+// The paths kube-apiserver serves discovery on.
+const (
+	DiscoveryPath = "/.well-known/openid-configuration"
+	JWKSPath      = "/openid/v1/jwks"
+)
+
+// IssuerConfig describes a service-account issuer's published metadata, as
+// kube-apiserver's flags do.
+type IssuerConfig struct {
+	// Issuer is the issuer URL (the first --service-account-issuer): https,
+	// no query, no fragment; a path is allowed. Required.
+	Issuer string
+	// JWKSURI is the published jwks_uri (--service-account-jwks-uri); it
+	// must be https. When empty it is built from ExternalAddress.
+	JWKSURI string
+	// ExternalAddress is host[:port] of the API server, used for
+	// https://<ExternalAddress>/openid/v1/jwks when JWKSURI is empty.
+	ExternalAddress string
+}
+
+// Documents are the two rendered documents of an issuer.
+type Documents struct {
+	// Discovery is the OpenID provider configuration, served at
+	// DiscoveryPath.
+	Discovery []byte
+	// JWKS is the key set, served at jwks_uri.
+	JWKS []byte
+	// JWKSURI is the jwks_uri the discovery document names.
+	JWKSURI string
+}
+
+// resolve validates the config as Kubernetes' NewOpenIDMetadataProvider does,
+// in its order and with its messages, and returns the jwks_uri.
+func (c IssuerConfig) resolve() (string, error) {
+	if c.Issuer == "" {
+		return "", &ConfigError{Reason: "empty issuer URL"}
+	}
+	if c.JWKSURI == "" && c.ExternalAddress == "" {
+		return "", &ConfigError{Reason: "either the JWKS URI or the default external address, or both, must be set"}
+	}
+	iss, err := url.Parse(c.Issuer)
+	if err != nil {
+		return "", &ConfigError{Reason: "issuer URL does not parse", Err: err}
+	}
+	if iss.Scheme != "https" {
+		return "", &ConfigError{Reason: "issuer URL must use https scheme, got: " + c.Issuer}
+	}
+	if iss.RawQuery != "" {
+		return "", &ConfigError{Reason: "issuer URL may not include a query, got: " + c.Issuer}
+	}
+	if iss.Fragment != "" {
+		return "", &ConfigError{Reason: "issuer URL may not include a fragment, got: " + c.Issuer}
+	}
+	if c.JWKSURI != "" {
+		u, err := url.Parse(c.JWKSURI)
+		if err != nil {
+			return "", &ConfigError{Reason: "jwks URI does not parse", Err: err}
+		}
+		if u.Scheme != "https" {
+			return "", &ConfigError{Reason: "jwksURI requires https scheme, parsed as: " + u.String()}
+		}
+		return c.JWKSURI, nil
+	}
+	u := &url.URL{Scheme: "https", Host: c.ExternalAddress, Path: JWKSPath}
+	built := u.String()
+	parsed, err := url.Parse(built)
+	if err == nil && (parsed.Scheme != u.Scheme || parsed.Host != u.Host || parsed.Path != u.Path) {
+		err = fmt.Errorf("got %v, expected %v", parsed, u)
+	}
+	if err != nil {
+		return "", &ConfigError{Reason: fmt.Sprintf("attempted to build jwks_uri from external address %s, but could not construct a valid URL", c.ExternalAddress), Err: err}
+	}
+	return built, nil
+}
+
+// Render renders an issuer's discovery document and JWKS exactly as
+// kube-apiserver does for the same issuer, jwks_uri and keys: the document's
+// members are issuer, jwks_uri, response_types_supported ["id_token"],
+// subject_types_supported ["public"] and
+// id_token_signing_alg_values_supported (the keys' algorithms, sorted, no
+// duplicates); the key set is [jwks.MarshalSet] of the keys not marked
+// ExcludeFromDiscovery. Errors match [ErrInvalidIssuer] or [ErrNoKeys], or
+// come from jwks for a key that cannot be published.
+func Render(cfg IssuerConfig, keys []jwks.Key) (*Documents, error) {
+	jwksURI, err := cfg.resolve()
+	if err != nil {
+		return nil, err
+	}
+	published := make([]jwks.Key, 0, len(keys))
+	for _, k := range keys {
+		if !k.ExcludeFromDiscovery {
+			published = append(published, k)
+		}
+	}
+	if len(published) == 0 {
+		return nil, ErrNoKeys
+	}
+	set, err := jwks.MarshalSet(published)
+	if err != nil {
+		return nil, fmt.Errorf("oidc: could not marshal issuer keys JSON, error: %w", err)
+	}
+	var algs []string
+	for _, k := range published {
+		alg := k.Algorithm
+		if alg == "" {
+			alg, _ = jwks.AlgorithmFor(k.Public)
+		}
+		if !slices.Contains(algs, alg) {
+			algs = append(algs, alg)
+		}
+	}
+	slices.Sort(algs)
+
+	d := make([]byte, 0, 256)
+	d = append(d, `{"issuer":`...)
+	d = jsonx.AppendString(d, cfg.Issuer)
+	d = append(d, `,"jwks_uri":`...)
+	d = jsonx.AppendString(d, jwksURI)
+	d = append(d, `,"response_types_supported":["id_token"],"subject_types_supported":["public"],"id_token_signing_alg_values_supported":`...)
+	d = jsonx.AppendStrings(d, algs)
+	d = append(d, '}')
+	return &Documents{Discovery: d, JWKS: set, JWKSURI: jwksURI}, nil
+}

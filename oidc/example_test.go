@@ -1,0 +1,107 @@
+package oidc_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"fmt"
+	"log"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+
+	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/internal/testkeys"
+	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/oidc"
+	"github.com/ksa-go/ksa/tokens"
+)
+
+// Render the two documents kube-apiserver would serve for an issuer and its
+// key.
+func ExampleRender() {
+	key, err := jwks.NewKey(testkeys.K8sEC()) // Kubernetes' own test key
+	if err != nil {
+		log.Fatal(err)
+	}
+	docs, err := oidc.Render(oidc.IssuerConfig{
+		Issuer:          "https://issuer.example.com",
+		ExternalAddress: "192.0.2.1:443",
+	}, []jwks.Key{key})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(string(docs.Discovery))
+	fmt.Println(string(docs.JWKS))
+	// Output:
+	// {"issuer":"https://issuer.example.com","jwks_uri":"https://192.0.2.1:443/openid/v1/jwks","response_types_supported":["id_token"],"subject_types_supported":["public"],"id_token_signing_alg_values_supported":["ES256"]}
+	// {"keys":[{"use":"sig","kty":"EC","kid":"SoABiieYuNx4UdqYvZRVeuC6SihxgLrhLy9peHMHpTc","crv":"P-256","alg":"ES256","x":"H6cuzP8XuD5wal6wf9M6xDljTOPLX2i8uIp_C_ASqiI","y":"BlHnikLV9PyEd6gl8k4T_3Wwoh6xd79XLoQTh2PAi1Y"}]}
+}
+
+// Export the documents for blob hosting.
+func ExampleWriteStatic() {
+	key, _ := jwks.NewKey(testkeys.K8sEC())
+	docs, err := oidc.Render(oidc.IssuerConfig{
+		Issuer:  "https://mystorage.blob.core.windows.net/oidc",
+		JWKSURI: "https://mystorage.blob.core.windows.net/oidc/openid/v1/jwks",
+	}, []jwks.Key{key})
+	if err != nil {
+		log.Fatal(err)
+	}
+	dir, _ := os.MkdirTemp("", "oidc")
+	defer os.RemoveAll(dir)
+	if err := oidc.WriteStatic(dir, docs); err != nil {
+		log.Fatal(err)
+	}
+	_ = filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(dir, path)
+			fmt.Println(filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	// Output:
+	// .well-known/openid-configuration
+	// openid/v1/jwks
+}
+
+// Serve an issuer and verify one of its tokens as a relying party would,
+// through discovery and the remote JWKS.
+func ExampleNewVerifier() {
+	signer, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	key, _ := jwks.NewKey(signer)
+
+	// The issuer: a TLS server whose URL is the issuer.
+	var handler *oidc.Handler
+	srv := httptest.NewTLSServer(httpHandlerFunc(func() *oidc.Handler { return handler }))
+	defer srv.Close()
+	handler, err := oidc.NewHandler(oidc.HandlerConfig{IssuerConfig: oidc.IssuerConfig{Issuer: srv.URL, JWKSURI: srv.URL + oidc.JWKSPath}}, []jwks.Key{key})
+	if err != nil {
+		log.Fatal(err)
+	}
+	minter, _ := tokens.NewMinter(tokens.MinterConfig{Issuer: srv.URL, Signer: signer})
+	tok, _ := minter.Mint(context.Background(), tokens.Request{
+		ServiceAccount: ksa.ServiceAccount{Namespace: "prod", Name: "billing", UID: "u-1"},
+		Audiences:      []string{"vault"},
+	})
+
+	// The relying party.
+	v, err := oidc.NewVerifier(context.Background(), oidc.VerifierConfig{
+		Issuers:    []string{srv.URL},
+		Discovery:  oidc.DiscoveryConfig{Client: srv.Client()},
+		Validation: tokens.ValidatorConfig{Audiences: []string{"vault"}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := v.Verify(context.Background(), tok.Raw)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(res.UserInfo().Username, res.Audiences)
+	fmt.Println("keys fetched:", v.KeySet(srv.URL).Stats().Fetches)
+	// Output:
+	// system:serviceaccount:prod:billing [vault]
+	// keys fetched: 1
+}

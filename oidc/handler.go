@@ -1,0 +1,107 @@
+package oidc
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/ksa-go/ksa/jwks"
+)
+
+// DefaultMaxAge is the Cache-Control max-age kube-apiserver sends with both
+// documents for static keys: one hour.
+const DefaultMaxAge = time.Hour
+
+// Content types kube-apiserver serves the documents with.
+const (
+	DiscoveryContentType = "application/json"
+	JWKSContentType      = "application/jwk-set+json"
+)
+
+// HandlerConfig configures a [Handler].
+type HandlerConfig struct {
+	IssuerConfig
+	// MaxAge is sent as Cache-Control: public, max-age=<seconds>; zero
+	// means DefaultMaxAge.
+	MaxAge time.Duration
+}
+
+// Handler serves an issuer's discovery document and JWKS as kube-apiserver
+// does: GET or HEAD on DiscoveryPath and JWKSPath only (query strings are
+// ignored, anything else is 404, other methods 405), Kubernetes' content
+// types and Cache-Control, and bytes rendered once per key change. SetKeys
+// swaps both documents atomically, so keys rotate without a restart; a
+// failed render keeps the previous documents. It is safe for concurrent use.
+//
+// The JWKS is served at JWKSPath whatever host jwks_uri names; mount the
+// handler where jwks_uri points.
+type Handler struct {
+	cfg     IssuerConfig
+	control string
+	docs    atomic.Pointer[Documents]
+}
+
+// NewHandler renders the documents for keys (see [Render]) and returns a
+// handler serving them.
+func NewHandler(cfg HandlerConfig, keys []jwks.Key) (*Handler, error) {
+	if cfg.MaxAge < 0 {
+		return nil, errors.New("oidc: negative MaxAge")
+	}
+	maxAge := cfg.MaxAge
+	if maxAge == 0 {
+		maxAge = DefaultMaxAge
+	}
+	h := &Handler{cfg: cfg.IssuerConfig, control: "public, max-age=" + strconv.FormatInt(int64(maxAge/time.Second), 10)}
+	if err := h.SetKeys(keys); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// SetKeys re-renders both documents for a new key set and swaps them in
+// atomically. On error the handler keeps serving the previous documents.
+func (h *Handler) SetKeys(keys []jwks.Key) error {
+	docs, err := Render(h.cfg, slices.Clone(keys))
+	if err != nil {
+		return err
+	}
+	h.docs.Store(docs)
+	return nil
+}
+
+// Documents returns the documents being served. Callers MUST NOT modify
+// them.
+func (h *Handler) Documents() *Documents { return h.docs.Load() }
+
+// ServeHTTP implements http.Handler.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	docs := h.docs.Load()
+	var body []byte
+	var contentType string
+	switch r.URL.Path {
+	case DiscoveryPath:
+		body, contentType = docs.Discovery, DiscoveryContentType
+	case JWKSPath:
+		body, contentType = docs.JWKS, JWKSContentType
+	default:
+		http.NotFound(w, r)
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	hdr := w.Header()
+	hdr.Set("Content-Type", contentType)
+	hdr.Set("Cache-Control", h.control)
+	hdr.Set("Content-Length", strconv.Itoa(len(body)))
+	hdr.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodGet {
+		_, _ = w.Write(body)
+	}
+}

@@ -1,0 +1,176 @@
+package oidc_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ksa-go/ksa/internal/testkeys"
+	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/oidc"
+)
+
+var k8sIssuer = oidc.IssuerConfig{Issuer: "https://issuer.example.com", JWKSURI: "https://issuer.example.com/openid/v1/jwks"}
+
+func get(t *testing.T, h http.Handler, method, target string) *http.Response {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(method, target, nil))
+	return rec.Result()
+}
+
+func body(t *testing.T, resp *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
+// TestHandlerServes follows Kubernetes' route tests (reference/k8s-sa.md §4.5
+// and §6 items 76, 78, 82).
+func TestHandlerServes(t *testing.T) {
+	h, err := oidc.NewHandler(oidc.HandlerConfig{IssuerConfig: k8sIssuer}, mustKeys(t, testkeys.K8sRSA(), testkeys.K8sEC()))
+	require.NoError(t, err)
+	tests := []struct {
+		name        string
+		method      string
+		target      string
+		wantStatus  int
+		wantType    string
+		wantBody    string
+		wantNoBody  bool
+		wantControl string
+	}{
+		{name: "discovery", method: http.MethodGet, target: "/.well-known/openid-configuration", wantStatus: 200, wantType: "application/json", wantBody: k8sDiscovery, wantControl: "public, max-age=3600"},
+		{name: "jwks", method: http.MethodGet, target: "/openid/v1/jwks", wantStatus: 200, wantType: "application/jwk-set+json", wantBody: k8sJWKS, wantControl: "public, max-age=3600"},
+		{name: "query ignored", method: http.MethodGet, target: "/openid/v1/jwks?format=yaml", wantStatus: 200, wantBody: k8sJWKS},
+		{name: "fragment ignored", method: http.MethodGet, target: "/openid/v1/jwks#issuer", wantStatus: 200, wantBody: k8sJWKS},
+		{name: "head", method: http.MethodHead, target: "/openid/v1/jwks", wantStatus: 200, wantType: "application/jwk-set+json", wantNoBody: true},
+		{name: "well-known prefix", method: http.MethodGet, target: "/.well-known", wantStatus: 404},
+		{name: "jwks subpath", method: http.MethodGet, target: "/openid/v1/jwks/foo", wantStatus: 404},
+		{name: "root", method: http.MethodGet, target: "/", wantStatus: 404},
+		{name: "post", method: http.MethodPost, target: "/openid/v1/jwks", wantStatus: 405},
+		{name: "delete", method: http.MethodDelete, target: "/.well-known/openid-configuration", wantStatus: 405},
+	}
+	// Through a real server and client, as Kubernetes' tests do (the client
+	// drops fragments before sending).
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			req, err := http.NewRequestWithContext(t.Context(), tt.method, srv.URL+tt.target, nil)
+			require.NoError(t, err)
+			resp, err := srv.Client().Do(req)
+			require.NoError(t, err)
+			defer resp.Body.Close()
+			assert.Equal(t, tt.wantStatus, resp.StatusCode)
+			if tt.wantType != "" {
+				assert.Equal(t, tt.wantType, resp.Header.Get("Content-Type"))
+			}
+			if tt.wantControl != "" {
+				assert.Equal(t, tt.wantControl, resp.Header.Get("Cache-Control"))
+			}
+			if tt.wantBody != "" {
+				assert.Equal(t, tt.wantBody, body(t, resp))
+			}
+			if tt.wantNoBody {
+				assert.Empty(t, body(t, resp))
+			}
+		})
+	}
+}
+
+// TestHandlerSetKeys: documents change only when keys are set (items 77, 80,
+// 81), and a failed render keeps the previous documents.
+func TestHandlerSetKeys(t *testing.T) {
+	h, err := oidc.NewHandler(oidc.HandlerConfig{IssuerConfig: k8sIssuer, MaxAge: 5 * time.Minute}, mustKeys(t, testkeys.K8sEC()))
+	require.NoError(t, err)
+	resp := get(t, h, http.MethodGet, "/.well-known/openid-configuration")
+	assert.Equal(t, "public, max-age=300", resp.Header.Get("Cache-Control"))
+	assert.Contains(t, body(t, resp), `["ES256"]`)
+
+	require.NoError(t, h.SetKeys(mustKeys(t, testkeys.K8sRSA())))
+	assert.Contains(t, body(t, get(t, h, http.MethodGet, "/.well-known/openid-configuration")), `["RS256"]`)
+	assert.Contains(t, body(t, get(t, h, http.MethodGet, "/openid/v1/jwks")), testkeys.K8sRSAKeyID)
+
+	keys := mustKeys(t, testkeys.K8sRSA(), testkeys.K8sEC())
+	keys[0].ExcludeFromDiscovery = true
+	require.NoError(t, h.SetKeys(keys))
+	jwksBody := body(t, get(t, h, http.MethodGet, "/openid/v1/jwks"))
+	assert.NotContains(t, jwksBody, testkeys.K8sRSAKeyID)
+	assert.Contains(t, jwksBody, testkeys.K8sECKeyID)
+
+	before := h.Documents()
+	err = h.SetKeys(nil)
+	require.ErrorIs(t, err, oidc.ErrNoKeys)
+	assert.Same(t, before, h.Documents(), "failed render keeps the previous documents")
+	err = h.SetKeys([]jwks.Key{{ID: "x", Public: testkeys.K8sRSA()}})
+	require.ErrorIs(t, err, jwks.ErrUnsupportedKey, "a private key in Public cannot be published")
+	assert.Same(t, before, h.Documents())
+
+	_, err = oidc.NewHandler(oidc.HandlerConfig{IssuerConfig: k8sIssuer, MaxAge: -time.Second}, mustKeys(t, testkeys.K8sEC()))
+	require.Error(t, err)
+}
+
+// TestHandlerConcurrentRotation: readers never see a torn pair while keys
+// rotate (run with -race).
+func TestHandlerConcurrentRotation(t *testing.T) {
+	a, b := mustKeys(t, testkeys.K8sEC()), mustKeys(t, testkeys.K8sRSA())
+	h, err := oidc.NewHandler(oidc.HandlerConfig{IssuerConfig: k8sIssuer}, a)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 200; j++ {
+				d := h.Documents()
+				if string(d.Discovery) == "" || string(d.JWKS) == "" {
+					t.Error("empty documents")
+					return
+				}
+			}
+		}()
+	}
+	for j := 0; j < 100; j++ {
+		keys := a
+		if j%2 == 0 {
+			keys = b
+		}
+		require.NoError(t, h.SetKeys(keys))
+	}
+	wg.Wait()
+}
+
+// TestWriteStatic: the exported files are byte-identical to what the
+// handler serves.
+func TestWriteStatic(t *testing.T) {
+	h, err := oidc.NewHandler(oidc.HandlerConfig{IssuerConfig: k8sIssuer}, mustKeys(t, testkeys.K8sRSA(), testkeys.K8sEC()))
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, oidc.WriteStatic(dir, h.Documents()))
+	disc, err := os.ReadFile(filepath.Join(dir, ".well-known", "openid-configuration"))
+	require.NoError(t, err)
+	keys, err := os.ReadFile(filepath.Join(dir, "openid", "v1", "jwks"))
+	require.NoError(t, err)
+	assert.Equal(t, body(t, get(t, h, http.MethodGet, oidc.DiscoveryPath)), string(disc))
+	assert.Equal(t, body(t, get(t, h, http.MethodGet, oidc.JWKSPath)), string(keys))
+
+	// Rewriting replaces the files; nothing else is left in the directory.
+	require.NoError(t, h.SetKeys(mustKeys(t, testkeys.K8sEC())))
+	require.NoError(t, oidc.WriteStatic(dir, h.Documents()))
+	entries, err := os.ReadDir(filepath.Join(dir, "openid", "v1"))
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+
+	require.Error(t, oidc.WriteStatic(dir, nil))
+	require.Error(t, oidc.WriteStatic(dir, &oidc.Documents{}))
+}

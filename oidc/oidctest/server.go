@@ -1,0 +1,214 @@
+// Package oidctest starts a Kubernetes-shaped service-account issuer on
+// httptest, for testing relying parties: it serves the discovery document
+// and JWKS exactly as kube-apiserver does, mints tokens with the issuer's
+// current key, rotates keys, and can demand a bearer token or fail on
+// purpose.
+//
+//	srv := oidctest.Start(t, oidctest.Options{})
+//	v, err := oidc.NewVerifier(ctx, oidc.VerifierConfig{
+//		Issuers:    []string{srv.Issuer()},
+//		Discovery:  oidc.DiscoveryConfig{Client: srv.Client()},
+//		Validation: tokens.ValidatorConfig{Audiences: []string{"vault"}},
+//	})
+//	raw := srv.Mint(t, tokens.Request{ServiceAccount: sa, Audiences: []string{"vault"}})
+//	res, err := v.Verify(ctx, raw)
+package oidctest
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/oidc"
+	"github.com/ksa-go/ksa/tokens"
+)
+
+// Options configures a test issuer. The zero value serves at the server's
+// root with a new P-256 key, the real clock, and no authentication.
+type Options struct {
+	// Path is appended to the server URL to form the issuer, e.g.
+	// "/cluster-1".
+	Path string
+	// Signer is the first signing key; nil means a new P-256 key.
+	Signer crypto.Signer
+	// BearerToken, when set, must be presented on every request
+	// (Authorization: Bearer ...) or the server answers 401, as
+	// kube-apiserver does for unauthenticated discovery.
+	BearerToken string
+	// Now is the minting clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Server is a running test issuer.
+type Server struct {
+	srv     *httptest.Server
+	issuer  string
+	handler *oidc.Handler
+	now     func() time.Time
+	bearer  string
+
+	mu     sync.Mutex
+	keys   []jwks.Key // published, signing key first
+	minter *tokens.Minter
+
+	failing        atomic.Bool
+	discoveryCount atomic.Int64
+	jwksCount      atomic.Int64
+}
+
+// Start starts a test issuer on a TLS httptest server and stops it when the
+// test ends.
+func Start(t testing.TB, opts Options) *Server {
+	t.Helper()
+	s := &Server{now: opts.Now, bearer: opts.BearerToken}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	s.srv.StartTLS()
+	t.Cleanup(s.srv.Close)
+	s.issuer = s.srv.URL + opts.Path
+
+	signer := opts.Signer
+	if signer == nil {
+		signer = newKey(t)
+	}
+	key, err := jwks.NewKey(signer)
+	if err != nil {
+		t.Fatalf("oidctest: %v", err)
+	}
+	s.keys = []jwks.Key{key}
+	s.handler, err = oidc.NewHandler(oidc.HandlerConfig{IssuerConfig: oidc.IssuerConfig{Issuer: s.issuer, JWKSURI: s.srv.URL + oidc.JWKSPath}}, s.keys)
+	if err != nil {
+		t.Fatalf("oidctest: %v", err)
+	}
+	if err := s.setSigner(signer); err != nil {
+		t.Fatalf("oidctest: %v", err)
+	}
+	return s
+}
+
+func newKey(t testing.TB) crypto.Signer {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatalf("oidctest: %v", err)
+	}
+	return k
+}
+
+func (s *Server) setSigner(signer crypto.Signer) error {
+	m, err := tokens.NewMinter(tokens.MinterConfig{Issuer: s.issuer, Signer: signer, Now: s.now})
+	if err != nil {
+		return err
+	}
+	s.minter = m
+	return nil
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case oidc.DiscoveryPath, s.discoveryPath():
+		s.discoveryCount.Add(1)
+	case oidc.JWKSPath:
+		s.jwksCount.Add(1)
+	}
+	if s.bearer != "" && r.Header.Get("Authorization") != "Bearer "+s.bearer {
+		http.Error(w, "Unauthorized", http.StatusUnauthorized)
+		return
+	}
+	if s.failing.Load() {
+		http.Error(w, "failing on purpose", http.StatusInternalServerError)
+		return
+	}
+	if r.URL.Path == s.discoveryPath() {
+		// The discovery document lives under the issuer's path.
+		r2 := r.Clone(r.Context())
+		r2.URL.Path = oidc.DiscoveryPath
+		s.handler.ServeHTTP(w, r2)
+		return
+	}
+	s.handler.ServeHTTP(w, r)
+}
+
+func (s *Server) discoveryPath() string {
+	return s.issuer[len(s.srv.URL):] + oidc.DiscoveryPath
+}
+
+// Issuer returns the issuer URL (https://127.0.0.1:<port><Path>).
+func (s *Server) Issuer() string { return s.issuer }
+
+// URL returns the server's base URL.
+func (s *Server) URL() string { return s.srv.URL }
+
+// Client returns an HTTP client that trusts the server's certificate.
+func (s *Server) Client() *http.Client { return s.srv.Client() }
+
+// Keys returns the published keys, the signing key first.
+func (s *Server) Keys() []jwks.Key {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.keys)
+}
+
+// Minter returns the minter for the current signing key.
+func (s *Server) Minter() *tokens.Minter {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.minter
+}
+
+// Mint mints a token with the current key, failing the test on error.
+func (s *Server) Mint(t testing.TB, req tokens.Request) string {
+	t.Helper()
+	tok, err := s.Minter().Mint(context.Background(), req)
+	if err != nil {
+		t.Fatalf("oidctest: mint: %v", err)
+	}
+	return tok.Raw
+}
+
+// Rotate makes a new signing key (nil means a new P-256 key) and publishes
+// it first; the previous keys stay published when keepOld is true, as during
+// a Kubernetes key rotation, and are dropped otherwise.
+func (s *Server) Rotate(t testing.TB, signer crypto.Signer, keepOld bool) jwks.Key {
+	t.Helper()
+	if signer == nil {
+		signer = newKey(t)
+	}
+	key, err := jwks.NewKey(signer)
+	if err != nil {
+		t.Fatalf("oidctest: %v", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	keys := []jwks.Key{key}
+	if keepOld {
+		keys = append(keys, s.keys...)
+	}
+	if err := s.handler.SetKeys(keys); err != nil {
+		t.Fatalf("oidctest: %v", err)
+	}
+	if err := s.setSigner(signer); err != nil {
+		t.Fatalf("oidctest: %v", err)
+	}
+	s.keys = keys
+	return key
+}
+
+// SetFailing makes every request answer 500 (true) or serve normally.
+func (s *Server) SetFailing(failing bool) { s.failing.Store(failing) }
+
+// Requests returns how many discovery and JWKS requests arrived.
+func (s *Server) Requests() (discovery, jwks int64) {
+	return s.discoveryCount.Load(), s.jwksCount.Load()
+}

@@ -1,0 +1,250 @@
+package oidc_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/internal/testkeys"
+	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/oidc"
+	"github.com/ksa-go/ksa/oidc/oidctest"
+	"github.com/ksa-go/ksa/tokens"
+)
+
+var rpSA = ksa.ServiceAccount{Namespace: "prod", Name: "billing", UID: "u-1"}
+
+// clock is a manual clock shared by the issuer, the key set and validation.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
+func (c *clock) Advance(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.now = c.now.Add(d) }
+
+func newVerifier(t *testing.T, clk *clock, srvs ...*oidctest.Server) *oidc.Verifier {
+	t.Helper()
+	var issuers []string
+	for _, s := range srvs {
+		issuers = append(issuers, s.Issuer())
+	}
+	v, err := oidc.NewVerifier(t.Context(), oidc.VerifierConfig{
+		Issuers:    issuers,
+		Discovery:  oidc.DiscoveryConfig{Client: srvs[0].Client()},
+		KeySet:     jwks.RemoteConfig{Now: clk.Now},
+		Validation: tokens.ValidatorConfig{Audiences: []string{"vault"}, Now: clk.Now},
+	})
+	require.NoError(t, err)
+	return v
+}
+
+func TestVerifier(t *testing.T) {
+	clk := &clock{now: time.Unix(1700000000, 0)}
+	srv := oidctest.Start(t, oidctest.Options{Now: clk.Now})
+	v := newVerifier(t, clk, srv)
+	raw := srv.Mint(t, tokens.Request{ServiceAccount: rpSA, Audiences: []string{"vault"},
+		BoundObject: &tokens.BoundObject{Kind: tokens.BoundPod, Name: "p", UID: "pu"}})
+
+	res, err := v.Verify(t.Context(), raw)
+	require.NoError(t, err)
+	assert.Equal(t, rpSA, res.Identity.ServiceAccount)
+	assert.Equal(t, srv.Issuer(), res.Issuer)
+
+	// The same result as static validation with the same key.
+	static, err := tokens.NewValidator(tokens.ValidatorConfig{Issuers: []string{srv.Issuer()}, Keys: mustSource(t, srv.Keys()),
+		Audiences: []string{"vault"}, SkipObjectCheck: true, Now: clk.Now})
+	require.NoError(t, err)
+	want, err := static.Validate(t.Context(), raw)
+	require.NoError(t, err)
+	assert.Equal(t, want, res)
+
+	_, err = v.VerifyFor(t.Context(), raw, []string{"other"})
+	require.ErrorIs(t, err, tokens.ErrAudienceMismatch)
+	assert.Equal(t, srv.Issuer(), v.Provider(srv.Issuer()).Issuer)
+	assert.Equal(t, 1, v.KeySet(srv.Issuer()).Stats().Keys)
+}
+
+func mustSource(t *testing.T, keys []jwks.Key) *jwks.StaticSource {
+	t.Helper()
+	var in []any
+	for _, k := range keys {
+		in = append(in, k)
+	}
+	s, err := jwks.NewStaticSource(in...)
+	require.NoError(t, err)
+	return s
+}
+
+// TestVerifierRotation: a token signed with a new key is verified after one
+// refetch triggered by its unknown kid.
+func TestVerifierRotation(t *testing.T) {
+	clk := &clock{now: time.Unix(1700000000, 0)}
+	srv := oidctest.Start(t, oidctest.Options{Now: clk.Now})
+	v := newVerifier(t, clk, srv)
+	req := tokens.Request{ServiceAccount: rpSA, Audiences: []string{"vault"}}
+	_, err := v.Verify(t.Context(), srv.Mint(t, req))
+	require.NoError(t, err)
+	_, before := srv.Requests()
+
+	srv.Rotate(t, nil, false)
+	_, err = v.Verify(t.Context(), srv.Mint(t, req))
+	require.NoError(t, err)
+	_, after := srv.Requests()
+	assert.Equal(t, before+1, after)
+}
+
+// TestVerifierIssuerBinding: the key of issuer A never verifies a token that
+// claims issuer B.
+func TestVerifierIssuerBinding(t *testing.T) {
+	clk := &clock{now: time.Unix(1700000000, 0)}
+	keyA := testkeys.Generated("p256")
+	a := oidctest.Start(t, oidctest.Options{Path: "/a", Now: clk.Now, Signer: keyA})
+	b := oidctest.Start(t, oidctest.Options{Path: "/b", Now: clk.Now})
+	// Both issuers on one TLS client: use a's, trusting each server's own
+	// certificate is not needed since httptest servers share the test CA.
+	v := newVerifier(t, clk, a, b)
+	req := tokens.Request{ServiceAccount: rpSA, Audiences: []string{"vault"}}
+	_, err := v.Verify(t.Context(), a.Mint(t, req))
+	require.NoError(t, err)
+	_, err = v.Verify(t.Context(), b.Mint(t, req))
+	require.NoError(t, err)
+
+	forger, err := tokens.NewMinter(tokens.MinterConfig{Issuer: b.Issuer(), Signer: keyA, Now: clk.Now})
+	require.NoError(t, err)
+	forged, err := forger.Mint(t.Context(), req)
+	require.NoError(t, err)
+	_, err = v.Verify(t.Context(), forged.Raw)
+	require.ErrorIs(t, err, tokens.ErrUnknownKeyID)
+}
+
+// TestVerifierRateLimitsUnknownKids: a flood of tokens with unknown kids
+// costs at most the burst of fetches, then one per interval.
+func TestVerifierRateLimitsUnknownKids(t *testing.T) {
+	clk := &clock{now: time.Unix(1700000000, 0)}
+	srv := oidctest.Start(t, oidctest.Options{Now: clk.Now})
+	v := newVerifier(t, clk, srv)
+	req := tokens.Request{ServiceAccount: rpSA, Audiences: []string{"vault"}}
+	_, err := v.Verify(t.Context(), srv.Mint(t, req))
+	require.NoError(t, err) // the first fetch takes one token of the burst
+
+	forger, err := tokens.NewMinter(tokens.MinterConfig{Issuer: srv.Issuer(), Signer: testkeys.Generated("p256-stranger"), Now: clk.Now})
+	require.NoError(t, err)
+	forged, err := forger.Mint(t.Context(), req)
+	require.NoError(t, err)
+	for i := 0; i < 20; i++ {
+		_, err := v.Verify(t.Context(), forged.Raw)
+		require.ErrorIs(t, err, tokens.ErrUnknownKeyID)
+	}
+	_, fetches := srv.Requests()
+	assert.Equal(t, int64(jwks.DefaultRefetchBurst), fetches, "the burst, then nothing")
+
+	clk.Advance(jwks.DefaultRefetchInterval)
+	for i := 0; i < 5; i++ {
+		_, err := v.Verify(t.Context(), forged.Raw)
+		require.ErrorIs(t, err, tokens.ErrUnknownKeyID)
+	}
+	_, fetches = srv.Requests()
+	assert.Equal(t, int64(jwks.DefaultRefetchBurst+1), fetches, "one more per interval")
+
+	// Known keys keep verifying without fetches.
+	_, err = v.Verify(t.Context(), srv.Mint(t, req))
+	require.NoError(t, err)
+	_, again := srv.Requests()
+	assert.Equal(t, fetches, again)
+}
+
+// TestVerifierMergesConcurrentMisses: many goroutines meeting a new kid at
+// once cause one fetch.
+func TestVerifierMergesConcurrentMisses(t *testing.T) {
+	clk := &clock{now: time.Unix(1700000000, 0)}
+	srv := oidctest.Start(t, oidctest.Options{Now: clk.Now})
+	v := newVerifier(t, clk, srv)
+	req := tokens.Request{ServiceAccount: rpSA, Audiences: []string{"vault"}}
+	_, err := v.Verify(t.Context(), srv.Mint(t, req))
+	require.NoError(t, err)
+
+	srv.Rotate(t, nil, true)
+	raw := srv.Mint(t, req)
+	var wg sync.WaitGroup
+	for i := 0; i < 64; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := v.Verify(t.Context(), raw)
+			assert.NoError(t, err)
+		}()
+	}
+	wg.Wait()
+	_, fetches := srv.Requests()
+	// One initial fetch, then the rotation's misses: merged into as few
+	// fetches as the burst allows, never one per goroutine.
+	assert.LessOrEqual(t, fetches, int64(jwks.DefaultRefetchBurst))
+}
+
+// TestVerifierKeepsKeysWhenIssuerFails: a failing issuer does not take down
+// verification with the keys already held; a first failure is retried.
+func TestVerifierKeepsKeysWhenIssuerFails(t *testing.T) {
+	clk := &clock{now: time.Unix(1700000000, 0)}
+	srv := oidctest.Start(t, oidctest.Options{Now: clk.Now})
+	v := newVerifier(t, clk, srv)
+	req := tokens.Request{ServiceAccount: rpSA, Audiences: []string{"vault"}}
+
+	// First fetch fails: a typed key-source error carrying the fetch error.
+	srv.SetFailing(true)
+	raw := srv.Mint(t, req)
+	_, err := v.Verify(t.Context(), raw)
+	require.ErrorIs(t, err, tokens.ErrKeySource)
+	require.ErrorIs(t, err, jwks.ErrFetch)
+	var ferr *jwks.FetchError
+	require.ErrorAs(t, err, &ferr)
+	assert.Equal(t, 500, ferr.Status)
+
+	// Recovered: the next call retries.
+	srv.SetFailing(false)
+	_, err = v.Verify(t.Context(), raw)
+	require.NoError(t, err)
+
+	// Failing again after the keys expire: the old keys keep working.
+	srv.SetFailing(true)
+	clk.Advance(2 * time.Hour)
+	raw = srv.Mint(t, req)
+	_, err = v.Verify(t.Context(), raw)
+	require.NoError(t, err)
+	stats := v.KeySet(srv.Issuer()).Stats()
+	assert.Equal(t, int64(2), stats.Failures)
+	assert.Equal(t, 1, stats.Keys)
+	require.ErrorIs(t, stats.LastError, jwks.ErrFetch)
+}
+
+// TestNewVerifierErrors: discovery failures and bad configuration.
+func TestNewVerifierErrors(t *testing.T) {
+	srv := oidctest.Start(t, oidctest.Options{})
+	tests := []struct {
+		name    string
+		cfg     oidc.VerifierConfig
+		wantErr error
+	}{
+		{name: "no issuers", cfg: oidc.VerifierConfig{}},
+		{name: "issuer mismatch", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer() + "/"}, Discovery: oidc.DiscoveryConfig{Client: srv.Client()},
+			Validation: tokens.ValidatorConfig{Audiences: []string{"a"}}}, wantErr: oidc.ErrIssuerMismatch},
+		{name: "duplicate issuer", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer(), srv.Issuer()}, Discovery: oidc.DiscoveryConfig{Client: srv.Client()},
+			Validation: tokens.ValidatorConfig{Audiences: []string{"a"}}}},
+		{name: "no audiences", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Discovery: oidc.DiscoveryConfig{Client: srv.Client()}}},
+		{name: "keys set by caller", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Discovery: oidc.DiscoveryConfig{Client: srv.Client()},
+			Validation: tokens.ValidatorConfig{Audiences: []string{"a"}, Keys: mustSource(t, srv.Keys())}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := oidc.NewVerifier(t.Context(), tt.cfg)
+			require.Error(t, err)
+			if tt.wantErr != nil {
+				require.ErrorIs(t, err, tt.wantErr)
+			}
+		})
+	}
+}

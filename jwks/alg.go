@@ -29,6 +29,13 @@ const (
 // verification and in key sets.
 const MinRSABits = 2048
 
+// MaxRSABits is the largest RSA modulus ksa accepts. Verifying with an RSA
+// key costs time growing with the square of its size, so a key set holding
+// a huge modulus (a megabit fits in a key set of the default size limit)
+// would make every verification with it take seconds. The bound is the
+// one crypto/tls applies to certificate keys (CVE-2023-29409).
+const MaxRSABits = 8192
+
 // AlgorithmFor returns the one algorithm a public key signs with by default,
 // as Kubernetes chooses it: RS256 for RSA, ES256/ES384/ES512 for P-256,
 // P-384 and P-521, and (beyond Kubernetes) EdDSA for Ed25519. The key must
@@ -65,12 +72,15 @@ func ecAlgorithm(c elliptic.Curve) string {
 func Fits(alg string, pub any) bool {
 	switch k := pub.(type) {
 	case *rsa.PublicKey:
+		if k == nil {
+			return false
+		}
 		switch alg {
 		case RS256, RS384, RS512, PS256, PS384, PS512:
 			return true
 		}
 	case *ecdsa.PublicKey:
-		return alg != "" && alg == ecAlgorithm(k.Curve)
+		return k != nil && alg != "" && alg == ecAlgorithm(k.Curve)
 	case ed25519.PublicKey:
 		return alg == EdDSA || alg == Ed25519
 	}
@@ -78,26 +88,34 @@ func Fits(alg string, pub any) bool {
 }
 
 // CheckPublicKey reports whether pub is a public key ksa can use: an
-// *rsa.PublicKey of at least [MinRSABits] bits with an odd exponent in
-// [3, 2^31); an *ecdsa.PublicKey on P-256, P-384 or P-521 whose point is on
-// the curve; or a 32-byte ed25519.PublicKey. Private keys are refused here:
-// reduce them with [PublicKey] first. The error matches
-// [ErrUnsupportedKey].
+// *rsa.PublicKey with an odd modulus of [MinRSABits] to [MaxRSABits] bits
+// and an odd exponent in [3, 2^31); an *ecdsa.PublicKey on P-256, P-384 or
+// P-521 whose point is on the curve; or a 32-byte ed25519.PublicKey.
+// Private keys are refused here: reduce them with [PublicKey] first. The
+// error matches [ErrUnsupportedKey].
 func CheckPublicKey(pub any) error {
 	switch k := pub.(type) {
 	case *rsa.PublicKey:
 		if k == nil || k.N == nil {
 			return &KeyTypeError{Type: "*rsa.PublicKey", Reason: "nil key"}
 		}
+		if k.N.Sign() <= 0 || k.N.Bit(0) == 0 {
+			// crypto/rsa refuses even moduli when verifying; a negative one
+			// would be written to a JWK as its absolute value.
+			return &KeyTypeError{Type: "*rsa.PublicKey", Reason: "modulus is not a positive odd number"}
+		}
 		if bits := k.N.BitLen(); bits < MinRSABits {
 			return &KeyTypeError{Type: "*rsa.PublicKey", Reason: fmt.Sprintf("%d-bit modulus is below the %d-bit minimum", bits, MinRSABits)}
+		} else if bits > MaxRSABits {
+			return &KeyTypeError{Type: "*rsa.PublicKey", Reason: fmt.Sprintf("%d-bit modulus is above the %d-bit maximum", bits, MaxRSABits)}
 		}
 		if k.E < 3 || k.E%2 == 0 || k.E >= 1<<31 {
 			return &KeyTypeError{Type: "*rsa.PublicKey", Reason: fmt.Sprintf("public exponent %d is not an odd number in [3, 2^31)", k.E)}
 		}
 		return nil
 	case *ecdsa.PublicKey:
-		if k == nil || k.Curve == nil {
+		//lint:ignore SA1019 only checked: Bytes dereferences X and Y.
+		if k == nil || k.Curve == nil || k.X == nil || k.Y == nil {
 			return &KeyTypeError{Type: "*ecdsa.PublicKey", Reason: "nil key"}
 		}
 		if ecAlgorithm(k.Curve) == "" {

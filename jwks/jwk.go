@@ -83,6 +83,10 @@ func MarshalSet(keys []Key) ([]byte, error) {
 	n := 0
 	for i, k := range keys {
 		if k.ExcludeFromDiscovery {
+			// Not published, but a broken key is still an error.
+			if err := CheckPublicKey(k.Public); err != nil {
+				return nil, fmt.Errorf("jwks: key #%d: %w", i, err)
+			}
 			continue
 		}
 		if n > 0 {

@@ -74,6 +74,22 @@ func PublicKey(key any) (crypto.PublicKey, error) {
 	if key == nil {
 		return nil, &KeyTypeError{Type: "<nil>", Reason: "no key"}
 	}
+	// The standard private keys' Public methods panic on a nil pointer or
+	// a short Ed25519 key.
+	switch k := key.(type) {
+	case *rsa.PrivateKey:
+		if k == nil {
+			return nil, &KeyTypeError{Type: "*rsa.PrivateKey", Reason: "nil key"}
+		}
+	case *ecdsa.PrivateKey:
+		if k == nil {
+			return nil, &KeyTypeError{Type: "*ecdsa.PrivateKey", Reason: "nil key"}
+		}
+	case ed25519.PrivateKey:
+		if len(k) != ed25519.PrivateKeySize {
+			return nil, &KeyTypeError{Type: "ed25519.PrivateKey", Reason: fmt.Sprintf("%d bytes, want %d", len(k), ed25519.PrivateKeySize)}
+		}
+	}
 	pub := key
 	if s, ok := key.(interface{ Public() crypto.PublicKey }); ok {
 		pub = s.Public()

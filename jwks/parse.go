@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rsa"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"math/big"
 )
@@ -40,17 +41,22 @@ type Set struct {
 
 // ParseSet reads a JWKS document for verification, strictly. The document
 // must be strict JSON within the size and key-count limits, an object with
-// one "keys" array; otherwise the whole set is refused with a *SetError.
+// one "keys" array (and no member spelling "keys" in another case);
+// otherwise the whole set is refused with a *SetError.
 //
 // Keys are then taken one by one; a key that cannot be used is skipped, with
 // its reason recorded in Set.Skipped, and never fails the others. A key is
-// skipped when it is not an object, repeats a member, holds any private or
-// symmetric member, has a kty other than RSA, EC or OKP, a curve other than
-// P-256/P-384/P-521/Ed25519, a member that is not strict unpadded base64url
-// or has the wrong length, an RSA modulus under [MinRSABits] bits, an EC
-// point off its curve, use other than "sig", key_ops without "verify", or an
-// alg that does not fit the key. A key without alg gets the default
-// algorithm of its type ([AlgorithmFor]).
+// skipped when it is not an object, repeats a member, has a member whose
+// name differs from a JWK member's only in case, holds any private or
+// symmetric member (in any case), has a kty other than RSA, EC or OKP, a
+// curve other than P-256/P-384/P-521/Ed25519, a member that is not strict
+// unpadded base64url or has the wrong length, an RSA key [CheckPublicKey]
+// refuses (a modulus outside [MinRSABits]..[MaxRSABits] bits or even, an
+// exponent that is even or outside [3, 2^31)), an EC point off its curve,
+// use other than "sig", key_ops without "verify", or an alg that does not
+// fit the key. Member names the Skipped entry's Member reports are as
+// written in the document. A key without alg gets the default algorithm
+// of its type ([AlgorithmFor]).
 func ParseSet(doc []byte, opts ParseOptions) (*Set, error) {
 	maxBytes, maxKeys := opts.MaxBytes, opts.MaxKeys
 	if maxBytes <= 0 {
@@ -80,11 +86,12 @@ func ParseSet(doc []byte, opts ParseOptions) (*Set, error) {
 
 // key turns a raw JWK into a Key, or says why it cannot.
 func (j *rawJWK) key() (Key, *MemberError) {
-	if j.problem != nil {
-		return Key{}, j.problem
-	}
+	// Private material first: it is the gravest reason to skip a key.
 	if len(j.private) > 0 {
 		return Key{}, &MemberError{Index: j.index, Member: j.private[0], Reason: "private or symmetric key member", Kind: ErrPrivateMaterial}
+	}
+	if j.problem != nil {
+		return Key{}, j.problem
 	}
 	bad := func(member, reason string, err error) (Key, *MemberError) {
 		return Key{}, &MemberError{Index: j.index, Member: member, Reason: reason, Kind: ErrUnsupportedKey, Err: err}
@@ -96,6 +103,7 @@ func (j *rawJWK) key() (Key, *MemberError) {
 		return bad("key_ops", `key_ops does not allow "verify"`, nil)
 	}
 	var pub any
+	keyMember := "x" // the member CheckPublicKey's verdict is about
 	switch j.kty {
 	case "RSA":
 		n, err := decodeMember(j.n)
@@ -106,11 +114,15 @@ func (j *rawJWK) key() (Key, *MemberError) {
 		if err != nil || len(e) == 0 || len(e) > 4 {
 			return bad("e", "missing, not unpadded base64url, or longer than 4 bytes", err)
 		}
-		var exp int
+		var exp uint64
 		for _, c := range e {
-			exp = exp<<8 | int(c)
+			exp = exp<<8 | uint64(c)
 		}
-		pub = &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: exp}
+		if exp < 3 || exp%2 == 0 || exp >= 1<<31 {
+			return bad("e", fmt.Sprintf("public exponent %d is not an odd number in [3, 2^31)", exp), nil)
+		}
+		pub = &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(exp)}
+		keyMember = "n"
 	case "EC":
 		var curve elliptic.Curve
 		switch string(j.crv) {
@@ -152,7 +164,7 @@ func (j *rawJWK) key() (Key, *MemberError) {
 		return Key{}, &MemberError{Index: j.index, Member: "kty", Reason: fmt.Sprintf("key type %q is not RSA, EC or OKP", j.kty), Kind: ErrUnknownKeyType}
 	}
 	if err := CheckPublicKey(pub); err != nil {
-		return bad("", "key refused", err)
+		return bad(keyMember, "key refused", err)
 	}
 	alg := j.alg
 	if alg == "" {
@@ -163,9 +175,19 @@ func (j *rawJWK) key() (Key, *MemberError) {
 	return Key{ID: j.kid, Public: pub, Algorithm: alg}, nil
 }
 
+// errBase64Alphabet reports a byte outside the unpadded base64url alphabet.
+var errBase64Alphabet = errors.New("not in the base64url alphabet")
+
 func decodeMember(v []byte) ([]byte, error) {
 	if v == nil {
 		return nil, nil
+	}
+	// The decoder, even strict, skips '\r' and '\n'; refuse them with
+	// every other byte outside the alphabet.
+	for i, c := range v {
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return nil, fmt.Errorf("byte %d (%q): %w", i, c, errBase64Alphabet)
+		}
 	}
 	out := make([]byte, b64.DecodedLen(len(v)))
 	n, err := b64.Decode(out, v)

@@ -1,6 +1,7 @@
 package jwks
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -22,9 +23,10 @@ const MaxPEMFileBytes = 1 << 20
 // order; beyond Kubernetes also PKCS#1 "RSA PUBLIC KEY" blocks and Ed25519
 // keys. Blocks of other types ("EC PARAMETERS", ...) are skipped, as
 // Kubernetes skips them. Stricter than Kubernetes, a block whose type names
-// a key or certificate but does not parse, or an encrypted block, is an
-// error rather than silently dropped. Data without any key is an error
-// matching [ErrNoKeys].
+// a key or certificate but does not parse, an encrypted block, or a PEM
+// block that does not decode at all (broken base64, no END line), is an
+// error matching [ErrMalformedPEM] rather than silently dropped. Data
+// without any key is an error matching [ErrNoKeys].
 func ParsePublicKeysPEM(data []byte) ([]crypto.PublicKey, error) {
 	return parsePublicKeysPEM("", data)
 }
@@ -41,7 +43,9 @@ func LoadPublicKeysFile(path string) ([]crypto.PublicKey, error) {
 // ParseSigningKeyPEM returns the first private key in PEM data ("RSA PRIVATE
 // KEY", "EC PRIVATE KEY" or PKCS#8 "PRIVATE KEY"), as kube-apiserver reads
 // --service-account-signing-key-file. The key is checked with
-// [CheckPublicKey]. Other blocks are skipped; data without a private key is
+// [CheckPublicKey]. Other blocks are skipped, but a damaged block before
+// the key (broken base64, no END line) is an error matching
+// [ErrMalformedPEM], as is an encrypted key; data without a private key is
 // an error matching [ErrNoKeys].
 func ParseSigningKeyPEM(data []byte) (crypto.Signer, error) {
 	return parseSigningKeyPEM("", data)
@@ -75,11 +79,14 @@ func readKeyFile(path string) ([]byte, error) {
 func parsePublicKeysPEM(source string, data []byte) ([]crypto.PublicKey, error) {
 	var keys []crypto.PublicKey
 	for i := 0; ; i++ {
-		var block *pem.Block
-		block, data = pem.Decode(data)
+		block, rest, damaged := decodePEM(data)
+		if damaged != "" {
+			return nil, &PEMError{Source: source, Block: i, Type: damaged, Reason: "PEM block does not decode (broken base64 or no END line)", Kind: ErrMalformedPEM}
+		}
 		if block == nil {
 			break
 		}
+		data = rest
 		kind := blockKind(block.Type)
 		if kind == otherBlock {
 			continue
@@ -122,11 +129,14 @@ func parsePublicKeysPEM(source string, data []byte) ([]crypto.PublicKey, error) 
 
 func parseSigningKeyPEM(source string, data []byte) (crypto.Signer, error) {
 	for i := 0; ; i++ {
-		var block *pem.Block
-		block, data = pem.Decode(data)
+		block, rest, damaged := decodePEM(data)
+		if damaged != "" {
+			return nil, &PEMError{Source: source, Block: i, Type: damaged, Reason: "PEM block does not decode (broken base64 or no END line)", Kind: ErrMalformedPEM}
+		}
 		if block == nil {
 			break
 		}
+		data = rest
 		kind := blockKind(block.Type)
 		if kind != rsaPrivateBlock && kind != ecPrivateBlock && kind != pkcs8Block {
 			continue
@@ -152,6 +162,43 @@ func parseSigningKeyPEM(source string, data []byte) (crypto.Signer, error) {
 	}
 	return nil, &PEMError{Source: source, Block: -1, Reason: "data does not contain a private key", Kind: ErrNoKeys}
 }
+
+// decodePEM returns the next PEM block in data. pem.Decode passes over a
+// block whose base64 is broken or whose END line is missing without a word,
+// which would drop a damaged key unnoticed; damaged is the type named by
+// such a block's BEGIN line ("?" if it names none), before the block
+// returned or, when there is none, anywhere in data.
+func decodePEM(data []byte) (block *pem.Block, rest []byte, damaged string) {
+	block, rest = pem.Decode(data)
+	skipped := data
+	if block != nil {
+		// The consumed text holds the block's own BEGIN line last.
+		skipped = data[:len(data)-len(rest)]
+		last := bytes.LastIndex(skipped, pemBegin)
+		skipped = skipped[:last]
+	}
+	for len(skipped) > 0 {
+		i := bytes.Index(skipped, pemBegin)
+		if i < 0 {
+			break
+		}
+		if i == 0 || skipped[i-1] == '\n' {
+			line := skipped[i+len(pemBegin):]
+			if end := bytes.IndexAny(line, "\r\n"); end >= 0 {
+				line = line[:end]
+			}
+			typ, ok := bytes.CutSuffix(line, []byte("-----"))
+			if !ok || len(typ) == 0 {
+				return block, rest, "?"
+			}
+			return block, rest, string(typ)
+		}
+		skipped = skipped[i+len(pemBegin):]
+	}
+	return block, rest, ""
+}
+
+var pemBegin = []byte("-----BEGIN ")
 
 type pemKind int
 

@@ -1,6 +1,9 @@
 package jwks
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // KeySource supplies verification keys. It is the one seam between token
 // validation and where keys come from: a fixed list ([StaticSource]), a PEM
@@ -36,6 +39,12 @@ func NewStaticSource(keys ...any) (*StaticSource, error) {
 	s := &StaticSource{all: list, byID: make(map[string][]Key, len(list))}
 	for _, k := range list {
 		s.byID[k.ID] = append(s.byID[k.ID], k)
+	}
+	// Full slices: a caller appending to a result gets a copy rather than
+	// writing into storage other callers read.
+	s.all = slices.Clip(s.all)
+	for id, ks := range s.byID {
+		s.byID[id] = slices.Clip(ks)
 	}
 	return s, nil
 }

@@ -3,6 +3,7 @@ package jwks
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ksa-go/ksa/internal/jsonx"
 )
@@ -11,10 +12,18 @@ import (
 // material (RFC 7518 §6.2.2, §6.3.2, §6.4.1; RFC 8037 §2).
 var privateMembers = [...]string{"d", "p", "q", "dp", "dq", "qi", "oth", "k"}
 
+// publicMembers are the JWK members ParseSet reads. A member whose name
+// differs from one of them only in case is refused: encoding/json matches
+// names case-insensitively, so another reader could take it for the member.
+var publicMembers = [...]string{"kty", "use", "kid", "alg", "crv", "n", "e", "x", "y", "key_ops"}
+
 // rawJWK is one key object of a key set, as read, before it is turned into a
 // Key.
 type rawJWK struct {
-	index                  int
+	index int
+	// object is false for an element of the keys array that is not an
+	// object.
+	object                 bool
 	kty, use, kid, alg     string
 	crv, n, e, x, y        []byte // member values, still base64url / names
 	hasKeyOps, keyOpVerify bool
@@ -51,6 +60,10 @@ func walkSet(doc []byte, maxKeys int, visit func(*rawJWK)) error {
 			break
 		}
 		if string(name) != "keys" {
+			if strings.EqualFold(string(name), "keys") {
+				// encoding/json would read this as the key set.
+				return &SetError{Reason: fmt.Sprintf("member %q differs from \"keys\" only in case", name), Kind: ErrMalformedSet}
+			}
 			if err := r.Skip(); err != nil {
 				return &SetError{Reason: "document is not valid JSON", Kind: ErrMalformedSet, Err: err}
 			}
@@ -102,6 +115,7 @@ func readJWK(r *jsonx.Reader, j *rawJWK) error {
 	if err != nil {
 		return err
 	}
+	j.object = true
 	for {
 		name, ok, err := obj.Next()
 		if err != nil || !ok {
@@ -145,6 +159,12 @@ func readJWK(r *jsonx.Reader, j *rawJWK) error {
 			}
 			continue
 		default:
+			for _, m := range publicMembers {
+				if strings.EqualFold(member, m) {
+					j.fail(member, fmt.Sprintf("member name differs from %q only in case", m), nil)
+					break
+				}
+			}
 			if err := r.Skip(); err != nil {
 				return err
 			}
@@ -201,9 +221,11 @@ func readKeyOps(r *jsonx.Reader, j *rawJWK) error {
 	}
 }
 
+// isPrivateMember reports whether name is a private or symmetric member,
+// in any case: encoding/json would read "D" into a field tagged "d".
 func isPrivateMember(name string) bool {
 	for _, m := range privateMembers {
-		if name == m {
+		if strings.EqualFold(name, m) {
 			return true
 		}
 	}
@@ -213,11 +235,14 @@ func isPrivateMember(name string) bool {
 // Audit checks a JWKS document, ours or anyone's, before it is published or
 // trusted: every key must be a JSON object of type RSA, EC or OKP, and no key
 // may hold a private or symmetric member (d, p, q, dp, dq, qi, oth, k).
-// Member names are compared after JSON unescaping, and a member given twice
-// fails the audit too. It returns nil for a clean document, otherwise every
-// problem found, joined; each is a *MemberError matching
+// Member names are compared after JSON unescaping and without regard to case
+// ("D" is private too, as encoding/json would read it as "d"). A member
+// given twice and a member whose name differs from a JWK member's only in
+// case fail the audit too. It returns nil for a clean document, otherwise
+// every problem found, joined; each is a *MemberError matching
 // [ErrPrivateMaterial], [ErrUnknownKeyType] or [ErrUnsupportedKey], or a
-// single *SetError for a document that is not a key set.
+// single *SetError for a document that is not a key set (which includes a
+// document with a member spelling "keys" in another case).
 func Audit(doc []byte) error {
 	var errs []error
 	err := walkSet(doc, 0, func(j *rawJWK) {
@@ -228,6 +253,9 @@ func Audit(doc []byte) error {
 			p := *j.problem
 			p.KeyID = j.kid
 			errs = append(errs, &p)
+		}
+		if !j.object {
+			return // reported above; it has no kty to check
 		}
 		switch j.kty {
 		case "RSA", "EC", "OKP":

@@ -1,0 +1,45 @@
+// Package jwks holds verification keys: key IDs derived exactly as
+// Kubernetes derives them, JWK and JWKS documents built from public keys only,
+// an audit for any JWKS document, strict JWKS parsing for relying parties,
+// PEM key files, and the [KeySource] seam token validation uses.
+//
+// # Key IDs
+//
+// [KeyID] is Kubernetes' kid: unpadded base64url of the SHA-256 of the DER
+// SubjectPublicKeyInfo. [Thumbprint] is the RFC 7638 thumbprint other issuers
+// use.
+//
+//	kid, err := jwks.KeyID(key) // public key, private key or crypto.Signer
+//
+// # Publishing keys
+//
+// [NewKey] reduces any key to its public half and derives its kid and default
+// algorithm (RS256, ES256/384/512, EdDSA). [MarshalSet] writes the JWKS
+// kube-apiserver serves, byte for byte: members written from public values
+// through a fixed list per key type, so private material cannot reach the
+// output. [Audit] checks any JWKS document, ours or anyone's, for private or
+// symmetric members (d, p, q, dp, dq, qi, oth, k) and unknown key types.
+//
+//	key, err := jwks.NewKey(signer)
+//	doc, err := jwks.MarshalSet([]jwks.Key{key})
+//	if err := jwks.Audit(doc); err != nil { ... }
+//
+// # Reading keys
+//
+// [ParseSet] reads a JWKS for verification, strictly: the document must be
+// strict JSON within [DefaultMaxSetBytes] and [DefaultMaxKeys]; keys that
+// cannot be used (unknown types or curves, RSA outside [MinRSABits]..[MaxRSABits], private
+// members, bad encodings, points off the curve) are skipped one by one with
+// the reason in [Set.Skipped]. [ParsePublicKeysPEM] and [LoadPublicKeysFile]
+// read key files as kube-apiserver's --service-account-key-file;
+// [LoadSigningKeyFile] reads --service-account-signing-key-file.
+//
+// # Key sources
+//
+// A [KeySource] answers Keys(ctx, kid). [StaticSource] serves a fixed list:
+// a kid selects exactly the keys with that ID (no fallback to the others, as
+// in Kubernetes); no kid selects all keys.
+//
+//	src, err := jwks.NewStaticSource(pub1, pub2)
+//	v, err := tokens.NewValidator(tokens.ValidatorConfig{Keys: src, ...})
+package jwks

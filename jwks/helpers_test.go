@@ -1,0 +1,158 @@
+package jwks_test
+
+import (
+	"crypto"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ksa-go/ksa/jwks"
+)
+
+// k8sJWKS is the key set kube-apiserver serves for Kubernetes' RSA and EC
+// test public keys (openidmetadata_test.go:440, reference k8s-sa.md §4.4).
+const k8sJWKS = `{"keys":[{"use":"sig","kty":"RSA","kid":"JHJehTTTZlsspKHT-GaJxK7Kd1NQgZJu3fyK6K_QDYU","alg":"RS256","n":"249XwEo9k4tM8fMxV7zxOhcrP-WvXn917koM5Qr2ZXs4vo26e4ytdlrV0bQ9SlcLpQVSYjIxNfhTZdDt-ecIzshKuv1gKIxbbLQMOuK1eA_4HALyEkFgmS_tleLJrhc65tKPMGD-pKQ_xhmzRuCG51RoiMgbQxaCyYxGfNLpLAZK9L0Tctv9a0mJmGIYnIOQM4kC1A1I1n3EsXMWmeJUj7OTh_AjjCnMnkgvKT2tpKxYQ59PgDgU8Ssc7RDSmSkLxnrv-OrN80j6xrw0OjEiB4Ycr0PqfzZcvy8efTtFQ_Jnc4Bp1zUtFXt7-QeevePtQ2EcyELXE0i63T1CujRMWw","e":"AQAB"},{"use":"sig","kty":"EC","kid":"SoABiieYuNx4UdqYvZRVeuC6SihxgLrhLy9peHMHpTc","crv":"P-256","alg":"ES256","x":"H6cuzP8XuD5wal6wf9M6xDljTOPLX2i8uIp_C_ASqiI","y":"BlHnikLV9PyEd6gl8k4T_3Wwoh6xd79XLoQTh2PAi1Y"}]}`
+
+// Members of Kubernetes' test keys, for building key objects by hand.
+const (
+	k8sRSAN = "249XwEo9k4tM8fMxV7zxOhcrP-WvXn917koM5Qr2ZXs4vo26e4ytdlrV0bQ9SlcLpQVSYjIxNfhTZdDt-ecIzshKuv1gKIxbbLQMOuK1eA_4HALyEkFgmS_tleLJrhc65tKPMGD-pKQ_xhmzRuCG51RoiMgbQxaCyYxGfNLpLAZK9L0Tctv9a0mJmGIYnIOQM4kC1A1I1n3EsXMWmeJUj7OTh_AjjCnMnkgvKT2tpKxYQ59PgDgU8Ssc7RDSmSkLxnrv-OrN80j6xrw0OjEiB4Ycr0PqfzZcvy8efTtFQ_Jnc4Bp1zUtFXt7-QeevePtQ2EcyELXE0i63T1CujRMWw"
+	k8sECX  = "H6cuzP8XuD5wal6wf9M6xDljTOPLX2i8uIp_C_ASqiI"
+	k8sECY  = "BlHnikLV9PyEd6gl8k4T_3Wwoh6xd79XLoQTh2PAi1Y"
+	// rfc8037X is the Ed25519 public key of RFC 8037 appendix A.2.
+	rfc8037X = "11qYAYKxCrfVS_7TyWQHOg7hcvPapiMlrwIaaPcHURo"
+	// rfc8037D is its private key (appendix A.1).
+	rfc8037D = "nWGxne_9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A"
+)
+
+// Key objects of each type, to put in documents.
+const (
+	rsaJWK = `{"kty":"RSA","n":"` + k8sRSAN + `","e":"AQAB"}`
+	ecJWK  = `{"kty":"EC","crv":"P-256","x":"` + k8sECX + `","y":"` + k8sECY + `"}`
+	okpJWK = `{"kty":"OKP","crv":"Ed25519","x":"` + rfc8037X + `"}`
+)
+
+// rfc7638N is the RSA modulus of RFC 7638 §3.1 (and RFC 7517 appendix A.1);
+// its thumbprint is rfc7638Thumbprint.
+const (
+	rfc7638N          = "0vx7agoebGcQSuuPiLJXZptN9nndrQmbXEps2aiAFbWhM78LhWx4cbbfAAtVT86zwu1RK7aPFFxuhDR1L6tSoc_BJECPebWKRXjBZCiFV4n3oknjhMstn64tZ_2W-5JsGY4Hc5n9yBXArwl93lqt7_RN5w6Cf0h4QyQ5v-65YGjQR0_FDW2QvzqY368QQMicAtaSqzs8KJZgnYb9c7d0zgdAZHzu6qMQvRL5hajrn1n91CbOpbISD08qNLyrdkt-bFTWhAI4vMQFh6WeZu0fM4lFd2NcRwr3XPksINHaQ-G_xBniIqbw0Ls1jF44-csFCur-kEgU8awapJzKnqDKgw"
+	rfc7638Thumbprint = "NzbLsXh8uDCcd-6MNwXF4W_7noWXFZAfHkxZsRGC9Xs"
+)
+
+// rfc7517A1 is the public key set of RFC 7517 appendix A.1: a P-256 key
+// for encryption and an RSA key for RS256.
+const rfc7517A1 = `{"keys":
+  [
+    {"kty":"EC",
+     "crv":"P-256",
+     "x":"MKBCTNIcKUSDii11ySs3526iDZ8AiTo7Tu6KPAqv7D4",
+     "y":"4Etl6SRW2YiLUrN5vfvVHuhp7x8PxltmWWlbbM4IFyM",
+     "use":"enc",
+     "kid":"1"},
+
+    {"kty":"RSA",
+     "n": "` + rfc7638N + `",
+     "e":"AQAB",
+     "alg":"RS256",
+     "kid":"2011-04-29"}
+  ]
+}`
+
+// rfc7517A2EC is the P-256 private key of RFC 7517 appendix A.2.
+const rfc7517A2EC = `{"keys":[{"kty":"EC","crv":"P-256","x":"MKBCTNIcKUSDii11ySs3526iDZ8AiTo7Tu6KPAqv7D4","y":"4Etl6SRW2YiLUrN5vfvVHuhp7x8PxltmWWlbbM4IFyM","d":"870MB6gfuTJ4HtUnUvYMyJpr5eUZNP4Bk43bVdj3eAE","use":"enc","kid":"1"}]}`
+
+// The signature keys of RFC 7520 §3.1 (P-521) and §3.3 (RSA), with their
+// RFC 7638 thumbprints as go-jose computes them (jwk_test.go,
+// cookbookJWKThumbprints).
+const (
+	rfc7520EC           = `{"kty":"EC","kid":"bilbo.baggins@hobbiton.example","use":"sig","crv":"P-521","x":"AHKZLLOsCOzz5cY97ewNUajB957y-C-U88c3v13nmGZx6sYl_oJXu9A5RkTKqjqvjyekWF-7ytDyRXYgCF5cj0Kt","y":"AdymlHvOiLxXkEhayXQnNCvDX4h9htZaCJN34kfmC6pV5OhQHiraVySsUdaQkAgDPrwQrJmbnX9cwlGfP-HqHZR1"}`
+	rfc7520ECThumbprint = "dHri3SADZkrush5HU_50AoRhcKFryN-PI6jPBtPL55M"
+	// rfc7520ECD is the private scalar of the same key.
+	rfc7520ECD           = "AAhRON2r9cqXX1hg-RoI6R1tX5p2rUAYdmpHZoC1XNM56KtscrX6zbKipQrCW9CGZH3T4ubpnoTKLDYJ_fF3_rJt"
+	rfc7520RSA           = `{"kty":"RSA","kid":"bilbo.baggins@hobbiton.example","use":"sig","n":"n4EPtAOCc9AlkeQHPzHStgAbgs7bTZLwUBZdR8_KuKPEHLd4rHVTeT-O-XV2jRojdNhxJWTDvNd7nqQ0VEiZQHz_AJmSCpMaJMRBSFKrKb2wqVwGU_NsYOYL-QtiWN2lbzcEe6XC0dApr5ydQLrHqkHHig3RBordaZ6Aj-oBHqFEHYpPe7Tpe-OfVfHd1E6cS6M1FZcD1NNLYD5lFHpPI9bTwJlsde3uhGqC0ZCuEHg8lhzwOHrtIQbS0FVbb9k3-tVTU4fg_3L_vniUFAKwuCLqKnS2BYwdq_mzSnbLY7h_qixoR7jig3__kRhuaxwUkRz5iaiQkqgc5gHdrNP5zw","e":"AQAB"}`
+	rfc7520RSAThumbprint = "9jg46WB3rR_AHD-EBXdN7cBkH1WOu0tA3M9fm21mqTI"
+)
+
+// set wraps key objects in a key set document.
+func set(keys ...string) string {
+	return `{"keys":[` + strings.Join(keys, ",") + `]}`
+}
+
+// with returns the key object obj with extra members appended, each given
+// as `"name":value`.
+func with(obj string, members ...string) string {
+	return strings.TrimSuffix(obj, "}") + "," + strings.Join(members, ",") + "}"
+}
+
+// jwxFile returns a key set produced by lestrrat-go/jwx v3 (see
+// testdata/jwx-v3/gen.go.txt).
+func jwxFile(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "jwx-v3", name))
+	require.NoError(t, err)
+	return []byte(strings.TrimSpace(string(b)))
+}
+
+// memberErrors returns the *MemberErrors in err, which may be one error or
+// several joined.
+func memberErrors(t testing.TB, err error) []*jwks.MemberError {
+	t.Helper()
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	out := make([]*jwks.MemberError, 0, len(errs))
+	for _, e := range errs {
+		var me *jwks.MemberError
+		require.True(t, errors.As(e, &me), "error %v is not a *MemberError", e)
+		out = append(out, me)
+	}
+	return out
+}
+
+// problem is the part of a MemberError a test asserts on.
+type problem struct {
+	Index  int
+	Member string
+	Kind   error
+}
+
+func problems(t testing.TB, err error) []problem {
+	t.Helper()
+	var out []problem
+	for _, me := range memberErrors(t, err) {
+		require.ErrorIs(t, me, me.Kind)
+		out = append(out, problem{Index: me.Index, Member: me.Member, Kind: me.Kind})
+	}
+	return out
+}
+
+// signerOnly hides every method of a private key but Public and Sign, as a
+// KMS or HSM key would.
+type signerOnly struct{ crypto.Signer }
+
+// privateMemberNames are the JWK members that hold private or symmetric
+// material.
+var privateMemberNames = []string{"d", "p", "q", "dp", "dq", "qi", "oth", "k"}
+
+// isPrivateName reports whether name is a private member in any case, as
+// encoding/json would match it against a field tagged with the name.
+func isPrivateName(name string) bool {
+	for _, m := range privateMemberNames {
+		if strings.EqualFold(name, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// parseSetKeys returns the keys ParseSet takes from doc, skipping others.
+func parseSetKeys(t testing.TB, doc string) []jwks.Key {
+	t.Helper()
+	s, err := jwks.ParseSet([]byte(doc), jwks.ParseOptions{})
+	require.NoError(t, err)
+	return s.Keys
+}

@@ -192,8 +192,6 @@ func TestMarshalSetExcludeAndDuplicates(t *testing.T) {
 		{name: "excluded key left out", keys: []jwks.Key{hidden, ecKey}, want: set(string(ecJSON))},
 		{name: "excluded last", keys: []jwks.Key{ecKey, hidden}, want: set(string(ecJSON))},
 		{name: "all excluded", keys: []jwks.Key{hidden}, want: `{"keys":[]}`},
-		// An excluded key is not written, so it is not checked either.
-		{name: "invalid excluded key", keys: []jwks.Key{{Public: testkeys.K8sRSA(), ExcludeFromDiscovery: true}, ecKey}, want: set(string(ecJSON))},
 		{name: "duplicates kept", keys: []jwks.Key{rsaKey, ecKey, rsaKey}, want: set(string(rsaJSON), string(ecJSON), string(rsaJSON))},
 	}
 	for _, tt := range tests {
@@ -203,6 +201,15 @@ func TestMarshalSetExcludeAndDuplicates(t *testing.T) {
 			assert.Equal(t, tt.want, string(got))
 		})
 	}
+}
+
+// TestMarshalSetChecksExcludedKeys: a key left out of the set is still
+// checked; a broken one is an error, not silently hidden.
+func TestMarshalSetChecksExcludedKeys(t *testing.T) {
+	ecKey, err := jwks.NewKey(testkeys.K8sEC())
+	require.NoError(t, err)
+	_, err = jwks.MarshalSet([]jwks.Key{{Public: testkeys.K8sRSA(), ExcludeFromDiscovery: true}, ecKey})
+	require.ErrorIs(t, err, jwks.ErrUnsupportedKey)
 }
 
 func TestMarshalErrors(t *testing.T) {

@@ -1,0 +1,71 @@
+// Package tokens mints and validates Kubernetes service-account tokens
+// exactly as kube-apiserver does.
+//
+// # Minting
+//
+// A [Minter] signs with any crypto.Signer (an in-memory key, or a KMS or HSM
+// key) and applies the TokenRequest rules: a default lifetime of one hour,
+// between ten minutes and 2^32 seconds, an optional cluster cap that shortens
+// with a warning, the warnafter extension for the kube-api-access volume, and
+// binding to a pod (with its node), a secret or a node. For the same inputs
+// the token's bytes are kube-apiserver's: header {"alg","kid"} with
+// Kubernetes' key ID, claims sorted as go-jose writes them.
+//
+//	minter, err := tokens.NewMinter(tokens.MinterConfig{
+//		Issuer: "https://kubernetes.default.svc.cluster.local",
+//		Signer: key, // *ecdsa.PrivateKey, *rsa.PrivateKey, ed25519.PrivateKey, a KMS signer...
+//	})
+//	tok, err := minter.Mint(ctx, tokens.Request{
+//		ServiceAccount: ksa.ServiceAccount{Namespace: "prod", Name: "billing", UID: saUID},
+//		Audiences:      []string{"vault"},
+//		BoundObject:    &tokens.BoundObject{Kind: tokens.BoundPod, Name: podName, UID: podUID},
+//	})
+//	// tok.Raw is the JWT; tok.ExpirationTimestamp what TokenRequest reports.
+//
+// Callers holding the API types convert a TokenRequestSpec with
+// [RequestFromSpec].
+//
+// # Validation
+//
+// A [Validator] checks, in kube-apiserver's order: the size limit, the
+// compact form and strict base64url and JSON, the issuer (several may be
+// accepted), the key by kid (no fallback to other keys when the kid is
+// unknown), the signature, the audiences (the intersection, in the order
+// asked for), exp/nbf/iat with a one-minute leeway, and, with an
+// [ObjectGetter], that the service account and the pod, secret or node the
+// token is bound to still exist with the same UID. A token past its
+// warnafter time is reported in [Result.Stale], never refused.
+//
+//	keys, _ := jwks.NewStaticSource(publicKey)
+//	v, err := tokens.NewValidator(tokens.ValidatorConfig{
+//		Issuers:   []string{"https://kubernetes.default.svc.cluster.local"},
+//		Keys:      keys,
+//		Audiences: []string{"vault"},
+//		Objects:   getter, // or SkipObjectCheck: true outside the cluster
+//	})
+//	res, err := v.Validate(ctx, raw)
+//	switch {
+//	case errors.Is(err, tokens.ErrExpired): ...
+//	case errors.Is(err, tokens.ErrInvalidated): // the pod is gone
+//	}
+//	user := res.UserInfo() // system:serviceaccount:prod:billing, groups, pod and node extras
+//
+// Beyond Kubernetes, the validator is strict where Kubernetes is lenient: the
+// algorithm must be the key's own unless listed in AllowedAlgorithms (never
+// none or HMAC); JSON must be strict (no duplicate or case-variant claim
+// names, no invalid UTF-8, bounded depth); base64url must be canonical;
+// tokens without exp, or (by default) without aud, are refused; a relying
+// party must say whether it checks audiences and live objects. Every
+// rejection is a typed error matching a sentinel with errors.Is.
+//
+// # Limits and defaults
+//
+// Tokens over [DefaultMaxTokenBytes] (16 KiB) are refused before decoding;
+// time claims beyond [MaxNumericDate] are malformed; JSON is nested at most
+// 16 deep. [DefaultLeeway] is one minute. The optional result cache
+// ([CacheConfig]) remembers successes for [DefaultCacheTTL] (10 s, as
+// kube-apiserver) in at most [DefaultCacheEntries] entries, never past the
+// token's exp.
+//
+// Legacy Secret-based tokens are refused unless [LegacyConfig] accepts them.
+package tokens

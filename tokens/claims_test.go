@@ -86,7 +86,7 @@ func TestClaimsJSON(t *testing.T) {
 			want:   `{"kubernetes.io":{"serviceaccount":{}}}`,
 		},
 		{
-			name: "html characters escaped as go-jose escapes them",
+			name:   "html characters escaped as go-jose escapes them",
 			claims: &tokens.Claims{Issuer: "https://a?b=<c>&d", Audience: []string{"x\u2028y"}},
 			want:   `{"aud":["x\u2028y"],"iss":"https://a?b=\u003cc\u003e\u0026d"}`,
 		},

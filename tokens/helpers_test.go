@@ -37,7 +37,9 @@ func newObjectStore() *objectStore {
 	return &objectStore{objects: map[string]tokens.LiveObject{}, secrets: map[string]tokens.LegacySecret{}}
 }
 
-func objectKey(kind tokens.ObjectKind, ns, name string) string { return string(kind) + "/" + ns + "/" + name }
+func objectKey(kind tokens.ObjectKind, ns, name string) string {
+	return string(kind) + "/" + ns + "/" + name
+}
 
 func (s *objectStore) add(kind tokens.ObjectKind, ns, name, uid string) *objectStore {
 	s.objects[objectKey(kind, ns, name)] = tokens.LiveObject{UID: uid}

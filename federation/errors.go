@@ -1,0 +1,140 @@
+package federation
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors. Every error of the package matches one with errors.Is;
+// the typed errors carry what the caller needs to fix it.
+var (
+	// ErrConfig: the credential cannot be built (missing client ID,
+	// tenant ID or token file; an invalid tenant or authority host).
+	ErrConfig = errors.New("federation: invalid configuration")
+
+	// Pre-flight: the assertion would be refused; nothing was sent.
+
+	// ErrAssertionAudience: the token's aud does not contain the audience
+	// the federated credential expects.
+	ErrAssertionAudience = errors.New("federation: assertion audience mismatch")
+	// ErrAssertionIssuer: the token's iss is not the configured issuer.
+	ErrAssertionIssuer = errors.New("federation: assertion issuer mismatch")
+	// ErrAssertionSubject: the token's sub is not the configured subject.
+	ErrAssertionSubject = errors.New("federation: assertion subject mismatch")
+	// ErrAssertionExpired: the token is expired or about to expire
+	// (pre-flight), or Entra refused it as outside its validity window
+	// (AADSTS700024).
+	ErrAssertionExpired = errors.New("federation: assertion expired")
+
+	// Entra ID's answers, mapped from AADSTS codes.
+
+	// ErrNoMatchingCredential: AADSTS70021, no federated identity credential
+	// matches the assertion's issuer, subject and audience.
+	ErrNoMatchingCredential = errors.New("federation: no matching federated identity credential")
+	// ErrIssuerMismatch: AADSTS700211, no credential has the assertion's
+	// issuer.
+	ErrIssuerMismatch = errors.New("federation: no federated identity credential for the assertion's issuer")
+	// ErrAudienceMismatch: AADSTS700212.
+	ErrAudienceMismatch = errors.New("federation: no federated identity credential for the assertion's audience")
+	// ErrSubjectMismatch: AADSTS700213.
+	ErrSubjectMismatch = errors.New("federation: no federated identity credential for the assertion's subject")
+	// ErrSigningKeyNotFound: AADSTS7000272, the assertion's kid is not in
+	// the issuer's published JWKS.
+	ErrSigningKeyNotFound = errors.New("federation: assertion signing key not in the issuer's metadata")
+	// ErrIssuerUnreachable: AADSTS90061, Entra could not fetch the issuer's
+	// discovery document or JWKS.
+	ErrIssuerUnreachable = errors.New("federation: issuer metadata unreachable from Entra ID")
+	// ErrEntra: any other error answer from Entra ID.
+	ErrEntra = errors.New("federation: token request refused by Entra ID")
+)
+
+// ConfigError reports a credential that cannot be built. It matches
+// [ErrConfig].
+type ConfigError struct {
+	// Field is the option at fault: "ClientID", "TenantID", "Source",
+	// "AuthorityHost".
+	Field  string
+	Reason string
+	Err    error
+}
+
+func (e *ConfigError) Error() string {
+	msg := fmt.Sprintf("federation: %s: %s", e.Field, e.Reason)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+// Is reports whether target is [ErrConfig].
+func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
+
+// Unwrap returns the cause, if any.
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// PreflightError reports an assertion refused before it was sent, naming
+// what does not match. It matches the sentinel of the check.
+type PreflightError struct {
+	// Check is "audience", "issuer", "subject" or "expiry".
+	Check string
+	// Want is the expected value; Got what the token holds.
+	Want, Got string
+	Hint      string
+	Sentinel  error
+}
+
+func (e *PreflightError) Error() string {
+	msg := fmt.Sprintf("federation: assertion %s: want %q, token has %q", e.Check, e.Want, e.Got)
+	if e.Hint != "" {
+		msg += " (" + e.Hint + ")"
+	}
+	return msg
+}
+
+// Is reports whether target is the check's sentinel.
+func (e *PreflightError) Is(target error) bool { return target == e.Sentinel }
+
+// EntraError is an error answer of Entra ID's token endpoint, with the
+// AADSTS code, Entra's description, and what to do about it. It matches the
+// sentinel of the code ([ErrEntra] for codes without one) and wraps
+// azidentity's error.
+type EntraError struct {
+	// Code is the AADSTS number, 0 if none could be read.
+	Code        int
+	Description string
+	// Fix says what usually resolves the error.
+	Fix      string
+	Sentinel error
+	Err      error
+}
+
+func (e *EntraError) Error() string {
+	var b strings.Builder
+	b.WriteString("federation: Entra ID refused the token request")
+	if e.Code != 0 {
+		fmt.Fprintf(&b, " (AADSTS%d)", e.Code)
+	}
+	if e.Description != "" {
+		b.WriteString(": ")
+		b.WriteString(firstLine(e.Description))
+	}
+	if e.Fix != "" {
+		b.WriteString(". Fix: ")
+		b.WriteString(e.Fix)
+	}
+	return b.String()
+}
+
+// Is reports whether target is the code's sentinel or ErrEntra.
+func (e *EntraError) Is(target error) bool { return target == e.Sentinel || target == ErrEntra }
+
+// Unwrap returns azidentity's error.
+func (e *EntraError) Unwrap() error { return e.Err }
+
+func firstLine(s string) string {
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

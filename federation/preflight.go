@@ -1,0 +1,52 @@
+package federation
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/ksa-go/ksa/tokens"
+)
+
+// preflight checks what Entra ID will check, before the assertion is sent.
+func (c *AzureCredential) preflight(claims *tokens.Claims) error {
+	if !slices.Contains(claims.Audience, c.audience) {
+		hint := "the projected token's serviceAccountToken.audience must be " + c.audience
+		return &PreflightError{Check: "audience", Want: c.audience, Got: strings.Join(claims.Audience, ","), Hint: hint, Sentinel: ErrAssertionAudience}
+	}
+	if left := claims.Expiry.Sub(c.now()); left < c.minLeft {
+		return &PreflightError{Check: "expiry", Want: fmt.Sprintf("at least %s left", c.minLeft), Got: claims.Expiry.UTC().Format(time.RFC3339),
+			Hint: "the kubelet has not rotated the projected token", Sentinel: ErrAssertionExpired}
+	}
+	if c.issuer != "" && claims.Issuer != c.issuer {
+		return &PreflightError{Check: "issuer", Want: c.issuer, Got: claims.Issuer, Hint: issuerHint(c.issuer, claims.Issuer), Sentinel: ErrAssertionIssuer}
+	}
+	if c.subject != "" && claims.Subject != c.subject {
+		return &PreflightError{Check: "subject", Want: c.subject, Got: claims.Subject, Sentinel: ErrAssertionSubject}
+	}
+	return nil
+}
+
+// issuerHint names the usual culprits of an issuer mismatch.
+func issuerHint(want, got string) string {
+	switch {
+	case strings.TrimSuffix(want, "/") == strings.TrimSuffix(got, "/"):
+		return "the two differ only by a trailing slash: Entra ID compares issuers exactly"
+	case strings.TrimSpace(got) != got || strings.TrimSpace(want) != want:
+		return "leading or trailing whitespace"
+	}
+	return "the federated identity credential's issuer must equal the cluster's --service-account-issuer"
+}
+
+// describe names the assertion behind an Entra error, for the fix text.
+func (c *AzureCredential) describe(ctx context.Context, claims *tokens.Claims) *tokens.Claims {
+	if claims != nil {
+		return claims
+	}
+	if t, err := c.src.Current(ctx); err == nil {
+		return t.Claims
+	}
+	return nil
+}

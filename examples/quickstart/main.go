@@ -1,8 +1,15 @@
 // Command quickstart walks through ksa end to end with embedded defaults and
-// no cluster or cloud: it mints a Kubernetes service-account token with a
-// freshly generated key, publishes the key as a JWKS, validates the token as
-// a relying party would from that JWKS alone, and prints the identity the
-// token proves.
+// no cluster or cloud, everything on loopback:
+//
+//  1. the cluster side mints a pod-bound service-account token with a fresh
+//     key, as kube-apiserver's TokenRequest API does;
+//  2. it publishes the OIDC discovery document and JWKS, as kube-apiserver
+//     does, on a local HTTPS server;
+//  3. a relying party discovers the issuer and verifies the token with
+//     nothing but the issuer URL, and prints the identity it proves;
+//  4. the pod exchanges its projected token for a Microsoft Entra ID access
+//     token with the Azure SDK, against a local Entra stand-in that checks
+//     the federated identity credential.
 //
 //	go run ./examples/quickstart
 package main
@@ -12,21 +19,27 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/ksa-go/ksa"
-	"github.com/ksa-go/ksa/jwks"
-	"github.com/ksa-go/ksa/tokens"
-)
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/cloud"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
-const (
-	issuer   = "https://oidc.example.com/cluster-1"
-	audience = "api://AzureADTokenExchange"
+	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/federation"
+	"github.com/ksa-go/ksa/federation/entratest"
+	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/oidc"
+	"github.com/ksa-go/ksa/tokens"
 )
 
 func main() {
@@ -37,21 +50,30 @@ func main() {
 }
 
 func run(ctx context.Context, out io.Writer) error {
-	// 1. The cluster side: a signing key, as kube-apiserver's
-	//    --service-account-signing-key-file.
+	sa := ksa.ServiceAccount{Namespace: "payments", Name: "billing", UID: "9e1f3c7a-52b4-4d5e-8f6a-1b2c3d4e5f60"}
+
+	// 1. The cluster: a signing key (kube-apiserver's
+	//    --service-account-signing-key-file) and an issuer URL served over
+	//    HTTPS (here a local server; its URL is the issuer).
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return err
 	}
+	signing, err := jwks.NewKey(key)
+	if err != nil {
+		return err
+	}
+	var issuerHandler http.Handler
+	issuerSrv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { issuerHandler.ServeHTTP(w, r) }))
+	defer issuerSrv.Close()
+	issuer := issuerSrv.URL
 	minter, err := tokens.NewMinter(tokens.MinterConfig{Issuer: issuer, Signer: key})
 	if err != nil {
 		return err
 	}
-
-	// 2. A pod-bound token, as the kubelet requests for a projected volume.
 	tok, err := minter.Mint(ctx, tokens.Request{
-		ServiceAccount:    ksa.ServiceAccount{Namespace: "payments", Name: "billing", UID: "9e1f3c7a-52b4-4d5e-8f6a-1b2c3d4e5f60"},
-		Audiences:         []string{audience},
+		ServiceAccount:    sa,
+		Audiences:         []string{federation.DefaultAudience},
 		ExpirationSeconds: 3600,
 		BoundObject:       &tokens.BoundObject{Kind: tokens.BoundPod, Name: "billing-7d4f8b9c6-x2x4z", UID: "7f2b3c4d-5e6f-4a1b-9c8d-7e6f5a4b3c2d"},
 		Node:              &ksa.ObjectRef{Name: "node-1", UID: "1a2b3c4d-5e6f-4a1b-9c8d-7e6f5a4b3c2d"},
@@ -59,69 +81,90 @@ func run(ctx context.Context, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "minted token (%d bytes) for %s, expires %s\n", len(tok.Raw), tok.Claims.Subject, tok.ExpirationTimestamp.UTC().Format(time.RFC3339))
+	fmt.Fprintf(out, "1. minted a %d-byte token for %s, expires %s\n", len(tok.Raw), tok.Claims.Subject, tok.ExpirationTimestamp.UTC().Format(time.RFC3339))
 
-	// 3. Publish the public key as a JWKS: public members only, audited.
-	signing, err := jwks.NewKey(key)
+	// 2. Publish discovery and the JWKS exactly as kube-apiserver does.
+	handler, err := oidc.NewHandler(oidc.HandlerConfig{IssuerConfig: oidc.IssuerConfig{Issuer: issuer, JWKSURI: issuer + oidc.JWKSPath}}, []jwks.Key{signing})
 	if err != nil {
 		return err
 	}
-	doc, err := jwks.MarshalSet([]jwks.Key{signing})
-	if err != nil {
+	issuerHandler = handler
+	if err := jwks.Audit(handler.Documents().JWKS); err != nil {
 		return err
 	}
-	if err := jwks.Audit(doc); err != nil {
-		return err
-	}
-	fmt.Fprintf(out, "published JWKS: %s\n", doc)
+	fmt.Fprintf(out, "2. serving %s%s and %s (public keys only, audited)\n", issuer, oidc.DiscoveryPath, oidc.JWKSPath)
 
-	// 4. The relying party: it only has the JWKS document and the issuer.
-	set, err := jwks.ParseSet(doc, jwks.ParseOptions{})
-	if err != nil {
-		return err
-	}
-	keys, err := jwks.NewStaticSource(anyKeys(set.Keys)...)
-	if err != nil {
-		return err
-	}
-	validator, err := tokens.NewValidator(tokens.ValidatorConfig{
-		Issuers:         []string{issuer},
-		Keys:            keys,
-		Audiences:       []string{audience},
-		SkipObjectCheck: true, // outside the cluster: no pod liveness checks
+	// 3. A relying party that knows only the issuer URL.
+	verifier, err := oidc.NewVerifier(ctx, oidc.VerifierConfig{
+		Issuers:    []string{issuer},
+		Discovery:  oidc.DiscoveryConfig{Client: issuerSrv.Client()},
+		Validation: tokens.ValidatorConfig{Audiences: []string{federation.DefaultAudience}},
 	})
 	if err != nil {
 		return err
 	}
-	res, err := validator.Validate(ctx, tok.Raw)
+	res, err := verifier.Verify(ctx, tok.Raw)
 	if err != nil {
 		return err
 	}
-
-	// 5. What the token proves.
 	user := res.UserInfo()
-	fmt.Fprintf(out, "verified with key %s (%s) for audiences %v\n", res.KeyID, res.Algorithm, res.Audiences)
-	fmt.Fprintf(out, "username: %s\nuid:      %s\ngroups:   %s\n", user.Username, user.UID, strings.Join(user.Groups, ", "))
+	fmt.Fprintf(out, "3. verified with key %s (%s) for audiences %v\n", res.KeyID, res.Algorithm, res.Audiences)
+	fmt.Fprintf(out, "   username: %s\n   uid:      %s\n   groups:   %s\n", user.Username, user.UID, strings.Join(user.Groups, ", "))
 	extras := make([]string, 0, len(user.Extra))
 	for k, v := range user.Extra {
 		extras = append(extras, fmt.Sprintf("%s=%s", k, strings.Join(v, ",")))
 	}
 	sort.Strings(extras)
 	for _, e := range extras {
-		fmt.Fprintf(out, "extra:    %s\n", e)
+		fmt.Fprintf(out, "   extra:    %s\n", e)
+	}
+	if _, err := verifier.VerifyFor(ctx, tok.Raw, []string{"https://vault.example.com"}); errors.Is(err, tokens.ErrAudienceMismatch) {
+		fmt.Fprintf(out, "   a token for another audience is refused: %v\n", err)
 	}
 
-	// 6. A token for another audience is refused with a typed error.
-	if _, err := validator.ValidateFor(ctx, tok.Raw, []string{"https://vault.example.com"}); err != nil {
-		fmt.Fprintf(out, "other audience refused: %v\n", err)
+	// 4. Workload identity federation: the kubelet writes the token into the
+	//    pod; the Azure SDK exchanges it at Entra ID (a local stand-in with
+	//    one federated identity credential).
+	const tenantID, clientID = "contoso", "00000000-0000-0000-0000-0000000000b1"
+	entra, err := entratest.New(entratest.Options{
+		TenantID:     tenantID,
+		IssuerClient: issuerSrv.Client(),
+		Apps: []entratest.App{{ClientID: clientID, Credentials: []entratest.FederatedCredential{
+			{Issuer: issuer, Subject: sa.Username(), Audience: federation.DefaultAudience},
+		}}},
+	})
+	if err != nil {
+		return err
 	}
+	defer entra.Close()
+	dir, err := os.MkdirTemp("", "ksa-quickstart")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	tokenFile := filepath.Join(dir, "azure-identity-token")
+	if err := os.WriteFile(tokenFile, []byte(tok.Raw), 0o600); err != nil {
+		return err
+	}
+	cred, err := federation.NewAzureCredential(&federation.AzureOptions{
+		ClientID:  clientID,
+		TenantID:  tenantID,
+		TokenFile: tokenFile,
+		Issuer:    issuer,
+		ClientOptions: azcore.ClientOptions{
+			Cloud:     cloud.Configuration{ActiveDirectoryAuthorityHost: entra.URL()},
+			Transport: entra.Client(),
+		},
+		DisableInstanceDiscovery: true,
+		Getenv:                   func(string) string { return "" }, // ignore this machine's AZURE_* variables
+	})
+	if err != nil {
+		return err
+	}
+	access, err := cred.GetToken(ctx, policy.TokenRequestOptions{Scopes: []string{"https://management.azure.com/.default"}})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "4. exchanged the projected token for an Entra ID access token (%d bytes, valid until %s)\n", len(access.Token), access.ExpiresOn.UTC().Format(time.RFC3339))
 	return nil
-}
-
-func anyKeys(keys []jwks.Key) []any {
-	out := make([]any, len(keys))
-	for i, k := range keys {
-		out[i] = k
-	}
-	return out
 }

@@ -93,8 +93,19 @@ type Server struct {
 // ends.
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
+	s, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// New starts the stand-in outside a test (examples, local demos). The
+// caller must Close it.
+func New(opts Options) (*Server, error) {
 	if opts.TenantID == "" {
-		t.Fatal("entratest: Options.TenantID is required")
+		return nil, errors.New("entratest: Options.TenantID is required")
 	}
 	s := &Server{opts: opts, now: opts.Now, apps: map[string]*App{}, verifiers: map[string]*oidc.Verifier{}}
 	if s.now == nil {
@@ -107,9 +118,11 @@ func Start(t testing.TB, opts Options) *Server {
 		s.AddApp(a)
 	}
 	s.srv = httptest.NewTLSServer(http.HandlerFunc(s.serve))
-	t.Cleanup(s.srv.Close)
-	return s
+	return s, nil
 }
+
+// Close stops the server.
+func (s *Server) Close() { s.srv.Close() }
 
 // URL is the authority host (azcore cloud.Configuration's
 // ActiveDirectoryAuthorityHost).

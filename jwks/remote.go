@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -129,17 +131,23 @@ type RemoteConfig struct {
 	// Cache-Control max-age grants; DefaultCacheAge applies without one.
 	// Zero means DefaultMinCacheAge and DefaultMaxCacheAge.
 	MinCacheAge, MaxCacheAge time.Duration
+	// InsecureAllowHTTP accepts an http:// URL. Never set it outside tests.
+	InsecureAllowHTTP bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// OnFetch, when set, is called after every fetch, success or failure. It
-	// must not block.
+	// OnFetch, when set, is called after every fetch, success or failure,
+	// once Stats include it and before the callers waiting on the fetch
+	// return. It must not block; it may run concurrently with itself.
 	OnFetch func(FetchEvent)
 }
 
 // Remote is a [KeySource] backed by a JWKS URL: keys are fetched on first
 // use, kept while fresh (Cache-Control max-age within bounds), and fetched
-// again when a token names an unknown key ID or the set goes stale. Fetches
-// are rate-limited, merged (concurrent callers share one request), bounded in
+// again when a token names an unknown key ID or the set goes stale. A stale
+// set still answers the key IDs it knows at once while it is refreshed in the
+// background. A bad signature under a known key ID triggers no fetch: a
+// forged token cannot make the issuer's keys be fetched. Fetches are
+// rate-limited, merged (concurrent callers share one request), bounded in
 // time and size, and never lose the keys already held: after a failed fetch
 // the previous keys keep working, and a first failure is retried by the next
 // call once the rate limit allows. Unusable keys in the document are skipped
@@ -179,8 +187,14 @@ func NewRemote(cfg RemoteConfig) (*Remote, error) {
 	if cfg.URL == "" {
 		return nil, errors.New("jwks: RemoteConfig.URL is required")
 	}
-	if !strings.HasPrefix(cfg.URL, "https://") && !strings.HasPrefix(cfg.URL, "http://") {
-		return nil, fmt.Errorf("jwks: RemoteConfig.URL %q is not an http(s) URL", cfg.URL)
+	u, err := url.Parse(cfg.URL)
+	switch {
+	case err != nil || u.Host == "":
+		return nil, fmt.Errorf("jwks: RemoteConfig.URL %q is not an absolute URL", cfg.URL)
+	case strings.EqualFold(u.Scheme, "https"):
+	case strings.EqualFold(u.Scheme, "http") && cfg.InsecureAllowHTTP:
+	default:
+		return nil, fmt.Errorf("jwks: RemoteConfig.URL %q is not https (InsecureAllowHTTP allows http in tests)", cfg.URL)
 	}
 	if cfg.Timeout < 0 || cfg.RefetchInterval < 0 || cfg.RefetchBurst < 0 || cfg.MinCacheAge < 0 || cfg.MaxCacheAge < 0 {
 		return nil, errors.New("jwks: negative RemoteConfig value")
@@ -230,6 +244,13 @@ func (r *Remote) Keys(ctx context.Context, kid string) ([]Key, error) {
 	case cur == nil:
 		reason = FetchInitial
 	case !now.Before(cur.expires):
+		// Stale: a known kid is answered from the held keys at once while
+		// the set is refreshed in the background (rate limits permitting),
+		// so a slow or hanging issuer never stalls verification.
+		if keys, _ := cur.set.Keys(ctx, kid); len(keys) > 0 {
+			r.refreshInBackground(ctx)
+			return keys, nil
+		}
 		reason = FetchExpired
 	default:
 		keys, _ := cur.set.Keys(ctx, kid)
@@ -246,16 +267,30 @@ func (r *Remote) Keys(ctx context.Context, kid string) ([]Key, error) {
 		return nil, err
 	}
 	keys, _ := next.set.Keys(ctx, kid)
-	if len(keys) == 0 && err != nil && !errors.Is(err, errRateLimited) {
+	if len(keys) == 0 && err != nil && !errors.Is(err, ErrRateLimited) {
 		// The kid may be in the set the issuer failed to serve.
 		return nil, err
 	}
 	return keys, nil
 }
 
-// errRateLimited marks a fetch the rate limit did not allow: not a failure
-// when keys are held (an unknown kid stays unknown).
-var errRateLimited = errors.New("rate limited")
+// refreshInBackground starts a fetch of a stale set, unless one is under way
+// or the rate limit says no, and does not wait for it.
+func (r *Remote) refreshInBackground(ctx context.Context) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.inflight != nil || !r.limiter.allow(r.now()) {
+		return
+	}
+	call := &fetchCall{done: make(chan struct{})}
+	r.inflight = call
+	go r.run(context.WithoutCancel(ctx), FetchExpired, call)
+}
+
+// ErrRateLimited matches (with ErrFetch) a fetch the rate limit did not
+// allow. Keys treats it as no news while keys are held: an unknown kid stays
+// unknown, without an error.
+var ErrRateLimited = errors.New("jwks: key set fetch rate limited")
 
 // Refresh fetches the key set now, bypassing freshness and the rate limit
 // (a merged fetch already under way is joined instead).
@@ -279,13 +314,16 @@ func (r *Remote) Stats() RemoteStats {
 // fetch joins or starts a fetch and waits for it within ctx. It returns nil
 // keys when no fetch was allowed or it failed.
 func (r *Remote) fetch(ctx context.Context, reason FetchReason, force bool) (*remoteKeys, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, &FetchError{URL: r.cfg.URL, Reason: "gave up waiting for the key set", Err: err}
+	}
 	r.mu.Lock()
 	call := r.inflight
 	if call == nil {
 		if !force && !r.limiter.allow(r.now()) {
 			last := r.stats.LastError
 			r.mu.Unlock()
-			return nil, &FetchError{URL: r.cfg.URL, Reason: "rate limited after a recent fetch", Err: errors.Join(errRateLimited, last)}
+			return nil, &FetchError{URL: r.cfg.URL, Reason: "rate limited after a recent fetch", Err: errors.Join(ErrRateLimited, last)}
 		}
 		call = &fetchCall{done: make(chan struct{})}
 		r.inflight = call
@@ -320,10 +358,14 @@ func (r *Remote) run(ctx context.Context, reason FetchReason, call *fetchCall) {
 	call.keys, call.err = keys, err
 	r.inflight = nil
 	r.mu.Unlock()
-	close(call.done)
+	// The hook runs before the waiters are released, so that a caller
+	// whose Keys or Refresh returned sees the event recorded. inflight is
+	// already cleared: a hook calling Keys or Refresh starts a new fetch
+	// rather than waiting on this one forever.
 	if r.cfg.OnFetch != nil {
 		r.cfg.OnFetch(ev)
 	}
+	close(call.done)
 }
 
 // get performs one request and parses the response.
@@ -368,35 +410,53 @@ func (r *Remote) get(ctx context.Context, ev *FetchEvent, start time.Time) (*rem
 	}
 	ev.Keys, ev.Skipped = len(set.Keys), len(set.Skipped)
 	if len(set.Keys) == 0 {
-		var cause error
-		if len(set.Skipped) > 0 {
-			cause = set.Skipped[0]
+		causes := []error{ErrNoKeys}
+		for _, s := range set.Skipped {
+			causes = append(causes, s)
 		}
-		return fail(resp.StatusCode, fmt.Sprintf("no usable key (%d skipped)", len(set.Skipped)), cause)
+		return fail(resp.StatusCode, fmt.Sprintf("no usable key (%d skipped)", len(set.Skipped)), errors.Join(causes...))
 	}
-	src := &StaticSource{all: set.Keys, byID: make(map[string][]Key, len(set.Keys))}
+	// Full slices, as NewStaticSource makes them: a caller appending to a
+	// result gets a copy rather than writing into storage others read.
+	src := &StaticSource{all: slices.Clip(set.Keys), byID: make(map[string][]Key, len(set.Keys))}
 	for _, k := range set.Keys {
 		src.byID[k.ID] = append(src.byID[k.ID], k)
+	}
+	for id, ks := range src.byID {
+		src.byID[id] = slices.Clip(ks)
 	}
 	ev.MaxAge = r.cacheAge(resp.Header.Get("Cache-Control"))
 	return &remoteKeys{set: src, expires: start.Add(ev.MaxAge)}, nil
 }
 
 // cacheAge reads max-age from Cache-Control and bounds it; no-store and
-// no-cache mean the minimum.
+// no-cache mean the minimum, wherever they stand in the header. A max-age
+// that is not delta-seconds (RFC 9111 §1.2.2: digits only, optionally
+// quoted) is ignored; one too large for int64 means the maximum.
 func (r *Remote) cacheAge(header string) time.Duration {
 	age := DefaultCacheAge
 	for _, d := range strings.Split(header, ",") {
-		d = strings.ToLower(strings.TrimSpace(d))
-		switch {
-		case d == "no-store" || d == "no-cache":
+		name, value, hasValue := strings.Cut(strings.ToLower(strings.TrimSpace(d)), "=")
+		switch strings.TrimSpace(name) {
+		case "no-store":
 			return r.cfg.MinCacheAge
-		case strings.HasPrefix(d, "max-age="):
-			n, err := strconv.ParseInt(strings.Trim(d[len("max-age="):], `"`), 10, 64)
-			if err == nil && n >= 0 {
-				if n > int64(r.cfg.MaxCacheAge/time.Second) {
-					return r.cfg.MaxCacheAge
-				}
+		case "no-cache":
+			// A qualified no-cache="field" covers only the named fields
+			// (RFC 9111 §5.2.2.4), not the body.
+			if !hasValue {
+				return r.cfg.MinCacheAge
+			}
+		case "max-age":
+			value = strings.Trim(strings.TrimSpace(value), `"`)
+			if value == "" || strings.Trim(value, "0123456789") != "" {
+				// An invalid max-age means stale (RFC 9111 §4.2.1).
+				age = r.cfg.MinCacheAge
+				continue
+			}
+			n, err := strconv.ParseInt(value, 10, 64)
+			if err != nil || n > int64(r.cfg.MaxCacheAge/time.Second) {
+				age = r.cfg.MaxCacheAge // only ErrRange is possible here
+			} else {
 				age = time.Duration(n) * time.Second
 			}
 		}

@@ -68,7 +68,7 @@ func TestRenderKubernetes(t *testing.T) {
 		},
 		{
 			name: "algorithms sorted and de-duplicated", cfg: oidc.IssuerConfig{Issuer: "https://i.example.com", ExternalAddress: "i.example.com"},
-			keys: mustKeys(t, testkeys.Generated("p384"), ecKey, rsaKey, testkeys.Generated("p256"), testkeys.Generated("ed25519")),
+			keys:          mustKeys(t, testkeys.Generated("p384"), ecKey, rsaKey, testkeys.Generated("p256"), testkeys.Generated("ed25519")),
 			wantDiscovery: `{"issuer":"https://i.example.com","jwks_uri":"https://i.example.com/openid/v1/jwks","response_types_supported":["id_token"],"subject_types_supported":["public"],"id_token_signing_alg_values_supported":["ES256","ES384","EdDSA","RS256"]}`,
 		},
 		{name: "item 87: http issuer", cfg: oidc.IssuerConfig{Issuer: "http://issuer.example.com", ExternalAddress: "a"}, keys: mustKeys(t, ecKey), wantErr: oidc.ErrInvalidIssuer},

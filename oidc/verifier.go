@@ -73,6 +73,7 @@ func NewVerifier(ctx context.Context, cfg VerifierConfig) (*Verifier, error) {
 		if kc.BearerToken == nil {
 			kc.BearerToken = cfg.Discovery.BearerToken
 		}
+		kc.InsecureAllowHTTP = kc.InsecureAllowHTTP || cfg.Discovery.InsecureAllowHTTP
 		remote, err := jwks.NewRemote(kc)
 		if err != nil {
 			return nil, err

@@ -191,30 +191,43 @@ func TestVerifierMergesConcurrentMisses(t *testing.T) {
 func TestVerifierKeepsKeysWhenIssuerFails(t *testing.T) {
 	clk := &clock{now: time.Unix(1700000000, 0)}
 	srv := oidctest.Start(t, oidctest.Options{Now: clk.Now})
-	v := newVerifier(t, clk, srv)
+	events := make(chan jwks.FetchEvent, 10)
+	v, err := oidc.NewVerifier(t.Context(), oidc.VerifierConfig{
+		Issuers:    []string{srv.Issuer()},
+		Discovery:  oidc.DiscoveryConfig{Client: srv.Client()},
+		KeySet:     jwks.RemoteConfig{Now: clk.Now, OnFetch: func(ev jwks.FetchEvent) { events <- ev }},
+		Validation: tokens.ValidatorConfig{Audiences: []string{"vault"}, Now: clk.Now},
+	})
+	require.NoError(t, err)
 	req := tokens.Request{ServiceAccount: rpSA, Audiences: []string{"vault"}}
 
 	// First fetch fails: a typed key-source error carrying the fetch error.
 	srv.SetFailing(true)
 	raw := srv.Mint(t, req)
-	_, err := v.Verify(t.Context(), raw)
+	_, err = v.Verify(t.Context(), raw)
 	require.ErrorIs(t, err, tokens.ErrKeySource)
 	require.ErrorIs(t, err, jwks.ErrFetch)
 	var ferr *jwks.FetchError
 	require.ErrorAs(t, err, &ferr)
 	assert.Equal(t, 500, ferr.Status)
+	assert.Error(t, (<-events).Err)
 
 	// Recovered: the next call retries.
 	srv.SetFailing(false)
 	_, err = v.Verify(t.Context(), raw)
 	require.NoError(t, err)
+	assert.NoError(t, (<-events).Err)
 
-	// Failing again after the keys expire: the old keys keep working.
+	// Failing again after the keys expire: the old keys keep working at
+	// once, while the refresh fails in the background.
 	srv.SetFailing(true)
 	clk.Advance(2 * time.Hour)
 	raw = srv.Mint(t, req)
 	_, err = v.Verify(t.Context(), raw)
 	require.NoError(t, err)
+	ev := <-events
+	assert.Equal(t, jwks.FetchExpired, ev.Reason)
+	require.ErrorIs(t, ev.Err, jwks.ErrFetch)
 	stats := v.KeySet(srv.Issuer()).Stats()
 	assert.Equal(t, int64(2), stats.Failures)
 	assert.Equal(t, 1, stats.Keys)

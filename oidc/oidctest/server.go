@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -70,33 +71,50 @@ type Server struct {
 // test ends.
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()
+	s, err := New(opts)
+	if err != nil {
+		t.Fatalf("oidctest: %v", err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// New starts a test issuer outside a test (examples, local demos). The
+// caller must Close it.
+func New(opts Options) (*Server, error) {
 	s := &Server{now: opts.Now, bearer: opts.BearerToken}
 	if s.now == nil {
 		s.now = time.Now
 	}
-	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
-	s.srv.StartTLS()
-	t.Cleanup(s.srv.Close)
-	s.issuer = s.srv.URL + opts.Path
-
 	signer := opts.Signer
 	if signer == nil {
-		signer = newKey(t)
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			return nil, err
+		}
+		signer = k
 	}
 	key, err := jwks.NewKey(signer)
 	if err != nil {
-		t.Fatalf("oidctest: %v", err)
+		return nil, err
 	}
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	s.srv.StartTLS()
+	s.issuer = s.srv.URL + opts.Path
 	s.keys = []jwks.Key{key}
 	s.handler, err = oidc.NewHandler(oidc.HandlerConfig{IssuerConfig: oidc.IssuerConfig{Issuer: s.issuer, JWKSURI: s.srv.URL + oidc.JWKSPath}}, s.keys)
+	if err == nil {
+		err = s.setSigner(signer)
+	}
 	if err != nil {
-		t.Fatalf("oidctest: %v", err)
+		s.srv.Close()
+		return nil, err
 	}
-	if err := s.setSigner(signer); err != nil {
-		t.Fatalf("oidctest: %v", err)
-	}
-	return s
+	return s, nil
 }
+
+// Close stops the server.
+func (s *Server) Close() { s.srv.Close() }
 
 func newKey(t testing.TB) crypto.Signer {
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -140,8 +158,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	s.handler.ServeHTTP(w, r)
 }
 
+// discoveryPath is where relying parties look for the discovery document:
+// the issuer's path without a trailing slash, as oidc.Discover builds it.
 func (s *Server) discoveryPath() string {
-	return s.issuer[len(s.srv.URL):] + oidc.DiscoveryPath
+	return strings.TrimSuffix(s.issuer[len(s.srv.URL):], "/") + oidc.DiscoveryPath
 }
 
 // Issuer returns the issuer URL (https://127.0.0.1:<port><Path>).

@@ -1,0 +1,54 @@
+// Package clientgo connects ksa to a cluster through client-go: an
+// ObjectGetter for the validator's liveness checks and a Requester for the
+// token manager. It lives in the interop module so that ksa itself never
+// depends on client-go; copy it, or import it, as you like.
+package clientgo
+
+import (
+	"context"
+	"fmt"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/ksa-go/ksa/tokens"
+)
+
+// ObjectGetter looks objects up with live GETs. A NotFound StatusError is
+// recognised by the validator as "not found". For a busy server, back it with
+// informer listers instead: the shape is the same.
+func ObjectGetter(cs kubernetes.Interface) tokens.ObjectGetter {
+	return tokens.ObjectGetterFunc(func(ctx context.Context, kind tokens.ObjectKind, ns, name string) (tokens.LiveObject, error) {
+		var obj metav1.Object
+		var err error
+		opts := metav1.GetOptions{}
+		switch kind {
+		case tokens.KindServiceAccount:
+			obj, err = cs.CoreV1().ServiceAccounts(ns).Get(ctx, name, opts)
+		case tokens.KindPod:
+			obj, err = cs.CoreV1().Pods(ns).Get(ctx, name, opts)
+		case tokens.KindSecret:
+			obj, err = cs.CoreV1().Secrets(ns).Get(ctx, name, opts)
+		case tokens.KindNode:
+			obj, err = cs.CoreV1().Nodes().Get(ctx, name, opts)
+		default:
+			return tokens.LiveObject{}, fmt.Errorf("clientgo: unknown kind %q", kind)
+		}
+		if err != nil {
+			return tokens.LiveObject{}, err
+		}
+		live := tokens.LiveObject{UID: string(obj.GetUID())}
+		if ts := obj.GetDeletionTimestamp(); ts != nil {
+			live.DeletionTimestamp = ts.Time
+		}
+		return live, nil
+	})
+}
+
+// Requester requests tokens through the TokenRequest API.
+func Requester(cs kubernetes.Interface) tokens.Requester {
+	return tokens.RequesterFunc(func(ctx context.Context, ns, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+		return cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, tr, metav1.CreateOptions{})
+	})
+}

@@ -126,3 +126,33 @@ func TestDiscoverContext(t *testing.T) {
 	_, err = oidc.Discover(t.Context(), oidc.DiscoveryConfig{Issuer: srv.URL, Client: srv.Client(), Timeout: time.Millisecond})
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 }
+
+// TestDiscoverSizeBoundary: a document of exactly MaxDiscoveryBytes is read;
+// one byte more is refused.
+func TestDiscoverSizeBoundary(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		size    int
+		wantErr bool
+	}{
+		{name: "at the limit", size: oidc.MaxDiscoveryBytes},
+		{name: "one byte over", size: oidc.MaxDiscoveryBytes + 1, wantErr: true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var issuer string
+			srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				doc := `{"issuer":"` + issuer + `","jwks_uri":"https://k","x":"`
+				doc += strings.Repeat("a", tt.size-len(doc)-2) + `"}`
+				_, _ = w.Write([]byte(doc))
+			}))
+			t.Cleanup(srv.Close)
+			issuer = srv.URL
+			_, err := oidc.Discover(t.Context(), oidc.DiscoveryConfig{Issuer: issuer, Client: srv.Client()})
+			if tt.wantErr {
+				require.ErrorIs(t, err, oidc.ErrDiscovery)
+				return
+			}
+			require.NoError(t, err)
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -80,7 +81,8 @@ func TestFileSourceErrors(t *testing.T) {
 		{name: "two parts", content: ptr(b64(`{"alg":"ES256"}`) + "." + b64(`{"exp":1}`)), wantErr: tokens.ErrMalformed},
 		{name: "no exp", content: ptr(b64(`{"alg":"ES256"}`) + "." + b64(`{"iss":"x"}`) + ".c2ln"), wantErr: tokens.ErrMissingClaim},
 		{name: "expired", content: ptr(mintFor(t, now.Add(-2*time.Hour), time.Hour)), wantErr: tokens.ErrExpired},
-		{name: "too large", content: ptr(string(make([]byte, tokens.DefaultMaxTokenBytes+1))), wantErr: tokens.ErrTooLarge},
+		{name: "too large", content: ptr(strings.Repeat("a", tokens.DefaultMaxTokenBytes+1)), wantErr: tokens.ErrTooLarge},
+		{name: "at the size limit it is read (and is not a JWT)", content: ptr(strings.Repeat("a", tokens.DefaultMaxTokenBytes)), wantErr: tokens.ErrMalformed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

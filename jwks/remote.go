@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ksa-go/ksa/internal/httpget"
 )
 
 // Defaults of RemoteConfig.
@@ -370,43 +371,30 @@ func (r *Remote) run(ctx context.Context, reason FetchReason, call *fetchCall) {
 
 // get performs one request and parses the response.
 func (r *Remote) get(ctx context.Context, ev *FetchEvent, start time.Time) (*remoteKeys, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.Timeout)
-	defer cancel()
 	fail := func(status int, reason string, err error) (*remoteKeys, error) {
 		return nil, &FetchError{URL: r.cfg.URL, Status: status, Reason: reason, Err: err}
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, r.cfg.URL, nil)
-	if err != nil {
-		return fail(0, "bad request", err)
-	}
-	req.Header.Set("Accept", "application/jwk-set+json, application/json")
-	if r.cfg.BearerToken != nil {
-		tok, err := r.cfg.BearerToken(ctx)
-		if err != nil {
-			return fail(0, "getting the bearer token", err)
-		}
-		req.Header.Set("Authorization", "Bearer "+tok)
-	}
-	resp, err := r.client.Do(req)
-	if err != nil {
-		return fail(0, "request failed", err)
-	}
-	defer resp.Body.Close()
-	ev.Status = resp.StatusCode
-	if resp.StatusCode != http.StatusOK {
-		return fail(resp.StatusCode, "unexpected status "+resp.Status, nil)
 	}
 	limit := r.cfg.Parse.MaxBytes
 	if limit <= 0 {
 		limit = DefaultMaxSetBytes
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
-	if err != nil {
-		return fail(resp.StatusCode, "reading the body", err)
+	resp, failure := httpget.Do(ctx, httpget.Request{
+		URL: r.cfg.URL, Client: r.client, Accept: "application/jwk-set+json, application/json",
+		Bearer: r.cfg.BearerToken, Timeout: r.cfg.Timeout, MaxBytes: limit,
+	})
+	if failure != nil {
+		ev.Status = failure.Status
+		var tooLarge *httpget.TooLargeError
+		if errors.As(failure.Err, &tooLarge) {
+			failure.Err = &SetError{Reason: fmt.Sprintf("document over the %d-byte limit", limit), Kind: ErrSetTooLarge}
+		}
+		return fail(failure.Status, failure.Reason, failure.Err)
 	}
+	ev.Status = resp.Status
+	body := resp.Body
 	set, err := ParseSet(body, r.cfg.Parse)
 	if err != nil {
-		return fail(resp.StatusCode, "bad key set", err)
+		return fail(resp.Status, "bad key set", err)
 	}
 	ev.Keys, ev.Skipped = len(set.Keys), len(set.Skipped)
 	if len(set.Keys) == 0 {
@@ -414,7 +402,7 @@ func (r *Remote) get(ctx context.Context, ev *FetchEvent, start time.Time) (*rem
 		for _, s := range set.Skipped {
 			causes = append(causes, s)
 		}
-		return fail(resp.StatusCode, fmt.Sprintf("no usable key (%d skipped)", len(set.Skipped)), errors.Join(causes...))
+		return fail(resp.Status, fmt.Sprintf("no usable key (%d skipped)", len(set.Skipped)), errors.Join(causes...))
 	}
 	// Full slices, as NewStaticSource makes them: a caller appending to a
 	// result gets a copy rather than writing into storage others read.

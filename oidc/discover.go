@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/ksa-go/ksa/internal/httpget"
 	"github.com/ksa-go/ksa/internal/jsonx"
 )
 
@@ -70,53 +70,28 @@ func Discover(ctx context.Context, cfg DiscoveryConfig) (*ProviderMetadata, erro
 	if timeout <= 0 {
 		timeout = DefaultDiscoveryTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, docURL, nil)
-	if err != nil {
-		return fail(0, "bad request", err)
+	resp, failure := httpget.Do(ctx, httpget.Request{
+		URL: docURL, Client: cfg.Client, Accept: "application/json",
+		Bearer: cfg.BearerToken, Timeout: timeout, MaxBytes: MaxDiscoveryBytes,
+	})
+	if failure != nil {
+		return fail(failure.Status, failure.Reason, failure.Err)
 	}
-	req.Header.Set("Accept", "application/json")
-	if cfg.BearerToken != nil {
-		tok, err := cfg.BearerToken(ctx)
-		if err != nil {
-			return fail(0, "getting the bearer token", err)
-		}
-		req.Header.Set("Authorization", "Bearer "+tok)
-	}
-	client := cfg.Client
-	if client == nil {
-		client = &http.Client{}
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return fail(0, "request failed", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fail(resp.StatusCode, "unexpected status "+resp.Status, nil)
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxDiscoveryBytes+1))
-	if err != nil {
-		return fail(resp.StatusCode, "reading the body", err)
-	}
-	if len(body) > MaxDiscoveryBytes {
-		return fail(resp.StatusCode, fmt.Sprintf("document over the %d-byte limit", MaxDiscoveryBytes), nil)
-	}
+	body := resp.Body
 	md, err := parseMetadata(body)
 	if err != nil {
-		return fail(resp.StatusCode, "bad document", err)
+		return fail(resp.Status, "bad document", err)
 	}
 	if md.Issuer != cfg.Issuer {
 		return nil, &IssuerMismatchError{Expected: cfg.Issuer, Discovered: md.Issuer}
 	}
 	switch {
 	case md.JWKSURI == "":
-		return fail(resp.StatusCode, "document has no jwks_uri", nil)
+		return fail(resp.Status, "document has no jwks_uri", nil)
 	case strings.HasPrefix(md.JWKSURI, "https://"):
 	case cfg.InsecureAllowHTTP && strings.HasPrefix(md.JWKSURI, "http://"):
 	default:
-		return fail(resp.StatusCode, fmt.Sprintf("jwks_uri %q is not https", md.JWKSURI), nil)
+		return fail(resp.Status, fmt.Sprintf("jwks_uri %q is not https", md.JWKSURI), nil)
 	}
 	return md, nil
 }

@@ -11,8 +11,12 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"math/big"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/ksa-go/ksa/interop/controlplane"
 )
@@ -25,9 +29,39 @@ var shared controlplane.Shared
 // with it too.
 var signingKey, _ = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 
+// clientCA is a CA of ours that kube-apiserver trusts for client
+// certificates (--client-ca-file): x509sa issues with it.
+var clientCA, clientCAKey = newClientCA()
+
+func newClientCA() (*x509.Certificate, *ecdsa.PrivateKey) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: "ksa workload CA"},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		panic(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		panic(err)
+	}
+	return cert, key
+}
+
 func TestMain(m *testing.M) {
 	os.Exit(shared.Run(m, controlplane.Config{
 		SigningKey:   signingKey,
 		APIAudiences: []string{controlplane.DefaultIssuer, vaultAudience},
+		ClientCAs:    []*x509.Certificate{clientCA},
 	}))
 }

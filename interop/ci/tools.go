@@ -1,0 +1,14 @@
+//go:build tools
+
+// Package ci pins the Kubernetes commands that the interop tests run as real
+// processes, so that "go mod tidy" keeps their packages in go.sum and
+// .ci/install-controlplane.sh can build them from this module.
+//
+// The build tag keeps the package out of every build, vet and test run
+// (./... skips it): it is never compiled, since a program cannot be
+// imported; go mod tidy, which considers all tags, reads it all the same.
+package ci
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+)

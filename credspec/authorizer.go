@@ -1,0 +1,111 @@
+package credspec
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/ksa-go/ksa"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// UseRequest asks whether User may `use` the GMSACredentialSpec Name for a
+// pod in Namespace.
+type UseRequest struct {
+	// User is who is checked: the pod's service account as Kubernetes
+	// authenticates it, or the requesting user.
+	User ksa.UserInfo
+	// Namespace is the pod's namespace, where the review is made.
+	Namespace string
+	// Name is the GMSACredentialSpec's name.
+	Name string
+}
+
+// Decision is an [Authorizer]'s answer. Reason, if any, is shown in the
+// denial message.
+type Decision struct {
+	// Allowed grants `use`.
+	Allowed bool
+	// Reason explains the decision (a SubjectAccessReview's status.reason).
+	Reason string
+}
+
+// Authorizer decides `use` access to GMSACredentialSpec objects. An error
+// means no decision; the [Validator] then denies (fail closed).
+type Authorizer interface {
+	AuthorizeUse(ctx context.Context, req UseRequest) (Decision, error)
+}
+
+// AuthorizerFunc adapts a function to [Authorizer].
+type AuthorizerFunc func(ctx context.Context, req UseRequest) (Decision, error)
+
+// AuthorizeUse calls f.
+func (f AuthorizerFunc) AuthorizeUse(ctx context.Context, req UseRequest) (Decision, error) {
+	return f(ctx, req)
+}
+
+// LocalSubjectAccessReview returns the review windows-gmsa creates for req:
+// a LocalSubjectAccessReview in req.Namespace for verb use on
+// windows.k8s.io/v1 gmsacredentialspecs named req.Name, namespaced although
+// the resource is cluster-scoped, so a RoleBinding in the pod's namespace
+// to a ClusterRole granting use is enough.
+func LocalSubjectAccessReview(req UseRequest) *authorizationv1.LocalSubjectAccessReview {
+	var extra map[string]authorizationv1.ExtraValue
+	if len(req.User.Extra) > 0 {
+		extra = make(map[string]authorizationv1.ExtraValue, len(req.User.Extra))
+		for k, v := range req.User.Extra {
+			extra[k] = append(authorizationv1.ExtraValue(nil), v...)
+		}
+	}
+	return &authorizationv1.LocalSubjectAccessReview{
+		TypeMeta:   metav1.TypeMeta{APIVersion: authorizationv1.SchemeGroupVersion.String(), Kind: "LocalSubjectAccessReview"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: req.Namespace},
+		Spec: authorizationv1.SubjectAccessReviewSpec{
+			ResourceAttributes: &authorizationv1.ResourceAttributes{
+				Namespace: req.Namespace,
+				Verb:      VerbUse,
+				Group:     Group,
+				Version:   Version,
+				Resource:  Resource,
+				Name:      req.Name,
+			},
+			User:   req.User.Username,
+			UID:    req.User.UID,
+			Groups: append([]string(nil), req.User.Groups...),
+			Extra:  extra,
+		},
+	}
+}
+
+// ReviewFunc creates a LocalSubjectAccessReview and returns it with its
+// status, as client-go's
+// AuthorizationV1().LocalSubjectAccessReviews(ns).Create does.
+type ReviewFunc func(ctx context.Context, review *authorizationv1.LocalSubjectAccessReview) (*authorizationv1.LocalSubjectAccessReview, error)
+
+// ReviewAuthorizer is an [Authorizer] backed by SubjectAccessReviews, as
+// windows-gmsa's: allowed when the status says allowed and not denied.
+type ReviewAuthorizer struct {
+	create ReviewFunc
+}
+
+// NewReviewAuthorizer returns an authorizer that sends each request through
+// create. create must not be nil.
+func NewReviewAuthorizer(create ReviewFunc) (*ReviewAuthorizer, error) {
+	if create == nil {
+		return nil, fmt.Errorf("%w: nil ReviewFunc", ErrInvalidOptions)
+	}
+	return &ReviewAuthorizer{create: create}, nil
+}
+
+// AuthorizeUse creates the review of [LocalSubjectAccessReview] and reads
+// its status.
+func (a *ReviewAuthorizer) AuthorizeUse(ctx context.Context, req UseRequest) (Decision, error) {
+	res, err := a.create(ctx, LocalSubjectAccessReview(req))
+	if err != nil {
+		return Decision{}, err
+	}
+	if res == nil {
+		return Decision{}, fmt.Errorf("credspec: subject access review returned no status")
+	}
+	return Decision{Allowed: res.Status.Allowed && !res.Status.Denied, Reason: res.Status.Reason}, nil
+}

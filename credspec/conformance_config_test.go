@@ -1,0 +1,156 @@
+package credspec_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	admissionv1 "k8s.io/api/admission/v1"
+
+	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/credspec"
+)
+
+// TestConformanceConfig maps windows-gmsa's configuration cases,
+// reference/gmsa.md §4.E (cases 28-32), to this package's options. Where
+// windows-gmsa reads environment variables and falls back to a default
+// (28, 29) or panics (30) on a bad value, options here are typed Go values
+// whose zero values are the documented defaults and whose invalid values are
+// constructor errors.
+func TestConformanceConfig(t *testing.T) {
+	tests := []struct {
+		name string
+		run  func(t *testing.T)
+	}{
+		{name: "28_duration_option_zero_is_default_negative_is_error", run: func(t *testing.T) {
+			fx := newCertFiles(t)
+			opts := fx.options()
+			opts.CheckInterval = -time.Second
+			_, err := credspec.NewCertReloader(opts)
+			require.ErrorIs(t, err, credspec.ErrInvalidOptions)
+
+			opts.CheckInterval = 0 // DefaultCertCheckInterval
+			r, err := credspec.NewCertReloader(opts)
+			require.NoError(t, err)
+			first := servedLeaf(t, r)
+			renewed := fx.write(t, 2)
+			fx.advance(credspec.DefaultCertCheckInterval - time.Nanosecond)
+			assert.Equal(t, first, servedLeaf(t, r), "checked before the default interval")
+			fx.advance(time.Nanosecond)
+			assert.Equal(t, renewed.cert.Raw, servedLeaf(t, r))
+		}},
+		{name: "29_size_option_zero_is_default_negative_is_error", run: func(t *testing.T) {
+			exp := newExpander(t, credspec.ExpanderOptions{Source: &fakeSource{}})
+			_, err := credspec.NewHandler(credspec.HandlerOptions{Expander: exp, MaxRequestBytes: -1})
+			require.ErrorIs(t, err, credspec.ErrInvalidOptions)
+
+			h, err := credspec.NewHandler(credspec.HandlerOptions{Expander: exp})
+			require.NoError(t, err)
+			body := reviewRequest(t, admissionv1.Create, "Pod", podWithPodLevelName(), nil)
+			atLimit := append(body, bytes.Repeat([]byte(" "), credspec.DefaultMaxRequestBytes-len(body))...)
+			resp := serve(t, h, "/mutate", atLimit)
+			assert.True(t, resp.Allowed, "a body of exactly DefaultMaxRequestBytes is read")
+			resp = serve(t, h, "/mutate", append(atLimit, ' '))
+			assert.False(t, resp.Allowed)
+			assert.Equal(t, int32(http.StatusRequestEntityTooLarge), resp.Result.Code)
+		}},
+		{name: "30_invalid_configuration_is_an_error_not_a_panic", run: func(t *testing.T) {
+			_, err := credspec.NewExpander(credspec.ExpanderOptions{})
+			assert.ErrorIs(t, err, credspec.ErrInvalidOptions)
+			_, err = credspec.NewValidator(credspec.ValidatorOptions{Source: &fakeSource{}})
+			assert.ErrorIs(t, err, credspec.ErrInvalidOptions)
+			_, err = credspec.NewValidator(credspec.ValidatorOptions{Authorizer: &fakeAuthorizer{}})
+			assert.ErrorIs(t, err, credspec.ErrInvalidOptions)
+			_, err = credspec.NewHandler(credspec.HandlerOptions{})
+			assert.ErrorIs(t, err, credspec.ErrInvalidOptions)
+			_, err = credspec.NewCertReloader(credspec.CertReloaderOptions{CertFile: "tls.crt"})
+			assert.ErrorIs(t, err, credspec.ErrInvalidOptions)
+			_, err = credspec.NewReviewAuthorizer(nil)
+			assert.ErrorIs(t, err, credspec.ErrInvalidOptions)
+		}},
+		{name: "31_defaults_random_hostname_and_requester_check_off", run: func(t *testing.T) {
+			exp := newExpander(t, credspec.ExpanderOptions{Source: &fakeSource{}})
+			patch, err := exp.ExpandCreate(t.Context(), podWithPodLevelName())
+			require.NoError(t, err)
+			for _, op := range patch {
+				assert.NotEqual(t, credspec.HostnamePath, op.Path)
+			}
+			authz := &fakeAuthorizer{}
+			v := newValidator(t, &fakeSource{}, authz)
+			require.NoError(t, v.ValidateCreate(t.Context(), dummyNamespace, podWithPodLevelName(), &ksa.UserInfo{Username: "alice"}))
+			require.Len(t, authz.calls, 1)
+			assert.True(t, strings.HasPrefix(authz.calls[0].User.Username, ksa.UsernamePrefix))
+		}},
+		{name: "32_cert_reloader_loads_initial_and_rewritten_files", run: func(t *testing.T) {
+			fx := newCertFiles(t)
+			initial := fx.files["tls.crt"]
+			var reloads []error
+			opts := fx.options()
+			opts.OnReload = func(err error) { reloads = append(reloads, err) }
+			r, err := credspec.NewCertReloader(opts)
+			require.NoError(t, err)
+			assert.Contains(t, string(initial.data), "CERTIFICATE")
+			first := servedLeaf(t, r)
+
+			// Unchanged files: no reload.
+			fx.advance(credspec.DefaultCertCheckInterval)
+			assert.Equal(t, first, servedLeaf(t, r))
+			assert.Empty(t, reloads)
+
+			// Certificate rewritten, key not yet: the old pair stays.
+			next := newTestCert(t, 3)
+			fx.files["tls.crt"] = fakeFile{data: next.certPEM}
+			fx.advance(credspec.DefaultCertCheckInterval)
+			assert.Equal(t, first, servedLeaf(t, r))
+			require.Len(t, reloads, 1)
+			require.Error(t, reloads[0])
+
+			// Key written: the new pair is served.
+			fx.files["tls.key"] = fakeFile{data: next.keyPEM}
+			fx.advance(credspec.DefaultCertCheckInterval)
+			assert.Equal(t, next.cert.Raw, servedLeaf(t, r))
+			require.Len(t, reloads, 2)
+			require.NoError(t, reloads[1])
+
+			// A missing file: reported, old pair kept.
+			delete(fx.files, "tls.key")
+			fx.advance(credspec.DefaultCertCheckInterval)
+			assert.Equal(t, next.cert.Raw, servedLeaf(t, r))
+			require.Len(t, reloads, 3)
+			assert.True(t, errors.Is(reloads[2], fs.ErrNotExist))
+			assert.ErrorIs(t, r.Reload(), fs.ErrNotExist)
+			assert.Equal(t, next.cert.Raw, r.Certificate().Certificate[0])
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, tt.run)
+	}
+}
+
+// serve posts body to the handler in process and decodes the response.
+func serve(t testing.TB, h http.Handler, path string, body []byte) *admissionv1.AdmissionResponse {
+	t.Helper()
+	req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, path, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	require.Equal(t, http.StatusOK, rec.Code)
+	review := decodeReview(t, rec.Body.Bytes())
+	return review.Response
+}
+
+func decodeReview(t testing.TB, b []byte) *admissionv1.AdmissionReview {
+	t.Helper()
+	var review admissionv1.AdmissionReview
+	require.NoError(t, json.Unmarshal(b, &review))
+	require.NotNil(t, review.Response)
+	return &review
+}

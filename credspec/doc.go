@@ -1,0 +1,92 @@
+// Package credspec handles Windows GMSA credential specs in Kubernetes: the
+// windows.k8s.io GMSACredentialSpec resource, the deep-equal of credential
+// specs, the effective spec a kubelet gives each container, and the
+// admission webhook that inlines and authorizes them (KEP-689), with the
+// behaviour, codes and messages of kubernetes-sigs/windows-gmsa.
+//
+// # The resource
+//
+// A cluster-scoped GMSACredentialSpec holds a credential spec in its
+// credspec field. [CRD] returns the CustomResourceDefinition to install;
+// [ResourceYAML] turns the JSON file New-CredentialSpec writes into a
+// manifest:
+//
+//	data, _ := os.ReadFile("webapp01.json")
+//	manifest, err := credspec.ResourceYAML("webapp01", data)
+//
+// [Decode] and [DecodeAll] read manifests of v1 or v1alpha1 strictly;
+// [AddToScheme] registers the types with a runtime.Scheme.
+//
+// # Pods
+//
+// A pod names an object in securityContext.windowsOptions at pod level or
+// per container (gmsaCredentialSpecName); the webhook inlines the contents
+// next to it (gmsaCredentialSpec), and the kubelet hands the runtime the
+// effective contents of each container:
+//
+//	for _, e := range credspec.EffectiveSpecs(pod) {
+//		fmt.Println(e.Container, e.From, e.CredentialSpec())
+//	}
+//
+// [EffectiveSpecs] follows Kubernetes' rule, under which the two GMSA fields
+// go as a pair; [EffectiveSpecsAlpha] applies the alpha kubelet's rule to the
+// 1.14 annotations; [ValidateWindowsOptions] is the API server's field
+// validation.
+//
+// # Comparing credential specs
+//
+// [Equal] is windows-gmsa's comparison: JSON-level, whitespace and key order
+// ignored, case- and array-order-sensitive. [Canonical] renders a spec the
+// way the webhook inlines it (compact, keys sorted). Both refuse input over
+// [MaxSize] (64 KiB, the pod field's limit).
+//
+// # The webhook
+//
+// The [Expander] (mutating) and the [Validator] (validating) work on
+// corev1.Pod values through two interfaces: a [Source] of object contents
+// and an [Authorizer] of the `use` verb. [StaticSource] is an in-memory
+// source; [ReviewAuthorizer] sends LocalSubjectAccessReviews through any
+// client, windows-gmsa's way. Denials are *[Denial] values carrying the
+// admission code (400, 403, 404, 417, 422, 500) and windows-gmsa's message;
+// they match sentinels such as [ErrNotAuthorized] with errors.Is and are
+// apimachinery APIStatus errors.
+//
+//	src, err := credspec.NewStaticSource(objects...)
+//	authz, err := credspec.NewReviewAuthorizer(func(ctx context.Context, r *authorizationv1.LocalSubjectAccessReview) (*authorizationv1.LocalSubjectAccessReview, error) {
+//		return client.AuthorizationV1().LocalSubjectAccessReviews(r.Namespace).Create(ctx, r, metav1.CreateOptions{})
+//	})
+//	exp, err := credspec.NewExpander(credspec.ExpanderOptions{Source: src})
+//	val, err := credspec.NewValidator(credspec.ValidatorOptions{Source: src, Authorizer: authz})
+//	h, err := credspec.NewHandler(credspec.HandlerOptions{Expander: exp, Validator: val})
+//
+// [Handler] serves /mutate, /validate, /health and /info. Serve it over TLS
+// with a [CertReloader] so renewed certificates are picked up without a
+// restart:
+//
+//	certs, err := credspec.NewCertReloader(credspec.CertReloaderOptions{CertFile: "/tls/crt", KeyFile: "/tls/key"})
+//	srv := &http.Server{Addr: ":443", Handler: h, TLSConfig: certs.TLSConfig()}
+//	err = srv.ListenAndServeTLS("", "")
+//
+// Register the handler's paths in a MutatingWebhookConfiguration (/mutate,
+// pods CREATE, plus pods/ephemeralcontainers UPDATE) and a
+// ValidatingWebhookConfiguration (/validate, pods CREATE and UPDATE, plus
+// pods/ephemeralcontainers UPDATE), with failurePolicy Fail and sideEffects
+// None. The webhook's service account needs get on gmsacredentialspecs and
+// create on localsubjectaccessreviews; each workload's service account
+// needs use on the objects it names.
+//
+// # Where it differs from windows-gmsa
+//
+// Init and ephemeral containers are expanded and authorized too (ephemeral
+// ones when added through pods/ephemeralcontainers); the requesting user
+// can be checked as well ([ValidatorOptions].CheckRequestingUser);
+// contents are rendered and compared within [MaxSize]; a missing object is
+// recognised by its error type, not by the text "not found"; denials carry
+// a status reason; a pod update that removes a level's GMSA settings is
+// refused like one that changes them; the AdmissionReview body is bounded
+// ([DefaultMaxRequestBytes]) and must be admission.k8s.io/v1 or v1beta1,
+// answered in the same version; each review's lookups are bounded by a
+// timeout ([DefaultReviewTimeout]); certificates are reloaded by comparing
+// the files at most every [DefaultCertCheckInterval] during handshakes
+// instead of watching them.
+package credspec

@@ -1,0 +1,124 @@
+package credspec_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ksa-go/ksa/credspec"
+)
+
+// TestEqual holds Equal to windows-gmsa's comparison, reference/gmsa.md
+// §2.6.
+func TestEqual(t *testing.T) {
+	tests := []struct {
+		name      string
+		pod, crd  string
+		wantEqual bool
+		wantErr   error
+		// wantObject says which side a ParseError names.
+		wantObject bool
+	}{
+		{name: "identical", pod: `{"a":"b"}`, crd: `{"a":"b"}`, wantEqual: true},
+		{name: "identical_non_json_not_parsed", pod: "not json", crd: "not json", wantEqual: true},
+		{name: "whitespace", pod: "{\n  \"a\" : \"b\"\n}", crd: `{"a":"b"}`, wantEqual: true},
+		{name: "key_order", pod: `{"b":1,"a":2}`, crd: `{"a":2,"b":1}`, wantEqual: true},
+		{name: "key_case", pod: `{"a":"b"}`, crd: `{"A":"b"}`},
+		{name: "value_case", pod: `{"a":"b"}`, crd: `{"a":"B"}`},
+		{name: "int_vs_float", pod: `{"a":1}`, crd: `{"a":1.0}`, wantEqual: true},
+		{name: "exponent", pod: `{"a":100}`, crd: `{"a":1e2}`, wantEqual: true},
+		{name: "number_vs_string", pod: `{"a":1}`, crd: `{"a":"1"}`},
+		{name: "array_order", pod: `{"a":[1,2]}`, crd: `{"a":[2,1]}`},
+		{name: "extra_null_key", pod: `{"a":1,"b":null}`, crd: `{"a":1}`},
+		{name: "duplicate_key_last_wins", pod: `{"B":"zzz","B":"v"}`, crd: `{"B":"v"}`, wantEqual: true},
+		{name: "escaped_vs_literal", pod: `{"p":"\u003cpw\u003e"}`, crd: `{"p":"<pw>"}`, wantEqual: true},
+		{name: "invalid_utf8_decodes_to_replacement", pod: "{\"a\":\"\xff\"}", crd: "{\"a\":\"\xfe\"}", wantEqual: true},
+		{name: "null_vs_object", pod: `null`, crd: `{}`},
+		{name: "null_vs_null_spaced", pod: `null`, crd: ` null `, wantEqual: true},
+		{name: "nested_object_vs_array", pod: `{"a":{}}`, crd: `{"a":[]}`},
+		{name: "bool", pod: `{"a":true}`, crd: `{"a":true }`, wantEqual: true},
+		{name: "not_json", pod: "i ain't no JSON object", crd: `{}`, wantErr: credspec.ErrNotJSONObject},
+		{name: "array", pod: `[]`, crd: `{}`, wantErr: credspec.ErrNotJSONObject},
+		{name: "string", pod: `"x"`, crd: `{}`, wantErr: credspec.ErrNotJSONObject},
+		{name: "empty", pod: ``, crd: `{}`, wantErr: credspec.ErrNotJSONObject},
+		{name: "trailing_garbage", pod: `{} x`, crd: `{}`, wantErr: credspec.ErrNotJSONObject},
+		{name: "number_out_of_range", pod: `{"a":1e400}`, crd: `{}`, wantErr: credspec.ErrNotJSONObject},
+		{name: "crd_side_not_json", pod: `{}`, crd: `{`, wantErr: credspec.ErrNotJSONObject, wantObject: true},
+		{name: "pod_at_limit", pod: `{"a":"` + strings.Repeat("x", credspec.MaxSize-8) + `"}`, crd: `{}`},
+		{name: "pod_over_limit", pod: `{"a":"` + strings.Repeat("x", credspec.MaxSize-7) + `"}`, crd: `{}`, wantErr: credspec.ErrTooLarge},
+		{name: "crd_over_limit_even_if_identical", pod: strings.Repeat(" ", credspec.MaxSize+1), crd: strings.Repeat(" ", credspec.MaxSize+1), wantErr: credspec.ErrTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			eq, err := credspec.Equal(tt.pod, tt.crd)
+			if tt.wantErr != nil {
+				require.ErrorIs(t, err, tt.wantErr)
+				assert.False(t, eq)
+				if tt.wantErr == credspec.ErrNotJSONObject {
+					var pe *credspec.ParseError
+					require.ErrorAs(t, err, &pe)
+					assert.Equal(t, tt.wantObject, pe.Object)
+					if tt.wantObject {
+						assert.Contains(t, pe.Error(), "unable to parse CRD ")
+					} else {
+						assert.Contains(t, pe.Error(), "unable to parse \"")
+					}
+				}
+				if tt.wantErr == credspec.ErrTooLarge {
+					var se *credspec.SizeError
+					require.ErrorAs(t, err, &se)
+					assert.Equal(t, int64(credspec.MaxSize), se.Limit)
+					assert.Equal(t, int64(credspec.MaxSize+1), se.Size)
+				}
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantEqual, eq)
+			rev, err := credspec.Equal(tt.crd, tt.pod)
+			require.NoError(t, err)
+			assert.Equal(t, eq, rev, "symmetric")
+		})
+	}
+}
+
+func TestCanonical(t *testing.T) {
+	tests := []struct {
+		name    string
+		in      string
+		want    string
+		wantErr error
+	}{
+		{name: "sorted_compact", in: "{ \"b\": [1, 2],\n \"a\": {\"d\": 1, \"c\": null} }", want: `{"a":{"c":null,"d":1},"b":[1,2]}`},
+		{name: "html_escaped", in: `{"p":"<a&b>"}`, want: `{"p":"\u003ca\u0026b\u003e"}`},
+		{name: "line_separators_escaped", in: "{\"p\":\"\u2028\"}", want: `{"p":"\u2028"}`},
+		{name: "invalid_utf8_replaced", in: "{\"p\":\"\xff\"}", want: "{\"p\":\"\ufffd\"}"},
+		{name: "integers_exact", in: `{"n":123456789012345678}`, want: `{"n":123456789012345678}`},
+		{name: "integral_float", in: `{"n":1.0,"m":1e2,"z":-0}`, want: `{"m":100,"n":1,"z":0}`},
+		{name: "fraction", in: `{"n":0.5}`, want: `{"n":0.5}`},
+		{name: "null", in: `null`, want: `null`},
+		{name: "not_object", in: `[1]`, wantErr: credspec.ErrNotJSONObject},
+		{name: "trailing", in: `{}{}`, wantErr: credspec.ErrNotJSONObject},
+		{name: "out_of_range", in: `{"n":1e400}`, wantErr: credspec.ErrNotJSONObject},
+		{name: "input_over_limit", in: `{"a":"` + strings.Repeat("x", credspec.MaxSize) + `"}`, wantErr: credspec.ErrTooLarge},
+		{name: "output_over_limit", in: `{"a":"` + strings.Repeat("<", credspec.MaxSize/2) + `"}`, wantErr: credspec.ErrTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := credspec.Canonical(tt.in)
+			if tt.wantErr != nil {
+				require.ErrorIs(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+			again, err := credspec.Canonical(got)
+			require.NoError(t, err)
+			assert.Equal(t, got, again, "idempotent")
+			eq, err := credspec.Equal(tt.in, got)
+			require.NoError(t, err)
+			assert.True(t, eq)
+		})
+	}
+}

@@ -1,0 +1,245 @@
+// Command gmsa-webhook runs the GMSA credential-spec admission webhook of
+// package credspec: /mutate inlines the contents of the GMSACredentialSpec a
+// pod names, /validate checks that the pod's service account may `use` it
+// and that inlined contents match, /health answers probes.
+//
+// With no flags it serves on 127.0.0.1:8443 with a fresh self-signed
+// certificate (written next to a demo credential spec in a temporary
+// directory, so curl --cacert can trust it), knows one GMSACredentialSpec,
+// webapp01, and lets system:serviceaccount:default:default use it:
+//
+//	go run ./examples/gmsa-webhook
+//
+// In front of a cluster, give it the certificate files (reloaded when they
+// change), the objects, and who may use them:
+//
+//	gmsa-webhook -addr :8443 -tls-cert-file /tls/tls.crt -tls-key-file /tls/tls.key \
+//	    -credspecs credspecs.yaml -allow system:serviceaccount:web:frontend=webapp01
+//
+// This example keeps lookups and access rules static to stay free of
+// client-go; a deployment reads the objects from the API server and asks it
+// with SubjectAccessReviews (see interop/credspec).
+package main
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/ksa-go/ksa/credspec"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stderr, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "gmsa-webhook:", err)
+		os.Exit(1)
+	}
+}
+
+// demoCredSpec is the object served when -credspecs is not given.
+const demoCredSpec = `apiVersion: windows.k8s.io/v1
+kind: GMSACredentialSpec
+metadata:
+  name: webapp01
+credspec:
+  ActiveDirectoryConfig:
+    GroupManagedServiceAccounts:
+    - Name: WebApp01
+      Scope: CONTOSO
+    - Name: WebApp01
+      Scope: contoso.com
+  CmsPlugins:
+  - ActiveDirectory
+  DomainJoinConfig:
+    DnsName: contoso.com
+    DnsTreeName: contoso.com
+    Guid: 244818ae-87ca-4fcd-92ec-e79e5252348a
+    MachineAccountName: WebApp01
+    NetBiosName: CONTOSO
+    Sid: S-1-5-21-2126729477-2524075714-3094792973
+`
+
+// allowList maps a username to the GMSACredentialSpec names it may use.
+type allowList map[string][]string
+
+func (a allowList) String() string { return fmt.Sprint(map[string][]string(a)) }
+
+// Set parses user=name1,name2.
+func (a allowList) Set(v string) error {
+	user, names, ok := strings.Cut(v, "=")
+	if !ok || user == "" || names == "" {
+		return errors.New("want user=name[,name...]")
+	}
+	a[user] = append(a[user], strings.Split(names, ",")...)
+	return nil
+}
+
+// run serves until ctx is done. ready, if set, is called with the listening
+// address and the PEM of the certificate served.
+func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr string, certPEM []byte)) error {
+	fs := flag.NewFlagSet("gmsa-webhook", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:8443", "listen address")
+	certFile := fs.String("tls-cert-file", "", "PEM certificate file (reloaded when it changes); empty: a self-signed one")
+	keyFile := fs.String("tls-key-file", "", "PEM private key file")
+	specsFile := fs.String("credspecs", "", "YAML or JSON file of GMSACredentialSpec objects; empty: the demo object webapp01")
+	randomHostname := fs.Bool("random-hostname", false, "give GMSA pods without a hostname a random one")
+	checkUser := fs.Bool("check-requesting-user", false, "also require the requesting user to be allowed to use the object")
+	allow := allowList{}
+	fs.Var(allow, "allow", "user=name[,name...]: let user use these GMSACredentialSpecs (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if (*certFile == "") != (*keyFile == "") {
+		return errors.New("-tls-cert-file and -tls-key-file go together")
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+
+	specs := []byte(demoCredSpec)
+	if *specsFile != "" {
+		b, err := os.ReadFile(*specsFile)
+		if err != nil {
+			return err
+		}
+		specs = b
+	} else if len(allow) == 0 {
+		allow["system:serviceaccount:default:default"] = []string{"webapp01"}
+	}
+	objs, err := credspec.DecodeAll(strings.NewReader(string(specs)))
+	if err != nil {
+		return err
+	}
+	src, err := credspec.NewStaticSource(objs...)
+	if err != nil {
+		return err
+	}
+	authz := credspec.AuthorizerFunc(func(_ context.Context, r credspec.UseRequest) (credspec.Decision, error) {
+		if slices.Contains(allow[r.User.Username], r.Name) {
+			return credspec.Decision{Allowed: true}, nil
+		}
+		return credspec.Decision{Reason: "not in the -allow list"}, nil
+	})
+	exp, err := credspec.NewExpander(credspec.ExpanderOptions{Source: src, RandomHostname: *randomHostname})
+	if err != nil {
+		return err
+	}
+	val, err := credspec.NewValidator(credspec.ValidatorOptions{Source: src, Authorizer: authz, CheckRequestingUser: *checkUser})
+	if err != nil {
+		return err
+	}
+	h, err := credspec.NewHandler(credspec.HandlerOptions{
+		Expander:  exp,
+		Validator: val,
+		OnReview: func(o credspec.ReviewOutcome) {
+			log.Info("review", "path", o.Path, "uid", o.UID, "operation", o.Operation, "namespace", o.Namespace,
+				"allowed", o.Allowed, "patch", o.Patch, "error", o.Err)
+		},
+	})
+	if err != nil {
+		return err
+	}
+
+	var tlsConfig *tls.Config
+	var certPEM []byte
+	if *certFile != "" {
+		certs, err := credspec.NewCertReloader(credspec.CertReloaderOptions{
+			CertFile: *certFile,
+			KeyFile:  *keyFile,
+			OnReload: func(err error) { log.Info("certificate reload", "error", err) },
+		})
+		if err != nil {
+			return err
+		}
+		tlsConfig = certs.TLSConfig()
+		certPEM, err = os.ReadFile(*certFile)
+		if err != nil {
+			return err
+		}
+	} else {
+		cert, pemBytes, err := selfSigned(time.Now())
+		if err != nil {
+			return err
+		}
+		dir, err := os.MkdirTemp("", "gmsa-webhook-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		if err := os.WriteFile(filepath.Join(dir, "ca.crt"), pemBytes, 0o600); err != nil {
+			return err
+		}
+		log.Info("self-signed certificate", "file", filepath.Join(dir, "ca.crt"))
+		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+		certPEM = pemBytes
+	}
+
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(tls.NewListener(ln, tlsConfig)) }()
+	log.Info("serving", "addr", ln.Addr().String(), "credspecs", src.Names())
+	if ready != nil {
+		ready(ln.Addr().String(), certPEM)
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdown)
+}
+
+// selfSigned returns a one-day ECDSA certificate for localhost, 127.0.0.1
+// and ::1, and its PEM.
+func selfSigned(now time.Time) (tls.Certificate, []byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: "gmsa-webhook"},
+		DNSNames:     []string{"localhost"},
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		NotBefore:    now.Add(-time.Minute),
+		NotAfter:     now.Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
+}

@@ -3,15 +3,18 @@
 //
 //  1. the cluster side mints a pod-bound service-account token with a fresh
 //     key, as kube-apiserver's TokenRequest API does;
+//
 //  2. it publishes the OIDC discovery document and JWKS, as kube-apiserver
 //     does, on a local HTTPS server;
+//
 //  3. a relying party discovers the issuer and verifies the token with
 //     nothing but the issuer URL, and prints the identity it proves;
+//
 //  4. the pod exchanges its projected token for a Microsoft Entra ID access
 //     token with the Azure SDK, against a local Entra stand-in that checks
 //     the federated identity credential.
 //
-//	go run ./examples/quickstart
+//     go run ./examples/quickstart
 package main
 
 import (

@@ -3,8 +3,10 @@
 // TokenRequest tokens validate with ksa and stop validating when their pod
 // is deleted; tokens ksa mints with the server's key pass its TokenReview;
 // ksa's relying party discovers the server's issuer; the server's documents
-// are byte-identical to ksa's; and the warnafter extension comes out as
-// ksa predicts.
+// are byte-identical to ksa's; the warnafter extension comes out as ksa
+// predicts; x509sa client certificates authenticate as the service account;
+// and ksa's GMSA webhook, registered with the server, admits and refuses pods
+// as windows-gmsa's end-to-end cases expect.
 package apiserver_test
 
 import (

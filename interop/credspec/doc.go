@@ -7,16 +7,8 @@
 // windowsOptions, apiextensions' CRD validation and pruning, and the API
 // server's webhook client (response checks, JSON Patch, denial messages).
 //
-// Not done yet: the tier against a real kube-apiserver (package
-// controlplane). It needs: the CRD from credspec.CRD applied and
-// Established; GMSACredentialSpec objects of v1 and v1alpha1; the handler
-// served over TLS with a CA bundle in a MutatingWebhookConfiguration
-// (/mutate: pods CREATE, pods/ephemeralcontainers UPDATE) and a
-// ValidatingWebhookConfiguration (/validate: pods CREATE and UPDATE,
-// pods/ephemeralcontainers UPDATE), failurePolicy Fail, sideEffects None,
-// admissionReviewVersions [v1, v1beta1]; RBAC for the webhook (get
-// gmsacredentialspecs, create localsubjectaccessreviews) and a ClusterRole
-// granting use with resourceNames, bound per namespace; then pods created
-// as different service accounts and users (reference/gmsa.md §4.F cases
-// 33-45 run for real), and kubectl debug for ephemeral containers.
+// The tier against a real kube-apiserver is in package
+// github.com/ksa-go/ksa/interop/apiserver (TestGMSAWebhook): the CRD
+// installed, the webhook registered over TLS, RBAC, windows-gmsa's
+// end-to-end cases and ephemeral containers.
 package credspec

@@ -25,8 +25,8 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/ksa-go/ksa/credspec"
-	gmsaclient "github.com/ksa-go/ksa/interop/credspec"
 	"github.com/ksa-go/ksa/interop/controlplane"
+	gmsaclient "github.com/ksa-go/ksa/interop/credspec"
 )
 
 // gmsaCluster is the control plane with the GMSACredentialSpec CRD

@@ -234,6 +234,13 @@ func (r *Reader) stringBytes() ([]byte, error) {
 	r.pos++ // opening quote
 	start := r.pos
 	for r.pos < len(r.data) {
+		// Fast path: plain ASCII, no quote, backslash or control byte.
+		for r.pos < len(r.data) && plainASCII[r.data[r.pos]] {
+			r.pos++
+		}
+		if r.pos >= len(r.data) {
+			break
+		}
 		b := r.data[r.pos]
 		switch {
 		case b == '"':
@@ -256,6 +263,15 @@ func (r *Reader) stringBytes() ([]byte, error) {
 	}
 	return nil, r.errorf("unterminated string")
 }
+
+// plainASCII marks the bytes a string may hold as they are: printable
+// ASCII other than '"' and '\\'.
+var plainASCII = func() (t [256]bool) {
+	for b := 0x20; b < utf8.RuneSelf; b++ {
+		t[b] = b != '"' && b != '\\'
+	}
+	return t
+}()
 
 // unescape continues a string that holds an escape, copying it into a new
 // buffer.

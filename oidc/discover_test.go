@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -155,4 +156,28 @@ func TestDiscoverSizeBoundary(t *testing.T) {
 			require.NoError(t, err)
 		})
 	}
+}
+
+// roundTripper answers every request with fn.
+type roundTripper func(*http.Request) (*http.Response, error)
+
+func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestDiscoverDefaultTimeout: a zero Timeout bounds the request with
+// DefaultDiscoveryTimeout (exact inside a synctest bubble).
+func TestDiscoverDefaultTimeout(t *testing.T) {
+	assert.Equal(t, 10*time.Second, oidc.DefaultDiscoveryTimeout)
+	assert.Equal(t, 64<<10, oidc.MaxDiscoveryBytes)
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		var deadline time.Time
+		client := &http.Client{Transport: roundTripper(func(r *http.Request) (*http.Response, error) {
+			deadline, _ = r.Context().Deadline()
+			<-r.Context().Done()
+			return nil, r.Context().Err()
+		})}
+		_, err := oidc.Discover(t.Context(), oidc.DiscoveryConfig{Issuer: "https://issuer.test", Client: client})
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Equal(t, oidc.DefaultDiscoveryTimeout, deadline.Sub(start))
+	})
 }

@@ -124,3 +124,19 @@ func TestMalformedTokens(t *testing.T) {
 	_, err = v.Validate(t.Context(), good.Raw)
 	require.NoError(t, err)
 }
+
+// TestNumericDateBoundary: 2^33 s is the latest time accepted.
+func TestNumericDateBoundary(t *testing.T) {
+	c, err := tokens.ParseClaims([]byte(`{"exp":8589934592}`))
+	require.NoError(t, err)
+	assert.Equal(t, int64(tokens.MaxNumericDate), c.Expiry.Unix())
+	_, err = tokens.ParseClaims([]byte(`{"exp":8589934593}`))
+	require.ErrorIs(t, err, tokens.ErrMalformed)
+	c, err = tokens.ParseClaims([]byte(`{"exp":8589934591.5}`))
+	require.NoError(t, err)
+	assert.Equal(t, int64(tokens.MaxNumericDate-1), c.Expiry.Unix(), "fractions are truncated")
+	_, err = tokens.ParseClaims([]byte(`{"exp":8589934592.5}`))
+	require.ErrorIs(t, err, tokens.ErrMalformed)
+	_, err = tokens.ParseClaims([]byte(`{"exp":0}`))
+	require.NoError(t, err, "the epoch is a time like any other")
+}

@@ -48,15 +48,7 @@ type FetchError struct {
 }
 
 func (e *FetchError) Error() string {
-	msg := "jwks: fetching " + e.URL
-	if e.Status != 0 {
-		msg += fmt.Sprintf(" (HTTP %d)", e.Status)
-	}
-	msg += ": " + e.Reason
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
+	return httpget.Describe("jwks: fetching", e.URL, e.Status, e.Reason, e.Err)
 }
 
 // Is reports whether target is [ErrFetch].

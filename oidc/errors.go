@@ -3,6 +3,8 @@ package oidc
 import (
 	"errors"
 	"fmt"
+
+	"github.com/ksa-go/ksa/internal/httpget"
 )
 
 // Sentinel errors; the typed errors below match them with errors.Is.
@@ -66,15 +68,7 @@ type DiscoveryError struct {
 }
 
 func (e *DiscoveryError) Error() string {
-	msg := "oidc: discovery at " + e.URL
-	if e.Status != 0 {
-		msg += fmt.Sprintf(" (HTTP %d)", e.Status)
-	}
-	msg += ": " + e.Reason
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
+	return httpget.Describe("oidc: discovery at", e.URL, e.Status, e.Reason, e.Err)
 }
 
 // Is reports whether target is [ErrDiscovery].

@@ -82,3 +82,18 @@ type TooLargeError struct{ Limit int }
 func (e *TooLargeError) Error() string {
 	return "body over the " + strconv.Itoa(e.Limit) + "-byte limit"
 }
+
+// Describe formats a failed GET the way the callers' error types print it:
+// "<what> <url> (HTTP <status>): <reason>: <cause>", leaving out what is
+// unknown.
+func Describe(what, url string, status int, reason string, err error) string {
+	msg := what + " " + url
+	if status != 0 {
+		msg += " (HTTP " + strconv.Itoa(status) + ")"
+	}
+	msg += ": " + reason
+	if err != nil {
+		msg += ": " + err.Error()
+	}
+	return msg
+}

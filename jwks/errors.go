@@ -23,6 +23,9 @@ var (
 	ErrNoKeys = errors.New("jwks: no keys")
 	// ErrMalformedPEM: a PEM block that claims to be a key does not parse.
 	ErrMalformedPEM = errors.New("jwks: malformed PEM key")
+	// ErrKeyFile: a key file cannot be opened or read (the *PEMError also
+	// matches the cause, e.g. fs.ErrNotExist).
+	ErrKeyFile = errors.New("jwks: key file unreadable")
 )
 
 // KeyTypeError reports a key ksa does not accept, and why. It matches
@@ -107,7 +110,8 @@ func (e *SetError) Is(target error) bool { return target == e.Kind }
 func (e *SetError) Unwrap() error { return e.Err }
 
 // PEMError reports a PEM input without keys or with a key block that does not
-// parse. It matches [ErrNoKeys] or [ErrMalformedPEM].
+// parse, or a key file that cannot be read. It matches [ErrNoKeys],
+// [ErrMalformedPEM] or [ErrKeyFile].
 type PEMError struct {
 	// Source names the file, or is empty for in-memory data.
 	Source string

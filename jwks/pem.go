@@ -63,12 +63,12 @@ func LoadSigningKeyFile(path string) (crypto.Signer, error) {
 func readKeyFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("jwks: %w", err)
+		return nil, &PEMError{Source: path, Block: -1, Reason: "cannot open", Kind: ErrKeyFile, Err: err}
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, MaxPEMFileBytes+1))
 	if err != nil {
-		return nil, fmt.Errorf("jwks: reading %s: %w", path, err)
+		return nil, &PEMError{Source: path, Block: -1, Reason: "cannot read", Kind: ErrKeyFile, Err: err}
 	}
 	if len(data) > MaxPEMFileBytes {
 		return nil, &PEMError{Source: path, Block: -1, Reason: fmt.Sprintf("file is over the %d-byte limit", MaxPEMFileBytes), Kind: ErrMalformedPEM}

@@ -395,3 +395,13 @@ func TestLoadSigningKeyFile(t *testing.T) {
 		tt.check(t, err, path)
 	})
 }
+
+// TestLoadKeyFileUnreadable: a file that cannot be opened is a typed error
+// matching ErrKeyFile and the cause.
+func TestLoadKeyFileUnreadable(t *testing.T) {
+	_, err := jwks.LoadPublicKeysFile(filepath.Join(t.TempDir(), "missing.pem"))
+	require.ErrorIs(t, err, jwks.ErrKeyFile)
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	_, err = jwks.LoadSigningKeyFile(filepath.Join(t.TempDir(), "missing.pem"))
+	require.ErrorIs(t, err, jwks.ErrKeyFile)
+}

@@ -372,7 +372,7 @@ func (r *Remote) get(ctx context.Context, ev *FetchEvent, start time.Time) (*rem
 	}
 	resp, failure := httpget.Do(ctx, httpget.Request{
 		URL: r.cfg.URL, Client: r.client, Accept: "application/jwk-set+json, application/json",
-		Bearer: r.cfg.BearerToken, Timeout: r.cfg.Timeout, MaxBytes: limit,
+		Bearer: r.cfg.BearerToken, Timeout: r.cfg.Timeout, MaxBytes: limit, AllowHTTP: r.cfg.InsecureAllowHTTP,
 	})
 	if failure != nil {
 		ev.Status = failure.Status

@@ -72,7 +72,7 @@ func Discover(ctx context.Context, cfg DiscoveryConfig) (*ProviderMetadata, erro
 	}
 	resp, failure := httpget.Do(ctx, httpget.Request{
 		URL: docURL, Client: cfg.Client, Accept: "application/json",
-		Bearer: cfg.BearerToken, Timeout: timeout, MaxBytes: MaxDiscoveryBytes,
+		Bearer: cfg.BearerToken, Timeout: timeout, MaxBytes: MaxDiscoveryBytes, AllowHTTP: cfg.InsecureAllowHTTP,
 	})
 	if failure != nil {
 		return fail(failure.Status, failure.Reason, failure.Err)

@@ -132,7 +132,15 @@ func TestAttackCorpus(t *testing.T) {
 		{name: "non-canonical trailing bits", token: gp[0][:len(gp[0])-1] + string(gp[0][len(gp[0])-1]+1) + "." + gp[1] + "." + gp[2], wantErr: tokens.ErrMalformed},
 		{name: "payload in the standard alphabet", token: gp[0] + "." + base64.StdEncoding.EncodeToString([]byte(attackPayload(`{"iss":"`+testIssuer+`","x":"???>>>"}`))) + "." + gp[2], wantErr: tokens.ErrMalformed},
 
+		{name: "CR LF inside the signature", token: gp[0] + "." + gp[1] + "." + gp[2][:10] + "\r\n" + gp[2][10:], wantErr: tokens.ErrMalformed},
+		{name: "LF inside the payload", token: gp[0] + "." + gp[1][:10] + "\n" + gp[1][10:] + "." + gp[2], wantErr: tokens.ErrMalformed},
+		{name: "trailing LF", token: good + "\n", wantErr: tokens.ErrMalformed},
+
 		// Claims.
+		{name: "claim ſub (U+017F folds to s)", token: withPayload(`{"iss":"` + testIssuer + `","ſub":"system:serviceaccount:kube-system:admin"}`), wantErr: tokens.ErrMalformed},
+		{name: "claim with a Kelvin sign for k", token: withPayload(`{"iss":"` + testIssuer + `","\u212aubernetes.io":{}}`), wantErr: tokens.ErrMalformed},
+		{name: "header ALG beside alg", token: b64(`{"alg":"RS256","ALG":"none","kid":"`+rsaKid+`"}`) + "." + gp[1] + "." + gp[2], wantErr: tokens.ErrMalformed},
+		{name: "header CRIT", token: b64(`{"alg":"RS256","kid":"`+rsaKid+`","CRIT":["exp"]}`) + "." + gp[1] + "." + gp[2], wantErr: tokens.ErrMalformed},
 		{name: "duplicate iss", token: withPayload(`{"iss":"` + testIssuer + `","iss":"` + testIssuer + `"}`), wantErr: tokens.ErrMalformed},
 		{name: "duplicate exp", token: withPayload(`{"iss":"` + testIssuer + `","exp":1,"exp":99999999999}`), wantErr: tokens.ErrMalformed},
 		{name: "aud a number", token: withPayload(`{"iss":"` + testIssuer + `","aud":1}`), wantErr: tokens.ErrMalformed},

@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"sync"
 	"time"
@@ -67,11 +68,11 @@ func makeCacheKey(token string, auds []string) cacheKey {
 	for _, a := range auds {
 		n += len(a) + 1
 	}
-	b := make([]byte, 0, n)
+	b := make([]byte, 0, n+binary.MaxVarintLen64*len(auds))
 	for _, a := range auds {
-		// Audiences cannot hold NUL in practice; the length prefix makes the
-		// key unambiguous anyway.
-		b = append(b, byte(len(a)>>8), byte(len(a)))
+		// Each audience prefixed with its full length: no two lists share
+		// a key, whatever their contents.
+		b = binary.AppendUvarint(b, uint64(len(a)))
 		b = append(b, a...)
 	}
 	k.auds = string(b)

@@ -2,6 +2,7 @@ package tokens_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -139,4 +140,23 @@ func TestResultCacheBounded(t *testing.T) {
 	}
 	wg.Wait()
 	assert.LessOrEqual(t, tokens.CacheLen(v), 4)
+}
+
+// TestResultCacheKeyUnambiguous: audience lists that would share a key with
+// short length prefixes (an audience of 64 KiB and more) do not.
+func TestResultCacheKeyUnambiguous(t *testing.T) {
+	key := testkeys.K8sEC()
+	m := mustMinter(t, key)
+	long := strings.Repeat("x", 65534)
+	tok, err := m.Mint(t.Context(), tokens.Request{ServiceAccount: testSA, Audiences: []string{"api", long}})
+	require.NoError(t, err)
+	v := mustValidator(t, mustSource(t, key), func(c *tokens.ValidatorConfig) {
+		c.Cache = &tokens.CacheConfig{}
+		c.MaxTokenBytes = 1 << 20
+	})
+	_, err = v.ValidateFor(t.Context(), tok.Raw, []string{"api", long})
+	require.NoError(t, err)
+	forged := "api" + "\xff\xfe" + long
+	_, err = v.ValidateFor(t.Context(), tok.Raw, []string{forged})
+	require.ErrorIs(t, err, tokens.ErrAudienceMismatch)
 }

@@ -166,7 +166,7 @@ func (s *FileSource) GetIdentityToken() ([]byte, error) {
 // MUST NOT modify the claims.
 func (s *FileSource) Current(ctx context.Context) (FileToken, error) {
 	if err := ctx.Err(); err != nil {
-		return FileToken{}, err
+		return FileToken{}, &TokenFileError{Path: s.path, Reason: "gave up", Err: err}
 	}
 	now := s.now()
 	cur := s.cur.Load()

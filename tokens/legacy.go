@@ -48,6 +48,11 @@ type LegacySecretGetter interface {
 // checkLegacy runs Kubernetes' legacy validator, in its order.
 func (v *Validator) checkLegacy(ctx context.Context, c *Claims, token string) error {
 	l := c.Legacy
+	if c.Kubernetes != nil {
+		// Only the flat claims are checked on this path: a kubernetes.io
+		// claim beside them could name anyone.
+		return &LegacyError{Reason: "legacy token also carries a kubernetes.io claim"}
+	}
 	missing := func(what string) error { return &LegacyError{Reason: what + " claim is missing"} }
 	switch {
 	case c.Subject == "":

@@ -159,3 +159,25 @@ func TestIsServiceAccountTokenSecret(t *testing.T) {
 		})
 	}
 }
+
+// TestLegacyTokenWithBoundClaims: on the legacy path only the flat claims
+// are checked, so a kubernetes.io claim beside them is refused rather than
+// trusted for the identity.
+func TestLegacyTokenWithBoundClaims(t *testing.T) {
+	key := testkeys.K8sRSA()
+	m := mustMinter(t, key)
+	raw, err := m.Sign(t.Context(), &tokens.Claims{
+		Issuer: tokens.LegacyIssuer, Subject: "system:serviceaccount:low:sa",
+		Legacy:     &tokens.LegacyClaims{Namespace: "low", SecretName: "s", ServiceAccountName: "sa", ServiceAccountUID: "u"},
+		Kubernetes: &tokens.KubernetesClaims{Namespace: "kube-system", ServiceAccount: ksa.ObjectRef{Name: "admin", UID: "x"}},
+	})
+	require.NoError(t, err)
+	v := mustValidator(t, mustSource(t, key), func(c *tokens.ValidatorConfig) { c.Legacy.Accept = true })
+	_, err = v.Validate(t.Context(), raw)
+	require.ErrorIs(t, err, tokens.ErrLegacyToken)
+
+	// The legacy issuer cannot also be a bound issuer.
+	_, err = tokens.NewValidator(tokens.ValidatorConfig{Issuers: []string{tokens.LegacyIssuer}, Keys: mustSource(t, key),
+		Audiences: []string{"a"}, SkipObjectCheck: true, Legacy: tokens.LegacyConfig{Accept: true}})
+	require.Error(t, err)
+}

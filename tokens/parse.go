@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"encoding/base64"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +27,14 @@ const MaxNumericDate = 1 << 33
 const maxJSONDepth = 16
 
 var b64 = base64.RawURLEncoding.Strict()
+
+// base64URLAlphabet marks the bytes of unpadded base64url.
+var base64URLAlphabet = func() (t [256]bool) {
+	for _, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_" {
+		t[c] = true
+	}
+	return t
+}()
 
 // header is the protected header of a token.
 type header struct {
@@ -58,6 +67,13 @@ func split(token string) (parts, error) {
 }
 
 func decodePart(part, s string, buf []byte) ([]byte, error) {
+	// Go's decoder skips CR and LF even in strict mode: refuse any byte
+	// outside the base64url alphabet first, so a token has one spelling.
+	for i := 0; i < len(s); i++ {
+		if !base64URLAlphabet[s[i]] {
+			return nil, &MalformedError{Part: part, Reason: fmt.Sprintf("byte %q at %d is not base64url", s[i], i)}
+		}
+	}
 	n := b64.DecodedLen(len(s))
 	if cap(buf) < n {
 		buf = make([]byte, n)
@@ -107,6 +123,9 @@ func parseHeader(data []byte) (header, error) {
 		case "enc", "zip", "epk", "apu", "apv":
 			return bad("encrypted tokens (JWE) are not accepted", nil)
 		default:
+			if err := checkUnknownName(name, headerNames[:]); err != nil {
+				return bad("member "+strconv.Quote(string(name))+" differs from a registered header only by case", nil)
+			}
 			if !others.Add(name) {
 				return bad("member "+strconv.Quote(string(name))+" appears twice", nil)
 			}
@@ -143,6 +162,9 @@ func parseHeader(data []byte) (header, error) {
 	}
 	return h, nil
 }
+
+// headerNames are the header members whose case variants are refused.
+var headerNames = [...]string{"alg", "kid", "typ", "crit", "enc", "zip", "jku", "jwk", "x5u", "x5c", "x5t", "x5t#S256", "cty", "b64"}
 
 // algorithmName returns the constant for a known algorithm name, without
 // allocating, or a copy of an unknown one.
@@ -252,7 +274,10 @@ func (blk *claimsBlock) parse(data string) error {
 // case, which case-insensitive JSON decoders would take for it.
 func checkUnknownName(name []byte, registered []string) error {
 	for _, n := range registered {
-		if len(n) == len(name) && strings.EqualFold(n, string(name)) {
+		// Unicode folding, not only ASCII: encoding/json matches "ſub"
+		// (U+017F) to sub and "Kubernetes.io" (Kelvin sign) to
+		// kubernetes.io.
+		if n != string(name) && strings.EqualFold(n, string(name)) {
 			return &MalformedError{Part: "claims", Reason: "claim " + strconv.Quote(string(name)) + " differs from " + strconv.Quote(n) + " only by case"}
 		}
 	}

@@ -25,8 +25,8 @@ const (
 	// to MaxExtendedExpiration with a warnafter claim: the lifetime the
 	// kube-api-access projected volume asks for.
 	WarnOnlyExpirationSeconds = 60*60 + 7
-	// DefaultMaxExtendedExpiration is kube-apiserver's default
-	// --service-account-max-token-expiration for extended tokens: one year.
+	// DefaultMaxExtendedExpiration is the lifetime kube-apiserver gives
+	// extended tokens by default (its MaxExtendedExpiration): one year.
 	DefaultMaxExtendedExpiration = 24 * 365 * time.Hour
 )
 

@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"context"
+	"crypto/rsa"
 	"errors"
 	"fmt"
 	"slices"
@@ -40,9 +41,10 @@ type ValidatorConfig struct {
 	// (kube-apiserver's --api-audiences); a call to ValidateFor may ask for
 	// others. Required unless InsecureSkipAudienceCheck is set.
 	Audiences []string
-	// InsecureSkipAudienceCheck accepts tokens for any audience. It is what
-	// kube-apiserver does when no API audiences are configured; a relying
-	// party MUST NOT set it.
+	// InsecureSkipAudienceCheck, with Audiences empty, accepts tokens for
+	// any audience on Validate (ValidateFor with explicit audiences still
+	// checks them). It is what kube-apiserver does when no API audiences are
+	// configured; a relying party MUST NOT set it.
 	InsecureSkipAudienceCheck bool
 	// AcceptMissingAudience treats a token without aud as if it named the
 	// validator's Audiences, as kube-apiserver does. By default such tokens
@@ -143,6 +145,9 @@ func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 	}
 	if cfg.Objects != nil && cfg.SkipObjectCheck {
 		return nil, errors.New("tokens: ValidatorConfig sets both Objects and SkipObjectCheck")
+	}
+	if cfg.Legacy.Accept && slices.Contains(cfg.Issuers, LegacyIssuer) {
+		return nil, fmt.Errorf("tokens: issuer %q is the legacy issuer: accept legacy tokens with Legacy.Accept, not in Issuers", LegacyIssuer)
 	}
 	if cfg.Legacy.Accept && cfg.Legacy.CheckSecret {
 		if _, ok := cfg.Objects.(LegacySecretGetter); !ok {
@@ -346,10 +351,16 @@ func (v *Validator) verify(ctx context.Context, token string, audiences []string
 		if err := v.checkLegacy(ctx, claims, token); err != nil {
 			return nil, err
 		}
-	} else if err := v.checkBound(ctx, claims, now); err != nil {
-		return nil, err
+		// Only the legacy claims were checked: the identity comes from them
+		// alone.
+		l := claims.Legacy
+		res.Identity = ksa.Identity{ServiceAccount: ksa.ServiceAccount{Namespace: l.Namespace, Name: l.ServiceAccountName, UID: l.ServiceAccountUID}}
+	} else {
+		if err := v.checkBound(ctx, claims, now); err != nil {
+			return nil, err
+		}
+		res.Identity = claims.Identity()
 	}
-	res.Identity = claims.Identity()
 	res.Stale = staleness(claims, now)
 	return res, nil
 }
@@ -385,6 +396,10 @@ func (v *Validator) verifySignature(ctx context.Context, src jwks.KeySource, hdr
 			// A key source that ignores the kid must not widen the search.
 			continue
 		}
+		if err := checkKeySize(k); err != nil {
+			errs = append(errs, &SignatureError{KeyID: k.ID, Algorithm: hdr.alg, Err: err})
+			continue
+		}
 		if !v.algorithmAllowed(hdr.alg, k) {
 			errs = append(errs, &AlgorithmError{Algorithm: hdr.alg, KeyID: k.ID, KeyAlgorithm: k.Algorithm})
 			continue
@@ -407,6 +422,22 @@ func (v *Validator) verifySignature(ctx context.Context, src jwks.KeySource, hdr
 	default:
 		return jwks.Key{}, errors.Join(errs...)
 	}
+}
+
+// checkKeySize refuses RSA keys outside jwks' bounds whatever source they
+// came from: a huge modulus makes each verification cost seconds. Other
+// properties (curve membership) are checked where keys are built (NewKey,
+// ParseSet); a custom KeySource is trusted to build keys that way.
+func checkKeySize(k jwks.Key) error {
+	if pub, ok := k.Public.(*rsa.PublicKey); ok {
+		if pub == nil || pub.N == nil {
+			return jwks.ErrUnsupportedKey
+		}
+		if bits := pub.N.BitLen(); bits < jwks.MinRSABits || bits > jwks.MaxRSABits {
+			return fmt.Errorf("%w: %d-bit RSA key", jwks.ErrUnsupportedKey, bits)
+		}
+	}
+	return nil
 }
 
 func (v *Validator) algorithmAllowed(alg string, k jwks.Key) bool {

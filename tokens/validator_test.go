@@ -1,6 +1,7 @@
 package tokens_test
 
 import (
+	"context"
 	"crypto"
 	"errors"
 	"testing"
@@ -577,3 +578,24 @@ func TestIssuerKeys(t *testing.T) {
 		})
 	}
 }
+
+// TestKeySourceKeysChecked: RSA keys outside jwks' size bounds are refused
+// whatever source hands them out.
+func TestKeySourceKeysChecked(t *testing.T) {
+	small := testkeys.Generated("rsa1024")
+	m, err := tokens.NewMinter(tokens.MinterConfig{Issuer: testIssuer, Signer: testkeys.K8sRSA(), KeyID: "k"})
+	require.NoError(t, err)
+	tok, err := m.Mint(t.Context(), tokens.Request{ServiceAccount: testSA, Audiences: []string{testAudience}})
+	require.NoError(t, err)
+	src := keySourceFunc(func(context.Context, string) ([]jwks.Key, error) {
+		return []jwks.Key{{ID: "k", Public: small.Public(), Algorithm: jwks.RS256}}, nil
+	})
+	v := mustValidator(t, src)
+	_, err = v.Validate(t.Context(), tok.Raw)
+	require.ErrorIs(t, err, tokens.ErrBadSignature)
+	require.ErrorIs(t, err, jwks.ErrUnsupportedKey)
+}
+
+type keySourceFunc func(ctx context.Context, kid string) ([]jwks.Key, error)
+
+func (f keySourceFunc) Keys(ctx context.Context, kid string) ([]jwks.Key, error) { return f(ctx, kid) }

@@ -6,9 +6,11 @@ package httpget
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -21,7 +23,12 @@ type Request struct {
 	Timeout time.Duration
 	// MaxBytes bounds the body; one byte more is an error.
 	MaxBytes int
+	// AllowHTTP lets redirects lead to http:// URLs (tests only).
+	AllowHTTP bool
 }
+
+// MaxRedirects bounds the redirects a GET follows.
+const MaxRedirects = 3
 
 // Response is what came back.
 type Response struct {
@@ -54,9 +61,26 @@ func Do(ctx context.Context, r Request) (*Response, *Failure) {
 		}
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
-	client := r.Client
-	if client == nil {
-		client = &http.Client{}
+	// A copy of the caller's client that never follows a redirect to plain
+	// http (which would carry the bearer token and hand the keys to anyone on
+	// the path), nor more than MaxRedirects.
+	client := &http.Client{}
+	if r.Client != nil {
+		c := *r.Client
+		client = &c
+	}
+	next := client.CheckRedirect
+	client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if len(via) >= MaxRedirects {
+			return fmt.Errorf("stopped after %d redirects", MaxRedirects)
+		}
+		if !strings.EqualFold(req.URL.Scheme, "https") && !r.AllowHTTP {
+			return fmt.Errorf("refusing a redirect to %s: not https", req.URL.Redacted())
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		return nil
 	}
 	resp, err := client.Do(req)
 	if err != nil {

@@ -494,22 +494,25 @@ func (r *Reader) Skip() error {
 	}
 }
 
-// Names records member names seen in one object, to refuse duplicates
-// without allocating for the first few.
+// Names records member names seen in one object, to refuse duplicates:
+// without allocating for the first few, and in constant time per name after
+// that (a hostile object may hold thousands).
 type Names struct {
 	small [8]string
 	n     int
-	more  []string
+	more  map[string]struct{}
 }
 
 // Add records name and reports false if it was already recorded.
 func (n *Names) Add(name []byte) bool {
-	for _, s := range n.small[:n.n] {
-		if s == string(name) {
+	if n.more != nil {
+		if _, dup := n.more[string(name)]; dup {
 			return false
 		}
+		n.more[string(name)] = struct{}{}
+		return true
 	}
-	for _, s := range n.more {
+	for _, s := range n.small[:n.n] {
 		if s == string(name) {
 			return false
 		}
@@ -517,8 +520,12 @@ func (n *Names) Add(name []byte) bool {
 	if n.n < len(n.small) {
 		n.small[n.n] = string(name)
 		n.n++
-	} else {
-		n.more = append(n.more, string(name))
+		return true
 	}
+	n.more = make(map[string]struct{}, 2*len(n.small))
+	for _, s := range n.small {
+		n.more[s] = struct{}{}
+	}
+	n.more[string(name)] = struct{}{}
 	return true
 }

@@ -2,6 +2,7 @@ package jsonx_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"unsafe"
@@ -775,5 +776,16 @@ func TestNamesRefusesDuplicateMembers(t *testing.T) {
 			require.NoError(t, r.End())
 			assert.Equal(t, tt.wantDupe, dupe)
 		})
+	}
+}
+
+// TestNamesManyMembers: duplicates are found past the inline slots too.
+func TestNamesManyMembers(t *testing.T) {
+	var n jsonx.Names
+	for i := 0; i < 100; i++ {
+		require.True(t, n.Add([]byte(fmt.Sprintf("m%d", i))))
+	}
+	for _, i := range []int{0, 7, 8, 50, 99} {
+		assert.False(t, n.Add([]byte(fmt.Sprintf("m%d", i))), "m%d", i)
 	}
 }

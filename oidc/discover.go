@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -48,8 +49,9 @@ type DiscoveryConfig struct {
 	BearerToken func(ctx context.Context) (string, error)
 	// Timeout bounds the request; zero means DefaultDiscoveryTimeout.
 	Timeout time.Duration
-	// InsecureAllowHTTP accepts an http:// jwks_uri. Never set it outside
-	// tests.
+	// InsecureAllowHTTP accepts an http:// issuer, jwks_uri and redirects.
+	// Never set it outside tests: over http anyone on the path can replace
+	// the keys, and bearer credentials travel in clear text.
 	InsecureAllowHTTP bool
 }
 
@@ -61,6 +63,9 @@ type DiscoveryConfig struct {
 func Discover(ctx context.Context, cfg DiscoveryConfig) (*ProviderMetadata, error) {
 	if cfg.Issuer == "" {
 		return nil, errors.New("oidc: DiscoveryConfig.Issuer is required")
+	}
+	if !hasScheme(cfg.Issuer, "https") && !(cfg.InsecureAllowHTTP && hasScheme(cfg.Issuer, "http")) {
+		return nil, &DiscoveryError{URL: cfg.Issuer, Reason: "the issuer is not an https URL (InsecureAllowHTTP allows http in tests)"}
 	}
 	docURL := strings.TrimSuffix(cfg.Issuer, "/") + DiscoveryPath
 	fail := func(status int, reason string, err error) (*ProviderMetadata, error) {
@@ -88,8 +93,8 @@ func Discover(ctx context.Context, cfg DiscoveryConfig) (*ProviderMetadata, erro
 	switch {
 	case md.JWKSURI == "":
 		return fail(resp.Status, "document has no jwks_uri", nil)
-	case strings.HasPrefix(md.JWKSURI, "https://"):
-	case cfg.InsecureAllowHTTP && strings.HasPrefix(md.JWKSURI, "http://"):
+	case hasScheme(md.JWKSURI, "https"):
+	case cfg.InsecureAllowHTTP && hasScheme(md.JWKSURI, "http"):
 	default:
 		return fail(resp.Status, fmt.Sprintf("jwks_uri %q is not https", md.JWKSURI), nil)
 	}
@@ -158,4 +163,18 @@ func readStrings(r *jsonx.Reader) ([]string, error) {
 		}
 		out = append(out, s)
 	}
+}
+
+// hasScheme reports whether raw is an absolute URL with the scheme (any
+// case) and a host.
+func hasScheme(raw, scheme string) bool {
+	u, err := url.Parse(raw)
+	return err == nil && strings.EqualFold(u.Scheme, scheme) && u.Host != ""
+}
+
+// sameOrigin reports whether two URLs have the same scheme and host.
+func sameOrigin(a, b string) bool {
+	ua, err1 := url.Parse(a)
+	ub, err2 := url.Parse(b)
+	return err1 == nil && err2 == nil && strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Host, ub.Host)
 }

@@ -181,3 +181,21 @@ func TestDiscoverDefaultTimeout(t *testing.T) {
 		assert.Equal(t, oidc.DefaultDiscoveryTimeout, deadline.Sub(start))
 	})
 }
+
+// TestDiscoverRefusesHTTPIssuer: an http issuer is refused unless the test
+// says InsecureAllowHTTP; no request (and no bearer token) leaves.
+func TestDiscoverRefusesHTTPIssuer(t *testing.T) {
+	var got int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got++
+		_, _ = w.Write([]byte(`{"issuer":"http://` + r.Host + `","jwks_uri":"http://` + r.Host + `/k"}`))
+	}))
+	t.Cleanup(srv.Close)
+	bearer := func(context.Context) (string, error) { return "secret", nil }
+	_, err := oidc.Discover(t.Context(), oidc.DiscoveryConfig{Issuer: srv.URL, BearerToken: bearer})
+	require.ErrorIs(t, err, oidc.ErrDiscovery)
+	assert.Zero(t, got)
+	_, err = oidc.Discover(t.Context(), oidc.DiscoveryConfig{Issuer: srv.URL, BearerToken: bearer, InsecureAllowHTTP: true})
+	require.NoError(t, err)
+	assert.Equal(t, 1, got)
+}

@@ -16,7 +16,7 @@
 //		Issuer:  "https://oidc.example.com/cluster-1",
 //		JWKSURI: "https://oidc.example.com/cluster-1/openid/v1/jwks",
 //	}}, keys)
-//	http.Handle("/", h)
+//	http.Handle("/cluster-1/", http.StripPrefix("/cluster-1", h))
 //	// later, on rotation:
 //	err = h.SetKeys(newKeys) // on error the previous documents stay
 //

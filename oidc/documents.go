@@ -85,7 +85,9 @@ func (c IssuerConfig) resolve() (string, error) {
 }
 
 // Render renders an issuer's discovery document and JWKS exactly as
-// kube-apiserver does for the same issuer, jwks_uri and keys: the document's
+// kube-apiserver does for the same issuer, jwks_uri and (RSA and ECDSA)
+// keys; Ed25519 keys, which kube-apiserver cannot use, are published as
+// OKP/EdDSA JWKs: the document's
 // members are issuer, jwks_uri, response_types_supported ["id_token"],
 // subject_types_supported ["public"] and
 // id_token_signing_alg_values_supported (the keys' algorithms, sorted, no

@@ -30,14 +30,18 @@ type HandlerConfig struct {
 }
 
 // Handler serves an issuer's discovery document and JWKS as kube-apiserver
-// does: GET or HEAD on DiscoveryPath and JWKSPath only (query strings are
-// ignored, anything else is 404, other methods 405), Kubernetes' content
-// types and Cache-Control, and bytes rendered once per key change. SetKeys
+// does: DiscoveryPath and JWKSPath, with or without a trailing slash (query
+// strings are ignored, anything else is 404), Kubernetes' content types and
+// Cache-Control, and bytes rendered once per key change. Unlike
+// kube-apiserver it also answers HEAD (for CDN and load-balancer checks) and
+// sends X-Content-Type-Options: nosniff; other methods are 405. SetKeys
 // swaps both documents atomically, so keys rotate without a restart; a
 // failed render keeps the previous documents. It is safe for concurrent use.
 //
-// The JWKS is served at JWKSPath whatever host jwks_uri names; mount the
-// handler where jwks_uri points.
+// The documents are served at these paths from the root: for an issuer with
+// a path, mount the handler under it with http.StripPrefix, e.g.
+// mux.Handle("/cluster-1/", http.StripPrefix("/cluster-1", h)), and point
+// jwks_uri there.
 type Handler struct {
 	cfg     IssuerConfig
 	control string
@@ -81,10 +85,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	docs := h.docs.Load()
 	var body []byte
 	var contentType string
+	// Both paths with and without a trailing slash, as kube-apiserver
+	// serves them (and its RBAC role grants).
 	switch r.URL.Path {
-	case DiscoveryPath:
+	case DiscoveryPath, DiscoveryPath + "/":
 		body, contentType = docs.Discovery, DiscoveryContentType
-	case JWKSPath:
+	case JWKSPath, JWKSPath + "/":
 		body, contentType = docs.JWKS, JWKSContentType
 	default:
 		http.NotFound(w, r)

@@ -56,6 +56,8 @@ func TestHandlerServes(t *testing.T) {
 		{name: "head", method: http.MethodHead, target: "/openid/v1/jwks", wantStatus: 200, wantType: "application/jwk-set+json", wantNoBody: true},
 		{name: "well-known prefix", method: http.MethodGet, target: "/.well-known", wantStatus: 404},
 		{name: "jwks subpath", method: http.MethodGet, target: "/openid/v1/jwks/foo", wantStatus: 404},
+		{name: "discovery with a trailing slash", method: http.MethodGet, target: "/.well-known/openid-configuration/", wantStatus: 200, wantBody: k8sDiscovery},
+		{name: "jwks with a trailing slash", method: http.MethodGet, target: "/openid/v1/jwks/", wantStatus: 200, wantBody: k8sJWKS},
 		{name: "root", method: http.MethodGet, target: "/", wantStatus: 404},
 		{name: "post", method: http.MethodPost, target: "/openid/v1/jwks", wantStatus: 405},
 		{name: "delete", method: http.MethodDelete, target: "/.well-known/openid-configuration", wantStatus: 405},

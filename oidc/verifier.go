@@ -19,15 +19,22 @@ type VerifierConfig struct {
 	Discovery DiscoveryConfig
 	// KeySet is the template for each issuer's remote key set (rate
 	// limits, cache bounds, timeout, OnFetch); URL is filled in from the
-	// discovered jwks_uri, and Client and BearerToken from Discovery when
-	// left nil.
+	// discovered jwks_uri, and Client from Discovery when left nil.
+	// Discovery's BearerToken is sent to the jwks_uri only when it has the
+	// issuer's scheme and host: credentials never go to a host the
+	// discovery document names. Where the key set lives elsewhere but needs
+	// them (kube-apiserver: the issuer is a Service name, jwks_uri its
+	// advertise address), set KeySet.BearerToken explicitly.
 	KeySet jwks.RemoteConfig
 	// Validation configures token validation as for tokens.NewValidator:
 	// set Audiences (required) and optionally Leeway, AllowedAlgorithms,
 	// Now, MaxTokenBytes, Cache, AcceptMissingAudience. Issuers, Keys and
-	// IssuerKeys are set by the verifier and must be left empty. With no
-	// Objects getter, no liveness checks are made (SkipObjectCheck is
-	// implied), as for any relying party outside the cluster.
+	// IssuerKeys are set by the verifier and must be left empty.
+	//
+	// Liveness: with no Objects getter the verifier makes no liveness
+	// checks (SkipObjectCheck is implied), as any relying party outside the
+	// cluster must: a token stays valid until exp even after its pod is
+	// deleted. Give an Objects getter to check, as kube-apiserver does.
 	Validation tokens.ValidatorConfig
 }
 
@@ -70,7 +77,7 @@ func NewVerifier(ctx context.Context, cfg VerifierConfig) (*Verifier, error) {
 		if kc.Client == nil {
 			kc.Client = cfg.Discovery.Client
 		}
-		if kc.BearerToken == nil {
+		if kc.BearerToken == nil && sameOrigin(iss, md.JWKSURI) {
 			kc.BearerToken = cfg.Discovery.BearerToken
 		}
 		kc.InsecureAllowHTTP = kc.InsecureAllowHTTP || cfg.Discovery.InsecureAllowHTTP

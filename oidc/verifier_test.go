@@ -1,6 +1,9 @@
 package oidc_test
 
 import (
+	"context"
+	"net/http"
+	"net/http/httptest"
 	"sync"
 	"testing"
 	"time"
@@ -260,4 +263,50 @@ func TestNewVerifierErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestVerifierBearerStaysWithTheIssuer: the discovery bearer token reaches a
+// jwks_uri on the issuer's own host, never one on another host unless
+// KeySet.BearerToken says so.
+func TestVerifierBearerStaysWithTheIssuer(t *testing.T) {
+	const secret = "pod-token"
+	bearer := func(context.Context) (string, error) { return secret, nil }
+
+	// Same host: oidctest demands the token on every path.
+	same := oidctest.Start(t, oidctest.Options{BearerToken: secret})
+	v, err := oidc.NewVerifier(t.Context(), oidc.VerifierConfig{
+		Issuers: []string{same.Issuer()}, Discovery: oidc.DiscoveryConfig{Client: same.Client(), BearerToken: bearer},
+		Validation: tokens.ValidatorConfig{Audiences: []string{"vault"}},
+	})
+	require.NoError(t, err)
+	_, err = v.Verify(t.Context(), same.Mint(t, tokens.Request{ServiceAccount: rpSA, Audiences: []string{"vault"}}))
+	require.NoError(t, err)
+
+	// Another host for the keys: it sees no credentials by default.
+	var seen []string
+	keys := oidctest.Start(t, oidctest.Options{})
+	keyHost := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen = append(seen, r.Header.Get("Authorization"))
+		_, _ = w.Write(keys.Documents().JWKS)
+	}))
+	t.Cleanup(keyHost.Close)
+	var issuer string
+	disc := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte(`{"issuer":"` + issuer + `","jwks_uri":"` + keyHost.URL + `/keys"}`))
+	}))
+	t.Cleanup(disc.Close)
+	issuer = disc.URL
+	for _, explicit := range []bool{false, true} {
+		cfg := oidc.VerifierConfig{
+			Issuers: []string{issuer}, Discovery: oidc.DiscoveryConfig{Client: disc.Client(), BearerToken: bearer},
+			Validation: tokens.ValidatorConfig{Audiences: []string{"vault"}},
+		}
+		if explicit {
+			cfg.KeySet.BearerToken = bearer
+		}
+		v, err := oidc.NewVerifier(t.Context(), cfg)
+		require.NoError(t, err)
+		require.NoError(t, v.KeySet(issuer).Refresh(t.Context()))
+	}
+	assert.Equal(t, []string{"", "Bearer " + secret}, seen)
 }

@@ -198,9 +198,13 @@ func TestRelyingPartyAgainstAPIServer(t *testing.T) {
 	// group system:serviceaccounts may read discovery).
 	bearer := f.requestToken(t, []string{controlplane.DefaultIssuer}, 3600, false).Status.Token
 	creds := func(context.Context) (string, error) { return bearer, nil }
+	// The issuer is the in-cluster Service name, the jwks_uri the server's
+	// advertise address: another host, so the key set's credentials are
+	// given explicitly.
 	v, err := oidc.NewVerifier(t.Context(), oidc.VerifierConfig{
 		Issuers:    []string{issuer},
 		Discovery:  oidc.DiscoveryConfig{Client: client, BearerToken: creds},
+		KeySet:     jwks.RemoteConfig{BearerToken: creds},
 		Validation: tokens.ValidatorConfig{Audiences: []string{vaultAudience}},
 	})
 	require.NoError(t, err)

@@ -225,6 +225,9 @@ func (s *Server) Rotate(t testing.TB, signer crypto.Signer, keepOld bool) jwks.K
 	return key
 }
 
+// Documents returns the documents being served.
+func (s *Server) Documents() *oidc.Documents { return s.handler.Documents() }
+
 // SetFailing makes every request answer 500 (true) or serve normally.
 func (s *Server) SetFailing(failing bool) { s.failing.Store(failing) }
 

@@ -32,6 +32,10 @@ const (
 	// may ask for.
 	DefaultMinCacheAge = time.Minute
 	DefaultMaxCacheAge = 24 * time.Hour
+	// DefaultMaxStale is how long past their freshness held keys keep
+	// answering while refreshes fail: a day. After that a key the issuer
+	// may have withdrawn is no longer trusted.
+	DefaultMaxStale = 24 * time.Hour
 )
 
 // ErrFetch matches every failure to fetch or read a remote key set.
@@ -124,6 +128,9 @@ type RemoteConfig struct {
 	// Cache-Control max-age grants; DefaultCacheAge applies without one.
 	// Zero means DefaultMinCacheAge and DefaultMaxCacheAge.
 	MinCacheAge, MaxCacheAge time.Duration
+	// MaxStale is how long past freshness the held keys keep answering
+	// while every refresh fails; zero means DefaultMaxStale.
+	MaxStale time.Duration
 	// InsecureAllowHTTP accepts an http:// URL. Never set it outside tests.
 	InsecureAllowHTTP bool
 	// Now is the clock; nil means time.Now.
@@ -138,11 +145,12 @@ type RemoteConfig struct {
 // use, kept while fresh (Cache-Control max-age within bounds), and fetched
 // again when a token names an unknown key ID or the set goes stale. A stale
 // set still answers the key IDs it knows at once while it is refreshed in the
-// background. A bad signature under a known key ID triggers no fetch: a
+// background, for at most MaxStale: past that, only a successful fetch
+// brings keys back. A bad signature under a known key ID triggers no fetch: a
 // forged token cannot make the issuer's keys be fetched. Fetches are
 // rate-limited, merged (concurrent callers share one request), bounded in
-// time and size, and never lose the keys already held: after a failed fetch
-// the previous keys keep working, and a first failure is retried by the next
+// time and size, and do not drop the keys already held: after a failed
+// fetch the previous keys keep working (within MaxStale), and a first failure is retried by the next
 // call once the rate limit allows. Unusable keys in the document are skipped
 // one by one (see [ParseSet]); a document with no usable key at all counts as
 // a failed fetch.
@@ -189,7 +197,7 @@ func NewRemote(cfg RemoteConfig) (*Remote, error) {
 	default:
 		return nil, fmt.Errorf("jwks: RemoteConfig.URL %q is not https (InsecureAllowHTTP allows http in tests)", cfg.URL)
 	}
-	if cfg.Timeout < 0 || cfg.RefetchInterval < 0 || cfg.RefetchBurst < 0 || cfg.MinCacheAge < 0 || cfg.MaxCacheAge < 0 {
+	if cfg.Timeout < 0 || cfg.RefetchInterval < 0 || cfg.RefetchBurst < 0 || cfg.MinCacheAge < 0 || cfg.MaxCacheAge < 0 || cfg.MaxStale < 0 {
 		return nil, errors.New("jwks: negative RemoteConfig value")
 	}
 	if cfg.Timeout == 0 {
@@ -206,6 +214,9 @@ func NewRemote(cfg RemoteConfig) (*Remote, error) {
 	}
 	if cfg.MaxCacheAge == 0 {
 		cfg.MaxCacheAge = DefaultMaxCacheAge
+	}
+	if cfg.MaxStale == 0 {
+		cfg.MaxStale = DefaultMaxStale
 	}
 	if cfg.MinCacheAge > cfg.MaxCacheAge {
 		return nil, errors.New("jwks: RemoteConfig.MinCacheAge is above MaxCacheAge")
@@ -236,6 +247,11 @@ func (r *Remote) Keys(ctx context.Context, kid string) ([]Key, error) {
 	switch {
 	case cur == nil:
 		reason = FetchInitial
+	case !now.Before(cur.expires.Add(r.cfg.MaxStale)):
+		// Stale for too long: the held keys no longer answer; only a
+		// successful fetch brings keys back.
+		cur = nil
+		reason = FetchExpired
 	case !now.Before(cur.expires):
 		// Stale: a known kid is answered from the held keys at once while
 		// the set is refreshed in the background (rate limits permitting),

@@ -1452,3 +1452,31 @@ func FuzzRemoteCacheControl(f *testing.F) {
 		}
 	})
 }
+
+// TestRemoteMaxStale: while every refresh fails, held keys answer for
+// MaxStale past their freshness, then no more.
+func TestRemoteMaxStale(t *testing.T) {
+	assert.Equal(t, 24*time.Hour, jwks.DefaultMaxStale)
+	a, _, _ := remoteKeys(t)
+	srv := newRemoteServer(t, remoteResponse{Body: remoteDoc(t, a), CacheControl: "max-age=300"})
+	clk := newRemoteClock()
+	events := newRemoteEvents()
+	r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: clk.Now, OnFetch: events.hook, MaxStale: time.Hour})
+	_, err := r.Keys(t.Context(), a.ID)
+	require.NoError(t, err)
+	events.next(t)
+
+	srv.set(remoteResponse{Status: http.StatusInternalServerError})
+	clk.Advance(300*time.Second + time.Hour - time.Second) // stale, within MaxStale
+	keys, err := r.Keys(t.Context(), a.ID)
+	require.NoError(t, err)
+	requireKeys(t, keys, a)
+	events.wait(t) // the background refresh fails
+
+	clk.Advance(time.Second) // MaxStale reached
+	_, err = r.Keys(t.Context(), a.ID)
+	requireFetchError(t, err, http.StatusInternalServerError)
+
+	_, err = jwks.NewRemote(jwks.RemoteConfig{URL: remoteTestURL, MaxStale: -1})
+	require.Error(t, err)
+}

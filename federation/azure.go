@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/url"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -39,7 +40,9 @@ const DefaultAudience = "api://AzureADTokenExchange"
 const DefaultMinRemaining = 10 * time.Second
 
 // TokenSource supplies the service-account token used as client assertion,
-// with its claims. [tokens.FileSource] is the usual one.
+// with its claims. [tokens.FileSource] is the usual one. Implementations
+// MUST be safe for concurrent use: GetToken calls Current from many
+// goroutines at once.
 type TokenSource interface {
 	Current(ctx context.Context) (tokens.FileToken, error)
 }
@@ -96,7 +99,9 @@ type AzureOptions struct {
 // subject; a mismatch is a *PreflightError naming it instead of a remote
 // AADSTS code. Entra ID's own refusals come back as *EntraError with the
 // fix. Assertions come from a TokenSource that re-reads the projected file
-// when it changes, so an expired token is never sent. It is safe for
+// when it changes, and every attempt (azcore's retries included) is checked
+// just before it leaves, so an assertion with less than MinRemaining left is
+// never sent. It is safe for
 // concurrent use.
 type AzureCredential struct {
 	cred     *azidentity.ClientAssertionCredential
@@ -172,6 +177,8 @@ func NewAzureCredential(opts *AzureOptions) (*AzureCredential, error) {
 		}
 		clientOpts.Cloud.ActiveDirectoryAuthorityHost = c.host
 	}
+	// Check the assertion before every attempt, retries included.
+	clientOpts.PerRetryPolicies = append(slices.Clip(clientOpts.PerRetryPolicies), sendCheck{c: c})
 	cred, err := azidentity.NewClientAssertionCredential(c.tenantID, c.clientID, c.assertion, &azidentity.ClientAssertionCredentialOptions{
 		ClientOptions:              clientOpts,
 		AdditionallyAllowedTenants: opts.AdditionallyAllowedTenants,

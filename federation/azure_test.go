@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/federation"
 	"github.com/ksa-go/ksa/federation/entratest"
+	"github.com/ksa-go/ksa/internal/testkeys"
 	"github.com/ksa-go/ksa/oidc/oidctest"
 	"github.com/ksa-go/ksa/tokens"
 )
@@ -58,7 +60,8 @@ type env struct {
 func newEnv(t testing.TB, fcs ...entratest.FederatedCredential) *env {
 	t.Helper()
 	e := &env{clk: newClock(), dir: t.TempDir()}
-	e.issuer = oidctest.Start(t, oidctest.Options{Path: "/cluster-1", Now: e.clk.Now})
+	// RS256: the only algorithm Entra ID documents for federated tokens.
+	e.issuer = oidctest.Start(t, oidctest.Options{Path: "/cluster-1", Now: e.clk.Now, Signer: testkeys.K8sRSA()})
 	if fcs == nil {
 		fcs = []entratest.FederatedCredential{{Issuer: e.issuer.Issuer(), Subject: subject, Audience: federation.DefaultAudience}}
 	}
@@ -182,21 +185,22 @@ func TestAzurePreflight(t *testing.T) {
 // Entra refuses them, and come back typed with the fix.
 func TestAzureEntraRefusals(t *testing.T) {
 	tests := []struct {
-		name     string
-		fc       func(e *env) entratest.FederatedCredential
-		setup    func(t *testing.T, e *env)
-		wantCode int
-		wantErr  error
+		name      string
+		fc        func(e *env) entratest.FederatedCredential
+		setup     func(t *testing.T, e *env)
+		wantCode  int
+		wantErr   error
+		wantCheck error
 	}{
-		{name: "subject", fc: func(e *env) entratest.FederatedCredential {
+		{name: "subject", wantCheck: federation.ErrAssertionSubject, fc: func(e *env) entratest.FederatedCredential {
 			return entratest.FederatedCredential{Issuer: e.issuer.Issuer(), Subject: "system:serviceaccount:payments:other", Audience: federation.DefaultAudience}
-		}, wantCode: 700213, wantErr: federation.ErrSubjectMismatch},
-		{name: "issuer", fc: func(e *env) entratest.FederatedCredential {
+		}, wantCode: 700213, wantErr: federation.ErrNoCredentialForSubject},
+		{name: "issuer", wantCheck: federation.ErrAssertionIssuer, fc: func(e *env) entratest.FederatedCredential {
 			return entratest.FederatedCredential{Issuer: e.issuer.Issuer() + "/", Subject: subject, Audience: federation.DefaultAudience}
-		}, wantCode: 700211, wantErr: federation.ErrIssuerMismatch},
-		{name: "audience", fc: func(e *env) entratest.FederatedCredential {
+		}, wantCode: 700211, wantErr: federation.ErrNoCredentialForIssuer},
+		{name: "audience", wantCheck: federation.ErrAssertionAudience, fc: func(e *env) entratest.FederatedCredential {
 			return entratest.FederatedCredential{Issuer: e.issuer.Issuer(), Subject: subject, Audience: "api://Other"}
-		}, wantCode: 700212, wantErr: federation.ErrAudienceMismatch},
+		}, wantCode: 700212, wantErr: federation.ErrNoCredentialForAudience},
 		{name: "signing key not published", setup: func(t *testing.T, e *env) { e.issuer.Rotate(t, nil, false) },
 			wantCode: 7000272, wantErr: federation.ErrSigningKeyNotFound},
 		{name: "issuer unreachable", setup: func(t *testing.T, e *env) { e.issuer.SetFailing(true) },
@@ -226,6 +230,10 @@ func TestAzureEntraRefusals(t *testing.T) {
 			require.ErrorAs(t, err, &entraErr)
 			assert.Equal(t, tt.wantCode, entraErr.Code)
 			assert.NotEmpty(t, entraErr.Fix)
+			assert.Equal(t, 1, strings.Count(err.Error(), fmt.Sprintf("AADSTS%d", tt.wantCode)), "the code is printed once: %v", err)
+			if tt.wantCheck != nil {
+				require.ErrorIs(t, err, tt.wantCheck, "Entra's refusal matches the pre-flight sentinel too")
+			}
 			ex := e.entra.Exchanges()
 			require.Len(t, ex, 1)
 			assert.Equal(t, tt.wantCode, ex[0].Code)
@@ -363,4 +371,53 @@ func TestAzureCachedTokenSurvivesFileProblem(t *testing.T) {
 	require.NoError(t, err, "served from azidentity's cache")
 	_, err = cred.GetToken(t.Context(), policy.TokenRequestOptions{Scopes: []string{"https://vault.azure.net/.default"}})
 	require.ErrorIs(t, err, tokens.ErrTokenFile)
+}
+
+// TestAzureRetriesNeverSendExpired: Entra is unavailable twice and azcore
+// retries with the same assertion; meanwhile the assertion runs out of time.
+// The per-attempt check stops it before it leaves, with a typed error.
+func TestAzureRetriesNeverSendExpired(t *testing.T) {
+	e := newEnv(t)
+	e.project(t, federation.DefaultAudience, 10*time.Minute)
+	e.clk.Advance(10*time.Minute - 15*time.Second) // 15 s left: passes the pre-flight
+	cred := e.credential(t, func(o *federation.AzureOptions) {
+		o.ClientOptions.Retry = policy.RetryOptions{MaxRetries: 3, RetryDelay: time.Millisecond, MaxRetryDelay: 2 * time.Millisecond}
+	})
+	e.entra.Unavailable(2, func() { e.clk.Advance(4 * time.Second) })
+	_, err := getToken(t, cred)
+	require.ErrorIs(t, err, federation.ErrAssertionExpired)
+	var pf *federation.PreflightError
+	require.ErrorAs(t, err, &pf)
+	assert.Equal(t, "expiry", pf.Check)
+	assert.Empty(t, e.entra.Exchanges(), "the attempt that would have carried a stale assertion never left")
+}
+
+// TestEntraStandInRules: the stand-in refuses what Entra ID refuses beyond
+// credential matching: algorithms other than RS256, a scope without
+// /.default, an app without federated credentials.
+func TestEntraStandInRules(t *testing.T) {
+	t.Run("ES256 assertion", func(t *testing.T) {
+		e := newEnv(t)
+		e.issuer.Rotate(t, testkeys.Generated("p256"), true)
+		e.project(t, federation.DefaultAudience, time.Hour)
+		_, err := getToken(t, e.credential(t))
+		var entraErr *federation.EntraError
+		require.ErrorAs(t, err, &entraErr)
+		assert.Equal(t, 700027, entraErr.Code)
+	})
+	t.Run("scope without /.default", func(t *testing.T) {
+		e := newEnv(t)
+		e.project(t, federation.DefaultAudience, time.Hour)
+		_, err := e.credential(t).GetToken(t.Context(), policy.TokenRequestOptions{Scopes: []string{"https://management.azure.com/user_impersonation"}})
+		var entraErr *federation.EntraError
+		require.ErrorAs(t, err, &entraErr)
+		assert.Equal(t, 1002012, entraErr.Code)
+	})
+	t.Run("no federated credentials", func(t *testing.T) {
+		e := newEnv(t)
+		e.entra.AddApp(entratest.App{ClientID: clientID})
+		e.project(t, federation.DefaultAudience, time.Hour)
+		_, err := getToken(t, e.credential(t))
+		require.ErrorIs(t, err, federation.ErrNoMatchingCredential)
+	})
 }

@@ -14,8 +14,9 @@
 //
 // The assertion comes from a [TokenSource], by default a [tokens.FileSource]
 // over the projected token file, which notices the kubelet's rotation at
-// once (a stat at most once a second, no read) and re-reads near expiry: an
-// expired token is never sent, where azidentity's own
+// once (a stat at most once a second, no read) and re-reads near expiry, and
+// each attempt (retries included) is checked before it leaves: an expired
+// token is never sent, where azidentity's own
 // WorkloadIdentityCredential may reuse a file's content for ten minutes
 // (AADSTS700024 with short-lived tokens). The webhook has mounted the file
 // at [TokenPath] since v1.6.0 and at [LegacyTokenPath] before.
@@ -29,8 +30,9 @@
 //
 //	_, err := cred.GetToken(ctx, policy.TokenRequestOptions{Scopes: scopes})
 //	switch {
-//	case errors.Is(err, federation.ErrAssertionAudience): // fix the projected volume's audience
-//	case errors.Is(err, federation.ErrSubjectMismatch):   // AADSTS700213: fix the federated credential
+//	case errors.Is(err, federation.ErrAssertionAudience): // pre-flight or AADSTS700212: fix the audience
+//	case errors.Is(err, federation.ErrNoMatchingCredential), errors.Is(err, federation.ErrAssertionSubject):
+//		// AADSTS70021 or 700213: fix the federated identity credential
 //	}
 //
 // The same token source serves other clouds: FileSource.GetIdentityToken is

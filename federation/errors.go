@@ -6,8 +6,12 @@ import (
 	"strings"
 )
 
-// Sentinel errors. Every error of the package matches one with errors.Is;
-// the typed errors carry what the caller needs to fix it.
+// Sentinel errors. Every error of the package matches one with errors.Is,
+// except that a token file that cannot be used is reported with tokens'
+// *TokenFileError (matching tokens.ErrTokenFile); the typed errors carry
+// what the caller needs to fix it. Entra's refusals also match the
+// pre-flight sentinel of the same check (ErrAssertionAudience for
+// AADSTS700212, ...), so one errors.Is covers both.
 var (
 	// ErrConfig: the credential cannot be built (missing client ID,
 	// tenant ID or token file; an invalid tenant or authority host).
@@ -32,13 +36,17 @@ var (
 	// ErrNoMatchingCredential: AADSTS70021, no federated identity credential
 	// matches the assertion's issuer, subject and audience.
 	ErrNoMatchingCredential = errors.New("federation: no matching federated identity credential")
-	// ErrIssuerMismatch: AADSTS700211, no credential has the assertion's
-	// issuer.
-	ErrIssuerMismatch = errors.New("federation: no federated identity credential for the assertion's issuer")
-	// ErrAudienceMismatch: AADSTS700212.
-	ErrAudienceMismatch = errors.New("federation: no federated identity credential for the assertion's audience")
-	// ErrSubjectMismatch: AADSTS700213.
-	ErrSubjectMismatch = errors.New("federation: no federated identity credential for the assertion's subject")
+	// ErrNoCredentialForIssuer: AADSTS700211, no credential has the
+	// assertion's issuer (also matches ErrAssertionIssuer).
+	ErrNoCredentialForIssuer = errors.New("federation: no federated identity credential for the assertion's issuer")
+	// ErrNoCredentialForAudience: AADSTS700212, no credential has the
+	// assertion's audience (also matches ErrAssertionAudience).
+	ErrNoCredentialForAudience = errors.New("federation: no federated identity credential for the assertion's audience")
+	// ErrNoCredentialForSubject: AADSTS700213, no credential has the
+	// assertion's subject (also matches ErrAssertionSubject). Entra often
+	// answers a subject mismatch with AADSTS70021 instead: check
+	// ErrNoMatchingCredential too.
+	ErrNoCredentialForSubject = errors.New("federation: no federated identity credential for the assertion's subject")
 	// ErrSigningKeyNotFound: AADSTS7000272, the assertion's kid is not in
 	// the issuer's published JWKS.
 	ErrSigningKeyNotFound = errors.New("federation: assertion signing key not in the issuer's metadata")
@@ -53,7 +61,7 @@ var (
 // [ErrConfig].
 type ConfigError struct {
 	// Field is the option at fault: "ClientID", "TenantID", "Source",
-	// "AuthorityHost".
+	// "TokenFile", "AuthorityHost", "MinRemaining" or "ClientOptions".
 	Field  string
 	Reason string
 	Err    error
@@ -106,7 +114,9 @@ type EntraError struct {
 	// Fix says what usually resolves the error.
 	Fix      string
 	Sentinel error
-	Err      error
+	// Check is the pre-flight sentinel of the same check, if any.
+	Check error
+	Err   error
 }
 
 func (e *EntraError) Error() string {
@@ -115,9 +125,9 @@ func (e *EntraError) Error() string {
 	if e.Code != 0 {
 		fmt.Fprintf(&b, " (AADSTS%d)", e.Code)
 	}
-	if e.Description != "" {
+	if d := strings.TrimPrefix(firstLine(e.Description), fmt.Sprintf("AADSTS%d: ", e.Code)); d != "" {
 		b.WriteString(": ")
-		b.WriteString(firstLine(e.Description))
+		b.WriteString(d)
 	}
 	if e.Fix != "" {
 		b.WriteString(". Fix: ")
@@ -126,8 +136,11 @@ func (e *EntraError) Error() string {
 	return b.String()
 }
 
-// Is reports whether target is the code's sentinel or ErrEntra.
-func (e *EntraError) Is(target error) bool { return target == e.Sentinel || target == ErrEntra }
+// Is reports whether target is the code's sentinel, the pre-flight sentinel
+// of the same check, or ErrEntra.
+func (e *EntraError) Is(target error) bool {
+	return target == e.Sentinel || target == ErrEntra || (e.Check != nil && target == e.Check)
+}
 
 // Unwrap returns azidentity's error.
 func (e *EntraError) Unwrap() error { return e.Err }

@@ -16,15 +16,27 @@ func (c *AzureCredential) preflight(claims *tokens.Claims) error {
 		hint := "the projected token's serviceAccountToken.audience must be " + c.audience
 		return &PreflightError{Check: "audience", Want: c.audience, Got: strings.Join(claims.Audience, ","), Hint: hint, Sentinel: ErrAssertionAudience}
 	}
-	if left := claims.Expiry.Sub(c.now()); left < c.minLeft {
-		return &PreflightError{Check: "expiry", Want: fmt.Sprintf("at least %s left", c.minLeft), Got: claims.Expiry.UTC().Format(time.RFC3339),
-			Hint: "the kubelet has not rotated the projected token", Sentinel: ErrAssertionExpired}
+	if err := c.checkExpiry(claims); err != nil {
+		return err
 	}
 	if c.issuer != "" && claims.Issuer != c.issuer {
 		return &PreflightError{Check: "issuer", Want: c.issuer, Got: claims.Issuer, Hint: issuerHint(c.issuer, claims.Issuer), Sentinel: ErrAssertionIssuer}
 	}
 	if c.subject != "" && claims.Subject != c.subject {
 		return &PreflightError{Check: "subject", Want: c.subject, Got: claims.Subject, Sentinel: ErrAssertionSubject}
+	}
+	return nil
+}
+
+// checkExpiry refuses an assertion with less than the minimum time left (or
+// none that can be read).
+func (c *AzureCredential) checkExpiry(claims *tokens.Claims) error {
+	if claims == nil || claims.Expiry.IsZero() {
+		return &PreflightError{Check: "expiry", Want: "an exp claim", Got: "none", Sentinel: ErrAssertionExpired}
+	}
+	if left := claims.Expiry.Sub(c.now()); left < c.minLeft {
+		return &PreflightError{Check: "expiry", Want: fmt.Sprintf("at least %s left", c.minLeft), Got: claims.Expiry.UTC().Format(time.RFC3339),
+			Hint: "the kubelet has not rotated the projected token, or retries took too long", Sentinel: ErrAssertionExpired}
 	}
 	return nil
 }

@@ -19,9 +19,8 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"errors"
 	"fmt"
 	"io"
@@ -56,9 +55,10 @@ func run(ctx context.Context, out io.Writer) error {
 	sa := ksa.ServiceAccount{Namespace: "payments", Name: "billing", UID: "9e1f3c7a-52b4-4d5e-8f6a-1b2c3d4e5f60"}
 
 	// 1. The cluster: a signing key (kube-apiserver's
-	//    --service-account-signing-key-file) and an issuer URL served over
-	//    HTTPS (here a local server; its URL is the issuer).
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	//    --service-account-signing-key-file; RSA, as Entra ID requires RS256
+	//    of federated tokens) and an issuer URL served over HTTPS (here a
+	//    local server; its URL is the issuer).
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return err
 	}

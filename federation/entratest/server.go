@@ -62,6 +62,9 @@ type Options struct {
 	IssuerClient *http.Client
 	// Now is the clock assertions are checked against; nil means time.Now.
 	Now func() time.Time
+	// Algorithms are the assertion algorithms accepted; empty means RS256
+	// alone, the only one Entra ID documents for federated credentials.
+	Algorithms []string
 	// TokenLifetime is expires_in of issued access tokens; zero means
 	// 3599 s. MSAL does not cache tokens with less than five minutes left,
 	// so a short lifetime makes every GetToken reach the server.
@@ -83,10 +86,12 @@ type Server struct {
 	opts Options
 	now  func() time.Time
 
-	mu        sync.Mutex
-	apps      map[string]*App
-	verifiers map[string]*oidc.Verifier
-	exchanges []Exchange
+	mu          sync.Mutex
+	apps        map[string]*App
+	verifiers   map[string]*oidc.Verifier
+	exchanges   []Exchange
+	unavailable int
+	onFail      func()
 }
 
 // Start starts the stand-in on a TLS httptest server, stopped when the test
@@ -110,6 +115,9 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, now: opts.Now, apps: map[string]*App{}, verifiers: map[string]*oidc.Verifier{}}
 	if s.now == nil {
 		s.now = time.Now
+	}
+	if len(s.opts.Algorithms) == 0 {
+		s.opts.Algorithms = []string{"RS256"}
 	}
 	if s.opts.TokenLifetime == 0 {
 		s.opts.TokenLifetime = 3599 * time.Second
@@ -138,6 +146,15 @@ func (s *Server) AddApp(a App) {
 	cp := a
 	cp.Credentials = slices.Clone(a.Credentials)
 	s.apps[a.ClientID] = &cp
+}
+
+// Unavailable makes the next n token requests answer 503 Service
+// Unavailable (which azcore retries, re-sending the same assertion), calling
+// hook, if not nil, as each arrives: tests move their clock there.
+func (s *Server) Unavailable(n int, hook func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.unavailable, s.onFail = n, hook
 }
 
 // Exchanges returns every token request received, in order.
@@ -175,8 +192,22 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request, tenant string) {
 		return
 	}
 	f := r.PostForm
+	s.mu.Lock()
+	down := s.unavailable > 0
+	if down {
+		s.unavailable--
+	}
+	hook := s.onFail
+	s.mu.Unlock()
+	if down {
+		if hook != nil {
+			hook()
+		}
+		s.fail(w, http.StatusServiceUnavailable, "temporarily_unavailable", 50196, "The server is temporarily unavailable.")
+		return
+	}
 	ex := Exchange{At: s.now(), ClientID: f.Get("client_id"), Assertion: f.Get("client_assertion")}
-	code, status, kind, msg := s.check(r.Context(), tenant, f.Get("grant_type"), f.Get("client_assertion_type"), ex.ClientID, ex.Assertion)
+	code, status, kind, msg := s.check(r.Context(), tenant, f.Get("grant_type"), f.Get("client_assertion_type"), f.Get("scope"), ex.ClientID, ex.Assertion)
 	ex.Code = code
 	s.mu.Lock()
 	s.exchanges = append(s.exchanges, ex)
@@ -195,18 +226,24 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request, tenant string) {
 
 // check follows Entra ID's order: tenant, client, grant, issuer, key,
 // signature, time, then the credential match.
-func (s *Server) check(ctx context.Context, tenant, grant, assertionType, clientID, assertion string) (code, status int, kind, msg string) {
+func (s *Server) check(ctx context.Context, tenant, grant, assertionType, scope, clientID, assertion string) (code, status int, kind, msg string) {
 	if tenant != s.opts.TenantID {
 		return 90002, 400, "invalid_tenant", fmt.Sprintf("Tenant '%s' not found.", tenant)
 	}
 	if grant != "client_credentials" || assertionType != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" || assertion == "" {
 		return 900144, 400, "invalid_request", "The request body must contain the client credentials grant with a jwt-bearer client assertion."
 	}
+	if !hasDefaultScope(scope) {
+		return 1002012, 400, "invalid_scope", fmt.Sprintf("The provided value for scope %s is not valid. Client credential flows must have a scope value with /.default suffixed to the resource identifier (application ID URI).", scope)
+	}
 	s.mu.Lock()
 	app, ok := s.apps[clientID]
 	s.mu.Unlock()
 	if !ok {
 		return 700016, 400, "unauthorized_client", fmt.Sprintf("Application with identifier '%s' was not found in the directory '%s'.", clientID, tenant)
+	}
+	if len(app.Credentials) == 0 {
+		return 70021, 400, "invalid_client", "No matching federated identity record found for presented assertion."
 	}
 	claims, err := peekClaims(assertion)
 	if err != nil {
@@ -225,7 +262,11 @@ func (s *Server) check(ctx context.Context, tenant, grant, assertionType, client
 	if err != nil {
 		return 90061, 400, "invalid_client", fmt.Sprintf("Request to External OIDC endpoint failed. %v", err)
 	}
-	if _, err := v.Verify(ctx, assertion); err != nil {
+	res, err := v.Verify(ctx, assertion)
+	if err == nil && !slices.Contains(s.opts.Algorithms, res.Algorithm) {
+		return 700027, 400, "invalid_client", fmt.Sprintf("Client assertion failed signature validation: algorithm %s is not supported for federated credentials.", res.Algorithm)
+	}
+	if err != nil {
 		switch {
 		case errors.Is(err, tokens.ErrUnknownKeyID), errors.Is(err, tokens.ErrNoKeys):
 			return 7000272, 400, "invalid_client", "The certificate with identifier used to sign the federated credential could not be found in the metadata of identity provider."
@@ -253,6 +294,17 @@ func (s *Server) check(ctx context.Context, tenant, grant, assertionType, client
 		}
 	}
 	return 700212, 400, "invalid_client", fmt.Sprintf("No matching federated identity record found for presented assertion audience '%s'.", strings.Join(claims.Audience, ","))
+}
+
+// hasDefaultScope reports whether a space-separated scope list names a
+// resource's /.default scope, as the client-credentials flow requires.
+func hasDefaultScope(scope string) bool {
+	for _, s := range strings.Fields(scope) {
+		if strings.HasSuffix(s, "/.default") {
+			return true
+		}
+	}
+	return false
 }
 
 // verifier returns (building on first use) the relying party of an issuer.

@@ -49,8 +49,11 @@ type Verifier struct {
 	validator *tokens.Validator
 }
 
-// NewVerifier discovers every issuer (failing if any discovery fails) and
-// builds the verifier. No key set is fetched until the first token.
+// NewVerifier discovers every issuer (failing if any discovery fails: retry
+// the construction, or build one verifier per issuer, when an issuer may be
+// down at start) and builds the verifier. Discovery is not repeated: a
+// changed jwks_uri needs a new verifier. No key set is fetched until the
+// first token.
 func NewVerifier(ctx context.Context, cfg VerifierConfig) (*Verifier, error) {
 	if len(cfg.Issuers) == 0 {
 		return nil, errors.New("oidc: VerifierConfig.Issuers is required")

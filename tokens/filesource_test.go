@@ -284,3 +284,24 @@ func BenchmarkFileSourceToken(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFileSourceTokenStat is the path taken at most once per check
+// interval: a stat of the projected file, no read.
+func BenchmarkFileSourceTokenStat(b *testing.B) {
+	vol := newProjectedVolume(b)
+	vol.write(mintFor(b, k8sNow, time.Hour))
+	src, err := tokens.NewFileSource(tokens.FileSourceConfig{Path: vol.path(), CheckInterval: -1, Now: fixedClock(k8sNow)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := b.Context()
+	if _, err := src.Token(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := src.Token(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

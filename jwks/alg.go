@@ -1,6 +1,7 @@
 package jwks
 
 import (
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/elliptic"
@@ -40,7 +41,7 @@ const MaxRSABits = 8192
 // as Kubernetes chooses it: RS256 for RSA, ES256/ES384/ES512 for P-256,
 // P-384 and P-521, and (beyond Kubernetes) EdDSA for Ed25519. The key must
 // be a public key accepted by [CheckPublicKey].
-func AlgorithmFor(pub any) (string, error) {
+func AlgorithmFor(pub crypto.PublicKey) (string, error) {
 	if err := CheckPublicKey(pub); err != nil {
 		return "", err
 	}
@@ -69,7 +70,7 @@ func ecAlgorithm(c elliptic.Curve) string {
 // Fits reports whether alg is an algorithm the public key can verify at all:
 // any RS*/PS* for RSA, only the ES* of its own curve for ECDSA, EdDSA or
 // Ed25519 for Ed25519. Whether a validator allows it is a separate policy.
-func Fits(alg string, pub any) bool {
+func Fits(alg string, pub crypto.PublicKey) bool {
 	switch k := pub.(type) {
 	case *rsa.PublicKey:
 		if k == nil {
@@ -93,7 +94,7 @@ func Fits(alg string, pub any) bool {
 // P-521 whose point is on the curve; or a 32-byte ed25519.PublicKey.
 // Private keys are refused here: reduce them with [PublicKey] first. The
 // error matches [ErrUnsupportedKey].
-func CheckPublicKey(pub any) error {
+func CheckPublicKey(pub crypto.PublicKey) error {
 	switch k := pub.(type) {
 	case *rsa.PublicKey:
 		if k == nil || k.N == nil {

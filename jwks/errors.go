@@ -3,6 +3,8 @@ package jwks
 import (
 	"errors"
 	"fmt"
+
+	"github.com/ksa-go/ksa/internal/errs"
 )
 
 // Sentinel errors. Every error the package returns matches one of them with
@@ -28,6 +30,30 @@ var (
 	ErrKeyFile = errors.New("jwks: key file unreadable")
 )
 
+// ErrInvalidConfig matches every *ConfigError: a constructor got a
+// configuration it cannot use.
+var ErrInvalidConfig = errors.New("jwks: invalid configuration")
+
+// ConfigError reports a configuration a constructor refuses. It matches
+// [ErrInvalidConfig].
+type ConfigError struct {
+	// Field is the configuration field at fault, e.g. "RemoteConfig.URL".
+	Field  string
+	Reason string
+	Err    error
+}
+
+func (e *ConfigError) Error() string { return errs.Msg(prefix, e.Field+" "+e.Reason, e.Err) }
+
+// Is reports whether target is [ErrInvalidConfig].
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// Unwrap returns the cause, if any.
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// prefix starts the messages of the package's errors.
+const prefix = "jwks"
+
 // KeyTypeError reports a key ksa does not accept, and why. It matches
 // [ErrUnsupportedKey].
 type KeyTypeError struct {
@@ -38,10 +64,7 @@ type KeyTypeError struct {
 }
 
 func (e *KeyTypeError) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("jwks: unsupported key %s: %s: %v", e.Type, e.Reason, e.Err)
-	}
-	return fmt.Sprintf("jwks: unsupported key %s: %s", e.Type, e.Reason)
+	return errs.Msg(prefix, "unsupported key "+e.Type+": "+e.Reason, e.Err)
 }
 
 // Is reports whether target is [ErrUnsupportedKey].
@@ -50,17 +73,19 @@ func (e *KeyTypeError) Is(target error) bool { return target == ErrUnsupportedKe
 // Unwrap returns the underlying cause, if any.
 func (e *KeyTypeError) Unwrap() error { return e.Err }
 
-// MemberError reports a problem with one key of a key set document: a
-// private or symmetric member, an unknown key type, or a member that does
-// not parse. It matches [ErrPrivateMaterial], [ErrUnknownKeyType] or
-// [ErrUnsupportedKey] as Kind says.
+// MemberError reports a problem with one key of a key set document or of a
+// list of keys: a private or symmetric member, an unknown key type, a
+// member that does not parse, or a key that cannot be used. It matches
+// [ErrPrivateMaterial], [ErrUnknownKeyType] or [ErrUnsupportedKey] as Kind
+// says.
 type MemberError struct {
-	// Index is the key's position in the keys array.
+	// Index is the key's position in the keys array or list.
 	Index int
 	// KeyID is the key's kid, if it had a readable one.
 	KeyID string
 	// Member is the JWK member at fault ("d", "kty", "n", ...), if one is.
 	Member string
+	// Reason says what is wrong, when the cause does not say it all.
 	Reason string
 	// Kind is the sentinel the error matches.
 	Kind error
@@ -68,18 +93,17 @@ type MemberError struct {
 }
 
 func (e *MemberError) Error() string {
-	msg := fmt.Sprintf("jwks: key #%d", e.Index)
+	msg := fmt.Sprintf("key #%d", e.Index)
 	if e.KeyID != "" {
 		msg += fmt.Sprintf(" (kid %q)", e.KeyID)
 	}
 	if e.Member != "" {
 		msg += fmt.Sprintf(" member %q", e.Member)
 	}
-	msg += ": " + e.Reason
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
+	if e.Reason != "" {
+		msg += ": " + e.Reason
 	}
-	return msg
+	return errs.Msg(prefix, msg, e.Err)
 }
 
 // Is reports whether target is the error's Kind.
@@ -96,12 +120,7 @@ type SetError struct {
 	Err    error
 }
 
-func (e *SetError) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("jwks: %s: %v", e.Reason, e.Err)
-	}
-	return "jwks: " + e.Reason
-}
+func (e *SetError) Error() string { return errs.Msg(prefix, e.Reason, e.Err) }
 
 // Is reports whether target is the error's Kind.
 func (e *SetError) Is(target error) bool { return target == e.Kind }
@@ -125,7 +144,7 @@ type PEMError struct {
 }
 
 func (e *PEMError) Error() string {
-	msg := "jwks: "
+	msg := ""
 	if e.Source != "" {
 		msg += e.Source + ": "
 	}
@@ -133,10 +152,7 @@ func (e *PEMError) Error() string {
 		msg += fmt.Sprintf("PEM block #%d (%s): ", e.Block, e.Type)
 	}
 	msg += e.Reason
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
+	return errs.Msg(prefix, msg, e.Err)
 }
 
 // Is reports whether target is the error's Kind.

@@ -27,11 +27,16 @@ func ExampleKeyID() {
 // Publishing keys: private keys go in, only their public halves come out,
 // byte for byte as kube-apiserver serves them at /openid/v1/jwks.
 func ExampleMarshalSet() {
-	keys, err := jwks.Keys(testkeys.K8sEC(), testkeys.K8sRSA())
+	ec, err := jwks.NewKey(testkeys.K8sEC())
 	if err != nil {
 		log.Fatal(err)
 	}
-	keys[1].ExcludeFromDiscovery = true // verify-only: not published
+	rsa, err := jwks.NewKey(testkeys.K8sRSA())
+	if err != nil {
+		log.Fatal(err)
+	}
+	rsa.ExcludeFromDiscovery = true // verify-only: not published
+	keys := []jwks.Key{ec, rsa}
 	doc, err := jwks.MarshalSet(keys)
 	if err != nil {
 		log.Fatal(err)
@@ -64,7 +69,7 @@ func ExampleParseSet() {
 		log.Fatal(err)
 	}
 	for _, k := range set.Keys {
-		fmt.Printf("key %s, %s\n", k.ID, k.Algorithm)
+		fmt.Printf("key %s, %s\n", k.KeyID, k.Algorithm)
 	}
 	for _, skipped := range set.Skipped {
 		fmt.Println("skipped:", skipped)
@@ -77,14 +82,22 @@ func ExampleParseSet() {
 // A static source serves verification keys by kid, as Kubernetes'
 // StaticPublicKeysGetter does for --service-account-key-file.
 func ExampleNewStaticSource() {
-	src, err := jwks.NewStaticSource(testkeys.K8sEC().Public(), testkeys.K8sRSA())
+	ec, err := jwks.NewKey(testkeys.K8sEC().Public())
+	if err != nil {
+		log.Fatal(err)
+	}
+	rsa, err := jwks.NewKey(testkeys.K8sRSA())
+	if err != nil {
+		log.Fatal(err)
+	}
+	src, err := jwks.NewStaticSource(ec, rsa)
 	if err != nil {
 		log.Fatal(err)
 	}
 	ctx := context.Background()
 	all, _ := src.Keys(ctx, "")
 	for _, k := range all {
-		fmt.Println(k.ID, k.Algorithm)
+		fmt.Println(k.KeyID, k.Algorithm)
 	}
 	rsaKeys, _ := src.Keys(ctx, testkeys.K8sRSAKeyID)
 	unknown, _ := src.Keys(ctx, "bogus")

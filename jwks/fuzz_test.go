@@ -137,7 +137,7 @@ func FuzzParseSet(f *testing.F) {
 		require.Empty(t, back.Skipped)
 		require.Len(t, back.Keys, len(s.Keys))
 		for i, k := range s.Keys {
-			require.Equal(t, k.ID, back.Keys[i].ID)
+			require.Equal(t, k.KeyID, back.Keys[i].KeyID)
 			require.Equal(t, k.Algorithm, back.Keys[i].Algorithm)
 			require.True(t, k.Public.(interface{ Equal(crypto.PublicKey) bool }).Equal(back.Keys[i].Public))
 		}

@@ -156,3 +156,16 @@ func parseSetKeys(t testing.TB, doc string) []jwks.Key {
 	require.NoError(t, err)
 	return s.Keys
 }
+
+// newKeys applies jwks.NewKey to each key.
+func newKeys(keys ...crypto.PublicKey) ([]jwks.Key, error) {
+	out := make([]jwks.Key, 0, len(keys))
+	for _, k := range keys {
+		key, err := jwks.NewKey(k)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, key)
+	}
+	return out, nil
+}

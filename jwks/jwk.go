@@ -31,9 +31,9 @@ func AppendJWK(dst []byte, k Key) ([]byte, error) {
 		dst = append(dst, `{"use":"sig","kty":"`...)
 		dst = append(dst, kty...)
 		dst = append(dst, '"')
-		if k.ID != "" {
+		if k.KeyID != "" {
 			dst = append(dst, `,"kid":`...)
-			dst = jsonx.AppendString(dst, k.ID)
+			dst = jsonx.AppendString(dst, k.KeyID)
 		}
 		if crv != "" {
 			dst = append(dst, `,"crv":"`...)
@@ -85,7 +85,7 @@ func MarshalSet(keys []Key) ([]byte, error) {
 		if k.ExcludeFromDiscovery {
 			// Not published, but a broken key is still an error.
 			if err := CheckPublicKey(k.Public); err != nil {
-				return nil, fmt.Errorf("jwks: key #%d: %w", i, err)
+				return nil, &MemberError{Index: i, KeyID: k.KeyID, Kind: ErrUnsupportedKey, Err: err}
 			}
 			continue
 		}
@@ -94,7 +94,7 @@ func MarshalSet(keys []Key) ([]byte, error) {
 		}
 		var err error
 		if b, err = AppendJWK(b, k); err != nil {
-			return nil, fmt.Errorf("jwks: key #%d: %w", i, err)
+			return nil, &MemberError{Index: i, KeyID: k.KeyID, Kind: ErrUnsupportedKey, Err: err}
 		}
 		n++
 	}

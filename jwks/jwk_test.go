@@ -25,23 +25,25 @@ import (
 func TestMarshalSetKubernetes(t *testing.T) {
 	tests := []struct {
 		name string
-		keys func(t *testing.T) []any
+		keys func(t *testing.T) []crypto.PublicKey
 	}{
-		{name: "public keys", keys: func(*testing.T) []any { return []any{testkeys.K8sRSA().Public(), testkeys.K8sEC().Public()} }},
-		{name: "public key files", keys: func(t *testing.T) []any {
-			return []any{pemPublicKey(t, "k8s-rsa.pub.pem"), pemPublicKey(t, "k8s-ec.pub.pem")}
+		{name: "public keys", keys: func(*testing.T) []crypto.PublicKey {
+			return []crypto.PublicKey{testkeys.K8sRSA().Public(), testkeys.K8sEC().Public()}
 		}},
-		{name: "private keys", keys: func(*testing.T) []any { return []any{testkeys.K8sRSA(), testkeys.K8sEC()} }},
-		{name: "private key files", keys: func(t *testing.T) []any {
-			return []any{pemPublicKey(t, "k8s-rsa.key.pem"), pemPublicKey(t, "k8s-ec.key.pem")}
+		{name: "public key files", keys: func(t *testing.T) []crypto.PublicKey {
+			return []crypto.PublicKey{pemPublicKey(t, "k8s-rsa.pub.pem"), pemPublicKey(t, "k8s-ec.pub.pem")}
 		}},
-		{name: "signers", keys: func(*testing.T) []any {
-			return []any{signerOnly{testkeys.K8sRSA()}, signerOnly{testkeys.K8sEC()}}
+		{name: "private keys", keys: func(*testing.T) []crypto.PublicKey { return []crypto.PublicKey{testkeys.K8sRSA(), testkeys.K8sEC()} }},
+		{name: "private key files", keys: func(t *testing.T) []crypto.PublicKey {
+			return []crypto.PublicKey{pemPublicKey(t, "k8s-rsa.key.pem"), pemPublicKey(t, "k8s-ec.key.pem")}
+		}},
+		{name: "signers", keys: func(*testing.T) []crypto.PublicKey {
+			return []crypto.PublicKey{signerOnly{testkeys.K8sRSA()}, signerOnly{testkeys.K8sEC()}}
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			keys, err := jwks.Keys(tt.keys(t)...)
+			keys, err := newKeys(tt.keys(t)...)
 			require.NoError(t, err)
 			got, err := jwks.MarshalSet(keys)
 			require.NoError(t, err)
@@ -65,19 +67,19 @@ func TestMarshalJWKMemberOrder(t *testing.T) {
 	}{
 		{name: "RSA", key: mustKey(t, testkeys.K8sRSA()),
 			want: `{"use":"sig","kty":"RSA","kid":"` + testkeys.K8sRSAKeyID + `","alg":"RS256","n":"` + k8sRSAN + `","e":"AQAB"}`},
-		{name: "RSA PS256", key: jwks.Key{ID: "k", Public: testkeys.K8sRSA().Public(), Algorithm: jwks.PS256},
+		{name: "RSA PS256", key: jwks.Key{KeyID: "k", Public: testkeys.K8sRSA().Public(), Algorithm: jwks.PS256},
 			want: `{"use":"sig","kty":"RSA","kid":"k","alg":"PS256","n":"` + k8sRSAN + `","e":"AQAB"}`},
 		{name: "EC", key: mustKey(t, testkeys.K8sEC()),
 			want: `{"use":"sig","kty":"EC","kid":"` + testkeys.K8sECKeyID + `","crv":"P-256","alg":"ES256","x":"` + k8sECX + `","y":"` + k8sECY + `"}`},
-		{name: "P-384", key: jwks.Key{ID: "p", Public: p384, Algorithm: jwks.ES384},
+		{name: "P-384", key: jwks.Key{KeyID: "p", Public: p384, Algorithm: jwks.ES384},
 			want: `{"use":"sig","kty":"EC","kid":"p","crv":"P-384","alg":"ES384","x":"` + b64(p384raw[1:49]) + `","y":"` + b64(p384raw[49:]) + `"}`},
-		{name: "Ed25519 OKP", key: jwks.Key{ID: "ed", Public: ed, Algorithm: jwks.EdDSA},
+		{name: "Ed25519 OKP", key: jwks.Key{KeyID: "ed", Public: ed, Algorithm: jwks.EdDSA},
 			want: `{"use":"sig","kty":"OKP","kid":"ed","crv":"Ed25519","alg":"EdDSA","x":"` + b64(ed) + `"}`},
-		{name: "Ed25519 with RFC 9864 name", key: jwks.Key{ID: "ed", Public: ed, Algorithm: jwks.Ed25519},
+		{name: "Ed25519 with RFC 9864 name", key: jwks.Key{KeyID: "ed", Public: ed, Algorithm: jwks.Ed25519},
 			want: `{"use":"sig","kty":"OKP","kid":"ed","crv":"Ed25519","alg":"Ed25519","x":"` + b64(ed) + `"}`},
 		{name: "no kid, no alg", key: jwks.Key{Public: ed},
 			want: `{"use":"sig","kty":"OKP","crv":"Ed25519","x":"` + b64(ed) + `"}`},
-		{name: "kid escaped as go-jose escapes", key: jwks.Key{ID: "a\"b\\c<d>&e\u2028\n\x01é", Public: ed},
+		{name: "kid escaped as go-jose escapes", key: jwks.Key{KeyID: "a\"b\\c<d>&e\u2028\n\x01é", Public: ed},
 			want: `{"use":"sig","kty":"OKP","kid":"a\"b\\c\u003cd\u003e\u0026e\u2028\n\u0001é","crv":"Ed25519","x":"` + b64(ed) + `"}`},
 	}
 	for _, tt := range tests {
@@ -158,7 +160,7 @@ func TestMarshalSetRoundTrip(t *testing.T) {
 	for _, name := range []string{"rsa2048", "rsa3072", "p256", "p384", "p521", "ed25519"} {
 		keys = append(keys, mustKey(t, testkeys.Generated(name)))
 	}
-	keys = append(keys, jwks.Key{ID: "ps", Public: testkeys.K8sRSA().Public(), Algorithm: jwks.PS512})
+	keys = append(keys, jwks.Key{KeyID: "ps", Public: testkeys.K8sRSA().Public(), Algorithm: jwks.PS512})
 	doc, err := jwks.MarshalSet(keys)
 	require.NoError(t, err)
 	require.NoError(t, jwks.Audit(doc))
@@ -167,9 +169,9 @@ func TestMarshalSetRoundTrip(t *testing.T) {
 	require.Empty(t, s.Skipped)
 	require.Len(t, s.Keys, len(keys))
 	for i, k := range keys {
-		assert.Equal(t, k.ID, s.Keys[i].ID)
+		assert.Equal(t, k.KeyID, s.Keys[i].KeyID)
 		assert.Equal(t, k.Algorithm, s.Keys[i].Algorithm)
-		assert.True(t, k.Public.(interface{ Equal(crypto.PublicKey) bool }).Equal(s.Keys[i].Public), k.ID)
+		assert.True(t, k.Public.(interface{ Equal(crypto.PublicKey) bool }).Equal(s.Keys[i].Public), k.KeyID)
 	}
 }
 
@@ -218,19 +220,19 @@ func TestMarshalErrors(t *testing.T) {
 		name string
 		key  jwks.Key
 	}{
-		{name: "RSA private key in Public", key: jwks.Key{ID: "x", Public: testkeys.K8sRSA()}},
-		{name: "EC private key in Public", key: jwks.Key{ID: "x", Public: testkeys.K8sEC()}},
-		{name: "Ed25519 private key in Public", key: jwks.Key{ID: "x", Public: testkeys.Generated("ed25519")}},
-		{name: "signer in Public", key: jwks.Key{ID: "x", Public: signerOnly{testkeys.K8sRSA()}}},
-		{name: "nil key", key: jwks.Key{ID: "x"}},
+		{name: "RSA private key in Public", key: jwks.Key{KeyID: "x", Public: testkeys.K8sRSA()}},
+		{name: "EC private key in Public", key: jwks.Key{KeyID: "x", Public: testkeys.K8sEC()}},
+		{name: "Ed25519 private key in Public", key: jwks.Key{KeyID: "x", Public: testkeys.Generated("ed25519")}},
+		{name: "signer in Public", key: jwks.Key{KeyID: "x", Public: signerOnly{testkeys.K8sRSA()}}},
+		{name: "nil key", key: jwks.Key{KeyID: "x"}},
 		{name: "zero Key", key: jwks.Key{}},
-		{name: "P-224", key: jwks.Key{ID: "x", Public: testkeys.Generated("p224").Public()}},
-		{name: "RSA 1024", key: jwks.Key{ID: "x", Public: testkeys.Generated("rsa1024").Public()}},
-		{name: "ES256 on RSA", key: jwks.Key{ID: "x", Public: rsaPub, Algorithm: jwks.ES256}},
-		{name: "ES384 on P-256", key: jwks.Key{ID: "x", Public: testkeys.K8sEC().Public(), Algorithm: jwks.ES384}},
-		{name: "HS256 on RSA", key: jwks.Key{ID: "x", Public: rsaPub, Algorithm: "HS256"}},
-		{name: "none", key: jwks.Key{ID: "x", Public: rsaPub, Algorithm: "none"}},
-		{name: "RS256 on Ed25519", key: jwks.Key{ID: "x", Public: testkeys.Generated("ed25519").Public(), Algorithm: jwks.RS256}},
+		{name: "P-224", key: jwks.Key{KeyID: "x", Public: testkeys.Generated("p224").Public()}},
+		{name: "RSA 1024", key: jwks.Key{KeyID: "x", Public: testkeys.Generated("rsa1024").Public()}},
+		{name: "ES256 on RSA", key: jwks.Key{KeyID: "x", Public: rsaPub, Algorithm: jwks.ES256}},
+		{name: "ES384 on P-256", key: jwks.Key{KeyID: "x", Public: testkeys.K8sEC().Public(), Algorithm: jwks.ES384}},
+		{name: "HS256 on RSA", key: jwks.Key{KeyID: "x", Public: rsaPub, Algorithm: "HS256"}},
+		{name: "none", key: jwks.Key{KeyID: "x", Public: rsaPub, Algorithm: "none"}},
+		{name: "RS256 on Ed25519", key: jwks.Key{KeyID: "x", Public: testkeys.Generated("ed25519").Public(), Algorithm: jwks.RS256}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -258,7 +260,7 @@ func TestMarshalErrors(t *testing.T) {
 func TestMarshalJWKKidMatchesEncodingJSON(t *testing.T) {
 	ed := testkeys.Generated("ed25519").Public()
 	for _, kid := range []string{"plain", `q"uote`, `back\slash`, "<script>&", "tab\tnl\ncr\r", "\x00\x1f\x7f", "\u2028\u2029", "émoji 🔑", "/slash/"} {
-		b, err := jwks.MarshalJWK(jwks.Key{ID: kid, Public: ed})
+		b, err := jwks.MarshalJWK(jwks.Key{KeyID: kid, Public: ed})
 		require.NoError(t, err)
 		want, err := json.Marshal(kid)
 		require.NoError(t, err)

@@ -7,10 +7,12 @@ import (
 
 // Key is a public verification key with the metadata a key set carries.
 // Keys are values: copy them freely. Build them with [NewKey] (or
-// [NewKeyWithID]) so that the key is checked and reduced to its public half.
+// [NewKeyWithID]) so that the key is checked and reduced to its public
+// half; [Key.Check] checks one built by hand.
 type Key struct {
-	// ID is the key ID (kid). NewKey derives it as Kubernetes does.
-	ID string
+	// KeyID is the key's ID, the kid of JWS headers and JWKs. NewKey derives
+	// it as Kubernetes does.
+	KeyID string
 	// Public is an *rsa.PublicKey, *ecdsa.PublicKey or ed25519.PublicKey.
 	Public crypto.PublicKey
 	// Algorithm is the JWS algorithm the key verifies by default (RS256 for
@@ -23,15 +25,13 @@ type Key struct {
 	ExcludeFromDiscovery bool
 }
 
-// NewKey checks key, reduces it to its public half, derives its ID as
+// NewKey checks pub, reduces it to its public half, derives its key ID as
 // Kubernetes does ([KeyID]) and its default algorithm ([AlgorithmFor]).
-// key may be a public key, a private key, a crypto.Signer (a KMS or HSM
-// key), or a Key, which is re-checked and keeps its ID, algorithm and flag.
-func NewKey(key any) (Key, error) {
-	if k, ok := key.(Key); ok {
-		return checkKey(k)
-	}
-	pub, err := PublicKey(key)
+// pub is an *rsa.PublicKey, *ecdsa.PublicKey or ed25519.PublicKey; a
+// private key or any crypto.Signer (a KMS or HSM key) is accepted too and
+// only its public half kept. The error matches [ErrUnsupportedKey].
+func NewKey(pub crypto.PublicKey) (Key, error) {
+	pub, err := PublicKey(pub)
 	if err != nil {
 		return Key{}, err
 	}
@@ -43,30 +43,33 @@ func NewKey(key any) (Key, error) {
 	if err != nil {
 		return Key{}, err
 	}
-	return Key{ID: kid, Public: pub, Algorithm: alg}, nil
+	return Key{KeyID: kid, Public: pub, Algorithm: alg}, nil
 }
 
 // NewKeyWithID is NewKey with a caller-chosen key ID, for issuers whose
 // kids are not Kubernetes' (RFC 7638 thumbprints, KMS key versions). An
-// empty id is an error.
-func NewKeyWithID(key any, id string) (Key, error) {
-	if id == "" {
-		return Key{}, &KeyTypeError{Type: fmt.Sprintf("%T", key), Reason: "empty key ID"}
+// empty kid is an error.
+func NewKeyWithID(pub crypto.PublicKey, kid string) (Key, error) {
+	if kid == "" {
+		return Key{}, &KeyTypeError{Type: fmt.Sprintf("%T", pub), Reason: "empty key ID"}
 	}
-	k, err := NewKey(key)
+	k, err := NewKey(pub)
 	if err != nil {
 		return Key{}, err
 	}
-	k.ID = id
+	k.KeyID = kid
 	return k, nil
 }
 
-// checkKey validates a Key built by hand.
-func checkKey(k Key) (Key, error) {
+// Check validates a Key built by hand (or received from elsewhere): its
+// public key must pass [CheckPublicKey], its KeyID must not be empty, and a
+// non-empty Algorithm must fit the key ([Fits]). An empty Algorithm is
+// filled in with [AlgorithmFor]. The error matches [ErrUnsupportedKey].
+func (k Key) Check() (Key, error) {
 	if err := CheckPublicKey(k.Public); err != nil {
 		return Key{}, err
 	}
-	if k.ID == "" {
+	if k.KeyID == "" {
 		return Key{}, &KeyTypeError{Type: fmt.Sprintf("%T", k.Public), Reason: "empty key ID"}
 	}
 	if k.Algorithm == "" {
@@ -77,14 +80,14 @@ func checkKey(k Key) (Key, error) {
 	return k, nil
 }
 
-// Keys applies NewKey to each argument, stopping at the first error, which
-// names the argument's position.
-func Keys(keys ...any) ([]Key, error) {
+// checkKeys checks every key of a list, naming the position of the first
+// that fails.
+func checkKeys(keys []Key) ([]Key, error) {
 	out := make([]Key, 0, len(keys))
 	for i, key := range keys {
-		k, err := NewKey(key)
+		k, err := key.Check()
 		if err != nil {
-			return nil, fmt.Errorf("jwks: key #%d: %w", i, err)
+			return nil, &MemberError{Index: i, KeyID: key.KeyID, Kind: ErrUnsupportedKey, Err: err}
 		}
 		out = append(out, k)
 	}

@@ -18,7 +18,7 @@ import (
 // the DER SubjectPublicKeyInfo. The result is always 43 characters. key may
 // be a public key, a private key or any crypto.Signer; only its public half
 // is used.
-func KeyID(key any) (string, error) {
+func KeyID(key crypto.PublicKey) (string, error) {
 	pub, err := PublicKey(key)
 	if err != nil {
 		return "", err
@@ -34,7 +34,7 @@ func KeyID(key any) (string, error) {
 // Thumbprint returns the RFC 7638 JWK thumbprint of the key (SHA-256,
 // unpadded base64url), the alternative key ID many OIDC issuers use. key may
 // be public or private; only its public half is used.
-func Thumbprint(key any) (string, error) {
+func Thumbprint(key crypto.PublicKey) (string, error) {
 	pub, err := PublicKey(key)
 	if err != nil {
 		return "", err
@@ -70,7 +70,7 @@ func Thumbprint(key any) (string, error) {
 // PublicKey returns the public half of key and checks it with
 // [CheckPublicKey]. Private keys and crypto.Signer values are reduced to
 // their public key; public keys are returned as they are.
-func PublicKey(key any) (crypto.PublicKey, error) {
+func PublicKey(key crypto.PublicKey) (crypto.PublicKey, error) {
 	if key == nil {
 		return nil, &KeyTypeError{Type: "<nil>", Reason: "no key"}
 	}

@@ -68,7 +68,7 @@ func TestKeyIDLength(t *testing.T) {
 	for _, name := range []string{"rsa2048", "rsa3072", "p256", "p384", "p521", "ed25519"} {
 		t.Run(name, func(t *testing.T) {
 			key := testkeys.Generated(name)
-			for _, derive := range []func(any) (string, error){jwks.KeyID, jwks.Thumbprint} {
+			for _, derive := range []func(crypto.PublicKey) (string, error){jwks.KeyID, jwks.Thumbprint} {
 				id, err := derive(key)
 				require.NoError(t, err)
 				assert.Len(t, id, 43)
@@ -141,7 +141,7 @@ func TestThumbprintMatchesJWX(t *testing.T) {
 	for _, k := range s.Keys {
 		tp, err := jwks.Thumbprint(k.Public)
 		require.NoError(t, err)
-		assert.Equal(t, k.ID, tp, "%T", k.Public)
+		assert.Equal(t, k.KeyID, tp, "%T", k.Public)
 	}
 }
 
@@ -164,7 +164,7 @@ func TestKeyIDErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, derive := range []func(any) (string, error){jwks.KeyID, jwks.Thumbprint} {
+			for _, derive := range []func(crypto.PublicKey) (string, error){jwks.KeyID, jwks.Thumbprint} {
 				id, err := derive(tt.key)
 				require.ErrorIs(t, err, jwks.ErrUnsupportedKey)
 				var kte *jwks.KeyTypeError

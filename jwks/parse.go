@@ -172,7 +172,7 @@ func (j *rawJWK) key() (Key, *MemberError) {
 	} else if !Fits(alg, pub) {
 		return bad("alg", fmt.Sprintf("algorithm %q does not fit a %s key", alg, j.kty), nil)
 	}
-	return Key{ID: j.kid, Public: pub, Algorithm: alg}, nil
+	return Key{KeyID: j.kid, Public: pub, Algorithm: alg}, nil
 }
 
 // errBase64Alphabet reports a byte outside the unpadded base64url alphabet.

@@ -30,7 +30,7 @@ type wantKey struct {
 
 func (w wantKey) check(t *testing.T, got jwks.Key) {
 	t.Helper()
-	assert.Equal(t, w.ID, got.ID)
+	assert.Equal(t, w.ID, got.KeyID)
 	assert.Equal(t, w.Algorithm, got.Algorithm)
 	assert.False(t, got.ExcludeFromDiscovery)
 	require.NoError(t, jwks.CheckPublicKey(got.Public))

@@ -131,10 +131,10 @@ func TestParsePublicKeysPEM(t *testing.T) {
 func TestParsePublicKeysPEMKubernetesKeyIDs(t *testing.T) {
 	keys, err := jwks.ParsePublicKeysPEM(concat(testkeys.PEM("k8s-rsa.pub.pem"), testkeys.PEM("k8s-ec.key.pem")))
 	require.NoError(t, err)
-	ks, err := jwks.Keys(keys[0], keys[1])
+	ks, err := newKeys(keys[0], keys[1])
 	require.NoError(t, err)
-	assert.Equal(t, testkeys.K8sRSAKeyID, ks[0].ID)
-	assert.Equal(t, testkeys.K8sECKeyID, ks[1].ID)
+	assert.Equal(t, testkeys.K8sRSAKeyID, ks[0].KeyID)
+	assert.Equal(t, testkeys.K8sECKeyID, ks[1].KeyID)
 }
 
 // encryptedPEM is a legacy encrypted PEM block (RFC 1421 headers).
@@ -325,10 +325,10 @@ func TestLoadPublicKeysFile(t *testing.T) {
 	keys, err := jwks.LoadPublicKeysFile(path)
 	require.NoError(t, err)
 	require.Len(t, keys, 2)
-	ks, err := jwks.Keys(keys[0], keys[1])
+	ks, err := newKeys(keys[0], keys[1])
 	require.NoError(t, err)
-	assert.Equal(t, testkeys.K8sRSAKeyID, ks[0].ID)
-	assert.Equal(t, testkeys.K8sECKeyID, ks[1].ID)
+	assert.Equal(t, testkeys.K8sRSAKeyID, ks[0].KeyID)
+	assert.Equal(t, testkeys.K8sECKeyID, ks[1].KeyID)
 
 	t.Run("exactly MaxPEMFileBytes", func(t *testing.T) {
 		path := writeFile(t, "big.pem", padTo(testkeys.PEM("k8s-rsa.pub.pem"), jwks.MaxPEMFileBytes))

@@ -131,23 +131,23 @@ var keyForms = []struct {
 	{name: "public key", key: func(p crypto.Signer) any { return p.Public() }},
 	{name: "signer", key: func(p crypto.Signer) any { return signerOnly{p} }},
 	{name: "Key with the private key in Public", key: func(p crypto.Signer) any {
-		return jwks.Key{ID: "hand-built", Public: p}
+		return jwks.Key{KeyID: "hand-built", Public: p}
 	}},
 	{name: "Key with the private key in Public and an algorithm", key: func(p crypto.Signer) any {
 		alg, _ := jwks.AlgorithmFor(p.Public())
-		return jwks.Key{ID: "hand-built", Public: p, Algorithm: alg}
+		return jwks.Key{KeyID: "hand-built", Public: p, Algorithm: alg}
 	}},
 	{name: "Key with a signer in Public", key: func(p crypto.Signer) any {
-		return jwks.Key{ID: "hand-built", Public: signerOnly{p}}
+		return jwks.Key{KeyID: "hand-built", Public: signerOnly{p}}
 	}},
 	{name: "Key with a private value in Public", key: func(p crypto.Signer) any {
 		switch k := p.(type) {
 		case *rsa.PrivateKey:
-			return jwks.Key{ID: "hand-built", Public: *k}
+			return jwks.Key{KeyID: "hand-built", Public: *k}
 		case *ecdsa.PrivateKey:
-			return jwks.Key{ID: "hand-built", Public: *k}
+			return jwks.Key{KeyID: "hand-built", Public: *k}
 		}
-		return jwks.Key{ID: "hand-built", Public: []byte(p.(ed25519.PrivateKey))}
+		return jwks.Key{KeyID: "hand-built", Public: []byte(p.(ed25519.PrivateKey))}
 	}},
 }
 
@@ -192,12 +192,16 @@ func TestNoPrivateMaterial(t *testing.T) {
 					doc, err = jwks.MarshalSet([]jwks.Key{nk})
 				}
 				assertPublicOnly(t, doc, err, priv)
-				ks, err := jwks.Keys(in, priv)
+				ks, err := newKeys(in, priv)
 				if err == nil {
 					doc, err = jwks.MarshalSet(ks)
 				}
 				assertPublicOnly(t, doc, err, priv)
-				src, err := jwks.NewStaticSource(in)
+				srcKey := k
+				if handBuilt {
+					srcKey = hand
+				}
+				src, err := jwks.NewStaticSource(srcKey)
 				if err == nil {
 					all, kerr := src.Keys(context.Background(), "")
 					require.NoError(t, kerr)
@@ -218,8 +222,8 @@ func TestNoPrivateMaterialHandBuiltFails(t *testing.T) {
 	for _, name := range privateTestKeys {
 		priv := testkeys.Generated(name)
 		for _, k := range []jwks.Key{
-			{ID: "x", Public: priv},
-			{ID: "x", Public: signerOnly{priv}},
+			{KeyID: "x", Public: priv},
+			{KeyID: "x", Public: signerOnly{priv}},
 		} {
 			_, err := jwks.MarshalSet([]jwks.Key{k})
 			require.ErrorIs(t, err, jwks.ErrUnsupportedKey, name)
@@ -289,7 +293,7 @@ func FuzzMarshalSetAudit(f *testing.F) {
 				}
 			case form == len(keyForms):
 				// A public key with the fuzzed ID and algorithm.
-				k = jwks.Key{ID: kid, Public: priv.Public(), Algorithm: alg}
+				k = jwks.Key{KeyID: kid, Public: priv.Public(), Algorithm: alg}
 			default:
 				nk, err := jwks.NewKeyWithID(priv, kid)
 				if err != nil {
@@ -323,8 +327,8 @@ func FuzzMarshalSetAudit(f *testing.F) {
 			if k.Algorithm != "" {
 				require.Equal(t, k.Algorithm, got.Algorithm)
 			}
-			if strings.ToValidUTF8(k.ID, "\ufffd") == k.ID {
-				require.Equal(t, k.ID, got.ID)
+			if strings.ToValidUTF8(k.KeyID, "\ufffd") == k.KeyID {
+				require.Equal(t, k.KeyID, got.KeyID)
 			}
 		}
 	})

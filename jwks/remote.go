@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -186,19 +185,19 @@ type fetchCall struct {
 // until the first call to Keys.
 func NewRemote(cfg RemoteConfig) (*Remote, error) {
 	if cfg.URL == "" {
-		return nil, errors.New("jwks: RemoteConfig.URL is required")
+		return nil, &ConfigError{Field: "RemoteConfig.URL", Reason: "is required"}
 	}
 	u, err := url.Parse(cfg.URL)
 	switch {
 	case err != nil || u.Host == "":
-		return nil, fmt.Errorf("jwks: RemoteConfig.URL %q is not an absolute URL", cfg.URL)
+		return nil, &ConfigError{Field: "RemoteConfig.URL", Reason: fmt.Sprintf("%q is not an absolute URL", cfg.URL), Err: err}
 	case strings.EqualFold(u.Scheme, "https"):
 	case strings.EqualFold(u.Scheme, "http") && cfg.InsecureAllowHTTP:
 	default:
-		return nil, fmt.Errorf("jwks: RemoteConfig.URL %q is not https (InsecureAllowHTTP allows http in tests)", cfg.URL)
+		return nil, &ConfigError{Field: "RemoteConfig.URL", Reason: fmt.Sprintf("%q is not https (InsecureAllowHTTP allows http in tests)", cfg.URL)}
 	}
 	if cfg.Timeout < 0 || cfg.RefetchInterval < 0 || cfg.RefetchBurst < 0 || cfg.MinCacheAge < 0 || cfg.MaxCacheAge < 0 || cfg.MaxStale < 0 {
-		return nil, errors.New("jwks: negative RemoteConfig value")
+		return nil, &ConfigError{Field: "RemoteConfig", Reason: "has a negative duration or count"}
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultFetchTimeout
@@ -219,7 +218,7 @@ func NewRemote(cfg RemoteConfig) (*Remote, error) {
 		cfg.MaxStale = DefaultMaxStale
 	}
 	if cfg.MinCacheAge > cfg.MaxCacheAge {
-		return nil, errors.New("jwks: RemoteConfig.MinCacheAge is above MaxCacheAge")
+		return nil, &ConfigError{Field: "RemoteConfig.MinCacheAge", Reason: "is above MaxCacheAge"}
 	}
 	r := &Remote{cfg: cfg, client: cfg.Client, now: cfg.Now}
 	if r.client == nil {
@@ -412,15 +411,7 @@ func (r *Remote) get(ctx context.Context, ev *FetchEvent, start time.Time) (*rem
 		}
 		return fail(resp.Status, fmt.Sprintf("no usable key (%d skipped)", len(set.Skipped)), errors.Join(causes...))
 	}
-	// Full slices, as NewStaticSource makes them: a caller appending to a
-	// result gets a copy rather than writing into storage others read.
-	src := &StaticSource{all: slices.Clip(set.Keys), byID: make(map[string][]Key, len(set.Keys))}
-	for _, k := range set.Keys {
-		src.byID[k.ID] = append(src.byID[k.ID], k)
-	}
-	for id, ks := range src.byID {
-		src.byID[id] = slices.Clip(ks)
-	}
+	src := newStaticSource(set.Keys)
 	ev.MaxAge = r.cacheAge(resp.Header.Get("Cache-Control"))
 	return &remoteKeys{set: src, expires: start.Add(ev.MaxAge)}, nil
 }

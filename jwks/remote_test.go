@@ -52,7 +52,7 @@ func (c *remoteClock) Advance(d time.Duration) {
 // RSA test keys and an Ed25519 key.
 func remoteKeys(t testing.TB) (a, b, c jwks.Key) {
 	t.Helper()
-	keys, err := jwks.Keys(testkeys.K8sEC(), testkeys.K8sRSA(), testkeys.Generated("ed25519"))
+	keys, err := newKeys(testkeys.K8sEC(), testkeys.K8sRSA(), testkeys.Generated("ed25519"))
 	require.NoError(t, err)
 	return keys[0], keys[1], keys[2]
 }
@@ -236,7 +236,7 @@ func requireKeys(t testing.TB, keys []jwks.Key, want ...jwks.Key) {
 	t.Helper()
 	require.Len(t, keys, len(want))
 	for i, w := range want {
-		assert.Equal(t, w.ID, keys[i].ID, "key #%d", i)
+		assert.Equal(t, w.KeyID, keys[i].KeyID, "key #%d", i)
 		assert.Equal(t, w.Algorithm, keys[i].Algorithm, "key #%d", i)
 		pub, ok := keys[i].Public.(interface{ Equal(crypto.PublicKey) bool })
 		require.True(t, ok, "key #%d: %T", i, keys[i].Public)
@@ -320,7 +320,7 @@ func TestRemoteLazyFirstFetch(t *testing.T) {
 	assert.Equal(t, jwks.RemoteStats{}, r.Stats())
 	events.none(t)
 
-	keys, err := r.Keys(t.Context(), a.ID)
+	keys, err := r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	requireKeys(t, keys, a)
 	assert.Equal(t, 1, srv.count())
@@ -333,17 +333,17 @@ func TestRemoteFreshKeysAnswerWithoutRequests(t *testing.T) {
 	clk := newRemoteClock()
 	r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: clk.Now})
 
-	_, err := r.Keys(t.Context(), a.ID)
+	_, err := r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	for i := range 100 {
 		clk.Advance(5 * time.Second) // 500 s in all: still fresh
-		kid := []string{a.ID, b.ID, ""}[i%3]
+		kid := []string{a.KeyID, b.KeyID, ""}[i%3]
 		keys, err := r.Keys(t.Context(), kid)
 		require.NoError(t, err)
 		switch kid {
-		case a.ID:
+		case a.KeyID:
 			requireKeys(t, keys, a)
-		case b.ID:
+		case b.KeyID:
 			requireKeys(t, keys, b)
 		default:
 			requireKeys(t, keys, a, b)
@@ -356,11 +356,11 @@ func TestRemoteDuplicateKeyIDs(t *testing.T) {
 	// Keys are served by exact kid, duplicates included, as StaticSource.
 	a, b, _ := remoteKeys(t)
 	b2 := b
-	b2.ID = a.ID
+	b2.KeyID = a.KeyID
 	srv := newRemoteServer(t, remoteResponse{Body: remoteDoc(t, a, b2)})
 	r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: newRemoteClock().Now})
 
-	keys, err := r.Keys(t.Context(), a.ID)
+	keys, err := r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	requireKeys(t, keys, a, b2)
 	assert.Equal(t, 2, r.Stats().Keys)
@@ -372,13 +372,13 @@ func TestRemoteUnknownKeyIDRefetches(t *testing.T) {
 	events := newRemoteEvents()
 	r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: newRemoteClock().Now, OnFetch: events.hook})
 
-	_, err := r.Keys(t.Context(), a.ID)
+	_, err := r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	events.next(t)
 
 	// The issuer rotates: b appears, and a token signed by b arrives.
 	srv.set(remoteResponse{Body: remoteDoc(t, b, a)})
-	keys, err := r.Keys(t.Context(), b.ID)
+	keys, err := r.Keys(t.Context(), b.KeyID)
 	require.NoError(t, err)
 	requireKeys(t, keys, b)
 	assert.Equal(t, 2, srv.count())
@@ -387,7 +387,7 @@ func TestRemoteUnknownKeyIDRefetches(t *testing.T) {
 	assert.Equal(t, 2, ev.Keys)
 
 	// Now known: no request.
-	_, err = r.Keys(t.Context(), b.ID)
+	_, err = r.Keys(t.Context(), b.KeyID)
 	require.NoError(t, err)
 	assert.Equal(t, 2, srv.count())
 
@@ -410,13 +410,13 @@ func TestRemoteRateLimit(t *testing.T) {
 		kid       string
 		wantFetch bool
 	}{
-		{name: "first fetch takes a token", kid: a.ID, wantFetch: true},
+		{name: "first fetch takes a token", kid: a.KeyID, wantFetch: true},
 		{name: "unknown kid takes the second token", kid: "x", wantFetch: true},
 		{name: "burst spent", kid: "y", wantFetch: false},
 		{name: "half an interval is not a token", advance: 5 * time.Second, kid: "y", wantFetch: false},
 		{name: "one interval gives one token", advance: 5 * time.Second, kid: "y", wantFetch: true},
 		{name: "and only one", kid: "z", wantFetch: false},
-		{name: "known kid needs no token", kid: a.ID, wantFetch: false},
+		{name: "known kid needs no token", kid: a.KeyID, wantFetch: false},
 		{name: "clock going back gives no token", advance: -time.Minute, kid: "z", wantFetch: false},
 		{name: "nor does coming back", advance: time.Minute, kid: "z", wantFetch: false},
 		{name: "long idle refills the burst", advance: 10 * time.Minute, kid: "z", wantFetch: true},
@@ -428,7 +428,7 @@ func TestRemoteRateLimit(t *testing.T) {
 		before := srv.count()
 		keys, err := r.Keys(t.Context(), st.kid)
 		require.NoError(t, err, st.name)
-		if st.kid == a.ID {
+		if st.kid == a.KeyID {
 			requireKeys(t, keys, a)
 		} else {
 			assert.Empty(t, keys, st.name)
@@ -468,7 +468,7 @@ func TestRemoteRateLimitedUnknownKeyID(t *testing.T) {
 	srv := newRemoteServer(t, remoteResponse{Body: remoteDoc(t, a)})
 	r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: newRemoteClock().Now, RefetchBurst: 1})
 
-	_, err := r.Keys(t.Context(), a.ID)
+	_, err := r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	for range 10 {
 		keys, err := r.Keys(t.Context(), "unknown")
@@ -529,11 +529,11 @@ func TestRemoteMergesConcurrentFetches(t *testing.T) {
 			requests.Store(0)
 		}
 
-		phase(a.ID, 0, a) // the first fetch
+		phase(a.KeyID, 0, a) // the first fetch
 		mu.Lock()
 		doc = remoteDoc(t, a, b)
 		mu.Unlock()
-		phase(b.ID, 5, b) // an unknown kid, Refresh joining
+		phase(b.KeyID, 5, b) // an unknown kid, Refresh joining
 	})
 }
 
@@ -558,7 +558,7 @@ func TestRemoteCallerCancelKeepsFetchGoing(t *testing.T) {
 		ctxA, cancelA := context.WithCancel(t.Context())
 		errA := make(chan error, 1)
 		go func() {
-			_, err := r.Keys(ctxA, a.ID)
+			_, err := r.Keys(ctxA, a.KeyID)
 			errA <- err
 		}()
 		synctest.Wait() // A's fetch is in the handler
@@ -569,7 +569,7 @@ func TestRemoteCallerCancelKeepsFetchGoing(t *testing.T) {
 		}
 		resB := make(chan result, 1)
 		go func() {
-			keys, err := r.Keys(t.Context(), a.ID)
+			keys, err := r.Keys(t.Context(), a.KeyID)
 			resB <- result{keys, err}
 		}()
 		synctest.Wait() // B waits on A's fetch
@@ -614,7 +614,7 @@ func TestRemoteCallerCancelAloneStillCompletesFetch(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	errc := make(chan error, 1)
 	go func() {
-		_, err := r.Keys(ctx, a.ID)
+		_, err := r.Keys(ctx, a.KeyID)
 		errc <- err
 	}()
 	<-arrived
@@ -629,7 +629,7 @@ func TestRemoteCallerCancelAloneStillCompletesFetch(t *testing.T) {
 	assert.Equal(t, 1, r.Stats().Keys)
 
 	srv.setBefore(nil)
-	keys, err := r.Keys(t.Context(), a.ID)
+	keys, err := r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	requireKeys(t, keys, a)
 	assert.Equal(t, 1, srv.count())
@@ -647,7 +647,7 @@ func TestRemoteFetchRunsWithCallerValues(t *testing.T) {
 		return "tok", nil
 	}})
 
-	_, err := r.Keys(context.WithValue(t.Context(), ctxKey{}, "caller value"), a.ID)
+	_, err := r.Keys(context.WithValue(t.Context(), ctxKey{}, "caller value"), a.KeyID)
 	require.NoError(t, err)
 	assert.Equal(t, "caller value", got)
 	assert.True(t, hasDeadline, "the fetch is bounded by Timeout")
@@ -657,15 +657,15 @@ func TestRemoteFailedFetchKeepsOldKeys(t *testing.T) {
 	a, b, _ := remoteKeys(t)
 	srv := newRemoteServer(t, remoteResponse{Body: remoteDoc(t, a)})
 	r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: newRemoteClock().Now})
-	_, err := r.Keys(t.Context(), a.ID)
+	_, err := r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 
 	srv.set(remoteResponse{Status: http.StatusBadGateway})
-	_, err = r.Keys(t.Context(), b.ID)
+	_, err = r.Keys(t.Context(), b.KeyID)
 	requireFetchError(t, err, http.StatusBadGateway)
 	requireFetchError(t, r.Refresh(t.Context()), http.StatusBadGateway)
 
-	keys, err := r.Keys(t.Context(), a.ID)
+	keys, err := r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	requireKeys(t, keys, a)
 	st := r.Stats()
@@ -681,18 +681,18 @@ func TestRemoteFirstFailureIsRetried(t *testing.T) {
 	clk := newRemoteClock()
 	r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: clk.Now, RefetchBurst: 1, RefetchInterval: 10 * time.Second})
 
-	_, err := r.Keys(t.Context(), a.ID)
+	_, err := r.Keys(t.Context(), a.KeyID)
 	requireFetchError(t, err, http.StatusServiceUnavailable)
 	srv.set(remoteResponse{Body: remoteDoc(t, a)})
 
 	// Not before the limiter allows it...
-	_, err = r.Keys(t.Context(), a.ID)
+	_, err = r.Keys(t.Context(), a.KeyID)
 	requireFetchError(t, err, 0)
 	assert.Equal(t, 1, srv.count())
 
 	// ...but then, by the next call (jwx #922 never retries).
 	clk.Advance(10 * time.Second)
-	keys, err := r.Keys(t.Context(), a.ID)
+	keys, err := r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	requireKeys(t, keys, a)
 	assert.Equal(t, 2, srv.count())
@@ -703,10 +703,10 @@ func TestRemoteFirstFailureRetriedWithDefaults(t *testing.T) {
 	srv := newRemoteServer(t, remoteResponse{Status: http.StatusServiceUnavailable})
 	r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: newRemoteClock().Now})
 
-	_, err := r.Keys(t.Context(), a.ID)
+	_, err := r.Keys(t.Context(), a.KeyID)
 	requireFetchError(t, err, http.StatusServiceUnavailable)
 	srv.set(remoteResponse{Body: remoteDoc(t, a)})
-	keys, err := r.Keys(t.Context(), a.ID) // the burst allows it at once
+	keys, err := r.Keys(t.Context(), a.KeyID) // the burst allows it at once
 	require.NoError(t, err)
 	requireKeys(t, keys, a)
 }
@@ -718,20 +718,20 @@ func TestRemoteExpiredKeys(t *testing.T) {
 	events := newRemoteEvents()
 	r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: clk.Now, OnFetch: events.hook, RefetchBurst: 1, RefetchInterval: 10 * time.Second})
 
-	_, err := r.Keys(t.Context(), a.ID)
+	_, err := r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	events.next(t)
 	assert.Equal(t, remoteT0.Add(300*time.Second), r.Stats().Expires)
 
 	clk.Advance(299 * time.Second)
-	_, err = r.Keys(t.Context(), a.ID)
+	_, err = r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	assert.Equal(t, 1, srv.count(), "fresh until max-age")
 
 	// Stale at max-age: the known kid is answered at once from the held
 	// keys while the set is refreshed in the background.
 	clk.Advance(time.Second)
-	keys, err := r.Keys(t.Context(), a.ID)
+	keys, err := r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	requireKeys(t, keys, a)
 	assert.Equal(t, jwks.FetchExpired, events.wait(t).Reason)
@@ -741,7 +741,7 @@ func TestRemoteExpiredKeys(t *testing.T) {
 	srv.set(remoteResponse{Status: http.StatusInternalServerError})
 	clk.Advance(300 * time.Second)
 	staleUntil := r.Stats().Expires
-	keys, err = r.Keys(t.Context(), a.ID)
+	keys, err = r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	requireKeys(t, keys, a)
 	ev := events.wait(t)
@@ -751,21 +751,21 @@ func TestRemoteExpiredKeys(t *testing.T) {
 	assert.Equal(t, staleUntil, r.Stats().Expires, "a failure does not extend freshness")
 
 	// Rate-limited: stale keys, no request.
-	keys, err = r.Keys(t.Context(), a.ID)
+	keys, err = r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	requireKeys(t, keys, a)
 	assert.Equal(t, 3, srv.count())
 
 	// Stale, kid unknown, fetch failed: no key can answer.
 	clk.Advance(10 * time.Second)
-	_, err = r.Keys(t.Context(), b.ID)
+	_, err = r.Keys(t.Context(), b.KeyID)
 	requireFetchError(t, err, http.StatusInternalServerError)
 	assert.Equal(t, 4, srv.count())
 
 	// The issuer is back: fresh keys again.
 	srv.set(remoteResponse{Body: remoteDoc(t, b), CacheControl: "max-age=300"})
 	clk.Advance(10 * time.Second)
-	keys, err = r.Keys(t.Context(), b.ID)
+	keys, err = r.Keys(t.Context(), b.KeyID)
 	require.NoError(t, err)
 	requireKeys(t, keys, b)
 	assert.Equal(t, clk.Now().Add(300*time.Second), r.Stats().Expires)
@@ -791,7 +791,7 @@ func TestRemoteNoUsableKeysIsFailure(t *testing.T) {
 			r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: newRemoteClock().Now, OnFetch: events.hook})
 
 			// With no keys held: an error.
-			_, err := r.Keys(t.Context(), a.ID)
+			_, err := r.Keys(t.Context(), a.KeyID)
 			requireFetchError(t, err, http.StatusOK)
 			assert.ErrorIs(t, err, tt.wantKind)
 			ev := events.next(t)
@@ -809,7 +809,7 @@ func TestRemoteNoUsableKeysIsFailure(t *testing.T) {
 			err = r.Refresh(t.Context())
 			requireFetchError(t, err, http.StatusOK)
 			assert.ErrorIs(t, err, tt.wantKind)
-			keys, err := r.Keys(t.Context(), a.ID)
+			keys, err := r.Keys(t.Context(), a.KeyID)
 			require.NoError(t, err)
 			requireKeys(t, keys, a)
 			st := r.Stats()
@@ -823,11 +823,11 @@ func TestRemoteUnknownKeyIDFetchFails(t *testing.T) {
 	a, b, _ := remoteKeys(t)
 	srv := newRemoteServer(t, remoteResponse{Body: remoteDoc(t, a)})
 	r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: newRemoteClock().Now})
-	_, err := r.Keys(t.Context(), a.ID)
+	_, err := r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 
 	srv.set(remoteResponse{Status: http.StatusServiceUnavailable})
-	keys, err := r.Keys(t.Context(), b.ID)
+	keys, err := r.Keys(t.Context(), b.KeyID)
 	assert.Nil(t, keys)
 	fe := requireFetchError(t, err, http.StatusServiceUnavailable)
 	assert.Equal(t, srv.URL, fe.URL)
@@ -880,7 +880,7 @@ func TestRemoteCacheControl(t *testing.T) {
 			srv := newRemoteServer(t, remoteResponse{Body: doc, CacheControl: tt.header})
 			events := newRemoteEvents()
 			r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: newRemoteClock().Now, MinCacheAge: tt.min, MaxCacheAge: tt.max, OnFetch: events.hook})
-			_, err := r.Keys(t.Context(), a.ID)
+			_, err := r.Keys(t.Context(), a.KeyID)
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, events.next(t).MaxAge)
 			assert.Equal(t, remoteT0.Add(tt.want), r.Stats().Expires)
@@ -912,7 +912,7 @@ func TestRemoteSizeLimit(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := newRemoteServer(t, remoteResponse{Body: tt.body})
 			r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: newRemoteClock().Now, Parse: tt.parse})
-			keys, err := r.Keys(t.Context(), a.ID)
+			keys, err := r.Keys(t.Context(), a.KeyID)
 			if !tt.wantErr {
 				require.NoError(t, err)
 				requireKeys(t, keys, a)
@@ -944,7 +944,7 @@ func TestRemoteNon200(t *testing.T) {
 			srv := newRemoteServer(t, remoteResponse{Status: status, Body: remoteDoc(t, a)})
 			events := newRemoteEvents()
 			r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: newRemoteClock().Now, OnFetch: events.hook})
-			keys, err := r.Keys(t.Context(), a.ID)
+			keys, err := r.Keys(t.Context(), a.KeyID)
 			assert.Nil(t, keys)
 			requireFetchError(t, err, status)
 			ev := events.next(t)
@@ -961,7 +961,7 @@ func TestRemoteFollowsRedirects(t *testing.T) {
 	redirect := httptest.NewServer(http.RedirectHandler(srv.URL, http.StatusFound))
 	t.Cleanup(redirect.Close)
 	r := newTestRemote(t, jwks.RemoteConfig{URL: redirect.URL, Now: newRemoteClock().Now})
-	keys, err := r.Keys(t.Context(), a.ID)
+	keys, err := r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	requireKeys(t, keys, a)
 }
@@ -982,7 +982,7 @@ func TestRemoteTimeout(t *testing.T) {
 	events := newRemoteEvents()
 	r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: newRemoteClock().Now, Timeout: 20 * time.Millisecond, OnFetch: events.hook})
 
-	keys, err := r.Keys(t.Context(), a.ID)
+	keys, err := r.Keys(t.Context(), a.KeyID)
 	assert.Nil(t, keys)
 	requireFetchError(t, err, 0)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
@@ -1038,7 +1038,7 @@ func TestRemoteBearerToken(t *testing.T) {
 		return fmt.Sprintf("token-%d", n.Add(1)), nil
 	}})
 
-	_, err := r.Keys(t.Context(), a.ID)
+	_, err := r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	require.NoError(t, r.Refresh(t.Context()))
 	require.NoError(t, r.Refresh(t.Context()))
@@ -1057,7 +1057,7 @@ func TestRemoteBearerTokenError(t *testing.T) {
 	r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: newRemoteClock().Now, OnFetch: events.hook,
 		BearerToken: func(context.Context) (string, error) { return "", errToken }})
 
-	keys, err := r.Keys(t.Context(), a.ID)
+	keys, err := r.Keys(t.Context(), a.KeyID)
 	assert.Nil(t, keys)
 	requireFetchError(t, err, 0)
 	require.ErrorIs(t, err, errToken)
@@ -1072,7 +1072,7 @@ func TestRemoteRequestHeaders(t *testing.T) {
 	a, _, _ := remoteKeys(t)
 	srv := newRemoteServer(t, remoteResponse{Body: remoteDoc(t, a)})
 	r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: newRemoteClock().Now})
-	_, err := r.Keys(t.Context(), a.ID)
+	_, err := r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	h := srv.header(0)
 	assert.Equal(t, "application/jwk-set+json, application/json", h.Get("Accept"))
@@ -1093,11 +1093,11 @@ func TestRemoteUnauthorized(t *testing.T) {
 	t.Cleanup(srv.Close)
 
 	anonymous := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL})
-	_, err := anonymous.Keys(t.Context(), a.ID)
+	_, err := anonymous.Keys(t.Context(), a.KeyID)
 	requireFetchError(t, err, http.StatusUnauthorized)
 
 	authed := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, BearerToken: func(context.Context) (string, error) { return "sa-token", nil }})
-	keys, err := authed.Keys(t.Context(), a.ID)
+	keys, err := authed.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	requireKeys(t, keys, a)
 }
@@ -1112,13 +1112,13 @@ func TestRemoteClient(t *testing.T) {
 
 	// nil Client: a plain client, which does not trust the test CA.
 	plain := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL})
-	_, err := plain.Keys(t.Context(), a.ID)
+	_, err := plain.Keys(t.Context(), a.KeyID)
 	requireFetchError(t, err, 0)
 	var certErr *tls.CertificateVerificationError
 	assert.ErrorAs(t, err, &certErr)
 
 	trusting := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Client: srv.Client()})
-	keys, err := trusting.Keys(t.Context(), a.ID)
+	keys, err := trusting.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	requireKeys(t, keys, a)
 }
@@ -1133,7 +1133,7 @@ func TestRemoteEventsAndStats(t *testing.T) {
 	r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: clk.Now, OnFetch: events.hook})
 
 	// 1: the first fetch.
-	_, err := r.Keys(t.Context(), a.ID)
+	_, err := r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	assert.Equal(t, jwks.FetchEvent{
 		URL: srv.URL, Reason: jwks.FetchInitial, Start: remoteT0, Duration: 2 * time.Second,
@@ -1147,7 +1147,7 @@ func TestRemoteEventsAndStats(t *testing.T) {
 	// 2: an unknown kid, the issuer failing.
 	srv.set(remoteResponse{Status: http.StatusServiceUnavailable})
 	t1 := clk.Now()
-	_, err = r.Keys(t.Context(), b.ID)
+	_, err = r.Keys(t.Context(), b.KeyID)
 	requireFetchError(t, err, http.StatusServiceUnavailable)
 	ev := events.next(t)
 	assert.Equal(t, jwks.FetchUnknownKeyID, ev.Reason)
@@ -1170,7 +1170,7 @@ func TestRemoteEventsAndStats(t *testing.T) {
 	srv.set(remoteResponse{Body: remoteDoc(t, a, b)}) // no Cache-Control
 	clk.Advance(300 * time.Second)
 	t2 := clk.Now()
-	_, err = r.Keys(t.Context(), a.ID)
+	_, err = r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	ev = events.wait(t) // a background refresh: the stale key answered at once
 	assert.Equal(t, jwks.FetchExpired, ev.Reason)
@@ -1204,9 +1204,9 @@ func TestRemoteOnFetchMayCallRemote(t *testing.T) {
 	var hookKeys []jwks.Key
 	r = newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: newRemoteClock().Now, OnFetch: func(jwks.FetchEvent) {
 		seen = r.Stats()
-		hookKeys, _ = r.Keys(context.Background(), a.ID)
+		hookKeys, _ = r.Keys(context.Background(), a.KeyID)
 	}})
-	_, err := r.Keys(t.Context(), a.ID)
+	_, err := r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	assert.Equal(t, int64(1), seen.Fetches, "the hook sees the fetch in Stats")
 	requireKeys(t, hookKeys, a)
@@ -1237,14 +1237,14 @@ func TestRemoteRefreshBypassesLimiter(t *testing.T) {
 	// Rate-limited Keys, but Refresh still fetches: a rotation is picked up.
 	srv.set(remoteResponse{Body: remoteDoc(t, b)})
 	require.NoError(t, r.Refresh(t.Context()))
-	keys, err := r.Keys(t.Context(), b.ID)
+	keys, err := r.Keys(t.Context(), b.KeyID)
 	require.NoError(t, err)
 	requireKeys(t, keys, b)
 
 	// A failed Refresh reports and keeps the keys.
 	srv.set(remoteResponse{Status: http.StatusInternalServerError})
 	requireFetchError(t, r.Refresh(t.Context()), http.StatusInternalServerError)
-	keys, err = r.Keys(t.Context(), b.ID)
+	keys, err = r.Keys(t.Context(), b.KeyID)
 	require.NoError(t, err)
 	requireKeys(t, keys, b)
 }
@@ -1286,7 +1286,7 @@ func TestRemoteDefaultClock(t *testing.T) {
 		// The bubble's clock stands still while nothing blocks: the fetch
 		// is stamped with exactly this instant.
 		start := time.Now()
-		_, err := r.Keys(t.Context(), a.ID)
+		_, err := r.Keys(t.Context(), a.KeyID)
 		require.NoError(t, err)
 		st := r.Stats()
 		assert.Equal(t, start, st.LastSuccess)
@@ -1306,7 +1306,7 @@ func TestRemoteSkipsUnsupportedKeys(t *testing.T) {
 	events := newRemoteEvents()
 	r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: newRemoteClock().Now, OnFetch: events.hook})
 
-	keys, err := r.Keys(t.Context(), a.ID)
+	keys, err := r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	requireKeys(t, keys, a)
 	ev := events.next(t)
@@ -1314,7 +1314,7 @@ func TestRemoteSkipsUnsupportedKeys(t *testing.T) {
 	assert.Equal(t, 4, ev.Skipped)
 	require.NoError(t, ev.Err)
 
-	keys, err = r.Keys(t.Context(), b.ID)
+	keys, err = r.Keys(t.Context(), b.KeyID)
 	require.NoError(t, err)
 	requireKeys(t, keys, b)
 	keys, err = r.Keys(t.Context(), "")
@@ -1334,16 +1334,16 @@ func TestRemoteKeysSlicesAreIndependent(t *testing.T) {
 	srv := newRemoteServer(t, remoteResponse{Body: remoteDoc(t, a, b, c)})
 	r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: newRemoteClock().Now})
 
-	for _, kid := range []string{"", a.ID} {
+	for _, kid := range []string{"", a.KeyID} {
 		first, err := r.Keys(t.Context(), kid)
 		require.NoError(t, err)
 		n := len(first)
-		x := append(first, jwks.Key{ID: "x"})
+		x := append(first, jwks.Key{KeyID: "x"})
 		second, err := r.Keys(t.Context(), kid)
 		require.NoError(t, err)
-		y := append(second, jwks.Key{ID: "y"})
-		assert.Equal(t, "x", x[n].ID, "kid %q: appends share storage", kid)
-		assert.Equal(t, "y", y[n].ID)
+		y := append(second, jwks.Key{KeyID: "y"})
+		assert.Equal(t, "x", x[n].KeyID, "kid %q: appends share storage", kid)
+		assert.Equal(t, "y", y[n].KeyID)
 	}
 }
 
@@ -1366,7 +1366,7 @@ func TestRemoteConcurrentUse(t *testing.T) {
 	r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: clk.Now, RefetchInterval: time.Second, RefetchBurst: 5,
 		OnFetch: func(jwks.FetchEvent) { events.Add(1) }})
 
-	kids := []string{a.ID, b.ID, c.ID, "", "unknown"}
+	kids := []string{a.KeyID, b.KeyID, c.KeyID, "", "unknown"}
 	const goroutines, calls = 32, 200
 	var wg sync.WaitGroup
 	for g := range goroutines {
@@ -1392,7 +1392,7 @@ func TestRemoteConcurrentUse(t *testing.T) {
 				}
 				for _, k := range keys {
 					if kid != "" {
-						assert.Equal(t, kid, k.ID)
+						assert.Equal(t, kid, k.KeyID)
 					}
 				}
 			}
@@ -1440,7 +1440,7 @@ func FuzzRemoteCacheControl(f *testing.F) {
 			MinCacheAge: minAge, MaxCacheAge: maxAge, OnFetch: func(e jwks.FetchEvent) { ev = e },
 		})
 		minAge, maxAge = effMin, effMax
-		_, err := r.Keys(t.Context(), a.ID)
+		_, err := r.Keys(t.Context(), a.KeyID)
 		require.NoError(t, err)
 		require.GreaterOrEqual(t, ev.MaxAge, minAge, "header %q", header)
 		require.LessOrEqual(t, ev.MaxAge, maxAge, "header %q", header)
@@ -1462,19 +1462,19 @@ func TestRemoteMaxStale(t *testing.T) {
 	clk := newRemoteClock()
 	events := newRemoteEvents()
 	r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: clk.Now, OnFetch: events.hook, MaxStale: time.Hour})
-	_, err := r.Keys(t.Context(), a.ID)
+	_, err := r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	events.next(t)
 
 	srv.set(remoteResponse{Status: http.StatusInternalServerError})
 	clk.Advance(300*time.Second + time.Hour - time.Second) // stale, within MaxStale
-	keys, err := r.Keys(t.Context(), a.ID)
+	keys, err := r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	requireKeys(t, keys, a)
 	events.wait(t) // the background refresh fails
 
 	clk.Advance(time.Second) // MaxStale reached
-	_, err = r.Keys(t.Context(), a.ID)
+	_, err = r.Keys(t.Context(), a.KeyID)
 	requireFetchError(t, err, http.StatusInternalServerError)
 
 	_, err = jwks.NewRemote(jwks.RemoteConfig{URL: remoteTestURL, MaxStale: -1})

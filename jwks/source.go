@@ -26,27 +26,34 @@ type StaticSource struct {
 	byID map[string][]Key
 }
 
-// NewStaticSource builds a source from keys of any kind [NewKey] accepts
-// (public or private keys, signers, Keys). Key IDs are derived as Kubernetes
-// derives them unless a Key brings its own. Keys are kept in the order
-// given, duplicates included, as Kubernetes' StaticPublicKeysGetter keeps
-// them.
-func NewStaticSource(keys ...any) (*StaticSource, error) {
-	list, err := Keys(keys...)
+// NewStaticSource builds a source from keys made by [NewKey] (or by hand:
+// each is checked with [Key.Check]). Keys are kept in the order given,
+// duplicates included, as Kubernetes' StaticPublicKeysGetter keeps them.
+// The error names the first key that fails and matches
+// [ErrUnsupportedKey].
+//
+//	key, err := jwks.NewKey(publicKey)
+//	src, err := jwks.NewStaticSource(key)
+func NewStaticSource(keys ...Key) (*StaticSource, error) {
+	list, err := checkKeys(keys)
 	if err != nil {
 		return nil, err
 	}
-	s := &StaticSource{all: list, byID: make(map[string][]Key, len(list))}
+	return newStaticSource(list), nil
+}
+
+// newStaticSource indexes checked keys.
+func newStaticSource(list []Key) *StaticSource {
+	s := &StaticSource{all: slices.Clip(list), byID: make(map[string][]Key, len(list))}
 	for _, k := range list {
-		s.byID[k.ID] = append(s.byID[k.ID], k)
+		s.byID[k.KeyID] = append(s.byID[k.KeyID], k)
 	}
 	// Full slices: a caller appending to a result gets a copy rather than
 	// writing into storage other callers read.
-	s.all = slices.Clip(s.all)
 	for id, ks := range s.byID {
 		s.byID[id] = slices.Clip(ks)
 	}
-	return s, nil
+	return s
 }
 
 // Keys implements [KeySource]. It never fails.

@@ -21,26 +21,28 @@ func TestStaticSourceKubernetes(t *testing.T) {
 	rsaPub := testkeys.K8sRSA().Public()
 	tests := []struct {
 		name     string
-		keys     []any
+		keys     []crypto.PublicKey
 		wantIDs  []string
 		wantKeys []crypto.PublicKey
 	}{
 		// 4: no keys gives an empty, non-nil list.
 		{name: "nil", keys: nil, wantIDs: []string{}, wantKeys: []crypto.PublicKey{}},
 		// 5: keys in input order with Kubernetes' kids.
-		{name: "ec and rsa", keys: []any{ecPub, rsaPub},
+		{name: "ec and rsa", keys: []crypto.PublicKey{ecPub, rsaPub},
 			wantIDs: []string{testkeys.K8sECKeyID, testkeys.K8sRSAKeyID}, wantKeys: []crypto.PublicKey{ecPub, rsaPub}},
-		{name: "rsa and ec", keys: []any{rsaPub, ecPub},
+		{name: "rsa and ec", keys: []crypto.PublicKey{rsaPub, ecPub},
 			wantIDs: []string{testkeys.K8sRSAKeyID, testkeys.K8sECKeyID}, wantKeys: []crypto.PublicKey{rsaPub, ecPub}},
 		// 6: a private key is stored as its public key.
-		{name: "ec private key", keys: []any{testkeys.K8sEC()},
+		{name: "ec private key", keys: []crypto.PublicKey{testkeys.K8sEC()},
 			wantIDs: []string{testkeys.K8sECKeyID}, wantKeys: []crypto.PublicKey{ecPub}},
-		{name: "rsa signer", keys: []any{signerOnly{testkeys.K8sRSA()}},
+		{name: "rsa signer", keys: []crypto.PublicKey{signerOnly{testkeys.K8sRSA()}},
 			wantIDs: []string{testkeys.K8sRSAKeyID}, wantKeys: []crypto.PublicKey{rsaPub}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			src, err := jwks.NewStaticSource(tt.keys...)
+			keys, err := newKeys(tt.keys...)
+			require.NoError(t, err)
+			src, err := jwks.NewStaticSource(keys...)
 			require.NoError(t, err)
 			all, err := src.Keys(t.Context(), "")
 			require.NoError(t, err)
@@ -48,7 +50,7 @@ func TestStaticSourceKubernetes(t *testing.T) {
 			ids := []string{}
 			pubs := []crypto.PublicKey{}
 			for _, k := range all {
-				ids = append(ids, k.ID)
+				ids = append(ids, k.KeyID)
 				pubs = append(pubs, k.Public)
 				assert.IsType(t, tt.wantKeys[len(pubs)-1], k.Public, "public key only")
 			}
@@ -77,20 +79,21 @@ func TestStaticSourceKubernetes(t *testing.T) {
 
 // TestStaticSourceBogus: 7, a value that is not a key fails construction.
 func TestStaticSourceBogus(t *testing.T) {
-	for _, keys := range [][]any{
-		{"bogus"},
-		{testkeys.K8sEC(), "bogus"},
-		{nil},
-		{testkeys.Generated("p224")},
-		{testkeys.Generated("rsa1024").Public()},
-		{jwks.Key{Public: testkeys.K8sRSA().Public()}},
+	for _, key := range []crypto.PublicKey{
+		"bogus",
+		nil,
+		testkeys.Generated("p224"),
+		testkeys.Generated("rsa1024").Public(),
+		jwks.Key{Public: testkeys.K8sRSA().Public()},
 	} {
-		src, err := jwks.NewStaticSource(keys...)
+		_, err := jwks.NewKey(key)
 		require.ErrorIs(t, err, jwks.ErrUnsupportedKey)
 		var kte *jwks.KeyTypeError
 		require.ErrorAs(t, err, &kte)
-		assert.Nil(t, src)
 	}
+	src, err := jwks.NewStaticSource(jwks.Key{Public: testkeys.K8sRSA().Public()})
+	require.ErrorIs(t, err, jwks.ErrUnsupportedKey)
+	assert.Nil(t, src)
 }
 
 func TestStaticSourceKeys(t *testing.T) {
@@ -98,7 +101,7 @@ func TestStaticSourceKeys(t *testing.T) {
 	hidden, err := jwks.NewKeyWithID(testkeys.K8sOtherRSAPublic(), "verify-only")
 	require.NoError(t, err)
 	hidden.ExcludeFromDiscovery = true
-	src, err := jwks.NewStaticSource(testkeys.K8sRSA(), testkeys.K8sEC(), rsaKey.Public, hidden)
+	src, err := jwks.NewStaticSource(rsaKey, mustKey(t, testkeys.K8sEC()), mustKey(t, rsaKey.Public), hidden)
 	require.NoError(t, err)
 
 	all, err := src.Keys(t.Context(), "")
@@ -118,8 +121,8 @@ func TestStaticSourceKeys(t *testing.T) {
 	assert.Equal(t, hidden, got[0])
 
 	// Appending to a result does not write into the source's storage.
-	_ = append(dups, jwks.Key{ID: "intruder"})
-	_ = append(all, jwks.Key{ID: "intruder"})
+	_ = append(dups, jwks.Key{KeyID: "intruder"})
+	_ = append(all, jwks.Key{KeyID: "intruder"})
 	again, err := src.Keys(t.Context(), "")
 	require.NoError(t, err)
 	assert.Equal(t, all, again)
@@ -132,7 +135,9 @@ func TestStaticSourceKeys(t *testing.T) {
 func TestStaticSourceConcurrent(t *testing.T) {
 	// Three keys with one kid: appending them one by one leaves spare
 	// capacity that a caller's append would write into.
-	src, err := jwks.NewStaticSource(testkeys.K8sRSA(), testkeys.K8sEC(), testkeys.K8sOtherRSAPublic(), testkeys.K8sRSA(), testkeys.K8sRSA())
+	keys, err := newKeys(testkeys.K8sRSA(), testkeys.K8sEC(), testkeys.K8sOtherRSAPublic(), testkeys.K8sRSA(), testkeys.K8sRSA())
+	require.NoError(t, err)
+	src, err := jwks.NewStaticSource(keys...)
 	require.NoError(t, err)
 	kids := []string{"", testkeys.K8sRSAKeyID, testkeys.K8sECKeyID, "unknown"}
 	want := map[string]int{"": 5, testkeys.K8sRSAKeyID: 3, testkeys.K8sECKeyID: 1, "unknown": 0}
@@ -150,7 +155,7 @@ func TestStaticSourceConcurrent(t *testing.T) {
 					continue
 				}
 				// Callers appending must not race with each other.
-				keys = append(keys, jwks.Key{ID: "local"})
+				keys = append(keys, jwks.Key{KeyID: "local"})
 				counts[g] = append(counts[g], len(keys)-1)
 				_ = src.All()
 			}

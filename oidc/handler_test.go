@@ -114,7 +114,7 @@ func TestHandlerSetKeys(t *testing.T) {
 	err = h.SetKeys(nil)
 	require.ErrorIs(t, err, oidc.ErrNoKeys)
 	assert.Same(t, before, h.Documents(), "failed render keeps the previous documents")
-	err = h.SetKeys([]jwks.Key{{ID: "x", Public: testkeys.K8sRSA()}})
+	err = h.SetKeys([]jwks.Key{{KeyID: "x", Public: testkeys.K8sRSA()}})
 	require.ErrorIs(t, err, jwks.ErrUnsupportedKey, "a private key in Public cannot be published")
 	assert.Same(t, before, h.Documents())
 

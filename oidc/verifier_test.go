@@ -74,11 +74,7 @@ func TestVerifier(t *testing.T) {
 
 func mustSource(t *testing.T, keys []jwks.Key) *jwks.StaticSource {
 	t.Helper()
-	var in []any
-	for _, k := range keys {
-		in = append(in, k)
-	}
-	s, err := jwks.NewStaticSource(in...)
+	s, err := jwks.NewStaticSource(keys...)
 	require.NoError(t, err)
 	return s
 }

@@ -77,7 +77,7 @@ func TestAttackCorpus(t *testing.T) {
 	gp := strings.Split(good, ".")
 	goodSig, err := base64.RawURLEncoding.DecodeString(gp[2])
 	require.NoError(t, err)
-	attackerJWK, err := jwks.MarshalJWK(jwks.Key{ID: rsaKid, Public: attacker.Public(), Algorithm: jwks.ES256})
+	attackerJWK, err := jwks.MarshalJWK(jwks.Key{KeyID: rsaKid, Public: attacker.Public(), Algorithm: jwks.ES256})
 	require.NoError(t, err)
 
 	withPayload := func(p string) string { return gp[0] + "." + b64(p) + "." + gp[2] }

@@ -69,7 +69,11 @@ func ExampleValidator_Validate() {
 		BoundObject:    &tokens.BoundObject{Kind: tokens.BoundPod, Name: "billing-7d4", UID: "p-9"},
 	})
 
-	keys, err := jwks.NewStaticSource(key.Public())
+	pub, err := jwks.NewKey(key.Public())
+	if err != nil {
+		log.Fatal(err)
+	}
+	keys, err := jwks.NewStaticSource(pub)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -118,7 +122,8 @@ func ExampleObjectGetterFunc() {
 		}
 		return tokens.LiveObject{UID: uid}, nil
 	})
-	keys, _ := jwks.NewStaticSource(key)
+	pub, _ := jwks.NewKey(key.Public())
+	keys, _ := jwks.NewStaticSource(pub)
 	validator, _ := tokens.NewValidator(tokens.ValidatorConfig{
 		Issuers: []string{"https://issuer.example.com"}, Keys: keys,
 		Audiences: []string{"https://issuer.example.com"}, Objects: getter,

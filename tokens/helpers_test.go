@@ -105,9 +105,21 @@ func mustValidator(t testing.TB, keys jwks.KeySource, mod ...func(*tokens.Valida
 	return v
 }
 
+// mustSource builds a static source from jwks.Keys and any other keys
+// jwks.NewKey accepts.
 func mustSource(t testing.TB, keys ...any) *jwks.StaticSource {
 	t.Helper()
-	s, err := jwks.NewStaticSource(keys...)
+	list := make([]jwks.Key, 0, len(keys))
+	for _, k := range keys {
+		key, ok := k.(jwks.Key)
+		if !ok {
+			var err error
+			key, err = jwks.NewKey(k)
+			require.NoError(t, err)
+		}
+		list = append(list, key)
+	}
+	s, err := jwks.NewStaticSource(list...)
 	require.NoError(t, err)
 	return s
 }

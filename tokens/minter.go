@@ -85,7 +85,7 @@ func NewMinter(cfg MinterConfig) (*Minter, error) {
 		issuer:  cfg.Issuer,
 		signer:  cfg.Signer,
 		alg:     key.Algorithm,
-		kid:     key.ID,
+		kid:     key.KeyID,
 		apiAuds: slices.Clone(cfg.APIAudiences),
 		extend:  cfg.ExtendExpiration,
 		now:     cfg.Now,

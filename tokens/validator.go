@@ -342,7 +342,7 @@ func (v *Validator) verify(ctx context.Context, token string, audiences []string
 	*res = Result{
 		Audiences: accepted,
 		Issuer:    claims.Issuer,
-		KeyID:     key.ID,
+		KeyID:     key.KeyID,
 		Algorithm: hdr.alg,
 		Claims:    claims,
 		Legacy:    legacy,
@@ -392,23 +392,23 @@ func (v *Validator) verifySignature(ctx context.Context, src jwks.KeySource, hdr
 	}
 	var errs []error
 	for _, k := range keys {
-		if hdr.kid != "" && k.ID != hdr.kid {
+		if hdr.kid != "" && k.KeyID != hdr.kid {
 			// A key source that ignores the kid must not widen the search.
 			continue
 		}
 		if err := checkKeySize(k); err != nil {
-			errs = append(errs, &SignatureError{KeyID: k.ID, Algorithm: hdr.alg, Err: err})
+			errs = append(errs, &SignatureError{KeyID: k.KeyID, Algorithm: hdr.alg, Err: err})
 			continue
 		}
 		if !v.algorithmAllowed(hdr.alg, k) {
-			errs = append(errs, &AlgorithmError{Algorithm: hdr.alg, KeyID: k.ID, KeyAlgorithm: k.Algorithm})
+			errs = append(errs, &AlgorithmError{Algorithm: hdr.alg, KeyID: k.KeyID, KeyAlgorithm: k.Algorithm})
 			continue
 		}
 		if err := jws.Verify(hdr.alg, k.Public, signingInput, sig); err != nil {
 			if errors.Is(err, jws.ErrAlgorithm) {
-				errs = append(errs, &AlgorithmError{Algorithm: hdr.alg, KeyID: k.ID, KeyAlgorithm: k.Algorithm, Reason: err.Error()})
+				errs = append(errs, &AlgorithmError{Algorithm: hdr.alg, KeyID: k.KeyID, KeyAlgorithm: k.Algorithm, Reason: err.Error()})
 			} else {
-				errs = append(errs, &SignatureError{KeyID: k.ID, Algorithm: hdr.alg, Err: err})
+				errs = append(errs, &SignatureError{KeyID: k.KeyID, Algorithm: hdr.alg, Err: err})
 			}
 			continue
 		}

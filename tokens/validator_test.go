@@ -34,7 +34,7 @@ func TestAuthenticatorConformance(t *testing.T) {
 	bogus := func(k any) jwks.Key {
 		key, err := jwks.NewKey(k)
 		require.NoError(t, err)
-		key.ID = "bogus" + key.ID
+		key.KeyID = "bogus" + key.KeyID
 		return key
 	}
 	tests := []struct {
@@ -588,7 +588,7 @@ func TestKeySourceKeysChecked(t *testing.T) {
 	tok, err := m.Mint(t.Context(), tokens.Request{ServiceAccount: testSA, Audiences: []string{testAudience}})
 	require.NoError(t, err)
 	src := keySourceFunc(func(context.Context, string) ([]jwks.Key, error) {
-		return []jwks.Key{{ID: "k", Public: small.Public(), Algorithm: jwks.RS256}}, nil
+		return []jwks.Key{{KeyID: "k", Public: small.Public(), Algorithm: jwks.RS256}}, nil
 	})
 	v := mustValidator(t, src)
 	_, err = v.Validate(t.Context(), tok.Raw)

@@ -62,7 +62,7 @@ func ExampleStart() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println("verified with the new key:", res.KeyID == key.ID)
+	fmt.Println("verified with the new key:", res.KeyID == key.KeyID)
 
 	discovery, jwks := srv.Requests()
 	fmt.Println("discovery requests:", discovery, "key set requests:", jwks)

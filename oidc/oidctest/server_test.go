@@ -49,11 +49,7 @@ func get(t *testing.T, srv *oidctest.Server, method, url, bearer string) (int, h
 // validate checks raw against keys as a static relying party of srv.
 func validate(t *testing.T, srv *oidctest.Server, keys []jwks.Key, raw string) (*tokens.Result, error) {
 	t.Helper()
-	list := make([]any, len(keys))
-	for i, k := range keys {
-		list[i] = k
-	}
-	src, err := jwks.NewStaticSource(list...)
+	src, err := jwks.NewStaticSource(keys...)
 	require.NoError(t, err)
 	v, err := tokens.NewValidator(tokens.ValidatorConfig{Issuers: []string{srv.Issuer()}, Keys: src, Audiences: []string{"vault"}, SkipObjectCheck: true})
 	require.NoError(t, err)
@@ -63,7 +59,7 @@ func validate(t *testing.T, srv *oidctest.Server, keys []jwks.Key, raw string) (
 func keyIDs(keys []jwks.Key) []string {
 	ids := make([]string, len(keys))
 	for i, k := range keys {
-		ids[i] = k.ID
+		ids[i] = k.KeyID
 	}
 	return ids
 }
@@ -171,9 +167,9 @@ func TestServerMint(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, testSA, res.Identity.ServiceAccount)
 	assert.Equal(t, srv.Issuer(), res.Issuer)
-	assert.Equal(t, srv.Keys()[0].ID, res.KeyID)
+	assert.Equal(t, srv.Keys()[0].KeyID, res.KeyID)
 	assert.Equal(t, "ES256", res.Algorithm, "the default key is P-256")
-	assert.Equal(t, srv.Keys()[0].ID, srv.Minter().KeyID())
+	assert.Equal(t, srv.Keys()[0].KeyID, srv.Minter().KeyID())
 	assert.Equal(t, srv.Issuer(), srv.Minter().Issuer())
 }
 
@@ -183,7 +179,7 @@ func TestOptionsSignerAndNow(t *testing.T) {
 
 	keys := srv.Keys()
 	require.Len(t, keys, 1)
-	assert.Equal(t, "JHJehTTTZlsspKHT-GaJxK7Kd1NQgZJu3fyK6K_QDYU", keys[0].ID, "Kubernetes' kid for its RSA test key")
+	assert.Equal(t, "JHJehTTTZlsspKHT-GaJxK7Kd1NQgZJu3fyK6K_QDYU", keys[0].KeyID, "Kubernetes' kid for its RSA test key")
 	assert.Equal(t, "RS256", srv.Minter().Algorithm())
 
 	tok, err := srv.Minter().Mint(t.Context(), mintRequest())
@@ -209,23 +205,23 @@ func TestRotate(t *testing.T) {
 			oldToken := srv.Mint(t, mintRequest())
 
 			key := srv.Rotate(t, tt.signer, tt.keepOld)
-			assert.NotEqual(t, old.ID, key.ID)
+			assert.NotEqual(t, old.KeyID, key.KeyID)
 			if tt.signer != nil {
 				want, err := jwks.NewKey(tt.signer)
 				require.NoError(t, err)
-				assert.Equal(t, want.ID, key.ID)
+				assert.Equal(t, want.KeyID, key.KeyID)
 			}
-			want := []string{key.ID}
+			want := []string{key.KeyID}
 			if tt.keepOld {
-				want = append(want, old.ID)
+				want = append(want, old.KeyID)
 			}
 			assert.Equal(t, want, keyIDs(srv.Keys()), "the new key first")
 			assert.Equal(t, want, servedKeyIDs(t, srv))
-			assert.Equal(t, key.ID, srv.Minter().KeyID())
+			assert.Equal(t, key.KeyID, srv.Minter().KeyID())
 
 			res, err := validate(t, srv, srv.Keys(), srv.Mint(t, mintRequest()))
 			require.NoError(t, err)
-			assert.Equal(t, key.ID, res.KeyID)
+			assert.Equal(t, key.KeyID, res.KeyID)
 
 			_, err = validate(t, srv, srv.Keys(), oldToken)
 			if tt.keepOld {
@@ -311,14 +307,14 @@ func TestServerWithRemoteKeySet(t *testing.T) {
 	require.Len(t, keys, 1)
 
 	key := srv.Rotate(t, nil, false)
-	keys, err = remote.Keys(t.Context(), key.ID)
+	keys, err = remote.Keys(t.Context(), key.KeyID)
 	require.NoError(t, err)
 	require.Len(t, keys, 1)
 	_, jwksRequests := srv.Requests()
 	assert.Equal(t, int64(2), jwksRequests)
 
 	srv.SetFailing(true)
-	keys, err = remote.Keys(t.Context(), key.ID)
+	keys, err = remote.Keys(t.Context(), key.KeyID)
 	require.NoError(t, err, "fresh keys need no request")
 	assert.Len(t, keys, 1)
 	_, err = remote.Keys(t.Context(), old)
@@ -348,7 +344,7 @@ func TestServerConcurrentUse(t *testing.T) {
 		})
 	}
 	wg.Wait()
-	assert.Equal(t, srv.Keys()[0].ID, srv.Minter().KeyID(), "the signing key is published first")
+	assert.Equal(t, srv.Keys()[0].KeyID, srv.Minter().KeyID(), "the signing key is published first")
 }
 
 // fatalTB records a Fatalf and stops the function under test as t.Fatalf

@@ -1,6 +1,11 @@
 package ksa
 
-import "errors"
+import (
+	"errors"
+	"strconv"
+
+	"github.com/ksa-go/ksa/internal/errs"
+)
 
 // Sentinel errors of the root package; the typed errors returned carry the
 // details and match these with errors.Is.
@@ -11,3 +16,47 @@ var (
 	// ErrInvalidName: a namespace or object name Kubernetes would refuse.
 	ErrInvalidName = errors.New("ksa: invalid name")
 )
+
+// prefix starts the messages of the package's errors.
+const prefix = "ksa"
+
+// UsernameError reports a username that is not a valid service-account
+// username. It matches [ErrInvalidUsername].
+type UsernameError struct {
+	Username string
+	// Reason says what is wrong when no underlying error does.
+	Reason string
+	// Err is the underlying *NameError when a part failed validation.
+	Err error
+}
+
+func (e *UsernameError) Error() string {
+	msg := "username " + strconv.Quote(e.Username) + " is not " + UsernamePrefix + "<namespace>:<name>"
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	return errs.Msg(prefix, msg, e.Err)
+}
+
+// Is reports whether target is [ErrInvalidUsername].
+func (e *UsernameError) Is(target error) bool { return target == ErrInvalidUsername }
+
+// Unwrap returns the underlying *NameError, if any.
+func (e *UsernameError) Unwrap() error { return e.Err }
+
+// NameError reports a namespace or object name that Kubernetes would not
+// accept. It matches [ErrInvalidName].
+type NameError struct {
+	// Field names what was checked ("namespace", "name", "pod name", ...).
+	Field string
+	Value string
+	// Reason says which rule the value breaks.
+	Reason string
+}
+
+func (e *NameError) Error() string {
+	return errs.Msg(prefix, e.Field+" "+strconv.Quote(e.Value)+" "+e.Reason, nil)
+}
+
+// Is reports whether target is [ErrInvalidName].
+func (e *NameError) Is(target error) bool { return target == ErrInvalidName }

@@ -1,11 +1,21 @@
 package ksa
 
+import "strconv"
+
+// Name limits Kubernetes applies.
+const (
+	// MaxNamespaceLength is the longest namespace name: a DNS-1123 label.
+	MaxNamespaceLength = 63
+	// MaxObjectNameLength is the longest object name: a DNS-1123 subdomain.
+	MaxObjectNameLength = 253
+)
+
 // IsNamespace reports whether s is a valid namespace name: a DNS-1123 label
 // (at most 63 characters of a-z, 0-9 and '-', starting and ending with a
 // letter or digit). It agrees with apimachinery's ValidateNamespaceName
 // (a fuzz test holds it to that) without its regular expressions.
 func IsNamespace(s string) bool {
-	return len(s) <= 63 && isLabel(s)
+	return len(s) <= MaxNamespaceLength && isLabel(s)
 }
 
 // IsObjectName reports whether s is a valid name for service accounts,
@@ -13,7 +23,7 @@ func IsNamespace(s string) bool {
 // dot-separated DNS-1123 labels). It agrees with apimachinery's
 // ValidateServiceAccountName.
 func IsObjectName(s string) bool {
-	if len(s) > 253 {
+	if len(s) > MaxObjectNameLength {
 		return false
 	}
 	start := 0
@@ -44,4 +54,38 @@ func isLabel(s string) bool {
 		}
 	}
 	return true
+}
+
+// CheckNamespace returns nil when s is a valid namespace name, and
+// otherwise a *NameError for field (e.g. "namespace") that says why. It
+// matches [ErrInvalidName].
+func CheckNamespace(field, s string) error {
+	if IsNamespace(s) {
+		return nil
+	}
+	reason := "must be lower-case letters, digits and '-', starting and ending with a letter or digit"
+	switch {
+	case s == "":
+		reason = "must not be empty"
+	case len(s) > MaxNamespaceLength:
+		reason = "must be at most " + strconv.Itoa(MaxNamespaceLength) + " characters"
+	}
+	return &NameError{Field: field, Value: s, Reason: reason}
+}
+
+// CheckObjectName returns nil when s is a valid name for a service
+// account, pod, secret or node, and otherwise a *NameError for field (e.g.
+// "name", "pod name") that says why. It matches [ErrInvalidName].
+func CheckObjectName(field, s string) error {
+	if IsObjectName(s) {
+		return nil
+	}
+	reason := "must be dot-separated parts of lower-case letters, digits and '-', each starting and ending with a letter or digit"
+	switch {
+	case s == "":
+		reason = "must not be empty"
+	case len(s) > MaxObjectNameLength:
+		reason = "must be at most " + strconv.Itoa(MaxObjectNameLength) + " characters"
+	}
+	return &NameError{Field: field, Value: s, Reason: reason}
 }

@@ -1,11 +1,6 @@
 package ksa
 
-import (
-	"fmt"
-	"strings"
-
-	"k8s.io/apimachinery/pkg/util/validation"
-)
+import "strings"
 
 // Names Kubernetes gives to service-account users and groups.
 const (
@@ -50,13 +45,10 @@ func NamespaceGroup(namespace string) string {
 // DNS-1123 subdomain, the rules Kubernetes applies to both objects. The
 // error is a *NameError that matches [ErrInvalidName].
 func (sa ServiceAccount) Validate() error {
-	if !IsNamespace(sa.Namespace) {
-		return &NameError{Field: "namespace", Value: sa.Namespace, Reasons: validation.IsDNS1123Label(sa.Namespace)}
+	if err := CheckNamespace("namespace", sa.Namespace); err != nil {
+		return err
 	}
-	if !IsObjectName(sa.Name) {
-		return &NameError{Field: "name", Value: sa.Name, Reasons: validation.IsDNS1123Subdomain(sa.Name)}
-	}
-	return nil
+	return CheckObjectName("name", sa.Name)
 }
 
 // String returns the username, so a ServiceAccount prints as the identity it
@@ -71,11 +63,11 @@ func (sa ServiceAccount) String() string { return sa.Username() }
 func ParseUsername(username string) (ServiceAccount, error) {
 	rest, ok := strings.CutPrefix(username, UsernamePrefix)
 	if !ok {
-		return ServiceAccount{}, &UsernameError{Username: username, Reason: "missing prefix " + UsernamePrefix}
+		return ServiceAccount{}, &UsernameError{Username: username, Reason: "the prefix is missing"}
 	}
 	namespace, name, ok := strings.Cut(rest, ":")
 	if !ok || strings.Contains(name, ":") {
-		return ServiceAccount{}, &UsernameError{Username: username, Reason: "want exactly <namespace>:<name> after the prefix"}
+		return ServiceAccount{}, &UsernameError{Username: username, Reason: "want exactly two parts after the prefix"}
 	}
 	sa := ServiceAccount{Namespace: namespace, Name: name}
 	if err := sa.Validate(); err != nil {
@@ -98,43 +90,3 @@ func MatchesUsername(namespace, name, username string) bool {
 	rest, ok = strings.CutPrefix(rest, ":")
 	return ok && rest == name
 }
-
-// UsernameError reports a username that is not a valid service-account
-// username. It matches [ErrInvalidUsername].
-type UsernameError struct {
-	Username string
-	// Reason says what is wrong when no underlying error does.
-	Reason string
-	// Err is the underlying *NameError when a part failed validation.
-	Err error
-}
-
-func (e *UsernameError) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("ksa: username %q must be of the form %snamespace:name: %v", e.Username, UsernamePrefix, e.Err)
-	}
-	return fmt.Sprintf("ksa: username %q must be of the form %snamespace:name: %s", e.Username, UsernamePrefix, e.Reason)
-}
-
-// Is reports whether target is [ErrInvalidUsername].
-func (e *UsernameError) Is(target error) bool { return target == ErrInvalidUsername }
-
-// Unwrap returns the underlying *NameError, if any.
-func (e *UsernameError) Unwrap() error { return e.Err }
-
-// NameError reports a namespace or object name that Kubernetes would not
-// accept. It matches [ErrInvalidName].
-type NameError struct {
-	// Field names what was checked ("namespace", "name", ...).
-	Field string
-	Value string
-	// Reasons are apimachinery's validation messages.
-	Reasons []string
-}
-
-func (e *NameError) Error() string {
-	return fmt.Sprintf("ksa: invalid %s %q: %s", e.Field, e.Value, strings.Join(e.Reasons, "; "))
-}
-
-// Is reports whether target is [ErrInvalidName].
-func (e *NameError) Is(target error) bool { return target == ErrInvalidName }

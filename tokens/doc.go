@@ -23,7 +23,8 @@
 //	// tok.Raw is the JWT; tok.ExpirationTimestamp what TokenRequest reports.
 //
 // Callers holding the API types convert a TokenRequestSpec with
-// [RequestFromSpec].
+// kubeapi.RequestFromSpec; kubeapi.Manager caches TokenRequest tokens as the
+// kubelet does. This package imports nothing outside the standard library.
 //
 // # Validation
 //

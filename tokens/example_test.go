@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	authenticationv1 "k8s.io/api/authentication/v1"
-
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokens"
@@ -140,22 +138,4 @@ func ExampleObjectGetterFunc() {
 	// pod running: <nil>
 	// pod deleted: true
 	// service account token has been invalidated: Pod "billing-7d4" not found
-}
-
-// Callers holding the Kubernetes API types turn a TokenRequestSpec into a
-// Request.
-func ExampleRequestFromSpec() {
-	exp := int64(7200)
-	req, err := tokens.RequestFromSpec(
-		ksa.ServiceAccount{Namespace: "prod", Name: "billing", UID: "u-1"},
-		authenticationv1.TokenRequestSpec{
-			Audiences:         []string{"vault"},
-			ExpirationSeconds: &exp,
-			BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: "billing-7d4", UID: "p-9"},
-		})
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(req.Audiences, req.ExpirationSeconds, req.BoundObject.Kind, req.BoundObject.Name)
-	// Output: [vault] 7200 Pod billing-7d4
 }

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/ksa-go/ksa"
-	corev1 "k8s.io/api/core/v1"
 )
 
 // LegacyConfig opts in to legacy Secret-based tokens (issuer
@@ -113,24 +112,4 @@ func (v *Validator) legacyServiceAccount(ctx context.Context, l *LegacyClaims) e
 		return &ObjectError{Kind: KindServiceAccount, Namespace: l.Namespace, Name: l.ServiceAccountName, ClaimedUID: l.ServiceAccountUID, ActualUID: obj.UID, Problem: ErrServiceAccountUIDMismatch}
 	}
 	return nil
-}
-
-// IsServiceAccountTokenSecret reports whether secret is a legacy token
-// secret of the service account, as Kubernetes' IsServiceAccountToken
-// decides: type kubernetes.io/service-account-token, the
-// kubernetes.io/service-account.name annotation equal to the account's name,
-// and the kubernetes.io/service-account.uid annotation, when present, equal
-// to its UID. Stricter than Kubernetes, when both the secret and the account
-// carry a namespace, they must agree.
-func IsServiceAccountTokenSecret(secret *corev1.Secret, sa ksa.ServiceAccount) bool {
-	if secret == nil || secret.Type != corev1.SecretTypeServiceAccountToken {
-		return false
-	}
-	if secret.Annotations[corev1.ServiceAccountNameKey] != sa.Name {
-		return false
-	}
-	if uid := secret.Annotations[corev1.ServiceAccountUIDKey]; uid != "" && uid != sa.UID {
-		return false
-	}
-	return secret.Namespace == "" || sa.Namespace == "" || secret.Namespace == sa.Namespace
 }

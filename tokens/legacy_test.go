@@ -5,7 +5,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/internal/testkeys"
@@ -122,40 +121,6 @@ func TestLegacyClaimChecks(t *testing.T) {
 			_, err = v.Validate(t.Context(), raw)
 			require.ErrorIs(t, err, tokens.ErrLegacyToken)
 			assert.EqualError(t, err, tt.wantText)
-		})
-	}
-}
-
-// TestIsServiceAccountTokenSecret follows Kubernetes' IsServiceAccountToken
-// cases (reference/k8s-sa.md §6 item 73).
-func TestIsServiceAccountTokenSecret(t *testing.T) {
-	secret := func(typ corev1.SecretType, name, uid, ns string) *corev1.Secret {
-		s := &corev1.Secret{Type: typ}
-		s.Namespace = ns
-		s.Annotations = map[string]string{corev1.ServiceAccountNameKey: name}
-		if uid != "" {
-			s.Annotations[corev1.ServiceAccountUIDKey] = uid
-		}
-		return s
-	}
-	sa := ksa.ServiceAccount{Namespace: "default", Name: "default", UID: "12345"}
-	tests := []struct {
-		name   string
-		secret *corev1.Secret
-		sa     ksa.ServiceAccount
-		want   bool
-	}{
-		{name: "match", secret: secret(corev1.SecretTypeServiceAccountToken, "default", "12345", "default"), sa: sa, want: true},
-		{name: "no uid annotation", secret: secret(corev1.SecretTypeServiceAccountToken, "default", "", "default"), sa: sa, want: true},
-		{name: "type mismatch", secret: secret(corev1.SecretTypeOpaque, "default", "12345", "default"), sa: sa},
-		{name: "name mismatch", secret: secret(corev1.SecretTypeServiceAccountToken, "default", "12345", "default"), sa: ksa.ServiceAccount{Namespace: "default", Name: "non-default", UID: "12345"}},
-		{name: "uid mismatch", secret: secret(corev1.SecretTypeServiceAccountToken, "default", "12345", "default"), sa: ksa.ServiceAccount{Namespace: "default", Name: "default", UID: "67890"}},
-		{name: "namespace mismatch", secret: secret(corev1.SecretTypeServiceAccountToken, "default", "12345", "other"), sa: sa},
-		{name: "nil", secret: nil, sa: sa},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, tokens.IsServiceAccountTokenSecret(tt.secret, tt.sa))
 		})
 	}
 }

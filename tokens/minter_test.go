@@ -8,7 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	authenticationv1 "k8s.io/api/authentication/v1"
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/internal/testkeys"
@@ -338,45 +337,4 @@ func TestMinterDefaults(t *testing.T) {
 	assert.False(t, tok.Claims.IssuedAt.Before(before))
 	assert.Equal(t, 3607*time.Second, tok.Claims.Expiry.Sub(tok.Claims.IssuedAt), "no extension by default")
 	assert.NotEqual(t, tokens.NewJTI(), tokens.NewJTI())
-}
-
-// TestRequestFromSpec maps authentication/v1 TokenRequestSpec as
-// kube-apiserver resolves it.
-func TestRequestFromSpec(t *testing.T) {
-	exp := int64(7200)
-	zero := int64(0)
-	tests := []struct {
-		name    string
-		spec    authenticationv1.TokenRequestSpec
-		want    tokens.Request
-		wantErr error
-	}{
-		{name: "empty", spec: authenticationv1.TokenRequestSpec{}, want: tokens.Request{ServiceAccount: testSA}},
-		{
-			name: "audiences, expiration and a pod",
-			spec: authenticationv1.TokenRequestSpec{Audiences: []string{"a"}, ExpirationSeconds: &exp,
-				BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: "p", UID: "pu"}},
-			want: tokens.Request{ServiceAccount: testSA, Audiences: []string{"a"}, ExpirationSeconds: 7200,
-				BoundObject: &tokens.BoundObject{Kind: tokens.BoundPod, Name: "p", UID: "pu"}},
-		},
-		{
-			name: "secret without apiVersion",
-			spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Secret", Name: "s", UID: "su"}},
-			want: tokens.Request{ServiceAccount: testSA, BoundObject: &tokens.BoundObject{Kind: tokens.BoundSecret, Name: "s", UID: "su"}},
-		},
-		{name: "explicit zero expiration", spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &zero}, wantErr: tokens.ErrInvalidRequest},
-		{name: "kind is case-sensitive", spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "pod", APIVersion: "v1", Name: "p"}}, wantErr: tokens.ErrInvalidRequest},
-		{name: "group must be core", spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "apps/v1", Name: "p"}}, wantErr: tokens.ErrInvalidRequest},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := tokens.RequestFromSpec(testSA, tt.spec)
-			if tt.wantErr != nil {
-				require.ErrorIs(t, err, tt.wantErr)
-				return
-			}
-			require.NoError(t, err)
-			assert.Equal(t, tt.want, got)
-		})
-	}
 }

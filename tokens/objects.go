@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/ksa-go/ksa"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // ObjectKind names the kinds of object a token is checked against.
@@ -22,9 +21,9 @@ const (
 )
 
 // ErrObjectNotFound is what an [ObjectGetter] returns (or wraps) for an
-// object that does not exist. A Kubernetes NotFound StatusError from
-// client-go is recognised too.
-var ErrObjectNotFound = errors.New("object not found")
+// object that does not exist. Getters over client-go map Kubernetes'
+// NotFound status to it (kubeapi.ObjectGetter does).
+var ErrObjectNotFound = errors.New("tokens: object not found")
 
 // LiveObject is what the validator needs to know of a live object.
 type LiveObject struct {
@@ -38,8 +37,9 @@ type LiveObject struct {
 // token stops working when its pod, secret, node or service account is gone,
 // as in kube-apiserver. Namespace is empty for nodes. Implementations may be
 // backed by client-go listers, a controller-runtime cache or a live client;
-// they return [ErrObjectNotFound] (or a NotFound StatusError) for objects
-// that do not exist, and must be safe for concurrent use.
+// they return (or wrap) [ErrObjectNotFound] for objects that do not exist
+// (kubeapi.ObjectGetter maps client-go's NotFound errors), and must be safe
+// for concurrent use. Any other error refuses the token ([ErrLookupFailed]).
 type ObjectGetter interface {
 	GetObject(ctx context.Context, kind ObjectKind, namespace, name string) (LiveObject, error)
 }
@@ -52,9 +52,7 @@ func (f ObjectGetterFunc) GetObject(ctx context.Context, kind ObjectKind, namesp
 	return f(ctx, kind, namespace, name)
 }
 
-func isNotFound(err error) bool {
-	return errors.Is(err, ErrObjectNotFound) || apierrors.IsNotFound(err)
-}
+func isNotFound(err error) bool { return errors.Is(err, ErrObjectNotFound) }
 
 // checkObjects runs kube-apiserver's liveness checks, in its order: the
 // service account, then a bound secret, pod, or (for node-only binding) node.

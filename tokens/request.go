@@ -2,13 +2,10 @@ package tokens
 
 import (
 	"fmt"
-	"slices"
 	"time"
 	"unicode/utf8"
 
 	"github.com/ksa-go/ksa"
-	authenticationv1 "k8s.io/api/authentication/v1"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 // TokenRequest limits and the warnafter extension, as in kube-apiserver.
@@ -66,30 +63,6 @@ type Request struct {
 	// kube-apiserver does (UID may be empty when the Node was not found).
 	// Only valid with a pod binding.
 	Node *ksa.ObjectRef
-}
-
-// RequestFromSpec builds a Request from a TokenRequest spec, for callers that
-// hold the API types. The bound object's UID must be set in the reference
-// (kube-apiserver fills it from the live object; the minter cannot).
-// Kinds are matched as kube-apiserver matches them: group "" and exactly
-// Pod, Secret or Node.
-func RequestFromSpec(sa ksa.ServiceAccount, spec authenticationv1.TokenRequestSpec) (Request, error) {
-	req := Request{ServiceAccount: sa, Audiences: slices.Clone(spec.Audiences)}
-	if spec.ExpirationSeconds != nil {
-		if *spec.ExpirationSeconds == 0 {
-			return Request{}, &RequestError{Field: "spec.expirationSeconds", Reason: "may not specify a duration less than 10 minutes"}
-		}
-		req.ExpirationSeconds = *spec.ExpirationSeconds
-	}
-	if ref := spec.BoundObjectRef; ref != nil {
-		gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
-		kind := BoundKind(gvk.Kind)
-		if gvk.Group != "" || (kind != BoundPod && kind != BoundSecret && kind != BoundNode) {
-			return Request{}, &RequestError{Field: "spec.boundObjectRef", Reason: fmt.Sprintf("cannot bind token to object of type %s", gvk.String())}
-		}
-		req.BoundObject = &BoundObject{Kind: kind, Name: ref.Name, UID: string(ref.UID)}
-	}
-	return req, nil
 }
 
 // check applies the TokenRequest validation rules and returns the requested

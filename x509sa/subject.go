@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/ksa-go/ksa"
-	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // Subject is the identity a certificate subject carries, laid out as
@@ -79,7 +78,7 @@ func (s Subject) Validate() error {
 	}
 	if s.PodName != "" && !ksa.IsObjectName(s.PodName) {
 		return &SubjectError{Attribute: "pod", Value: s.PodName, Reason: "invalid pod name",
-			Err: &ksa.NameError{Field: "pod name", Value: s.PodName, Reasons: validation.IsDNS1123Subdomain(s.PodName)}}
+			Err: ksa.CheckObjectName("pod name", s.PodName)}
 	}
 	if len(s.Extensions) > MaxExtensions {
 		return &LimitError{What: "extensions", Size: len(s.Extensions), Limit: MaxExtensions}
@@ -295,7 +294,7 @@ func DecodeName(name pkix.Name) (Subject, error) {
 		}
 		if !ksa.IsObjectName(pod) {
 			return Subject{}, &SubjectError{Attribute: "pod", Value: pod, Reason: "invalid pod name",
-				Err: &ksa.NameError{Field: "pod name", Value: pod, Reasons: validation.IsDNS1123Subdomain(pod)}}
+				Err: ksa.CheckObjectName("pod name", pod)}
 		}
 		s.PodName = pod
 	}

@@ -68,7 +68,9 @@ func (f *fixture) requestToken(t *testing.T, audiences []string, exp int64, pod 
 
 func (f *fixture) validator(t *testing.T, audiences []string, now func() time.Time) *tokens.Validator {
 	t.Helper()
-	keys, err := jwks.NewStaticSource(f.cp.SigningKey)
+	key, err := jwks.NewKey(f.cp.SigningKey.Public())
+	require.NoError(t, err)
+	keys, err := jwks.NewStaticSource(key)
 	require.NoError(t, err)
 	v, err := tokens.NewValidator(tokens.ValidatorConfig{
 		Issuers: f.cp.Issuers, Keys: keys, Audiences: audiences,

@@ -12,43 +12,33 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/ksa-go/ksa/kubeapi"
 	"github.com/ksa-go/ksa/tokens"
 )
 
-// ObjectGetter looks objects up with live GETs. A NotFound StatusError is
-// recognised by the validator as "not found". For a busy server, back it with
-// informer listers instead: the shape is the same.
+// ObjectGetter looks objects up with live GETs; kubeapi.ObjectGetter maps
+// NotFound statuses to tokens.ErrObjectNotFound. For a busy server, back it
+// with informer listers instead: the shape is the same.
 func ObjectGetter(cs kubernetes.Interface) tokens.ObjectGetter {
-	return tokens.ObjectGetterFunc(func(ctx context.Context, kind tokens.ObjectKind, ns, name string) (tokens.LiveObject, error) {
-		var obj metav1.Object
-		var err error
+	return kubeapi.ObjectGetter(func(ctx context.Context, kind tokens.ObjectKind, ns, name string) (metav1.Object, error) {
 		opts := metav1.GetOptions{}
 		switch kind {
 		case tokens.KindServiceAccount:
-			obj, err = cs.CoreV1().ServiceAccounts(ns).Get(ctx, name, opts)
+			return cs.CoreV1().ServiceAccounts(ns).Get(ctx, name, opts)
 		case tokens.KindPod:
-			obj, err = cs.CoreV1().Pods(ns).Get(ctx, name, opts)
+			return cs.CoreV1().Pods(ns).Get(ctx, name, opts)
 		case tokens.KindSecret:
-			obj, err = cs.CoreV1().Secrets(ns).Get(ctx, name, opts)
+			return cs.CoreV1().Secrets(ns).Get(ctx, name, opts)
 		case tokens.KindNode:
-			obj, err = cs.CoreV1().Nodes().Get(ctx, name, opts)
-		default:
-			return tokens.LiveObject{}, fmt.Errorf("clientgo: unknown kind %q", kind)
+			return cs.CoreV1().Nodes().Get(ctx, name, opts)
 		}
-		if err != nil {
-			return tokens.LiveObject{}, err
-		}
-		live := tokens.LiveObject{UID: string(obj.GetUID())}
-		if ts := obj.GetDeletionTimestamp(); ts != nil {
-			live.DeletionTimestamp = ts.Time
-		}
-		return live, nil
+		return nil, fmt.Errorf("clientgo: unknown kind %q", kind)
 	})
 }
 
 // Requester requests tokens through the TokenRequest API.
-func Requester(cs kubernetes.Interface) tokens.Requester {
-	return tokens.RequesterFunc(func(ctx context.Context, ns, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+func Requester(cs kubernetes.Interface) kubeapi.Requester {
+	return kubeapi.RequesterFunc(func(ctx context.Context, ns, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
 		return cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, tr, metav1.CreateOptions{})
 	})
 }

@@ -2,7 +2,7 @@
 // three clouds' SDKs: the AWS SDK's web identity provider takes
 // tokens.FileSource as its IdentityTokenRetriever, Google's external
 // account token source takes it through a one-line SubjectTokenSupplier,
-// and client-go drives tokens.Manager as its Requester.
+// and client-go drives kubeapi.Manager as its Requester.
 package federation_test
 
 import (
@@ -31,6 +31,7 @@ import (
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/internal/testkeys"
+	"github.com/ksa-go/ksa/kubeapi"
 	"github.com/ksa-go/ksa/tokens"
 )
 
@@ -103,9 +104,9 @@ func TestGoogleExternalAccount(t *testing.T) {
 	assert.Equal(t, raw, got)
 }
 
-// clientGoRequester is tokens.Requester over client-go: one line.
-func clientGoRequester(cs kubernetes.Interface) tokens.Requester {
-	return tokens.RequesterFunc(func(ctx context.Context, ns, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+// clientGoRequester is kubeapi.Requester over client-go: one line.
+func clientGoRequester(cs kubernetes.Interface) kubeapi.Requester {
+	return kubeapi.RequesterFunc(func(ctx context.Context, ns, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
 		return cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, tr, metav1.CreateOptions{})
 	})
 }
@@ -123,7 +124,7 @@ func TestManagerWithClientGo(t *testing.T) {
 		tr.Status.ExpirationTimestamp = metav1.NewTime(time.Now().Add(time.Hour))
 		return true, tr, nil
 	})
-	m, err := tokens.NewManager(tokens.ManagerConfig{Requester: clientGoRequester(cs)})
+	m, err := kubeapi.NewManager(kubeapi.ManagerConfig{Requester: clientGoRequester(cs)})
 	require.NoError(t, err)
 	exp := int64(3600)
 	for i := 0; i < 3; i++ {

@@ -56,8 +56,7 @@ func TestDocumentsMatchKubernetes(t *testing.T) {
 				require.NoError(t, err)
 				kube, err := serviceaccount.NewOpenIDMetadataProvider(cfg.Issuer, cfg.JWKSURI, cfg.ExternalAddress, getter)
 				require.NoError(t, err)
-				keys, err := jwks.Keys(in...)
-				require.NoError(t, err)
+				keys := ksaKeys(t, ks.keys)
 				docs, err := oidc.Render(cfg, keys)
 				require.NoError(t, err)
 
@@ -76,8 +75,9 @@ func TestDocumentsMatchKubernetes(t *testing.T) {
 func TestConfigErrorsMatchKubernetes(t *testing.T) {
 	getter, err := serviceaccount.StaticPublicKeysGetter([]any{testkeys.K8sEC()})
 	require.NoError(t, err)
-	keys, err := jwks.Keys(testkeys.K8sEC())
+	key, err := jwks.NewKey(testkeys.K8sEC())
 	require.NoError(t, err)
+	keys := []jwks.Key{key}
 	for _, cfg := range []oidc.IssuerConfig{
 		{Issuer: "http://issuer.example.com", ExternalAddress: "a"},
 		{Issuer: "issuer.example.com", ExternalAddress: "a"},
@@ -108,9 +108,8 @@ func TestGoOIDCVerifiesKSATokens(t *testing.T) {
 			var h *oidc.Handler
 			srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 			t.Cleanup(srv.Close)
-			keys, err := jwks.Keys(anySlice(ks.keys)...)
-			require.NoError(t, err)
-			h, err = oidc.NewHandler(oidc.HandlerConfig{IssuerConfig: oidc.IssuerConfig{Issuer: srv.URL, JWKSURI: srv.URL + oidc.JWKSPath}}, keys)
+			keys := ksaKeys(t, ks.keys)
+			h, err := oidc.NewHandler(oidc.HandlerConfig{IssuerConfig: oidc.IssuerConfig{Issuer: srv.URL, JWKSURI: srv.URL + oidc.JWKSPath}}, keys)
 			require.NoError(t, err)
 
 			ctx := gooidc.ClientContext(t.Context(), srv.Client())
@@ -197,4 +196,16 @@ func anySlice(keys []crypto.Signer) []any {
 		out[i] = k
 	}
 	return out
+}
+
+// ksaKeys turns signers into the keys ksa publishes.
+func ksaKeys(t *testing.T, signers []crypto.Signer) []jwks.Key {
+	t.Helper()
+	keys := make([]jwks.Key, len(signers))
+	for i, s := range signers {
+		var err error
+		keys[i], err = jwks.NewKey(s)
+		require.NoError(t, err)
+	}
+	return keys
 }

@@ -128,7 +128,13 @@ func kubeAuthenticator(t *testing.T, s *store, keys ...any) authenticator.Token 
 
 func ksaValidator(t *testing.T, s *store, auds []string, keys ...any) *tokens.Validator {
 	t.Helper()
-	src, err := jwks.NewStaticSource(keys...)
+	var list []jwks.Key
+	for _, k := range keys {
+		key, err := jwks.NewKey(k)
+		require.NoError(t, err)
+		list = append(list, key)
+	}
+	src, err := jwks.NewStaticSource(list...)
 	require.NoError(t, err)
 	v, err := tokens.NewValidator(tokens.ValidatorConfig{
 		Issuers:           []string{issuer},

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/ksa-go/ksa/kubeapi"
 	"github.com/ksa-go/ksa/tokens"
 )
 
@@ -89,29 +90,22 @@ func (s *store) GetNode(_ context.Context, name string) (*v1.Node, error) {
 	return nil, notFound("nodes", name)
 }
 
-// ksa's ObjectGetter.
+// ksa's ObjectGetter, through kubeapi as a client-go user would write it.
 
 func (s *store) GetObject(ctx context.Context, kind tokens.ObjectKind, ns, name string) (tokens.LiveObject, error) {
-	var m metav1.Object
-	var err error
-	switch kind {
-	case tokens.KindServiceAccount:
-		m, err = s.GetServiceAccount(ctx, ns, name)
-	case tokens.KindPod:
-		m, err = s.GetPod(ctx, ns, name)
-	case tokens.KindSecret:
-		m, err = s.GetSecret(ctx, ns, name)
-	case tokens.KindNode:
-		m, err = s.GetNode(ctx, name)
-	}
-	if err != nil {
-		return tokens.LiveObject{}, err
-	}
-	obj := tokens.LiveObject{UID: string(m.GetUID())}
-	if ts := m.GetDeletionTimestamp(); ts != nil {
-		obj.DeletionTimestamp = ts.Time
-	}
-	return obj, nil
+	return kubeapi.ObjectGetter(func(ctx context.Context, kind tokens.ObjectKind, ns, name string) (metav1.Object, error) {
+		switch kind {
+		case tokens.KindServiceAccount:
+			return s.GetServiceAccount(ctx, ns, name)
+		case tokens.KindPod:
+			return s.GetPod(ctx, ns, name)
+		case tokens.KindSecret:
+			return s.GetSecret(ctx, ns, name)
+		case tokens.KindNode:
+			return s.GetNode(ctx, name)
+		}
+		return nil, notFound(string(kind), name)
+	}).GetObject(ctx, kind, ns, name)
 }
 
 func (s *store) deletePod(ns, name string, at time.Time) {

@@ -1,4 +1,4 @@
-package tokens
+package kubeapi
 
 import (
 	"context"
@@ -10,9 +10,11 @@ import (
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ksa-go/ksa/internal/errs"
 )
 
-// The kubelet's token refresh rules (reference/k8s-sa.md §5).
+// The kubelet's token refresh rules.
 const (
 	// ManagerMaxAge is the age after which a cached token is refreshed
 	// whatever its lifetime.
@@ -42,7 +44,7 @@ func (f RequesterFunc) RequestToken(ctx context.Context, namespace, name string,
 
 // ErrTokenRequest matches a failed token request that the manager could not
 // cover with a still-valid cached token.
-var ErrTokenRequest = errors.New("token request failed")
+var ErrTokenRequest = errors.New("kubeapi: token request failed")
 
 // TokenRequestError reports a failed token request with no usable cached
 // token. It matches [ErrTokenRequest] and wraps the requester's error.
@@ -55,9 +57,9 @@ type TokenRequestError struct {
 
 func (e *TokenRequestError) Error() string {
 	if e.Expired {
-		return fmt.Sprintf("token for %s/%s expired and refresh failed: %v", e.Namespace, e.Name, e.Err)
+		return errs.Msg(prefix, fmt.Sprintf("token for %s/%s expired and its refresh failed", e.Namespace, e.Name), e.Err)
 	}
-	return fmt.Sprintf("failed to fetch token for %s/%s: %v", e.Namespace, e.Name, e.Err)
+	return errs.Msg(prefix, fmt.Sprintf("requesting a token for %s/%s", e.Namespace, e.Name), e.Err)
 }
 
 // Is reports whether target is [ErrTokenRequest].
@@ -99,7 +101,7 @@ type Manager struct {
 // NewManager checks the config and returns a Manager.
 func NewManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.Requester == nil {
-		return nil, errors.New("tokens: ManagerConfig.Requester is required")
+		return nil, &ConfigError{Field: "ManagerConfig.Requester", Reason: "is required"}
 	}
 	m := &Manager{req: cfg.Requester, now: cfg.Now, jitter: cfg.Jitter, cache: map[string]*authenticationv1.TokenRequest{}}
 	if m.now == nil {

@@ -1,4 +1,4 @@
-package tokens_test
+package kubeapi_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/ksa-go/ksa/tokens"
+	"github.com/ksa-go/ksa/kubeapi"
 )
 
 // fakeRequester answers TokenRequests with a token named after the call
@@ -50,11 +50,11 @@ func tokenRequest(exp int64, podUID string) *authenticationv1.TokenRequest {
 	}}
 }
 
-func newManager(t *testing.T, now *time.Time) (*tokens.Manager, *fakeRequester) {
+func newManager(t *testing.T, now *time.Time) (*kubeapi.Manager, *fakeRequester) {
 	t.Helper()
 	clock := func() time.Time { return *now }
 	req := &fakeRequester{now: clock}
-	m, err := tokens.NewManager(tokens.ManagerConfig{Requester: req, Now: clock, Jitter: func() time.Duration { return 0 }})
+	m, err := kubeapi.NewManager(kubeapi.ManagerConfig{Requester: req, Now: clock, Jitter: func() time.Duration { return 0 }})
 	require.NoError(t, err)
 	return m, req
 }
@@ -75,7 +75,7 @@ func TestManagerCaching(t *testing.T) {
 		{name: "1h token after 47 min is not", exp: 3600, advance: 47 * time.Minute, wantCalls: 1},
 		{name: "item 90: 40h token after 25h is refreshed (24h rule)", exp: 40 * 3600, advance: 25 * time.Hour, wantCalls: 2},
 		{name: "item 91: failed refresh keeps the valid token", exp: 3600, advance: 50 * time.Minute, failAfter: true, wantCalls: 2},
-		{name: "failed refresh of an expired token", exp: 3600, advance: 61 * time.Minute, failAfter: true, wantCalls: 2, wantErr: tokens.ErrTokenRequest},
+		{name: "failed refresh of an expired token", exp: 3600, advance: 61 * time.Minute, failAfter: true, wantCalls: 2, wantErr: kubeapi.ErrTokenRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -91,7 +91,7 @@ func TestManagerCaching(t *testing.T) {
 			assert.Equal(t, tt.wantCalls, req.count())
 			if tt.wantErr != nil {
 				require.ErrorIs(t, err, tt.wantErr)
-				var terr *tokens.TokenRequestError
+				var terr *kubeapi.TokenRequestError
 				require.ErrorAs(t, err, &terr)
 				assert.True(t, terr.Expired)
 				return
@@ -177,7 +177,7 @@ func TestManagerDeleteAndCleanup(t *testing.T) {
 	// Failed requests are never cached; a later success is.
 	req.fail = errors.New("boom")
 	_, err := m.Token(t.Context(), "ns", "other", tokenRequest(3600, "c"))
-	require.ErrorIs(t, err, tokens.ErrTokenRequest)
+	require.ErrorIs(t, err, kubeapi.ErrTokenRequest)
 	assert.Equal(t, 1, m.Len())
 	req.fail = nil
 	_, err = m.Token(t.Context(), "ns", "other", tokenRequest(3600, "c"))
@@ -216,7 +216,7 @@ func TestManagerRequiresRefresh(t *testing.T) {
 			now := k8sNow
 			clock := func() time.Time { return now }
 			req := &fakeRequester{now: clock}
-			m, err := tokens.NewManager(tokens.ManagerConfig{Requester: req, Now: clock, Jitter: func() time.Duration { return tt.jitter }})
+			m, err := kubeapi.NewManager(kubeapi.ManagerConfig{Requester: req, Now: clock, Jitter: func() time.Duration { return tt.jitter }})
 			require.NoError(t, err)
 			tr := tokenRequest(0, "u")
 			tr.Spec.ExpirationSeconds = tt.exp
@@ -234,10 +234,10 @@ func TestManagerRequiresRefresh(t *testing.T) {
 // [0, 10 s): never a refresh earlier than 10 s before the 80% mark, always
 // one after it.
 func TestManagerDefaultJitter(t *testing.T) {
-	_, err := tokens.NewManager(tokens.ManagerConfig{})
+	_, err := kubeapi.NewManager(kubeapi.ManagerConfig{})
 	require.Error(t, err)
-	assert.Equal(t, 10*time.Second, tokens.ManagerMaxJitter)
-	assert.Equal(t, 24*time.Hour, tokens.ManagerMaxAge)
+	assert.Equal(t, 10*time.Second, kubeapi.ManagerMaxJitter)
+	assert.Equal(t, 24*time.Hour, kubeapi.ManagerMaxAge)
 	mark := 3600*time.Second - 720*time.Second // 80% of an hour
 	for _, tt := range []struct {
 		name string
@@ -252,7 +252,7 @@ func TestManagerDefaultJitter(t *testing.T) {
 				now := k8sNow
 				clock := func() time.Time { return now }
 				req := &fakeRequester{now: clock}
-				m, err := tokens.NewManager(tokens.ManagerConfig{Requester: req, Now: clock})
+				m, err := kubeapi.NewManager(kubeapi.ManagerConfig{Requester: req, Now: clock})
 				require.NoError(t, err)
 				_, err = m.Token(t.Context(), "ns", "sa", tokenRequest(3600, "u"))
 				require.NoError(t, err)

@@ -1,0 +1,31 @@
+package kubeapi
+
+import (
+	"errors"
+
+	"github.com/ksa-go/ksa/internal/errs"
+)
+
+// prefix starts the messages of the package's errors.
+const prefix = "kubeapi"
+
+// ErrInvalidConfig matches every *ConfigError.
+var ErrInvalidConfig = errors.New("kubeapi: invalid configuration")
+
+// ConfigError reports a configuration a constructor refuses. It matches
+// [ErrInvalidConfig].
+type ConfigError struct {
+	// Field is the configuration field at fault, e.g.
+	// "ManagerConfig.Requester".
+	Field  string
+	Reason string
+	Err    error
+}
+
+func (e *ConfigError) Error() string { return errs.Msg(prefix, e.Field+" "+e.Reason, e.Err) }
+
+// Is reports whether target is [ErrInvalidConfig].
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// Unwrap returns the cause, if any.
+func (e *ConfigError) Unwrap() error { return e.Err }

@@ -1,0 +1,36 @@
+package kubeapi
+
+import (
+	"fmt"
+	"slices"
+
+	authenticationv1 "k8s.io/api/authentication/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/tokens"
+)
+
+// RequestFromSpec builds a tokens.Request from a TokenRequest spec. The
+// bound object's UID must be set in the reference (kube-apiserver fills it
+// from the live object; a minter cannot). Kinds are matched as
+// kube-apiserver matches them: group "" and exactly Pod, Secret or Node. The
+// error is a *tokens.RequestError matching tokens.ErrInvalidRequest.
+func RequestFromSpec(sa ksa.ServiceAccount, spec authenticationv1.TokenRequestSpec) (tokens.Request, error) {
+	req := tokens.Request{ServiceAccount: sa, Audiences: slices.Clone(spec.Audiences)}
+	if spec.ExpirationSeconds != nil {
+		if *spec.ExpirationSeconds == 0 {
+			return tokens.Request{}, &tokens.RequestError{Field: "spec.expirationSeconds", Reason: "may not specify a duration less than 10 minutes"}
+		}
+		req.ExpirationSeconds = *spec.ExpirationSeconds
+	}
+	if ref := spec.BoundObjectRef; ref != nil {
+		gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
+		kind := tokens.BoundKind(gvk.Kind)
+		if gvk.Group != "" || (kind != tokens.BoundPod && kind != tokens.BoundSecret && kind != tokens.BoundNode) {
+			return tokens.Request{}, &tokens.RequestError{Field: "spec.boundObjectRef", Reason: fmt.Sprintf("cannot bind token to object of type %s", gvk.String())}
+		}
+		req.BoundObject = &tokens.BoundObject{Kind: kind, Name: ref.Name, UID: string(ref.UID)}
+	}
+	return req, nil
+}

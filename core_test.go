@@ -1,0 +1,48 @@
+package ksa_test
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	// Linked in so that a change to a core package's imports changes this
+	// test binary, and go test's cache cannot answer for it.
+	_ "github.com/ksa-go/ksa/jwks"
+	_ "github.com/ksa-go/ksa/oidc"
+	_ "github.com/ksa-go/ksa/oidc/oidctest"
+	_ "github.com/ksa-go/ksa/tokens"
+)
+
+// corePackages are the packages a relying party or an issuer imports: they
+// must build with the standard library alone (ARCHITECTURE.md, ring 1).
+var corePackages = []string{
+	"github.com/ksa-go/ksa",
+	"github.com/ksa-go/ksa/jwks",
+	"github.com/ksa-go/ksa/tokens",
+	"github.com/ksa-go/ksa/oidc",
+	"github.com/ksa-go/ksa/oidc/oidctest",
+}
+
+// TestCoreImportsOnlyTheStandardLibrary lists the dependencies of the core
+// packages with the go command and fails on any module other than this
+// one.
+func TestCoreImportsOnlyTheStandardLibrary(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is not on PATH")
+	}
+	args := append([]string{"list", "-deps", "-f", "{{with .Module}}{{.Path}} {{end}}{{.ImportPath}}"}, corePackages...)
+	out, err := exec.Command(goTool, args...).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	var outside []string
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		module, pkg, ok := strings.Cut(line, " ")
+		if ok && module != "github.com/ksa-go/ksa" {
+			outside = append(outside, pkg+" (module "+module+")")
+		}
+	}
+	assert.Empty(t, outside, "core packages import packages from modules outside the standard library")
+}

@@ -6,10 +6,11 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/ksa-go/ksa"
 	admissionv1 "k8s.io/api/admission/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ksa-go/ksa"
 )
 
 // Mutate answers an admission request sent to /mutate: CREATE through

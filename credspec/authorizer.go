@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/ksa-go/ksa"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ksa-go/ksa"
 )
 
 // UseRequest asks whether User may `use` the GMSACredentialSpec Name for a

@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ksa-go/ksa"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ksa-go/ksa"
 )
 
 // ParseCredentialSpec reads a credential-spec JSON file as New-CredentialSpec

@@ -7,11 +7,12 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/ksa-go/ksa"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+
+	"github.com/ksa-go/ksa"
 )
 
 // AddToScheme registers GMSACredentialSpec and GMSACredentialSpecList under

@@ -7,8 +7,9 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/ksa-go/ksa"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	"github.com/ksa-go/ksa"
 )
 
 // Source looks GMSACredentialSpec objects up by name. It is the only way the

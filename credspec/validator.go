@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/ksa-go/ksa"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ksa-go/ksa"
 )
 
 // ValidatorOptions configure a [Validator]. The zero value is not usable:

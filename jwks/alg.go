@@ -30,6 +30,13 @@ const (
 // verification and in key sets.
 const MinRSABits = 2048
 
+// MaxRSAExponent is the largest RSA public exponent ksa accepts: 65537,
+// what every key generator uses (crypto/rsa, OpenSSL, cloud KMSs). The cost
+// of a verification grows with the exponent's bit length, so a key set
+// holding keys with exponents near 2^31 would make each forged token check
+// cost about twice as much as with 65537.
+const MaxRSAExponent = 1<<16 + 1
+
 // MaxRSABits is the largest RSA modulus ksa accepts. Verifying with an RSA
 // key costs time growing with the square of its size, so a key set holding
 // a huge modulus (a megabit fits in a key set of the default size limit)
@@ -90,7 +97,7 @@ func Fits(alg string, pub crypto.PublicKey) bool {
 
 // CheckPublicKey reports whether pub is a public key ksa can use: an
 // *rsa.PublicKey with an odd modulus of [MinRSABits] to [MaxRSABits] bits
-// and an odd exponent in [3, 2^31); an *ecdsa.PublicKey on P-256, P-384 or
+// and an odd exponent in [3, [MaxRSAExponent]]; an *ecdsa.PublicKey on P-256, P-384 or
 // P-521 whose point is on the curve; or a 32-byte ed25519.PublicKey.
 // Private keys are refused here: reduce them with [PublicKey] first. The
 // error matches [ErrUnsupportedKey].
@@ -110,8 +117,8 @@ func CheckPublicKey(pub crypto.PublicKey) error {
 		} else if bits > MaxRSABits {
 			return &KeyTypeError{Type: "*rsa.PublicKey", Reason: fmt.Sprintf("%d-bit modulus is above the %d-bit maximum", bits, MaxRSABits)}
 		}
-		if k.E < 3 || k.E%2 == 0 || k.E >= 1<<31 {
-			return &KeyTypeError{Type: "*rsa.PublicKey", Reason: fmt.Sprintf("public exponent %d is not an odd number in [3, 2^31)", k.E)}
+		if k.E < 3 || k.E%2 == 0 || k.E > MaxRSAExponent {
+			return &KeyTypeError{Type: "*rsa.PublicKey", Reason: fmt.Sprintf("public exponent %d is not an odd number in [3, %d]", k.E, MaxRSAExponent)}
 		}
 		return nil
 	case *ecdsa.PublicKey:

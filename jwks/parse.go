@@ -52,7 +52,7 @@ type Set struct {
 // curve other than P-256/P-384/P-521/Ed25519, a member that is not strict
 // unpadded base64url or has the wrong length, an RSA key [CheckPublicKey]
 // refuses (a modulus outside [MinRSABits]..[MaxRSABits] bits or even, an
-// exponent that is even or outside [3, 2^31)), an EC point off its curve,
+// exponent that is even or outside [3, [MaxRSAExponent]]), an EC point off its curve,
 // use other than "sig", key_ops without "verify", or an alg that does not
 // fit the key. Member names the Skipped entry's Member reports are as
 // written in the document. A key without alg gets the default algorithm
@@ -118,8 +118,8 @@ func (j *rawJWK) key() (Key, *MemberError) {
 		for _, c := range e {
 			exp = exp<<8 | uint64(c)
 		}
-		if exp < 3 || exp%2 == 0 || exp >= 1<<31 {
-			return bad("e", fmt.Sprintf("public exponent %d is not an odd number in [3, 2^31)", exp), nil)
+		if exp < 3 || exp%2 == 0 || exp > MaxRSAExponent {
+			return bad("e", fmt.Sprintf("public exponent %d is not an odd number in [3, %d]", exp, MaxRSAExponent), nil)
 		}
 		pub = &rsa.PublicKey{N: new(big.Int).SetBytes(n), E: int(exp)}
 		keyMember = "n"

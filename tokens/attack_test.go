@@ -95,7 +95,11 @@ func TestAttackCorpus(t *testing.T) {
 		{name: "alg None", token: noneToken("None") + "x", wantErr: tokens.ErrAlgorithmNotAllowed},
 		{name: "alg NONE", token: noneToken("NONE") + "x", wantErr: tokens.ErrAlgorithmNotAllowed},
 		{name: "alg nOnE", token: noneToken("nOnE") + "x", wantErr: tokens.ErrAlgorithmNotAllowed},
-		{name: "alg none without signature", token: noneToken("none"), wantErr: tokens.ErrMalformed},
+		// alg none is refused as the algorithm it is, whatever follows it.
+		{name: "alg none without signature", token: noneToken("none"), wantErr: tokens.ErrAlgorithmNotAllowed},
+		{name: "alg NONE without signature", token: noneToken("NONE"), wantErr: tokens.ErrAlgorithmNotAllowed},
+		{name: "alg none without signature segment", token: strings.TrimSuffix(noneToken("none"), "."), wantErr: tokens.ErrAlgorithmNotAllowed},
+		{name: "alg none with an empty key ID", token: b64(`{"alg":"none","kid":""}`) + "." + gp[1] + ".", wantErr: tokens.ErrAlgorithmNotAllowed},
 		{name: "HS256 keyed with the RSA public key PEM", token: func() string {
 			in := b64(`{"alg":"HS256","kid":"`+rsaKid+`"}`) + "." + gp[1]
 			return in + "." + hs256(in, pubPEM)
@@ -118,6 +122,11 @@ func TestAttackCorpus(t *testing.T) {
 		{name: "jku pointing at the attacker", token: forge(t, `{"alg":"ES256","kid":"`+ecKid+`","jku":"`+trap.URL+`/jwks"}`, attackPayload(""), jwks.ES256, attacker), wantErr: tokens.ErrBadSignature},
 		{name: "x5u pointing at the attacker", token: forge(t, `{"alg":"ES256","kid":"`+ecKid+`","x5u":"`+trap.URL+`/cert"}`, attackPayload(""), jwks.ES256, attacker), wantErr: tokens.ErrBadSignature},
 		{name: "unknown crit", token: forge(t, `{"alg":"RS256","kid":"`+rsaKid+`","crit":["exp"],"exp":1}`, attackPayload(""), jwks.RS256, rsaKey), wantErr: tokens.ErrMalformed},
+		// RFC 7797's b64 changes what the signature covers: refused whatever
+		// its value, with or without crit.
+		{name: "b64 false", token: forge(t, `{"alg":"RS256","kid":"`+rsaKid+`","b64":false}`, attackPayload(""), jwks.RS256, rsaKey), wantErr: tokens.ErrMalformed},
+		{name: "b64 true", token: forge(t, `{"alg":"RS256","kid":"`+rsaKid+`","b64":true}`, attackPayload(""), jwks.RS256, rsaKey), wantErr: tokens.ErrMalformed},
+		{name: "b64 null", token: forge(t, `{"alg":"RS256","kid":"`+rsaKid+`","b64":null}`, attackPayload(""), jwks.RS256, rsaKey), wantErr: tokens.ErrMalformed},
 		{name: "b64 false under crit", token: forge(t, `{"alg":"RS256","kid":"`+rsaKid+`","crit":["b64"],"b64":false}`, attackPayload(""), jwks.RS256, rsaKey), wantErr: tokens.ErrMalformed},
 
 		// Signatures.

@@ -3,7 +3,6 @@ package tokens
 import (
 	"crypto/sha256"
 	"encoding/binary"
-	"errors"
 	"sync"
 	"time"
 )
@@ -50,7 +49,7 @@ type resultCache struct {
 
 func newResultCache(cfg CacheConfig) (*resultCache, error) {
 	if cfg.TTL < 0 || cfg.MaxEntries < 0 {
-		return nil, errors.New("tokens: negative CacheConfig value")
+		return nil, &ConfigError{Field: "CacheConfig", Reason: "has a negative TTL or MaxEntries"}
 	}
 	c := &resultCache{ttl: cfg.TTL, max: cfg.MaxEntries, entries: make(map[cacheKey]cacheEntry)}
 	if c.ttl == 0 {

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/ksa-go/ksa/internal/errs"
+	"github.com/ksa-go/ksa/jwks"
 )
 
 // Sentinel errors. Every rejection matches one of them with errors.Is; the
@@ -12,64 +15,92 @@ import (
 // sentinels.
 var (
 	// ErrTooLarge: the token is over the size limit; it was not parsed.
-	ErrTooLarge = errors.New("token too large")
+	ErrTooLarge = errors.New("tokens: token too large")
 	// ErrMalformed: the token is not a compact JWS with strict base64url
 	// parts and strict JSON header and claims.
-	ErrMalformed = errors.New("malformed token")
+	ErrMalformed = errors.New("tokens: malformed token")
 	// ErrUnknownIssuer: the iss claim is not an accepted issuer. Like
 	// Kubernetes' "not my token", a union of validators may move on.
-	ErrUnknownIssuer = errors.New("token issuer is not accepted")
+	ErrUnknownIssuer = errors.New("tokens: token issuer is not accepted")
 	// ErrUnknownKeyID: no verification key has the token's kid.
-	ErrUnknownKeyID = errors.New("no key for the token's key ID")
-	// ErrNoKeys: the token has no kid and the key source has no keys.
-	ErrNoKeys = errors.New("no verification keys")
+	ErrUnknownKeyID = errors.New("tokens: no key for the token's key ID")
 	// ErrKeySource: the key source failed (a remote key set could not be
 	// fetched).
-	ErrKeySource = errors.New("key source failed")
+	ErrKeySource = errors.New("tokens: key source failed")
 	// ErrBadSignature: the signature does not verify.
-	ErrBadSignature = errors.New("invalid token signature")
+	ErrBadSignature = errors.New("tokens: invalid token signature")
 	// ErrAlgorithmNotAllowed: the header's alg is none, HMAC, unknown, or
 	// not allowed for the key.
-	ErrAlgorithmNotAllowed = errors.New("token algorithm not allowed")
+	ErrAlgorithmNotAllowed = errors.New("tokens: token algorithm not allowed")
 	// ErrAudienceMismatch: the token's audiences and the accepted ones do not
 	// intersect.
-	ErrAudienceMismatch = errors.New("token audience not accepted")
+	ErrAudienceMismatch = errors.New("tokens: token audience not accepted")
 	// ErrExpired: exp is more than the leeway in the past.
-	ErrExpired = errors.New("service account token has expired")
+	ErrExpired = errors.New("tokens: service account token has expired")
 	// ErrNotYetValid: nbf is more than the leeway in the future.
-	ErrNotYetValid = errors.New("service account token is not valid yet")
+	ErrNotYetValid = errors.New("tokens: service account token is not valid yet")
 	// ErrIssuedInFuture: iat is more than the leeway in the future.
-	ErrIssuedInFuture = errors.New("service account token is issued in the future")
+	ErrIssuedInFuture = errors.New("tokens: service account token is issued in the future")
 	// ErrMissingClaim: a claim ksa requires is absent or empty.
-	ErrMissingClaim = errors.New("required claim missing")
+	ErrMissingClaim = errors.New("tokens: required claim missing")
 	// ErrInvalidated: an object the token is bound to is gone or deleted
 	// (Kubernetes: "service account token has been invalidated"), or the
 	// service account was deleted.
-	ErrInvalidated = errors.New("service account token has been invalidated")
+	ErrInvalidated = errors.New("tokens: service account token has been invalidated")
 	// ErrBoundObjectNotFound: a bound pod, secret or node does not exist.
-	ErrBoundObjectNotFound = errors.New("bound object not found")
+	ErrBoundObjectNotFound = errors.New("tokens: bound object not found")
 	// ErrBoundObjectDeleted: a bound object was deleted more than the
 	// leeway ago.
-	ErrBoundObjectDeleted = errors.New("bound object deleted")
+	ErrBoundObjectDeleted = errors.New("tokens: bound object deleted")
 	// ErrBoundObjectUIDMismatch: a bound object exists with another UID
 	// (deleted and recreated).
-	ErrBoundObjectUIDMismatch = errors.New("bound object UID does not match the token")
+	ErrBoundObjectUIDMismatch = errors.New("tokens: bound object UID does not match the token")
 	// ErrServiceAccountNotFound: the service account does not exist.
-	ErrServiceAccountNotFound = errors.New("service account not found")
+	ErrServiceAccountNotFound = errors.New("tokens: service account not found")
 	// ErrServiceAccountUIDMismatch: the service account exists with another
 	// UID.
-	ErrServiceAccountUIDMismatch = errors.New("service account UID does not match the token")
+	ErrServiceAccountUIDMismatch = errors.New("tokens: service account UID does not match the token")
 	// ErrServiceAccountDeleted: the service account was deleted more than
 	// the leeway ago.
-	ErrServiceAccountDeleted = errors.New("service account deleted")
+	ErrServiceAccountDeleted = errors.New("tokens: service account deleted")
 	// ErrLookupFailed: the object getter failed for a reason other than
 	// "not found"; the token is refused.
-	ErrLookupFailed = errors.New("bound object lookup failed")
+	ErrLookupFailed = errors.New("tokens: bound object lookup failed")
 	// ErrLegacyToken: a legacy Secret-based token failed its checks.
-	ErrLegacyToken = errors.New("invalid legacy service account token")
+	ErrLegacyToken = errors.New("tokens: invalid legacy service account token")
 	// ErrInvalidRequest: a mint request breaks the TokenRequest rules.
-	ErrInvalidRequest = errors.New("invalid token request")
+	ErrInvalidRequest = errors.New("tokens: invalid token request")
+	// ErrTooManyKeys: more keys share the token's kid (or, for a token
+	// without kid, the key set holds more keys) than
+	// ValidatorConfig.MaxKeysPerToken lets one token be checked against, and
+	// none of those tried verified it.
+	ErrTooManyKeys = errors.New("tokens: too many candidate keys")
+	// ErrSign: the signer failed to sign a token.
+	ErrSign = errors.New("tokens: signing failed")
+	// ErrInvalidConfig: a constructor got a configuration it cannot use.
+	ErrInvalidConfig = errors.New("tokens: invalid configuration")
 )
+
+// prefix starts the messages of the package's errors.
+const prefix = "tokens"
+
+// ConfigError reports a configuration a constructor refuses. It matches
+// [ErrInvalidConfig].
+type ConfigError struct {
+	// Field is the configuration field at fault, e.g.
+	// "ValidatorConfig.Audiences".
+	Field  string
+	Reason string
+	Err    error
+}
+
+func (e *ConfigError) Error() string { return errs.Msg(prefix, e.Field+" "+e.Reason, e.Err) }
+
+// Is reports whether target is [ErrInvalidConfig].
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// Unwrap returns the cause, if any.
+func (e *ConfigError) Unwrap() error { return e.Err }
 
 // SizeError reports a token over the size limit. It matches [ErrTooLarge].
 type SizeError struct {
@@ -77,7 +108,7 @@ type SizeError struct {
 }
 
 func (e *SizeError) Error() string {
-	return fmt.Sprintf("token of %d bytes is over the %d-byte limit", e.Size, e.Limit)
+	return errs.Msg(prefix, fmt.Sprintf("token of %d bytes is over the %d-byte limit", e.Size, e.Limit), nil)
 }
 
 // Is reports whether target is [ErrTooLarge].
@@ -93,14 +124,14 @@ type MalformedError struct {
 }
 
 func (e *MalformedError) Error() string {
-	msg := "malformed token " + e.Part
+	msg := "malformed token"
+	if e.Part != "" && e.Part != "token" {
+		msg += " " + e.Part
+	}
 	if e.Reason != "" {
 		msg += ": " + e.Reason
 	}
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
+	return errs.Msg(prefix, msg, e.Err)
 }
 
 // Is reports whether target is [ErrMalformed].
@@ -117,7 +148,7 @@ type IssuerError struct {
 }
 
 func (e *IssuerError) Error() string {
-	return fmt.Sprintf("token issuer %q is not one of %q", e.Issuer, e.Accepted)
+	return errs.Msg(prefix, fmt.Sprintf("issuer %q is not one of %q", e.Issuer, e.Accepted), nil)
 }
 
 // Is reports whether target is [ErrUnknownIssuer].
@@ -125,7 +156,7 @@ func (e *IssuerError) Is(target error) bool { return target == ErrUnknownIssuer 
 
 // KeyError reports that no key could be tried: an unknown kid, an empty key
 // source, or a key source that failed. It matches [ErrUnknownKeyID],
-// [ErrNoKeys] or [ErrKeySource].
+// jwks.ErrNoKeys or [ErrKeySource].
 type KeyError struct {
 	KeyID string
 	Err   error
@@ -134,11 +165,11 @@ type KeyError struct {
 func (e *KeyError) Error() string {
 	switch {
 	case e.Err != nil:
-		return fmt.Sprintf("invalid signature, key source failed: %v", e.Err)
+		return errs.Msg(prefix, "invalid signature, key source failed", e.Err)
 	case e.KeyID != "":
-		return fmt.Sprintf("invalid signature, no keys found for key ID %q", e.KeyID)
+		return errs.Msg(prefix, fmt.Sprintf("invalid signature, no keys found for key ID %q", e.KeyID), nil)
 	default:
-		return "invalid signature, no keys found"
+		return errs.Msg(prefix, "invalid signature, no keys found", nil)
 	}
 }
 
@@ -150,12 +181,29 @@ func (e *KeyError) Is(target error) bool {
 	case e.KeyID != "":
 		return target == ErrUnknownKeyID
 	default:
-		return target == ErrNoKeys
+		return target == jwks.ErrNoKeys
 	}
 }
 
 // Unwrap returns the key source's error, if any.
 func (e *KeyError) Unwrap() error { return e.Err }
+
+// KeyLimitError reports the keys a token's signature was not checked
+// against because MaxKeysPerToken keys had been tried already. It matches
+// [ErrTooManyKeys].
+type KeyLimitError struct {
+	Limit int
+	// Skipped counts the keys left in the source's answer, duplicates
+	// included.
+	Skipped int
+}
+
+func (e *KeyLimitError) Error() string {
+	return errs.Msg(prefix, fmt.Sprintf("%d more keys not tried (at most %d per token)", e.Skipped, e.Limit), nil)
+}
+
+// Is reports whether target is [ErrTooManyKeys].
+func (e *KeyLimitError) Is(target error) bool { return target == ErrTooManyKeys }
 
 // AlgorithmError reports an alg the validator does not allow with a key. It
 // matches [ErrAlgorithmNotAllowed].
@@ -165,21 +213,25 @@ type AlgorithmError struct {
 	KeyID        string
 	KeyAlgorithm string
 	Reason       string
+	Err          error
 }
 
 func (e *AlgorithmError) Error() string {
-	msg := fmt.Sprintf("token algorithm %q is not allowed", e.Algorithm)
+	msg := fmt.Sprintf("algorithm %q is not allowed", e.Algorithm)
 	if e.KeyAlgorithm != "" {
 		msg += fmt.Sprintf(" for key %q (%s)", e.KeyID, e.KeyAlgorithm)
 	}
 	if e.Reason != "" {
 		msg += ": " + e.Reason
 	}
-	return msg
+	return errs.Msg(prefix, msg, e.Err)
 }
 
 // Is reports whether target is [ErrAlgorithmNotAllowed].
 func (e *AlgorithmError) Is(target error) bool { return target == ErrAlgorithmNotAllowed }
+
+// Unwrap returns the cause, if any.
+func (e *AlgorithmError) Unwrap() error { return e.Err }
 
 // SignatureError reports a signature that does not verify with a key. It
 // matches [ErrBadSignature].
@@ -190,7 +242,7 @@ type SignatureError struct {
 }
 
 func (e *SignatureError) Error() string {
-	return fmt.Sprintf("invalid token signature (key %q, %s): %v", e.KeyID, e.Algorithm, e.Err)
+	return errs.Msg(prefix, fmt.Sprintf("invalid signature (key %q, %s)", e.KeyID, e.Algorithm), e.Err)
 }
 
 // Is reports whether target is [ErrBadSignature].
@@ -208,7 +260,7 @@ type AudienceError struct {
 }
 
 func (e *AudienceError) Error() string {
-	return fmt.Sprintf("token audiences %q is invalid for the target audiences %q", e.Token, e.Accepted)
+	return errs.Msg(prefix, fmt.Sprintf("token audiences %q is invalid for the target audiences %q", e.Token, e.Accepted), nil)
 }
 
 // Is reports whether target is [ErrAudienceMismatch].
@@ -236,8 +288,8 @@ func (e *TimeError) sentinel() error {
 }
 
 func (e *TimeError) Error() string {
-	return fmt.Sprintf("%v (%s %s, now %s, leeway %s)", e.sentinel(), e.Claim,
-		e.Time.UTC().Format(time.RFC3339), e.Now.UTC().Format(time.RFC3339), e.Leeway)
+	return errs.Msg(prefix, fmt.Sprintf("%s (%s %s, now %s, leeway %s)", errs.Text(e.sentinel()), e.Claim,
+		e.Time.UTC().Format(time.RFC3339), e.Now.UTC().Format(time.RFC3339), e.Leeway), nil)
 }
 
 // Is reports whether target is the sentinel of the claim.
@@ -251,7 +303,7 @@ type ClaimError struct {
 }
 
 func (e *ClaimError) Error() string {
-	return fmt.Sprintf("claim %s %s", e.Claim, e.Reason)
+	return errs.Msg(prefix, "claim "+e.Claim+" "+e.Reason, nil)
 }
 
 // Is reports whether target is [ErrMissingClaim].
@@ -278,28 +330,33 @@ type ObjectError struct {
 }
 
 func (e *ObjectError) Error() string {
-	sa := e.Kind == KindServiceAccount
+	invalidated := errs.Text(ErrInvalidated) + ": "
+	cause := e.Err
+	var msg string
 	switch e.Problem {
 	case ErrServiceAccountNotFound:
-		return fmt.Sprintf("service account %s/%s not found: %v", e.Namespace, e.Name, e.Err)
+		msg = fmt.Sprintf("service account %s/%s not found", e.Namespace, e.Name)
+		cause = nil // the getter's "not found" would only repeat it
 	case ErrServiceAccountUIDMismatch:
-		return fmt.Sprintf("service account UID (%s) does not match claim (%s)", e.ActualUID, e.ClaimedUID)
+		msg = fmt.Sprintf("service account UID (%s) does not match claim (%s)", e.ActualUID, e.ClaimedUID)
 	case ErrServiceAccountDeleted:
-		return fmt.Sprintf("service account %s/%s has been deleted", e.Namespace, e.Name)
+		msg = fmt.Sprintf("service account %s/%s has been deleted", e.Namespace, e.Name)
 	case ErrBoundObjectUIDMismatch:
 		what := strings.ToLower(string(e.Kind))
-		claim := "service account " + what + " ref claim"
-		return fmt.Sprintf("%s UID (%s) does not match %s (%s)", what, e.ActualUID, claim, e.ClaimedUID)
+		msg = fmt.Sprintf("%s UID (%s) does not match service account %s ref claim (%s)", what, e.ActualUID, what, e.ClaimedUID)
 	case ErrLookupFailed:
-		if sa {
-			return fmt.Sprintf("looking up service account %s/%s: %v", e.Namespace, e.Name, e.Err)
+		if e.Kind == KindServiceAccount {
+			msg = fmt.Sprintf("looking up service account %s/%s", e.Namespace, e.Name)
+		} else {
+			msg = invalidated + fmt.Sprintf("looking up %s %q", e.Kind, e.Name)
 		}
-		return fmt.Sprintf("service account token has been invalidated: looking up %s %q: %v", e.Kind, e.Name, e.Err)
 	case ErrBoundObjectDeleted:
-		return fmt.Sprintf("service account token has been invalidated: %s %q was deleted at %s", e.Kind, e.Name, e.DeletedAt.UTC().Format(time.RFC3339))
+		msg = invalidated + fmt.Sprintf("%s %q was deleted at %s", e.Kind, e.Name, e.DeletedAt.UTC().Format(time.RFC3339))
 	default: // ErrBoundObjectNotFound
-		return fmt.Sprintf("service account token has been invalidated: %s %q not found", e.Kind, e.Name)
+		msg = invalidated + fmt.Sprintf("%s %q not found", e.Kind, e.Name)
+		cause = nil
 	}
+	return errs.Msg(prefix, msg, cause)
 }
 
 // Is matches the specific sentinel, and ErrInvalidated for objects that are
@@ -329,12 +386,7 @@ type LegacyError struct {
 	Err         error
 }
 
-func (e *LegacyError) Error() string {
-	if e.Err != nil {
-		return e.Reason + ": " + e.Err.Error()
-	}
-	return e.Reason
-}
+func (e *LegacyError) Error() string { return errs.Msg(prefix, e.Reason, e.Err) }
 
 // Is matches ErrLegacyToken, and ErrInvalidated for invalidated tokens.
 func (e *LegacyError) Is(target error) bool {
@@ -344,20 +396,47 @@ func (e *LegacyError) Is(target error) bool {
 // Unwrap returns the cause, if any.
 func (e *LegacyError) Unwrap() error { return e.Err }
 
+// SignError reports a signer that failed to sign a token (a KMS or HSM
+// call that failed, a key that cannot sign). It matches [ErrSign] and wraps
+// the signer's error.
+type SignError struct {
+	KeyID     string
+	Algorithm string
+	Err       error
+}
+
+func (e *SignError) Error() string {
+	return errs.Msg(prefix, fmt.Sprintf("signing with key %q (%s)", e.KeyID, e.Algorithm), e.Err)
+}
+
+// Is reports whether target is [ErrSign].
+func (e *SignError) Is(target error) bool { return target == ErrSign }
+
+// Unwrap returns the signer's error.
+func (e *SignError) Unwrap() error { return e.Err }
+
 // RequestError reports a mint request that breaks a TokenRequest rule,
 // with Kubernetes' message. It matches [ErrInvalidRequest].
 type RequestError struct {
 	// Field is the TokenRequest field at fault, e.g. spec.expirationSeconds.
 	Field  string
 	Reason string
+	Err    error
 }
 
 func (e *RequestError) Error() string {
-	if e.Field == "" {
-		return "invalid token request: " + e.Reason
+	msg := errs.Text(ErrInvalidRequest)
+	if e.Field != "" {
+		msg += ": " + e.Field
 	}
-	return fmt.Sprintf("invalid token request: %s: %s", e.Field, e.Reason)
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	return errs.Msg(prefix, msg, e.Err)
 }
 
 // Is reports whether target is [ErrInvalidRequest].
 func (e *RequestError) Is(target error) bool { return target == ErrInvalidRequest }
+
+// Unwrap returns the cause, if any.
+func (e *RequestError) Unwrap() error { return e.Err }

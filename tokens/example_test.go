@@ -137,5 +137,5 @@ func ExampleObjectGetterFunc() {
 	// Output:
 	// pod running: <nil>
 	// pod deleted: true
-	// service account token has been invalidated: Pod "billing-7d4" not found
+	// tokens: service account token has been invalidated: Pod "billing-7d4" not found
 }

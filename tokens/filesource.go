@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ksa-go/ksa/internal/errs"
 )
 
 // DefaultExpiryMargin is how long before a cached token's exp a FileSource
@@ -27,7 +28,7 @@ const DefaultCheckInterval = time.Second
 // unreadable, empty, too large, not a JWT, or holds an expired token. The
 // *TokenFileError also matches the specific cause (fs.ErrNotExist,
 // ErrMalformed, ErrExpired, ErrTooLarge).
-var ErrTokenFile = errors.New("projected token file unusable")
+var ErrTokenFile = errors.New("tokens: projected token file unusable")
 
 // TokenFileError reports why a projected token file cannot be used.
 type TokenFileError struct {
@@ -37,10 +38,7 @@ type TokenFileError struct {
 }
 
 func (e *TokenFileError) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("token file %s: %s: %v", e.Path, e.Reason, e.Err)
-	}
-	return fmt.Sprintf("token file %s: %s", e.Path, e.Reason)
+	return errs.Msg(prefix, "token file "+e.Path+": "+e.Reason, e.Err)
 }
 
 // Is reports whether target is [ErrTokenFile].
@@ -118,10 +116,10 @@ type cachedFile struct {
 // read until the first call.
 func NewFileSource(cfg FileSourceConfig) (*FileSource, error) {
 	if cfg.Path == "" {
-		return nil, errors.New("tokens: FileSourceConfig.Path is required")
+		return nil, &ConfigError{Field: "FileSourceConfig.Path", Reason: "is required"}
 	}
 	if cfg.ExpiryMargin < 0 || cfg.MaxBytes < 0 {
-		return nil, errors.New("tokens: negative FileSourceConfig value")
+		return nil, &ConfigError{Field: "FileSourceConfig", Reason: "has a negative ExpiryMargin or MaxBytes"}
 	}
 	s := &FileSource{path: cfg.Path, margin: cfg.ExpiryMargin, interval: cfg.CheckInterval, maxBytes: cfg.MaxBytes, now: cfg.Now}
 	if s.margin == 0 {
@@ -192,7 +190,7 @@ func (s *FileSource) Current(ctx context.Context) (FileToken, error) {
 		return FileToken{}, err
 	}
 	if !now.Before(next.tok.Claims.Expiry) {
-		return FileToken{}, &TokenFileError{Path: s.path, Reason: "the token has expired (the kubelet has not rotated it)",
+		return FileToken{}, &TokenFileError{Path: s.path, Reason: "not rotated in time by the kubelet",
 			Err: &TimeError{Claim: claimExp, Time: next.tok.Claims.Expiry, Now: now}}
 	}
 	s.cur.Store(next)
@@ -275,6 +273,9 @@ func parseTokenFile(path string, data []byte) (FileToken, error) {
 	}
 	if _, err := parseHeader(hdr); err != nil {
 		return bad(err)
+	}
+	if p.signature == "" {
+		return bad(noSignature())
 	}
 	if _, err := decodePart("signature", p.signature, nil); err != nil {
 		return bad(err)

@@ -12,16 +12,17 @@ import (
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/internal/testkeys"
+	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokens"
 )
 
 // rejectionSentinels are the errors a validator may answer with.
 var rejectionSentinels = []error{
-	tokens.ErrTooLarge, tokens.ErrMalformed, tokens.ErrUnknownIssuer, tokens.ErrUnknownKeyID, tokens.ErrNoKeys,
+	tokens.ErrTooLarge, tokens.ErrMalformed, tokens.ErrUnknownIssuer, tokens.ErrUnknownKeyID, jwks.ErrNoKeys,
 	tokens.ErrKeySource, tokens.ErrBadSignature, tokens.ErrAlgorithmNotAllowed, tokens.ErrAudienceMismatch,
 	tokens.ErrExpired, tokens.ErrNotYetValid, tokens.ErrIssuedInFuture, tokens.ErrMissingClaim, tokens.ErrInvalidated,
 	tokens.ErrBoundObjectUIDMismatch, tokens.ErrServiceAccountNotFound, tokens.ErrServiceAccountUIDMismatch,
-	tokens.ErrLookupFailed, tokens.ErrLegacyToken,
+	tokens.ErrLookupFailed, tokens.ErrLegacyToken, tokens.ErrTooManyKeys,
 }
 
 func typedRejection(err error) bool {

@@ -11,16 +11,20 @@ import (
 
 // LegacyConfig opts in to legacy Secret-based tokens (issuer
 // kubernetes/serviceaccount, no audience, no expiry), which Kubernetes
-// stopped creating automatically in 1.24.
+// stopped creating automatically in 1.24. Deleting its Secret is the only
+// way to revoke such a token, so with an object getter the Secret is
+// checked by default, as kube-apiserver's --service-account-lookup does.
 type LegacyConfig struct {
-	// Accept validates legacy tokens: signature, the claims' consistency,
-	// and (with Objects) the service account.
+	// Accept validates legacy tokens: signature and the claims'
+	// consistency and, with the validator's Objects getter, the Secret
+	// (it must exist, hold exactly this token, and carry no
+	// kubernetes.io/legacy-token-invalid-since label) and the service
+	// account. The getter must then implement LegacySecretGetter.
 	Accept bool
-	// CheckSecret also requires the secret to exist, hold exactly this
-	// token, and carry no kubernetes.io/legacy-token-invalid-since label, as
-	// kube-apiserver's --service-account-lookup does. The validator's
-	// Objects getter must implement LegacySecretGetter.
-	CheckSecret bool
+	// InsecureSkipSecretCheck checks the service account but not the
+	// Secret: a token stays valid after its Secret is deleted, which is
+	// the only way to revoke it.
+	InsecureSkipSecretCheck bool
 }
 
 // LegacySecret is what legacy validation needs to know of a token Secret.
@@ -72,7 +76,7 @@ func (v *Validator) checkLegacy(ctx context.Context, c *Claims, token string) er
 	if v.objects == nil {
 		return nil
 	}
-	if v.legacy.CheckSecret {
+	if !v.legacy.InsecureSkipSecretCheck {
 		secret, err := v.objects.(LegacySecretGetter).GetLegacySecret(ctx, l.Namespace, l.SecretName)
 		if err != nil {
 			return &LegacyError{Reason: "Token has been invalidated", Invalidated: true, Err: err}

@@ -91,9 +91,9 @@ func TestMalformedTokens(t *testing.T) {
 		part    string
 	}{
 		{name: "empty", token: "", wantErr: tokens.ErrMalformed, part: "token"},
-		{name: "two parts", token: parts[0] + "." + payload, wantErr: tokens.ErrMalformed, part: "token"},
+		{name: "two parts", token: parts[0] + "." + payload, wantErr: tokens.ErrMalformed, part: "signature"},
 		{name: "JWE-shaped five parts", token: good.Raw + ".a.b", wantErr: tokens.ErrMalformed, part: "token"},
-		{name: "empty signature", token: parts[0] + "." + payload + ".", wantErr: tokens.ErrMalformed, part: "token"},
+		{name: "empty signature", token: parts[0] + "." + payload + ".", wantErr: tokens.ErrMalformed, part: "signature"},
 		{name: "padded payload", token: parts[0] + "." + payload + "==." + sig, wantErr: tokens.ErrMalformed, part: "claims"},
 		{name: "standard alphabet", token: parts[0] + "." + strings.NewReplacer("-", "+", "_", "/").Replace(payload) + "+." + sig, wantErr: tokens.ErrMalformed, part: "claims"},
 		{name: "leading space JSON serialisation", token: ` {"protected":"x"}`, wantErr: tokens.ErrMalformed, part: "token"},

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -72,14 +71,14 @@ type Minter struct {
 // NewMinter checks the config and returns a Minter.
 func NewMinter(cfg MinterConfig) (*Minter, error) {
 	if cfg.Issuer == "" {
-		return nil, errors.New("tokens: MinterConfig.Issuer is required")
+		return nil, &ConfigError{Field: "MinterConfig.Issuer", Reason: "is required"}
 	}
 	if cfg.Signer == nil {
-		return nil, errors.New("tokens: MinterConfig.Signer is required")
+		return nil, &ConfigError{Field: "MinterConfig.Signer", Reason: "is required"}
 	}
 	key, err := jwks.NewKey(cfg.Signer)
 	if err != nil {
-		return nil, fmt.Errorf("tokens: signing key: %w", err)
+		return nil, &ConfigError{Field: "MinterConfig.Signer", Reason: "cannot sign tokens", Err: err}
 	}
 	m := &Minter{
 		issuer:  cfg.Issuer,
@@ -96,7 +95,7 @@ func NewMinter(cfg MinterConfig) (*Minter, error) {
 	}
 	if cfg.Algorithm != "" {
 		if !isAsymmetric(cfg.Algorithm) || !jwks.Fits(cfg.Algorithm, key.Public) {
-			return nil, fmt.Errorf("tokens: algorithm %q does not fit the signing key: %w", cfg.Algorithm, ErrAlgorithmNotAllowed)
+			return nil, &ConfigError{Field: "MinterConfig.Algorithm", Reason: fmt.Sprintf("%q does not fit the signing key", cfg.Algorithm), Err: &AlgorithmError{Algorithm: cfg.Algorithm, KeyID: key.KeyID, KeyAlgorithm: key.Algorithm}}
 		}
 		m.alg = cfg.Algorithm
 	}
@@ -105,14 +104,14 @@ func NewMinter(cfg MinterConfig) (*Minter, error) {
 	}
 	if cfg.MaxExpiration != 0 {
 		if cfg.MaxExpiration < time.Hour || cfg.MaxExpiration > MaxExpirationSeconds*time.Second {
-			return nil, errors.New("tokens: the service-account-max-token-expiration must be between 1 hour and 2^32 seconds")
+			return nil, &ConfigError{Field: "MinterConfig.MaxExpiration", Reason: "must be between 1 hour and 2^32 seconds, as --service-account-max-token-expiration"}
 		}
 		m.maxExp = int64(cfg.MaxExpiration / time.Second)
 	}
 	m.maxExtended = int64(DefaultMaxExtendedExpiration / time.Second)
 	if cfg.MaxExtendedExpiration != 0 {
 		if cfg.MaxExtendedExpiration < 0 {
-			return nil, errors.New("tokens: negative MaxExtendedExpiration")
+			return nil, &ConfigError{Field: "MinterConfig.MaxExtendedExpiration", Reason: "is negative"}
 		}
 		m.maxExtended = int64(cfg.MaxExtendedExpiration / time.Second)
 	}
@@ -256,7 +255,7 @@ func (m *Minter) Sign(_ context.Context, claims *Claims) (string, error) {
 	out = base64.RawURLEncoding.AppendEncode(out, payload)
 	sig, err := jws.Sign(m.alg, m.signer, out)
 	if err != nil {
-		return "", fmt.Errorf("tokens: failed to generate token: %w", err)
+		return "", &SignError{KeyID: m.kid, Algorithm: m.alg, Err: err}
 	}
 	out = append(out, '.')
 	out = base64.RawURLEncoding.AppendEncode(out, sig)

@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -47,8 +48,17 @@ type parts struct {
 	signingInput               string
 }
 
-// split checks the compact serialisation: exactly three non-empty segments.
+// split checks the compact serialisation: three segments, the header and
+// payload not empty. An empty or missing signature segment is left for the
+// caller to refuse once it has read the header, so that alg "none" is
+// reported as the algorithm it is ([ErrAlgorithmNotAllowed]) rather than as
+// a shape.
 func split(token string) (parts, error) {
+	if rest, ok := cutBearer(token); ok {
+		if _, err := split(rest); err == nil {
+			return parts{}, &MalformedError{Part: "token", Reason: `it starts with the "Bearer " scheme of an Authorization header: pass the token alone`}
+		}
+	}
 	if strings.HasPrefix(strings.TrimSpace(token), "{") {
 		return parts{}, &MalformedError{Part: "token", Reason: "JWS JSON serialisation is not accepted"}
 	}
@@ -57,13 +67,38 @@ func split(token string) (parts, error) {
 		return parts{}, &MalformedError{Part: "token", Reason: "not three dot-separated parts"}
 	}
 	p, s, ok := strings.Cut(rest, ".")
-	if !ok || strings.IndexByte(s, '.') >= 0 {
+	if ok && strings.IndexByte(s, '.') >= 0 {
 		return parts{}, &MalformedError{Part: "token", Reason: "not three dot-separated parts (JWE and nested tokens are not accepted)"}
 	}
-	if h == "" || p == "" || s == "" {
+	if h == "" || p == "" {
 		return parts{}, &MalformedError{Part: "token", Reason: "empty part"}
 	}
 	return parts{header: h, payload: p, signature: s, signingInput: token[:len(h)+1+len(p)]}, nil
+}
+
+// cutBearer removes an HTTP Authorization scheme ("Bearer ", any case) from
+// the front of s.
+func cutBearer(s string) (string, bool) {
+	const scheme = "bearer "
+	if len(s) > len(scheme) && strings.EqualFold(s[:len(scheme)], scheme) {
+		return strings.TrimLeft(s[len(scheme):], " "), true
+	}
+	return s, false
+}
+
+// noSignature refuses a token whose signature segment is empty or missing,
+// once its header named an algorithm that needs one.
+func noSignature() error { return &MalformedError{Part: "signature", Reason: "empty or missing"} }
+
+// joinReasons joins two reasons with ": ", leaving out an empty one.
+func joinReasons(a, b string) string {
+	switch {
+	case a == "":
+		return b
+	case b == "":
+		return a
+	}
+	return a + ": " + b
 }
 
 func decodePart(part, s string, buf []byte) ([]byte, error) {
@@ -87,9 +122,10 @@ func decodePart(part, s string, buf []byte) ([]byte, error) {
 }
 
 // parseHeader reads the protected header strictly: alg required; kid and
-// typ strings; typ, when present, "JWT"; crit refused (no extension is
-// understood); JWE members refused; other members (jku, x5u, jwk, x5c, ...)
-// ignored and never acted on; no member twice.
+// typ strings; typ, when present, "JWT"; crit and b64 refused (no extension
+// is understood, and none may change what the signature covers); JWE
+// members refused; other members (jku, x5u, jwk, x5c, ...) ignored and
+// never acted on; no member twice.
 func parseHeader(data []byte) (header, error) {
 	var h header
 	bad := func(reason string, err error) (header, error) {
@@ -120,6 +156,11 @@ func parseHeader(data []byte) (header, error) {
 			bit = 4
 		case "crit":
 			return bad(`critical extensions ("crit") are not supported`, nil)
+		case "b64":
+			// RFC 7797: b64 changes what the signature covers (the payload
+			// unencoded). Refused whatever its value, as any member that
+			// would change the signing input.
+			return bad(`the unencoded-payload option ("b64") is not supported`, nil)
 		case "enc", "zip", "epk", "apu", "apv":
 			return bad("encrypted tokens (JWE) are not accepted", nil)
 		default:
@@ -220,6 +261,12 @@ func (blk *claimsBlock) newRef() *ksa.ObjectRef {
 // parse reads the payload; string values share data's memory.
 func (blk *claimsBlock) parse(data string) error {
 	bad := func(reason string, err error) error {
+		// A cause that is itself about the claims adds its reason rather
+		// than a second "malformed token claims".
+		var m *MalformedError
+		if errors.As(err, &m) && m.Part == "claims" {
+			reason, err = joinReasons(reason, m.Reason), m.Err
+		}
 		return &MalformedError{Part: "claims", Reason: reason, Err: err}
 	}
 	r := jsonx.NewStringReader(data, maxJSONDepth)
@@ -246,7 +293,7 @@ func (blk *claimsBlock) parse(data string) error {
 		}
 		if idx < 0 {
 			if err := checkUnknownName(name, claimNames[:]); err != nil {
-				return bad(err.Error(), nil)
+				return bad("", err)
 			}
 			if !others.Add(name) {
 				return bad("claim "+strconv.Quote(string(name))+" appears twice", nil)

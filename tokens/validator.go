@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"context"
+	"crypto"
 	"crypto/rsa"
 	"errors"
 	"fmt"
@@ -9,9 +10,18 @@ import (
 	"time"
 
 	"github.com/ksa-go/ksa"
+	ksaerrs "github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/internal/jws"
 	"github.com/ksa-go/ksa/jwks"
 )
+
+// DefaultMaxKeysPerToken is how many distinct keys a token's signature is
+// checked against when ValidatorConfig.MaxKeysPerToken is zero. With RSA
+// verification keys bounded to 8192-bit moduli and exponents up to 65537
+// (jwks.CheckPublicKey), three keys bound the work a forged token causes to
+// about three RSA-8192 or P-521 verifications, a few milliseconds on one
+// core, however many keys a hostile key set shares one kid among.
+const DefaultMaxKeysPerToken = 3
 
 // DefaultLeeway is the clock skew allowed on exp, nbf and iat, and the grace
 // after a bound object's deletion: one minute, as in kube-apiserver.
@@ -75,6 +85,11 @@ type ValidatorConfig struct {
 	// MaxTokenBytes refuses larger tokens before parsing; zero means
 	// DefaultMaxTokenBytes.
 	MaxTokenBytes int
+	// MaxKeysPerToken bounds the distinct keys one token's signature is
+	// checked against (keys sharing its kid, or every key for a token
+	// without kid), so that a forged token costs a bounded amount of work
+	// whatever the key set holds; zero means DefaultMaxKeysPerToken.
+	MaxKeysPerToken int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Cache, when non-nil, remembers successful validations (see
@@ -96,6 +111,7 @@ type Validator struct {
 	extraAlgs     []string
 	legacy        LegacyConfig
 	maxTokenBytes int
+	maxKeys       int
 	now           func() time.Time
 	cache         *resultCache
 }
@@ -109,49 +125,56 @@ func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 		objects:       cfg.Objects,
 		legacy:        cfg.Legacy,
 		maxTokenBytes: cfg.MaxTokenBytes,
+		maxKeys:       cfg.MaxKeysPerToken,
 		now:           cfg.Now,
 	}
 	if err := checkIssuers(cfg.Issuers); err != nil {
 		return nil, err
 	}
 	v.issuers = slices.Clone(cfg.Issuers)
+	config := func(field, reason string) (*Validator, error) {
+		return nil, &ConfigError{Field: "ValidatorConfig." + field, Reason: reason}
+	}
 	switch {
 	case cfg.Keys == nil && cfg.IssuerKeys == nil:
-		return nil, errors.New("tokens: ValidatorConfig.Keys or IssuerKeys is required")
+		return config("Keys", "or IssuerKeys is required")
 	case cfg.Keys != nil && cfg.IssuerKeys != nil:
-		return nil, errors.New("tokens: ValidatorConfig sets both Keys and IssuerKeys")
+		return config("Keys", "and IssuerKeys are both set")
 	case cfg.IssuerKeys != nil:
 		v.issuerKeys = make(map[string]jwks.KeySource, len(cfg.IssuerKeys))
 		for _, iss := range v.issuers {
 			src := cfg.IssuerKeys[iss]
 			if src == nil {
-				return nil, fmt.Errorf("tokens: ValidatorConfig.IssuerKeys has no keys for issuer %q", iss)
+				return config("IssuerKeys", fmt.Sprintf("has no keys for issuer %q", iss))
 			}
 			v.issuerKeys[iss] = src
 		}
 		if len(cfg.IssuerKeys) != len(v.issuerKeys) {
-			return nil, errors.New("tokens: ValidatorConfig.IssuerKeys names an issuer that is not in Issuers")
+			return config("IssuerKeys", "names an issuer that is not in Issuers")
 		}
 		if cfg.Legacy.Accept {
-			return nil, errors.New("tokens: legacy tokens cannot be accepted with IssuerKeys")
+			return config("Legacy.Accept", "cannot be set with IssuerKeys")
 		}
 	}
 	v.audiences = slices.Clone(cfg.Audiences)
 	if len(v.audiences) == 0 && !cfg.InsecureSkipAudienceCheck {
-		return nil, errors.New("tokens: ValidatorConfig.Audiences is required (or InsecureSkipAudienceCheck)")
+		return config("Audiences", "is required (or InsecureSkipAudienceCheck)")
+	}
+	if slices.Contains(v.audiences, "") {
+		return config("Audiences", "holds an empty string, which no token can name")
 	}
 	if cfg.Objects == nil && !cfg.SkipObjectCheck {
-		return nil, errors.New("tokens: ValidatorConfig.Objects is required (or SkipObjectCheck)")
+		return config("Objects", "is required (or SkipObjectCheck)")
 	}
 	if cfg.Objects != nil && cfg.SkipObjectCheck {
-		return nil, errors.New("tokens: ValidatorConfig sets both Objects and SkipObjectCheck")
+		return config("Objects", "and SkipObjectCheck are both set")
 	}
 	if cfg.Legacy.Accept && slices.Contains(cfg.Issuers, LegacyIssuer) {
-		return nil, fmt.Errorf("tokens: issuer %q is the legacy issuer: accept legacy tokens with Legacy.Accept, not in Issuers", LegacyIssuer)
+		return config("Issuers", fmt.Sprintf("holds the legacy issuer %q: accept legacy tokens with Legacy.Accept instead", LegacyIssuer))
 	}
-	if cfg.Legacy.Accept && cfg.Legacy.CheckSecret {
+	if cfg.Legacy.Accept && cfg.Objects != nil && !cfg.Legacy.InsecureSkipSecretCheck {
 		if _, ok := cfg.Objects.(LegacySecretGetter); !ok {
-			return nil, errors.New("tokens: LegacyConfig.CheckSecret needs an Objects getter that implements LegacySecretGetter")
+			return config("Objects", "must implement LegacySecretGetter to check legacy tokens' Secrets (or set Legacy.InsecureSkipSecretCheck)")
 		}
 	}
 	switch {
@@ -160,18 +183,27 @@ func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 	case cfg.Leeway == NoLeeway:
 		v.leeway = 0
 	case cfg.Leeway < 0:
-		return nil, fmt.Errorf("tokens: negative leeway %s", cfg.Leeway)
+		return config("Leeway", fmt.Sprintf("is negative (%s)", cfg.Leeway))
 	default:
 		v.leeway = cfg.Leeway
 	}
 	for _, alg := range cfg.AllowedAlgorithms {
 		if !isAsymmetric(alg) {
-			return nil, fmt.Errorf("tokens: algorithm %q cannot be allowed", alg)
+			return config("AllowedAlgorithms", fmt.Sprintf("names %q, which cannot be allowed", alg))
 		}
 	}
 	v.extraAlgs = slices.Clone(cfg.AllowedAlgorithms)
-	if v.maxTokenBytes <= 0 {
+	if v.maxTokenBytes < 0 {
+		return config("MaxTokenBytes", "is negative")
+	}
+	if v.maxTokenBytes == 0 {
 		v.maxTokenBytes = DefaultMaxTokenBytes
+	}
+	switch {
+	case v.maxKeys < 0:
+		return config("MaxKeysPerToken", "is negative")
+	case v.maxKeys == 0:
+		v.maxKeys = DefaultMaxKeysPerToken
 	}
 	if v.now == nil {
 		v.now = time.Now
@@ -189,14 +221,14 @@ func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 // checkIssuers applies kube-apiserver's rules for --service-account-issuer.
 func checkIssuers(issuers []string) error {
 	if len(issuers) == 0 {
-		return errors.New("tokens: at least one issuer is required")
+		return &ConfigError{Field: "ValidatorConfig.Issuers", Reason: "is required"}
 	}
 	for i, iss := range issuers {
 		if iss == "" {
-			return errors.New("tokens: issuer should not be an empty string")
+			return &ConfigError{Field: "ValidatorConfig.Issuers", Reason: "holds an empty string"}
 		}
 		if slices.Contains(issuers[:i], iss) {
-			return fmt.Errorf("tokens: issuer %q is already specified", iss)
+			return &ConfigError{Field: "ValidatorConfig.Issuers", Reason: fmt.Sprintf("names %q twice", iss)}
 		}
 	}
 	return nil
@@ -326,6 +358,9 @@ func (v *Validator) verify(ctx context.Context, token string, audiences []string
 	if !isAsymmetric(hdr.alg) {
 		return nil, &AlgorithmError{Algorithm: hdr.alg, Reason: "only asymmetric signature algorithms are accepted"}
 	}
+	if p.signature == "" {
+		return nil, noSignature()
+	}
 	sig, err := decodePart("signature", p.signature, rest[:0])
 	if err != nil {
 		return nil, err
@@ -372,8 +407,6 @@ func (v *Validator) acceptedIssuers() []string {
 	return v.issuers
 }
 
-// verifySignature finds the keys for the token's kid and returns the first
-// that verifies the signature with an allowed algorithm.
 // keySource returns the keys that may verify a token of the issuer.
 func (v *Validator) keySource(issuer string) jwks.KeySource {
 	if v.issuerKeys != nil {
@@ -382,20 +415,30 @@ func (v *Validator) keySource(issuer string) jwks.KeySource {
 	return v.keys
 }
 
+// verifySignature finds the keys for the token's kid and returns the first
+// that verifies the signature with an allowed algorithm. At most
+// maxKeys distinct keys are tried: a key listed twice is tried once, and
+// the keys past the limit are not tried at all.
 func (v *Validator) verifySignature(ctx context.Context, src jwks.KeySource, hdr header, signingInput string, sig []byte) (jwks.Key, error) {
 	keys, err := src.Keys(ctx, hdr.kid)
 	if err != nil {
 		return jwks.Key{}, &KeyError{KeyID: hdr.kid, Err: err}
 	}
-	if len(keys) == 0 {
-		return jwks.Key{}, &KeyError{KeyID: hdr.kid}
-	}
 	var errs []error
-	for _, k := range keys {
+	tried := 0
+	for i, k := range keys {
 		if hdr.kid != "" && k.KeyID != hdr.kid {
 			// A key source that ignores the kid must not widen the search.
 			continue
 		}
+		if triedBefore(keys[:i], k, hdr.kid) {
+			continue
+		}
+		if tried == v.maxKeys {
+			errs = append(errs, &KeyLimitError{Limit: v.maxKeys, Skipped: len(keys) - i})
+			break
+		}
+		tried++
 		if err := checkKeySize(k); err != nil {
 			errs = append(errs, &SignatureError{KeyID: k.KeyID, Algorithm: hdr.alg, Err: err})
 			continue
@@ -406,7 +449,7 @@ func (v *Validator) verifySignature(ctx context.Context, src jwks.KeySource, hdr
 		}
 		if err := jws.Verify(hdr.alg, k.Public, signingInput, sig); err != nil {
 			if errors.Is(err, jws.ErrAlgorithm) {
-				errs = append(errs, &AlgorithmError{Algorithm: hdr.alg, KeyID: k.KeyID, KeyAlgorithm: k.Algorithm, Reason: err.Error()})
+				errs = append(errs, &AlgorithmError{Algorithm: hdr.alg, KeyID: k.KeyID, KeyAlgorithm: k.Algorithm, Err: err})
 			} else {
 				errs = append(errs, &SignatureError{KeyID: k.KeyID, Algorithm: hdr.alg, Err: err})
 			}
@@ -414,28 +457,36 @@ func (v *Validator) verifySignature(ctx context.Context, src jwks.KeySource, hdr
 		}
 		return k, nil
 	}
-	switch len(errs) {
-	case 0:
+	if tried == 0 {
 		return jwks.Key{}, &KeyError{KeyID: hdr.kid}
-	case 1:
-		return jwks.Key{}, errs[0]
-	default:
-		return jwks.Key{}, errors.Join(errs...)
 	}
+	return jwks.Key{}, ksaerrs.Join(prefix, fmt.Sprintf("no key verified the signature (%d tried)", tried), errs)
 }
 
-// checkKeySize refuses RSA keys outside jwks' bounds whatever source they
-// came from: a huge modulus makes each verification cost seconds. Other
-// properties (curve membership) are checked where keys are built (NewKey,
-// ParseSet); a custom KeySource is trusted to build keys that way.
+// triedBefore reports whether an earlier key of the list, eligible for the
+// same kid, holds the same public key as k: verifying with it again could
+// only give the same answer.
+func triedBefore(earlier []jwks.Key, k jwks.Key, kid string) bool {
+	pub, ok := k.Public.(interface{ Equal(crypto.PublicKey) bool })
+	if !ok {
+		return false
+	}
+	for _, e := range earlier {
+		if (kid == "" || e.KeyID == kid) && e.Algorithm == k.Algorithm && pub.Equal(e.Public) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkKeySize refuses RSA keys outside jwks' bounds (modulus size,
+// exponent) whatever source they came from: a huge modulus or exponent
+// makes each verification cost far more. Other properties (curve
+// membership) are checked where keys are built (NewKey, ParseSet); a custom
+// KeySource is trusted to build keys that way.
 func checkKeySize(k jwks.Key) error {
-	if pub, ok := k.Public.(*rsa.PublicKey); ok {
-		if pub == nil || pub.N == nil {
-			return jwks.ErrUnsupportedKey
-		}
-		if bits := pub.N.BitLen(); bits < jwks.MinRSABits || bits > jwks.MaxRSABits {
-			return fmt.Errorf("%w: %d-bit RSA key", jwks.ErrUnsupportedKey, bits)
-		}
+	if _, ok := k.Public.(*rsa.PublicKey); ok {
+		return jwks.CheckPublicKey(k.Public)
 	}
 	return nil
 }

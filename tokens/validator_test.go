@@ -92,8 +92,8 @@ func TestNoKeysWithoutKid(t *testing.T) {
 	// A token with no kid header at all.
 	noKid := b64(`{"alg":"ES256"}`) + "." + b64(`{"iss":"`+testIssuer+`"}`) + ".c2ln"
 	_, err = v.Validate(t.Context(), noKid)
-	require.ErrorIs(t, err, tokens.ErrNoKeys)
-	assert.EqualError(t, err, "invalid signature, no keys found")
+	require.ErrorIs(t, err, jwks.ErrNoKeys)
+	assert.EqualError(t, err, "tokens: invalid signature, no keys found")
 }
 
 // TestBoundValidatorConformance follows Kubernetes' TestValidatePrivateClaims
@@ -218,7 +218,7 @@ func TestBoundValidatorConformance(t *testing.T) {
 			if tt.wantErr != nil {
 				require.ErrorIs(t, err, tt.wantErr)
 				if tt.wantMessage != "" {
-					assert.EqualError(t, err, tt.wantMessage)
+					assert.EqualError(t, err, "tokens: "+tt.wantMessage)
 				}
 				return
 			}
@@ -379,7 +379,7 @@ func TestAudiences(t *testing.T) {
 	// Kubernetes' message format.
 	v := mustValidator(t, mustSource(t, key), func(c *tokens.ValidatorConfig) { c.Audiences = []string{"api", testAudience} })
 	_, err := v.Validate(t.Context(), mint(t, "foo"))
-	assert.EqualError(t, err, `token audiences ["foo"] is invalid for the target audiences ["api" "https://kubernetes.default.svc"]`)
+	assert.EqualError(t, err, `tokens: token audiences ["foo"] is invalid for the target audiences ["api" "https://kubernetes.default.svc"]`)
 
 	// The audience is checked before time, as in kube-apiserver.
 	c := &tokens.Claims{Issuer: testIssuer, Audience: []string{"foo"}, Expiry: k8sNow.Add(-time.Hour),
@@ -492,7 +492,16 @@ func TestNewValidatorConfig(t *testing.T) {
 		{name: "getter and skip", mod: func(c *tokens.ValidatorConfig) { c.Objects = newObjectStore() }},
 		{name: "negative leeway", mod: func(c *tokens.ValidatorConfig) { c.Leeway = -2 * time.Second }},
 		{name: "none allowed", mod: func(c *tokens.ValidatorConfig) { c.AllowedAlgorithms = []string{"none"} }},
-		{name: "legacy secret check without getter", mod: func(c *tokens.ValidatorConfig) { c.Legacy = tokens.LegacyConfig{Accept: true, CheckSecret: true} }},
+		{name: "legacy tokens with a getter that cannot get secrets", mod: func(c *tokens.ValidatorConfig) {
+			c.Legacy = tokens.LegacyConfig{Accept: true}
+			c.SkipObjectCheck = false
+			c.Objects = tokens.ObjectGetterFunc(func(context.Context, tokens.ObjectKind, string, string) (tokens.LiveObject, error) {
+				return tokens.LiveObject{}, nil
+			})
+		}},
+		{name: "empty audience", mod: func(c *tokens.ValidatorConfig) { c.Audiences = []string{"api", ""} }},
+		{name: "negative MaxKeysPerToken", mod: func(c *tokens.ValidatorConfig) { c.MaxKeysPerToken = -1 }},
+		{name: "negative MaxTokenBytes", mod: func(c *tokens.ValidatorConfig) { c.MaxTokenBytes = -1 }},
 		{name: "negative cache TTL", mod: func(c *tokens.ValidatorConfig) { c.Cache = &tokens.CacheConfig{TTL: -1} }},
 	}
 	for _, tt := range tests {
@@ -500,7 +509,7 @@ func TestNewValidatorConfig(t *testing.T) {
 			cfg := valid
 			tt.mod(&cfg)
 			_, err := tokens.NewValidator(cfg)
-			require.Error(t, err)
+			require.ErrorIs(t, err, tokens.ErrInvalidConfig)
 		})
 	}
 	v, err := tokens.NewValidator(valid)
@@ -574,7 +583,7 @@ func TestIssuerKeys(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			cfg.Audiences, cfg.SkipObjectCheck = []string{"a"}, true
 			_, err := tokens.NewValidator(cfg)
-			require.Error(t, err)
+			require.ErrorIs(t, err, tokens.ErrInvalidConfig)
 		})
 	}
 }

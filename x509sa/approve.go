@@ -5,8 +5,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/ksa-go/ksa"
 	certificatesv1 "k8s.io/api/certificates/v1"
+
+	"github.com/ksa-go/ksa"
 )
 
 // MatchOptions is an approver's policy for what a request may carry beyond

@@ -6,9 +6,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ksa-go/ksa"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ksa-go/ksa"
 )
 
 // Signer names with a fixed meaning in Kubernetes.

@@ -268,7 +268,7 @@ func (s *Server) check(ctx context.Context, tenant, grant, assertionType, scope,
 	}
 	if err != nil {
 		switch {
-		case errors.Is(err, tokens.ErrUnknownKeyID), errors.Is(err, tokens.ErrNoKeys):
+		case errors.Is(err, tokens.ErrUnknownKeyID), errors.Is(err, jwks.ErrNoKeys):
 			return 7000272, 400, "invalid_client", "The certificate with identifier used to sign the federated credential could not be found in the metadata of identity provider."
 		case errors.Is(err, tokens.ErrKeySource):
 			return 90061, 400, "invalid_client", fmt.Sprintf("Request to External OIDC endpoint failed. %v", err)

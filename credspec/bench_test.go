@@ -86,7 +86,7 @@ func BenchmarkValidateCreate(b *testing.B) {
 // decode, validate, encode.
 func BenchmarkHandlerValidate(b *testing.B) {
 	env := newBenchEnv(b)
-	h := newTestHandler(b, credspec.HandlerOptions{Expander: env.exp, Validator: env.val})
+	h := newTestHandler(b, credspec.HandlerConfig{Expander: env.exp, Validator: env.val})
 	body := reviewRequest(b, admissionv1.Create, "Pod", env.stored, nil)
 	resp := serve(b, h, credspec.ValidatePath, body)
 	require.True(b, resp.Allowed)

@@ -13,9 +13,9 @@ import (
 // at its files again.
 const DefaultCertCheckInterval = 10 * time.Second
 
-// CertReloaderOptions configure a [CertReloader]. CertFile and KeyFile are
+// CertReloaderConfig configure a [CertReloader]. CertFile and KeyFile are
 // required; every other zero value is a safe default.
-type CertReloaderOptions struct {
+type CertReloaderConfig struct {
 	// CertFile and KeyFile are PEM files, as tls.LoadX509KeyPair reads
 	// them (a mounted kubernetes.io/tls Secret's tls.crt and tls.key).
 	CertFile, KeyFile string
@@ -45,7 +45,7 @@ type CertReloaderOptions struct {
 // previous certificate in service until the files change again. Safe for
 // concurrent use.
 type CertReloader struct {
-	opts CertReloaderOptions
+	opts CertReloaderConfig
 
 	mu        sync.Mutex
 	cert      *tls.Certificate
@@ -56,7 +56,7 @@ type CertReloader struct {
 
 // NewCertReloader validates opts and loads the pair once; it fails if the
 // pair cannot be loaded.
-func NewCertReloader(opts CertReloaderOptions) (*CertReloader, error) {
+func NewCertReloader(opts CertReloaderConfig) (*CertReloader, error) {
 	if opts.CertFile == "" || opts.KeyFile == "" {
 		return nil, fmt.Errorf("%w: CertFile and KeyFile are required", ErrInvalidOptions)
 	}

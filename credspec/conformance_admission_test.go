@@ -200,7 +200,7 @@ func TestConformanceMutateCreate(t *testing.T) {
 	t.Run("16_empty_or_nil_options_no_patch", func(t *testing.T) {
 		for name, pod := range emptyOptionPods() {
 			for _, random := range []bool{false, true} {
-				e := newExpander(t, credspec.ExpanderOptions{Source: failingSource(t), RandomHostname: random})
+				e := newExpander(t, credspec.ExpanderConfig{Source: failingSource(t), RandomHostname: random})
 				patch, err := e.ExpandCreate(t.Context(), pod)
 				require.NoError(t, err, name)
 				assert.Nil(t, patch, name)
@@ -222,7 +222,7 @@ func TestConformanceMutateCreate(t *testing.T) {
 		}
 	}
 	t.Run("17_random_hostname_only_patch", func(t *testing.T) {
-		e := newExpander(t, credspec.ExpanderOptions{Source: failingSource(t), RandomHostname: true})
+		e := newExpander(t, credspec.ExpanderConfig{Source: failingSource(t), RandomHostname: true})
 		patch, err := e.ExpandCreate(t.Context(), bothLevelsSet(""))
 		require.NoError(t, err)
 		require.Len(t, patch, 1)
@@ -231,7 +231,7 @@ func TestConformanceMutateCreate(t *testing.T) {
 		assert.Len(t, patch[0].Value, 15)
 	})
 	t.Run("18_user_hostname_kept", func(t *testing.T) {
-		e := newExpander(t, credspec.ExpanderOptions{Source: failingSource(t), RandomHostname: true})
+		e := newExpander(t, credspec.ExpanderConfig{Source: failingSource(t), RandomHostname: true})
 		patch, err := e.ExpandCreate(t.Context(), bothLevelsSet("my-host"))
 		require.NoError(t, err)
 		assert.Nil(t, patch)
@@ -276,7 +276,7 @@ func TestConformanceMutateCreate(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			forEachFixture(t, extrasNameOnly, func(t *testing.T, f *fixture) {
 				tt.set(f.target)
-				e := newExpander(t, credspec.ExpanderOptions{Source: &fakeSource{override: tt.lookup}, RandomHostname: tt.random})
+				e := newExpander(t, credspec.ExpanderConfig{Source: &fakeSource{override: tt.lookup}, RandomHostname: tt.random})
 				patch, err := e.ExpandCreate(t.Context(), f.pod)
 				if tt.wantCode != 0 {
 					requireDenial(t, err, tt.wantCode, tt.wantErr, tt.wantMsg)

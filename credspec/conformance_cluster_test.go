@@ -53,7 +53,7 @@ func newCluster(t testing.TB, random bool) *cluster {
 	authz := credspec.AuthorizerFunc(func(_ context.Context, r credspec.UseRequest) (credspec.Decision, error) {
 		return credspec.Decision{Allowed: slices.Contains(c.rbac[r.User.Username], r.Name)}, nil
 	})
-	c.exp = newExpander(t, credspec.ExpanderOptions{Source: src, RandomHostname: random})
+	c.exp = newExpander(t, credspec.ExpanderConfig{Source: src, RandomHostname: random})
 	c.val = newValidator(t, src, authz)
 	return c
 }
@@ -307,8 +307,8 @@ func newCertFiles(t *testing.T) *certFiles {
 	return fx
 }
 
-func (fx *certFiles) options() credspec.CertReloaderOptions {
-	return credspec.CertReloaderOptions{
+func (fx *certFiles) options() credspec.CertReloaderConfig {
+	return credspec.CertReloaderConfig{
 		CertFile: "tls.crt",
 		KeyFile:  "tls.key",
 		Now:      func() time.Time { return fx.now },

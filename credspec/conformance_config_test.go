@@ -48,11 +48,11 @@ func TestConformanceConfig(t *testing.T) {
 			assert.Equal(t, renewed.cert.Raw, servedLeaf(t, r))
 		}},
 		{name: "29_size_option_zero_is_default_negative_is_error", run: func(t *testing.T) {
-			exp := newExpander(t, credspec.ExpanderOptions{Source: &fakeSource{}})
-			_, err := credspec.NewHandler(credspec.HandlerOptions{Expander: exp, MaxRequestBytes: -1})
+			exp := newExpander(t, credspec.ExpanderConfig{Source: &fakeSource{}})
+			_, err := credspec.NewHandler(credspec.HandlerConfig{Expander: exp, MaxRequestBytes: -1})
 			require.ErrorIs(t, err, credspec.ErrInvalidOptions)
 
-			h, err := credspec.NewHandler(credspec.HandlerOptions{Expander: exp})
+			h, err := credspec.NewHandler(credspec.HandlerConfig{Expander: exp})
 			require.NoError(t, err)
 			body := reviewRequest(t, admissionv1.Create, "Pod", podWithPodLevelName(), nil)
 			atLimit := append(body, bytes.Repeat([]byte(" "), credspec.DefaultMaxRequestBytes-len(body))...)
@@ -63,21 +63,21 @@ func TestConformanceConfig(t *testing.T) {
 			assert.Equal(t, int32(http.StatusRequestEntityTooLarge), resp.Result.Code)
 		}},
 		{name: "30_invalid_configuration_is_an_error_not_a_panic", run: func(t *testing.T) {
-			_, err := credspec.NewExpander(credspec.ExpanderOptions{})
+			_, err := credspec.NewExpander(credspec.ExpanderConfig{})
 			assert.ErrorIs(t, err, credspec.ErrInvalidOptions)
-			_, err = credspec.NewValidator(credspec.ValidatorOptions{Source: &fakeSource{}})
+			_, err = credspec.NewValidator(credspec.ValidatorConfig{Source: &fakeSource{}})
 			assert.ErrorIs(t, err, credspec.ErrInvalidOptions)
-			_, err = credspec.NewValidator(credspec.ValidatorOptions{Authorizer: &fakeAuthorizer{}})
+			_, err = credspec.NewValidator(credspec.ValidatorConfig{Authorizer: &fakeAuthorizer{}})
 			assert.ErrorIs(t, err, credspec.ErrInvalidOptions)
-			_, err = credspec.NewHandler(credspec.HandlerOptions{})
+			_, err = credspec.NewHandler(credspec.HandlerConfig{})
 			assert.ErrorIs(t, err, credspec.ErrInvalidOptions)
-			_, err = credspec.NewCertReloader(credspec.CertReloaderOptions{CertFile: "tls.crt"})
+			_, err = credspec.NewCertReloader(credspec.CertReloaderConfig{CertFile: "tls.crt"})
 			assert.ErrorIs(t, err, credspec.ErrInvalidOptions)
 			_, err = credspec.NewReviewAuthorizer(nil)
 			assert.ErrorIs(t, err, credspec.ErrInvalidOptions)
 		}},
 		{name: "31_defaults_random_hostname_and_requester_check_off", run: func(t *testing.T) {
-			exp := newExpander(t, credspec.ExpanderOptions{Source: &fakeSource{}})
+			exp := newExpander(t, credspec.ExpanderConfig{Source: &fakeSource{}})
 			patch, err := exp.ExpandCreate(t.Context(), podWithPodLevelName())
 			require.NoError(t, err)
 			for _, op := range patch {

@@ -37,8 +37,8 @@ type webhookServer struct {
 func newWebhookServer(t *testing.T) *webhookServer {
 	t.Helper()
 	ws := &webhookServer{source: &fakeSource{}, authz: &fakeAuthorizer{}}
-	h, err := credspec.NewHandler(credspec.HandlerOptions{
-		Expander:  newExpander(t, credspec.ExpanderOptions{Source: ws.source}),
+	h, err := credspec.NewHandler(credspec.HandlerConfig{
+		Expander:  newExpander(t, credspec.ExpanderConfig{Source: ws.source}),
 		Validator: newValidator(t, ws.source, ws.authz),
 	})
 	require.NoError(t, err)
@@ -184,7 +184,7 @@ func TestConformanceHTTP(t *testing.T) {
 			certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
 			require.NoError(t, os.WriteFile(certFile, c.certPEM, 0o600))
 			require.NoError(t, os.WriteFile(keyFile, c.keyPEM, 0o600))
-			reloader, err := credspec.NewCertReloader(credspec.CertReloaderOptions{CertFile: certFile, KeyFile: keyFile})
+			reloader, err := credspec.NewCertReloader(credspec.CertReloaderConfig{CertFile: certFile, KeyFile: keyFile})
 			require.NoError(t, err)
 			cfg := reloader.TLSConfig()
 			require.NotNil(t, cfg.GetCertificate)

@@ -148,7 +148,7 @@ func TestConformanceCodeDerived(t *testing.T) {
 				Containers:         []corev1.Container{nginx("main", nil)},
 			},
 		}
-		patch, err := newExpander(t, credspec.ExpanderOptions{Source: &fakeSource{}}).ExpandCreate(t.Context(), pod)
+		patch, err := newExpander(t, credspec.ExpanderConfig{Source: &fakeSource{}}).ExpandCreate(t.Context(), pod)
 		require.NoError(t, err)
 		require.Len(t, patch, 1)
 		assert.Equal(t, "/spec/initContainers/0/securityContext/windowsOptions/gmsaCredentialSpec", patch[0].Path)

@@ -55,15 +55,15 @@
 //	authz, err := credspec.NewReviewAuthorizer(func(ctx context.Context, r *authorizationv1.LocalSubjectAccessReview) (*authorizationv1.LocalSubjectAccessReview, error) {
 //		return client.AuthorizationV1().LocalSubjectAccessReviews(r.Namespace).Create(ctx, r, metav1.CreateOptions{})
 //	})
-//	exp, err := credspec.NewExpander(credspec.ExpanderOptions{Source: src})
-//	val, err := credspec.NewValidator(credspec.ValidatorOptions{Source: src, Authorizer: authz})
-//	h, err := credspec.NewHandler(credspec.HandlerOptions{Expander: exp, Validator: val})
+//	exp, err := credspec.NewExpander(credspec.ExpanderConfig{Source: src})
+//	val, err := credspec.NewValidator(credspec.ValidatorConfig{Source: src, Authorizer: authz})
+//	h, err := credspec.NewHandler(credspec.HandlerConfig{Expander: exp, Validator: val})
 //
 // [Handler] serves /mutate, /validate, /health and /info. Serve it over TLS
 // with a [CertReloader] so renewed certificates are picked up without a
 // restart:
 //
-//	certs, err := credspec.NewCertReloader(credspec.CertReloaderOptions{CertFile: "/tls/crt", KeyFile: "/tls/key"})
+//	certs, err := credspec.NewCertReloader(credspec.CertReloaderConfig{CertFile: "/tls/crt", KeyFile: "/tls/key"})
 //	srv := &http.Server{Addr: ":443", Handler: h, TLSConfig: certs.TLSConfig()}
 //	err = srv.ListenAndServeTLS("", "")
 //
@@ -79,7 +79,7 @@
 //
 // Init and ephemeral containers are expanded and authorized too (ephemeral
 // ones when added through pods/ephemeralcontainers); the requesting user
-// can be checked as well ([ValidatorOptions].CheckRequestingUser);
+// can be checked as well ([ValidatorConfig].CheckRequestingUser);
 // contents are rendered and compared within [MaxSize]; a missing object is
 // recognised by its error type, not by the text "not found"; denials carry
 // a status reason; a pod update that removes a level's GMSA settings is

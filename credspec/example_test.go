@@ -72,7 +72,7 @@ func ExampleExpander_ExpandCreate() {
 	if err != nil {
 		panic(err)
 	}
-	exp, err := credspec.NewExpander(credspec.ExpanderOptions{Source: src})
+	exp, err := credspec.NewExpander(credspec.ExpanderConfig{Source: src})
 	if err != nil {
 		panic(err)
 	}
@@ -107,7 +107,7 @@ func ExampleValidator_ValidateCreate() {
 		ok := r.User.Username == "system:serviceaccount:web:frontend" && r.Name == "webapp01"
 		return credspec.Decision{Allowed: ok}, nil
 	})
-	v, err := credspec.NewValidator(credspec.ValidatorOptions{Source: src, Authorizer: authz})
+	v, err := credspec.NewValidator(credspec.ValidatorConfig{Source: src, Authorizer: authz})
 	if err != nil {
 		panic(err)
 	}
@@ -136,11 +136,11 @@ func ExampleNewHandler() {
 	if err != nil {
 		panic(err)
 	}
-	exp, err := credspec.NewExpander(credspec.ExpanderOptions{Source: src})
+	exp, err := credspec.NewExpander(credspec.ExpanderConfig{Source: src})
 	if err != nil {
 		panic(err)
 	}
-	h, err := credspec.NewHandler(credspec.HandlerOptions{Expander: exp})
+	h, err := credspec.NewHandler(credspec.HandlerConfig{Expander: exp})
 	if err != nil {
 		panic(err)
 	}

@@ -30,9 +30,9 @@ type Patch []PatchOp
 // HostnamePath is the JSON pointer of the pod's hostname.
 const HostnamePath = "/spec/hostname"
 
-// ExpanderOptions configure an [Expander]. The zero value is not usable:
+// ExpanderConfig configure an [Expander]. The zero value is not usable:
 // Source is required.
-type ExpanderOptions struct {
+type ExpanderConfig struct {
 	// Source looks GMSACredentialSpec contents up. Required.
 	Source Source
 	// RandomHostname, when true, gives every pod that names a
@@ -56,7 +56,7 @@ type Expander struct {
 }
 
 // NewExpander validates opts and returns an expander.
-func NewExpander(opts ExpanderOptions) (*Expander, error) {
+func NewExpander(opts ExpanderConfig) (*Expander, error) {
 	if opts.Source == nil {
 		return nil, fmt.Errorf("%w: ExpanderOptions.Source is required", ErrInvalidOptions)
 	}

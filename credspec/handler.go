@@ -38,9 +38,9 @@ const (
 	admissionV1beta1 = "admission.k8s.io/v1beta1"
 )
 
-// HandlerOptions configure a [Handler]. At least one of Expander and
+// HandlerConfig configure a [Handler]. At least one of Expander and
 // Validator is required.
-type HandlerOptions struct {
+type HandlerConfig struct {
 	// Expander serves /mutate; nil: /mutate is 404.
 	Expander *Expander
 	// Validator serves /validate; nil: /validate is 404.
@@ -104,7 +104,7 @@ type Handler struct {
 }
 
 // NewHandler validates opts and returns a handler.
-func NewHandler(opts HandlerOptions) (*Handler, error) {
+func NewHandler(opts HandlerConfig) (*Handler, error) {
 	if opts.Expander == nil && opts.Validator == nil {
 		return nil, fmt.Errorf("%w: HandlerOptions needs an Expander, a Validator or both", ErrInvalidOptions)
 	}

@@ -22,7 +22,7 @@ import (
 	"github.com/ksa-go/ksa/credspec"
 )
 
-func newTestHandler(t testing.TB, opts credspec.HandlerOptions) *credspec.Handler {
+func newTestHandler(t testing.TB, opts credspec.HandlerConfig) *credspec.Handler {
 	t.Helper()
 	h, err := credspec.NewHandler(opts)
 	require.NoError(t, err)
@@ -32,8 +32,8 @@ func newTestHandler(t testing.TB, opts credspec.HandlerOptions) *credspec.Handle
 func fullHandler(t testing.TB) *credspec.Handler {
 	t.Helper()
 	src := &fakeSource{}
-	return newTestHandler(t, credspec.HandlerOptions{
-		Expander:  newExpander(t, credspec.ExpanderOptions{Source: src}),
+	return newTestHandler(t, credspec.HandlerConfig{
+		Expander:  newExpander(t, credspec.ExpanderConfig{Source: src}),
 		Validator: newValidator(t, src, &fakeAuthorizer{}),
 	})
 }
@@ -95,8 +95,8 @@ func TestHandlerBadRequests(t *testing.T) {
 
 func TestHandlerBodyLimit(t *testing.T) {
 	body := reviewRequest(t, admissionv1.Create, "Pod", podWithPodLevelName(), nil)
-	h := newTestHandler(t, credspec.HandlerOptions{
-		Expander:        newExpander(t, credspec.ExpanderOptions{Source: &fakeSource{}}),
+	h := newTestHandler(t, credspec.HandlerConfig{
+		Expander:        newExpander(t, credspec.ExpanderConfig{Source: &fakeSource{}}),
 		MaxRequestBytes: int64(len(body)),
 	})
 	assert.True(t, serve(t, h, "/mutate", body).Allowed, "exactly at the limit")
@@ -108,7 +108,7 @@ func TestHandlerBodyLimit(t *testing.T) {
 }
 
 func TestHandlerEndpoints(t *testing.T) {
-	h := newTestHandler(t, credspec.HandlerOptions{
+	h := newTestHandler(t, credspec.HandlerConfig{
 		Validator: newValidator(t, &fakeSource{}, &fakeAuthorizer{}),
 		Version:   "1.2.3",
 	})
@@ -172,8 +172,8 @@ func TestHandlerEphemeralContainers(t *testing.T) {
 	}
 	src := &fakeSource{}
 	authz := &fakeAuthorizer{decide: denyName("forbidden-spec", "")}
-	h := newTestHandler(t, credspec.HandlerOptions{
-		Expander:  newExpander(t, credspec.ExpanderOptions{Source: src}),
+	h := newTestHandler(t, credspec.HandlerConfig{
+		Expander:  newExpander(t, credspec.ExpanderConfig{Source: src}),
 		Validator: newValidator(t, src, authz),
 	})
 
@@ -214,13 +214,13 @@ func TestHandlerRequestingUser(t *testing.T) {
 	authz := &fakeAuthorizer{decide: func(r credspec.UseRequest) (credspec.Decision, error) {
 		return credspec.Decision{Allowed: r.User.Username != "alice", Reason: "no binding"}, nil
 	}}
-	v, err := credspec.NewValidator(credspec.ValidatorOptions{Source: src, Authorizer: authz, CheckRequestingUser: true})
+	v, err := credspec.NewValidator(credspec.ValidatorConfig{Source: src, Authorizer: authz, CheckRequestingUser: true})
 	require.NoError(t, err)
 	var (
 		mu       sync.Mutex
 		outcomes []credspec.ReviewOutcome
 	)
-	h := newTestHandler(t, credspec.HandlerOptions{Validator: v, OnReview: func(o credspec.ReviewOutcome) {
+	h := newTestHandler(t, credspec.HandlerConfig{Validator: v, OnReview: func(o credspec.ReviewOutcome) {
 		mu.Lock()
 		defer mu.Unlock()
 		outcomes = append(outcomes, o)
@@ -291,7 +291,7 @@ func TestLookupFailures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			src := credspec.SourceFunc(func(context.Context, string) (string, error) { return tt.contents, tt.err })
-			_, err := newExpander(t, credspec.ExpanderOptions{Source: src}).ExpandCreate(t.Context(), podWithPodLevelName())
+			_, err := newExpander(t, credspec.ExpanderConfig{Source: src}).ExpandCreate(t.Context(), podWithPodLevelName())
 			requireDenial(t, err, tt.wantCode, tt.wantErr, tt.wantMsg)
 			pod := podWithPodLevelName()
 			pod.Spec.SecurityContext.WindowsOptions.GMSACredentialSpec = new("{}")
@@ -302,7 +302,7 @@ func TestLookupFailures(t *testing.T) {
 }
 
 func TestExpanderHostnameRandomness(t *testing.T) {
-	e := newExpander(t, credspec.ExpanderOptions{Source: &fakeSource{}, RandomHostname: true, Rand: bytes.NewReader([]byte{0xde, 0xad, 0xbe, 0xef, 0x01, 0x23})})
+	e := newExpander(t, credspec.ExpanderConfig{Source: &fakeSource{}, RandomHostname: true, Rand: bytes.NewReader([]byte{0xde, 0xad, 0xbe, 0xef, 0x01, 0x23})})
 	patch, err := e.ExpandCreate(t.Context(), podWithPodLevelName())
 	require.NoError(t, err)
 	require.Len(t, patch, 2)
@@ -315,7 +315,7 @@ func TestExpanderHostnameRandomness(t *testing.T) {
 
 // TestHandlerTimeout: the Source sees the review's deadline.
 func TestHandlerTimeout(t *testing.T) {
-	_, err := credspec.NewHandler(credspec.HandlerOptions{Validator: newValidator(t, &fakeSource{}, &fakeAuthorizer{}), Timeout: -1})
+	_, err := credspec.NewHandler(credspec.HandlerConfig{Validator: newValidator(t, &fakeSource{}, &fakeAuthorizer{}), Timeout: -1})
 	require.ErrorIs(t, err, credspec.ErrInvalidOptions)
 
 	var deadlines []bool
@@ -324,7 +324,7 @@ func TestHandlerTimeout(t *testing.T) {
 		deadlines = append(deadlines, ok)
 		return "", ctx.Err()
 	})
-	h := newTestHandler(t, credspec.HandlerOptions{Expander: newExpander(t, credspec.ExpanderOptions{Source: src}), Timeout: time.Nanosecond})
+	h := newTestHandler(t, credspec.HandlerConfig{Expander: newExpander(t, credspec.ExpanderConfig{Source: src}), Timeout: time.Nanosecond})
 	resp := serve(t, h, "/mutate", reviewRequest(t, admissionv1.Create, "Pod", podWithPodLevelName(), nil))
 	assert.False(t, resp.Allowed)
 	assert.Equal(t, int32(500), resp.Result.Code)
@@ -333,7 +333,7 @@ func TestHandlerTimeout(t *testing.T) {
 }
 
 func TestNilPods(t *testing.T) {
-	e := newExpander(t, credspec.ExpanderOptions{Source: &fakeSource{}})
+	e := newExpander(t, credspec.ExpanderConfig{Source: &fakeSource{}})
 	v := newValidator(t, &fakeSource{}, &fakeAuthorizer{})
 	pod := podWithPodLevelName()
 	_, err := e.ExpandCreate(t.Context(), nil)

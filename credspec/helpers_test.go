@@ -190,12 +190,12 @@ func forEachFixture(t *testing.T, mode extraMode, fn func(t *testing.T, f *fixtu
 
 func newValidator(t testing.TB, src credspec.Source, authz credspec.Authorizer) *credspec.Validator {
 	t.Helper()
-	v, err := credspec.NewValidator(credspec.ValidatorOptions{Source: src, Authorizer: authz})
+	v, err := credspec.NewValidator(credspec.ValidatorConfig{Source: src, Authorizer: authz})
 	require.NoError(t, err)
 	return v
 }
 
-func newExpander(t testing.TB, opts credspec.ExpanderOptions) *credspec.Expander {
+func newExpander(t testing.TB, opts credspec.ExpanderConfig) *credspec.Expander {
 	t.Helper()
 	e, err := credspec.NewExpander(opts)
 	require.NoError(t, err)

@@ -10,9 +10,9 @@ import (
 	"github.com/ksa-go/ksa"
 )
 
-// ValidatorOptions configure a [Validator]. The zero value is not usable:
+// ValidatorConfig configure a [Validator]. The zero value is not usable:
 // Source and Authorizer are required.
-type ValidatorOptions struct {
+type ValidatorConfig struct {
 	// Source looks GMSACredentialSpec contents up. Required.
 	Source Source
 	// Authorizer decides `use` access. Required.
@@ -38,7 +38,7 @@ type Validator struct {
 }
 
 // NewValidator validates opts and returns a validator.
-func NewValidator(opts ValidatorOptions) (*Validator, error) {
+func NewValidator(opts ValidatorConfig) (*Validator, error) {
 	if opts.Source == nil {
 		return nil, fmt.Errorf("%w: ValidatorOptions.Source is required", ErrInvalidOptions)
 	}

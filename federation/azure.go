@@ -47,10 +47,10 @@ type TokenSource interface {
 	Current(ctx context.Context) (tokens.FileToken, error)
 }
 
-// AzureOptions configures an [AzureCredential]. Explicit options win; empty
+// AzureConfig configures an [AzureCredential]. Explicit options win; empty
 // ones are taken from the environment the workload identity webhook
 // injects.
-type AzureOptions struct {
+type AzureConfig struct {
 	// ClientID of the app registration or user-assigned managed identity;
 	// default $AZURE_CLIENT_ID.
 	ClientID string
@@ -121,9 +121,9 @@ var _ azcore.TokenCredential = (*AzureCredential)(nil)
 // NewAzureCredential resolves the options (explicit first, then the
 // webhook's environment), checks them and builds the credential. The token
 // file is not read until the first token request. Errors match [ErrConfig].
-func NewAzureCredential(opts *AzureOptions) (*AzureCredential, error) {
+func NewAzureCredential(opts *AzureConfig) (*AzureCredential, error) {
 	if opts == nil {
-		opts = &AzureOptions{}
+		opts = &AzureConfig{}
 	}
 	getenv := opts.Getenv
 	if getenv == nil {

@@ -61,11 +61,11 @@ func newEnv(t testing.TB, fcs ...entratest.FederatedCredential) *env {
 	t.Helper()
 	e := &env{clk: newClock(), dir: t.TempDir()}
 	// RS256: the only algorithm Entra ID documents for federated tokens.
-	e.issuer = oidctest.Start(t, oidctest.Options{Path: "/cluster-1", Now: e.clk.Now, Signer: testkeys.K8sRSA()})
+	e.issuer = oidctest.Start(t, oidctest.Config{Path: "/cluster-1", Now: e.clk.Now, Signer: testkeys.K8sRSA()})
 	if fcs == nil {
 		fcs = []entratest.FederatedCredential{{Issuer: e.issuer.Issuer(), Subject: subject, Audience: federation.DefaultAudience}}
 	}
-	e.entra = entratest.Start(t, entratest.Options{
+	e.entra = entratest.Start(t, entratest.Config{
 		TenantID: tenantID, IssuerClient: e.issuer.Client(), Now: e.clk.Now,
 		Apps: []entratest.App{{ClientID: clientID, Credentials: fcs}},
 	})
@@ -77,7 +77,7 @@ func newEnv(t testing.TB, fcs ...entratest.FederatedCredential) *env {
 // symlink swapped by rename).
 func (e *env) project(t testing.TB, audience string, life time.Duration) string {
 	t.Helper()
-	raw := e.issuer.Mint(t, tokens.Request{ServiceAccount: podSA, Audiences: []string{audience}, ExpirationSeconds: int64(life / time.Second),
+	raw := mint(t, e.issuer, tokens.Request{ServiceAccount: podSA, Audiences: []string{audience}, ExpirationSeconds: int64(life / time.Second),
 		BoundObject: &tokens.BoundObject{Kind: tokens.BoundPod, Name: "billing-0", UID: "pod-uid"}})
 	e.n++
 	ts := fmt.Sprintf("..data-%d", e.n)
@@ -91,9 +91,9 @@ func (e *env) project(t testing.TB, audience string, life time.Duration) string 
 	return raw
 }
 
-func (e *env) credential(t testing.TB, mod ...func(*federation.AzureOptions)) *federation.AzureCredential {
+func (e *env) credential(t testing.TB, mod ...func(*federation.AzureConfig)) *federation.AzureCredential {
 	t.Helper()
-	opts := &federation.AzureOptions{
+	opts := &federation.AzureConfig{
 		ClientID:  clientID,
 		TenantID:  tenantID,
 		TokenFile: e.path,
@@ -146,18 +146,18 @@ func TestAzurePreflight(t *testing.T) {
 		audience string
 		life     time.Duration
 		advance  time.Duration
-		mod      func(*env) func(*federation.AzureOptions)
+		mod      func(*env) func(*federation.AzureConfig)
 		wantErr  error
 		wantHint string
 	}{
 		{name: "audience", audience: "api://Other", life: time.Hour, wantErr: federation.ErrAssertionAudience},
 		{name: "issuer with a trailing slash", audience: federation.DefaultAudience, life: time.Hour,
-			mod: func(e *env) func(*federation.AzureOptions) {
-				return func(o *federation.AzureOptions) { o.Issuer = e.issuer.Issuer() + "/" }
+			mod: func(e *env) func(*federation.AzureConfig) {
+				return func(o *federation.AzureConfig) { o.Issuer = e.issuer.Issuer() + "/" }
 			}, wantErr: federation.ErrAssertionIssuer, wantHint: "trailing slash"},
 		{name: "subject", audience: federation.DefaultAudience, life: time.Hour,
-			mod: func(*env) func(*federation.AzureOptions) {
-				return func(o *federation.AzureOptions) { o.Subject = "system:serviceaccount:payments:other" }
+			mod: func(*env) func(*federation.AzureConfig) {
+				return func(o *federation.AzureConfig) { o.Subject = "system:serviceaccount:payments:other" }
 			}, wantErr: federation.ErrAssertionSubject},
 		{name: "about to expire", audience: federation.DefaultAudience, life: 10 * time.Minute, advance: 10*time.Minute - 5*time.Second, wantErr: federation.ErrAssertionExpired},
 		{name: "expired: the file source refuses it", audience: federation.DefaultAudience, life: 10 * time.Minute, advance: 11 * time.Minute, wantErr: tokens.ErrExpired},
@@ -167,7 +167,7 @@ func TestAzurePreflight(t *testing.T) {
 			e := newEnv(t)
 			e.project(t, tt.audience, tt.life)
 			e.clk.Advance(tt.advance)
-			var mods []func(*federation.AzureOptions)
+			var mods []func(*federation.AzureConfig)
 			if tt.mod != nil {
 				mods = append(mods, tt.mod(e))
 			}
@@ -201,7 +201,7 @@ func TestAzureEntraRefusals(t *testing.T) {
 		{name: "audience", wantCheck: federation.ErrAssertionAudience, fc: func(e *env) entratest.FederatedCredential {
 			return entratest.FederatedCredential{Issuer: e.issuer.Issuer(), Subject: subject, Audience: "api://Other"}
 		}, wantCode: 700212, wantErr: federation.ErrNoCredentialForAudience},
-		{name: "signing key not published", setup: func(t *testing.T, e *env) { e.issuer.Rotate(t, nil, false) },
+		{name: "signing key not published", setup: func(t *testing.T, e *env) { rotate(t, e.issuer, nil, false) },
 			wantCode: 7000272, wantErr: federation.ErrSigningKeyNotFound},
 		{name: "issuer unreachable", setup: func(t *testing.T, e *env) { e.issuer.SetFailing(true) },
 			wantCode: 90061, wantErr: federation.ErrIssuerUnreachable},
@@ -247,7 +247,7 @@ func TestAzureAssertionExpiredAtEntra(t *testing.T) {
 	e := newEnv(t)
 	e.project(t, federation.DefaultAudience, time.Hour)
 	local := e.clk.Now()
-	cred := e.credential(t, func(o *federation.AzureOptions) { o.Now = func() time.Time { return local } })
+	cred := e.credential(t, func(o *federation.AzureConfig) { o.Now = func() time.Time { return local } })
 	e.clk.Advance(2 * time.Hour)
 	_, err := getToken(t, cred)
 	require.ErrorIs(t, err, federation.ErrAssertionExpired)
@@ -266,16 +266,16 @@ func TestAzureConfig(t *testing.T) {
 	tests := []struct {
 		name       string
 		env        map[string]string
-		opts       federation.AzureOptions
+		opts       federation.AzureConfig
 		wantClient string
 		wantTenant string
 		wantHost   string
 		wantField  string
 	}{
 		{name: "all from the environment", env: full, wantClient: "env-client", wantTenant: "env-tenant", wantHost: "https://login.microsoftonline.us/"},
-		{name: "options win", env: full, opts: federation.AzureOptions{ClientID: "c", TenantID: "t", AuthorityHost: "https://login.chinacloudapi.cn/"},
+		{name: "options win", env: full, opts: federation.AzureConfig{ClientID: "c", TenantID: "t", AuthorityHost: "https://login.chinacloudapi.cn/"},
 			wantClient: "c", wantTenant: "t", wantHost: "https://login.chinacloudapi.cn/"},
-		{name: "cloud option wins over the environment", env: full, opts: federation.AzureOptions{ClientOptions: azcore.ClientOptions{Cloud: cloud.AzureGovernment}},
+		{name: "cloud option wins over the environment", env: full, opts: federation.AzureConfig{ClientOptions: azcore.ClientOptions{Cloud: cloud.AzureGovernment}},
 			wantClient: "env-client", wantTenant: "env-tenant", wantHost: cloud.AzureGovernment.ActiveDirectoryAuthorityHost},
 		{name: "public cloud by default", env: map[string]string{federation.EnvClientID: "c", federation.EnvTenantID: "t", federation.EnvTokenFile: "/x"},
 			wantClient: "c", wantTenant: "t", wantHost: ""},
@@ -283,8 +283,8 @@ func TestAzureConfig(t *testing.T) {
 		{name: "no tenant", env: map[string]string{federation.EnvClientID: "c", federation.EnvTokenFile: "/x"}, wantField: "TenantID"},
 		{name: "bad tenant", env: map[string]string{federation.EnvClientID: "c", federation.EnvTenantID: "t/../x", federation.EnvTokenFile: "/x"}, wantField: "TenantID"},
 		{name: "no token", env: map[string]string{federation.EnvClientID: "c", federation.EnvTenantID: "t"}, wantField: "Source"},
-		{name: "http authority", env: full, opts: federation.AzureOptions{AuthorityHost: "http://127.0.0.1/"}, wantField: "AuthorityHost"},
-		{name: "negative margin", env: full, opts: federation.AzureOptions{MinRemaining: -1}, wantField: "MinRemaining"},
+		{name: "http authority", env: full, opts: federation.AzureConfig{AuthorityHost: "http://127.0.0.1/"}, wantField: "AuthorityHost"},
+		{name: "negative margin", env: full, opts: federation.AzureConfig{MinRemaining: -1}, wantField: "MinRemaining"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -305,7 +305,7 @@ func TestAzureConfig(t *testing.T) {
 		})
 	}
 	// The token file is not read at construction.
-	_, err := federation.NewAzureCredential(&federation.AzureOptions{ClientID: "c", TenantID: "t", TokenFile: "/nonexistent", Getenv: func(string) string { return "" }})
+	_, err := federation.NewAzureCredential(&federation.AzureConfig{ClientID: "c", TenantID: "t", TokenFile: "/nonexistent", Getenv: func(string) string { return "" }})
 	require.NoError(t, err)
 }
 
@@ -323,7 +323,7 @@ func TestAzureMissingTokenFile(t *testing.T) {
 // every call reaches the stand-in.
 func TestAzureRotation(t *testing.T) {
 	e := newEnv(t)
-	e.entra = entratest.Start(t, entratest.Options{
+	e.entra = entratest.Start(t, entratest.Config{
 		TenantID: tenantID, IssuerClient: e.issuer.Client(), Now: e.clk.Now, TokenLifetime: time.Minute,
 		Apps: []entratest.App{{ClientID: clientID, Credentials: []entratest.FederatedCredential{{Issuer: e.issuer.Issuer(), Subject: subject, Audience: federation.DefaultAudience}}}},
 	})
@@ -380,7 +380,7 @@ func TestAzureRetriesNeverSendExpired(t *testing.T) {
 	e := newEnv(t)
 	e.project(t, federation.DefaultAudience, 10*time.Minute)
 	e.clk.Advance(10*time.Minute - 15*time.Second) // 15 s left: passes the pre-flight
-	cred := e.credential(t, func(o *federation.AzureOptions) {
+	cred := e.credential(t, func(o *federation.AzureConfig) {
 		o.ClientOptions.Retry = policy.RetryOptions{MaxRetries: 3, RetryDelay: time.Millisecond, MaxRetryDelay: 2 * time.Millisecond}
 	})
 	e.entra.Unavailable(2, func() { e.clk.Advance(4 * time.Second) })
@@ -398,7 +398,7 @@ func TestAzureRetriesNeverSendExpired(t *testing.T) {
 func TestEntraStandInRules(t *testing.T) {
 	t.Run("ES256 assertion", func(t *testing.T) {
 		e := newEnv(t)
-		e.issuer.Rotate(t, testkeys.Generated("p256"), true)
+		rotate(t, e.issuer, testkeys.Generated("p256"), true)
 		e.project(t, federation.DefaultAudience, time.Hour)
 		_, err := getToken(t, e.credential(t))
 		var entraErr *federation.EntraError

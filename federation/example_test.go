@@ -24,7 +24,7 @@ func ExampleNewAzureCredential() {
 		federation.EnvTokenFile:     federation.TokenPath,
 		federation.EnvAuthorityHost: "https://login.microsoftonline.com/",
 	}
-	cred, err := federation.NewAzureCredential(&federation.AzureOptions{
+	cred, err := federation.NewAzureCredential(&federation.AzureConfig{
 		Getenv: func(k string) string { return env[k] }, // nil: os.Getenv
 	})
 	if err != nil {
@@ -38,7 +38,7 @@ func ExampleNewAzureCredential() {
 // sent, with an error saying so.
 func ExamplePreflightError() {
 	claims, _ := tokens.ParseClaims([]byte(`{"aud":["https://kubernetes.default.svc"],"exp":4102444800,"iss":"https://oidc.example.com","sub":"system:serviceaccount:prod:billing"}`))
-	cred, err := federation.NewAzureCredential(&federation.AzureOptions{
+	cred, err := federation.NewAzureCredential(&federation.AzureConfig{
 		ClientID: "my-app", TenantID: "my-tenant",
 		Source: staticSource{tokens.FileToken{Raw: "a.b.c", Claims: claims}},
 	})

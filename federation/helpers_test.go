@@ -1,7 +1,31 @@
 package federation_test
 
-import "github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+import (
+	"crypto"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ksa-go/ksa/oidc/oidctest"
+	"github.com/ksa-go/ksa/tokens"
+)
 
 func tokenRequest() policy.TokenRequestOptions {
 	return policy.TokenRequestOptions{Scopes: []string{scope}}
+}
+
+// mint mints a token with srv's current key, failing the test on error.
+func mint(t testing.TB, srv *oidctest.Server, req tokens.Request) string {
+	t.Helper()
+	raw, err := srv.Mint(t.Context(), req)
+	require.NoError(t, err)
+	return raw
+}
+
+// rotate rotates srv's signing key, failing the test on error.
+func rotate(t testing.TB, srv *oidctest.Server, signer crypto.Signer, keepOld bool) {
+	t.Helper()
+	_, err := srv.Rotate(signer, keepOld)
+	require.NoError(t, err)
 }

@@ -51,7 +51,7 @@ type FetchError struct {
 }
 
 func (e *FetchError) Error() string {
-	return httpget.Describe("jwks: fetching", e.URL, e.Status, e.Reason, e.Err)
+	return httpget.Describe(prefix, "fetching", e.URL, e.Reason, e.Err)
 }
 
 // Is reports whether target is [ErrFetch].

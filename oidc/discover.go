@@ -2,7 +2,6 @@ package oidc
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -62,12 +61,12 @@ type DiscoveryConfig struct {
 // match [ErrDiscovery] or [ErrIssuerMismatch].
 func Discover(ctx context.Context, cfg DiscoveryConfig) (*ProviderMetadata, error) {
 	if cfg.Issuer == "" {
-		return nil, errors.New("oidc: DiscoveryConfig.Issuer is required")
+		return nil, &ConfigError{Field: "DiscoveryConfig.Issuer", Reason: "is required"}
 	}
 	if !hasScheme(cfg.Issuer, "https") && !(cfg.InsecureAllowHTTP && hasScheme(cfg.Issuer, "http")) {
-		return nil, &DiscoveryError{URL: cfg.Issuer, Reason: "the issuer is not an https URL (InsecureAllowHTTP allows http in tests)"}
+		return nil, &ConfigError{Field: "DiscoveryConfig.Issuer", Reason: fmt.Sprintf("%q is not an https URL (InsecureAllowHTTP allows http in tests)", cfg.Issuer)}
 	}
-	docURL := strings.TrimSuffix(cfg.Issuer, "/") + DiscoveryPath
+	docURL := DiscoveryURL(cfg.Issuer)
 	fail := func(status int, reason string, err error) (*ProviderMetadata, error) {
 		return nil, &DiscoveryError{URL: docURL, Status: status, Reason: reason, Err: err}
 	}
@@ -83,9 +82,9 @@ func Discover(ctx context.Context, cfg DiscoveryConfig) (*ProviderMetadata, erro
 		return fail(failure.Status, failure.Reason, failure.Err)
 	}
 	body := resp.Body
-	md, err := parseMetadata(body)
+	md, err := ParseMetadata(body)
 	if err != nil {
-		return fail(resp.Status, "bad document", err)
+		return fail(resp.Status, "", err)
 	}
 	if md.Issuer != cfg.Issuer {
 		return nil, &IssuerMismatchError{Expected: cfg.Issuer, Discovered: md.Issuer}
@@ -101,28 +100,36 @@ func Discover(ctx context.Context, cfg DiscoveryConfig) (*ProviderMetadata, erro
 	return md, nil
 }
 
-// parseMetadata reads the members a relying party needs, strictly (no
-// member twice), skipping the others.
-func parseMetadata(body []byte) (*ProviderMetadata, error) {
+// ParseMetadata reads a discovery document strictly: at most
+// MaxDiscoveryBytes of strict JSON (no member twice, valid UTF-8, bounded
+// nesting), an object whose issuer and jwks_uri, when present, are strings
+// and whose *_supported members are arrays of strings; other members are
+// skipped. It does not check what the values say (Discover does). The error
+// is a *DocumentError matching [ErrMalformedDocument].
+func ParseMetadata(doc []byte) (*ProviderMetadata, error) {
+	if len(doc) > MaxDiscoveryBytes {
+		return nil, &DocumentError{Reason: fmt.Sprintf("%d bytes, over the %d-byte limit", len(doc), MaxDiscoveryBytes)}
+	}
 	md := &ProviderMetadata{}
-	r := jsonx.NewReader(body, 0)
+	r := jsonx.NewReader(doc, 0)
 	obj, err := r.Object()
 	if err != nil {
-		return nil, err
+		return nil, &DocumentError{Reason: "not a JSON object", Err: err}
 	}
 	var seen jsonx.Names
 	for {
 		name, ok, err := obj.Next()
 		if err != nil {
-			return nil, err
+			return nil, &DocumentError{Reason: "not strict JSON", Err: err}
 		}
 		if !ok {
 			break
 		}
+		member := string(name)
 		if !seen.Add(name) {
-			return nil, fmt.Errorf("member %q appears twice", name)
+			return nil, &DocumentError{Member: member, Reason: "appears twice"}
 		}
-		switch string(name) {
+		switch member {
 		case "issuer":
 			md.Issuer, err = r.String()
 		case "jwks_uri":
@@ -137,11 +144,11 @@ func parseMetadata(body []byte) (*ProviderMetadata, error) {
 			err = r.Skip()
 		}
 		if err != nil {
-			return nil, fmt.Errorf("member %q: %w", name, err)
+			return nil, &DocumentError{Member: member, Reason: "cannot be read", Err: err}
 		}
 	}
 	if err := r.End(); err != nil {
-		return nil, err
+		return nil, &DocumentError{Reason: "not strict JSON", Err: err}
 	}
 	return md, nil
 }

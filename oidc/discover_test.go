@@ -17,7 +17,7 @@ import (
 )
 
 func TestDiscover(t *testing.T) {
-	srv := oidctest.Start(t, oidctest.Options{Path: "/cluster-1"})
+	srv := oidctest.Start(t, oidctest.Config{Path: "/cluster-1"})
 	md, err := oidc.Discover(t.Context(), oidc.DiscoveryConfig{Issuer: srv.Issuer(), Client: srv.Client()})
 	require.NoError(t, err)
 	assert.Equal(t, srv.Issuer(), md.Issuer)
@@ -30,7 +30,7 @@ func TestDiscover(t *testing.T) {
 // TestDiscoverIssuerMismatch: exact comparison, a typed error with both
 // values.
 func TestDiscoverIssuerMismatch(t *testing.T) {
-	srv := oidctest.Start(t, oidctest.Options{})
+	srv := oidctest.Start(t, oidctest.Config{})
 	// A trailing slash reaches the same document but names another issuer.
 	_, err := oidc.Discover(t.Context(), oidc.DiscoveryConfig{Issuer: srv.Issuer() + "/", Client: srv.Client()})
 	require.ErrorIs(t, err, oidc.ErrIssuerMismatch)
@@ -43,7 +43,7 @@ func TestDiscoverIssuerMismatch(t *testing.T) {
 // TestDiscoverBearer: with a bearer function the request is authenticated,
 // and the function is called for each request.
 func TestDiscoverBearer(t *testing.T) {
-	srv := oidctest.Start(t, oidctest.Options{BearerToken: "s3cret"})
+	srv := oidctest.Start(t, oidctest.Config{BearerToken: "s3cret"})
 	_, err := oidc.Discover(t.Context(), oidc.DiscoveryConfig{Issuer: srv.Issuer(), Client: srv.Client()})
 	var derr *oidc.DiscoveryError
 	require.ErrorAs(t, err, &derr)
@@ -193,7 +193,7 @@ func TestDiscoverRefusesHTTPIssuer(t *testing.T) {
 	t.Cleanup(srv.Close)
 	bearer := func(context.Context) (string, error) { return "secret", nil }
 	_, err := oidc.Discover(t.Context(), oidc.DiscoveryConfig{Issuer: srv.URL, BearerToken: bearer})
-	require.ErrorIs(t, err, oidc.ErrDiscovery)
+	require.ErrorIs(t, err, oidc.ErrInvalidConfig)
 	assert.Zero(t, got)
 	_, err = oidc.Discover(t.Context(), oidc.DiscoveryConfig{Issuer: srv.URL, BearerToken: bearer, InsecureAllowHTTP: true})
 	require.NoError(t, err)

@@ -11,17 +11,21 @@
 // [DiscoveryPath] and [JWKSPath] with Kubernetes' content types and
 // Cache-Control, and swaps them atomically when keys rotate:
 //
-//	keys, _ := jwks.Keys(currentKey, previousKey)
-//	h, err := oidc.NewHandler(oidc.HandlerConfig{IssuerConfig: oidc.IssuerConfig{
-//		Issuer:  "https://oidc.example.com/cluster-1",
-//		JWKSURI: "https://oidc.example.com/cluster-1/openid/v1/jwks",
-//	}}, keys)
+//	current, _ := jwks.NewKey(signer.Public())
+//	previous, _ := jwks.NewKey(previousSigner.Public())
+//	issuer := "https://oidc.example.com/cluster-1"
+//	h, err := oidc.NewHandler(oidc.HandlerConfig{
+//		Issuer:  issuer,
+//		JWKSURI: oidc.JWKSURL(issuer), // https://oidc.example.com/cluster-1/openid/v1/jwks
+//	}, []jwks.Key{current, previous})
 //	http.Handle("/cluster-1/", http.StripPrefix("/cluster-1", h))
 //	// later, on rotation:
 //	err = h.SetKeys(newKeys) // on error the previous documents stay
 //
 // For the self-managed Azure workload identity flow, [WriteStatic] writes the
-// same bytes into a directory laid out for blob or CDN hosting.
+// same bytes into a directory laid out for blob or CDN hosting. [JWKSURL]
+// and [DiscoveryURL] derive both addresses from an issuer as relying parties
+// do, trailing slash included.
 //
 // # Relying-party side
 //
@@ -36,11 +40,14 @@
 // issuer. It answers with the same [tokens.Result] as static validation:
 //
 //	v, err := oidc.NewVerifier(ctx, oidc.VerifierConfig{
-//		Issuers:    []string{"https://oidc.example.com/cluster-1"},
-//		Discovery:  oidc.DiscoveryConfig{Client: httpClient},
-//		Validation: tokens.ValidatorConfig{Audiences: []string{"vault"}},
+//		Issuers:   []string{"https://oidc.example.com/cluster-1"},
+//		Audiences: []string{"vault"},
+//		Client:    httpClient,
 //	})
-//	res, err := v.Verify(ctx, raw)
+//	res, err := v.Verify(ctx, raw) // the JWT alone, without "Bearer "
+//
+// Without an Objects getter (the usual case outside the cluster) a token
+// stays valid until it expires, even after its pod is deleted.
 //
 // The remote key sets refetch when a token names an unknown key ID or the
 // set goes stale, rate-limited ([jwks.DefaultRefetchBurst] fetches, then one

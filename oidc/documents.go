@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"slices"
+	"strings"
 
 	"github.com/ksa-go/ksa/internal/jsonx"
 	"github.com/ksa-go/ksa/jwks"
@@ -14,6 +15,21 @@ const (
 	DiscoveryPath = "/.well-known/openid-configuration"
 	JWKSPath      = "/openid/v1/jwks"
 )
+
+// DiscoveryURL returns where an issuer's discovery document lives, as every
+// relying party (kube-apiserver's JWT authenticator, go-oidc, Entra ID)
+// builds it: the issuer without one trailing slash, then DiscoveryPath.
+func DiscoveryURL(issuer string) string { return trimSlash(issuer) + DiscoveryPath }
+
+// JWKSURL returns the jwks_uri of a self-hosted issuer whose key set lives
+// beside its discovery document (the blob-hosted layout of WriteStatic):
+// the issuer without one trailing slash, then JWKSPath. An Azure-style
+// issuer "https://host/tenant/id/" gives "https://host/tenant/id/openid/v1/jwks",
+// where issuer + JWKSPath would give a double slash.
+func JWKSURL(issuer string) string { return trimSlash(issuer) + JWKSPath }
+
+// trimSlash removes one trailing slash.
+func trimSlash(s string) string { return strings.TrimSuffix(s, "/") }
 
 // IssuerConfig describes a service-account issuer's published metadata, as
 // kube-apiserver's flags do.
@@ -44,31 +60,31 @@ type Documents struct {
 // in its order and with its messages, and returns the jwks_uri.
 func (c IssuerConfig) resolve() (string, error) {
 	if c.Issuer == "" {
-		return "", &ConfigError{Reason: "empty issuer URL"}
+		return "", issuerError("Issuer", "is empty", nil)
 	}
 	if c.JWKSURI == "" && c.ExternalAddress == "" {
-		return "", &ConfigError{Reason: "either the JWKS URI or the default external address, or both, must be set"}
+		return "", issuerError("JWKSURI", "or ExternalAddress, or both, must be set", nil)
 	}
 	iss, err := url.Parse(c.Issuer)
 	if err != nil {
-		return "", &ConfigError{Reason: "issuer URL does not parse", Err: err}
+		return "", issuerError("Issuer", "does not parse", err)
 	}
 	if iss.Scheme != "https" {
-		return "", &ConfigError{Reason: "issuer URL must use https scheme, got: " + c.Issuer}
+		return "", issuerError("Issuer", "must use the https scheme, got: "+c.Issuer, nil)
 	}
 	if iss.RawQuery != "" {
-		return "", &ConfigError{Reason: "issuer URL may not include a query, got: " + c.Issuer}
+		return "", issuerError("Issuer", "may not include a query, got: "+c.Issuer, nil)
 	}
 	if iss.Fragment != "" {
-		return "", &ConfigError{Reason: "issuer URL may not include a fragment, got: " + c.Issuer}
+		return "", issuerError("Issuer", "may not include a fragment, got: "+c.Issuer, nil)
 	}
 	if c.JWKSURI != "" {
 		u, err := url.Parse(c.JWKSURI)
 		if err != nil {
-			return "", &ConfigError{Reason: "jwks URI does not parse", Err: err}
+			return "", issuerError("JWKSURI", "does not parse", err)
 		}
 		if u.Scheme != "https" {
-			return "", &ConfigError{Reason: "jwksURI requires https scheme, parsed as: " + u.String()}
+			return "", issuerError("JWKSURI", "requires the https scheme, parsed as: "+u.String(), nil)
 		}
 		return c.JWKSURI, nil
 	}
@@ -79,7 +95,7 @@ func (c IssuerConfig) resolve() (string, error) {
 		err = fmt.Errorf("got %v, expected %v", parsed, u)
 	}
 	if err != nil {
-		return "", &ConfigError{Reason: fmt.Sprintf("attempted to build jwks_uri from external address %s, but could not construct a valid URL", c.ExternalAddress), Err: err}
+		return "", issuerError("ExternalAddress", fmt.Sprintf("%q does not make a valid jwks_uri", c.ExternalAddress), err)
 	}
 	return built, nil
 }
@@ -92,8 +108,9 @@ func (c IssuerConfig) resolve() (string, error) {
 // subject_types_supported ["public"] and
 // id_token_signing_alg_values_supported (the keys' algorithms, sorted, no
 // duplicates); the key set is [jwks.MarshalSet] of the keys not marked
-// ExcludeFromDiscovery. Errors match [ErrInvalidIssuer] or [ErrNoKeys], or
-// come from jwks for a key that cannot be published.
+// ExcludeFromDiscovery. Errors are *ConfigError: they match
+// [ErrInvalidIssuer] for an issuer Kubernetes refuses, jwks.ErrNoKeys when
+// no key is published, jwks.ErrUnsupportedKey for a key that cannot be.
 func Render(cfg IssuerConfig, keys []jwks.Key) (*Documents, error) {
 	jwksURI, err := cfg.resolve()
 	if err != nil {
@@ -106,11 +123,11 @@ func Render(cfg IssuerConfig, keys []jwks.Key) (*Documents, error) {
 		}
 	}
 	if len(published) == 0 {
-		return nil, ErrNoKeys
+		return nil, &ConfigError{Field: "keys", Reason: "publish none (each is verify-only, or there are none)", Err: jwks.ErrNoKeys}
 	}
 	set, err := jwks.MarshalSet(published)
 	if err != nil {
-		return nil, fmt.Errorf("oidc: could not marshal issuer keys JSON, error: %w", err)
+		return nil, &ConfigError{Field: "keys", Reason: "cannot be published", Err: err}
 	}
 	var algs []string
 	for _, k := range published {

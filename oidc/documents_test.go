@@ -88,7 +88,7 @@ func TestRenderKubernetes(t *testing.T) {
 		{name: "item 87: external address with scheme", cfg: oidc.IssuerConfig{Issuer: "https://issuer.example.com", ExternalAddress: "https://192.0.2.1:80"}, keys: mustKeys(t, ecKey), wantErr: oidc.ErrInvalidIssuer},
 		{name: "item 87: neither jwks_uri nor external address", cfg: oidc.IssuerConfig{Issuer: "https://issuer.example.com"}, keys: mustKeys(t, ecKey), wantErr: oidc.ErrInvalidIssuer},
 		{name: "empty issuer", cfg: oidc.IssuerConfig{ExternalAddress: "a"}, keys: mustKeys(t, ecKey), wantErr: oidc.ErrInvalidIssuer},
-		{name: "no keys", cfg: oidc.IssuerConfig{Issuer: "https://i.example.com", ExternalAddress: "a"}, wantErr: oidc.ErrNoKeys},
+		{name: "no keys", cfg: oidc.IssuerConfig{Issuer: "https://i.example.com", ExternalAddress: "a"}, wantErr: jwks.ErrNoKeys},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -126,5 +126,5 @@ func TestRenderExcludedKeys(t *testing.T) {
 
 	keys[1].ExcludeFromDiscovery = true
 	_, err = oidc.Render(oidc.IssuerConfig{Issuer: "https://i.example.com", ExternalAddress: "i.example.com"}, keys)
-	require.ErrorIs(t, err, oidc.ErrNoKeys)
+	require.ErrorIs(t, err, jwks.ErrNoKeys)
 }

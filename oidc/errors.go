@@ -4,42 +4,62 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/internal/httpget"
 )
 
-// Sentinel errors; the typed errors below match them with errors.Is.
+// Sentinel errors; the typed errors below match them with errors.Is. An
+// issuer with nothing to publish matches jwks.ErrNoKeys.
 var (
+	// ErrInvalidConfig: a constructor or Render got a configuration it
+	// cannot use.
+	ErrInvalidConfig = errors.New("oidc: invalid configuration")
 	// ErrInvalidIssuer: an issuer URL or jwks_uri Kubernetes would refuse
-	// to publish (not https, a query or fragment, unparsable).
+	// to publish (not https, a query or fragment, unparsable). It is a kind
+	// of ErrInvalidConfig.
 	ErrInvalidIssuer = errors.New("oidc: invalid issuer configuration")
-	// ErrNoKeys: nothing to publish (every key verify-only, or none).
-	ErrNoKeys = errors.New("oidc: no keys provided for validating keyset")
 	// ErrIssuerMismatch: a discovery document names another issuer than the
 	// one asked for.
 	ErrIssuerMismatch = errors.New("oidc: issuer mismatch")
 	// ErrDiscovery: a discovery document could not be fetched or read.
 	ErrDiscovery = errors.New("oidc: discovery failed")
+	// ErrMalformedDocument: a discovery document is not the strict JSON
+	// object ParseMetadata reads. A failed discovery also matches
+	// ErrDiscovery.
+	ErrMalformedDocument = errors.New("oidc: malformed discovery document")
 )
 
-// ConfigError reports an issuer configuration Kubernetes' OIDC metadata
-// provider refuses, with Kubernetes' message. It matches [ErrInvalidIssuer].
+// prefix starts the messages of the package's errors.
+const prefix = "oidc"
+
+// ConfigError reports a configuration that cannot be used, with the field
+// at fault. It matches [ErrInvalidConfig], and [ErrInvalidIssuer] for the
+// issuer settings Kubernetes' OIDC metadata provider refuses (the issuer
+// URL, jwks_uri and external address).
 type ConfigError struct {
+	// Field is the configuration field at fault, e.g. "IssuerConfig.Issuer".
+	Field  string
 	Reason string
 	Err    error
+	// issuer is set for the issuer settings.
+	issuer bool
 }
 
-func (e *ConfigError) Error() string {
-	if e.Err != nil {
-		return "oidc: " + e.Reason + ": " + e.Err.Error()
-	}
-	return "oidc: " + e.Reason
-}
+func (e *ConfigError) Error() string { return errs.Msg(prefix, e.Field+" "+e.Reason, e.Err) }
 
-// Is reports whether target is [ErrInvalidIssuer].
-func (e *ConfigError) Is(target error) bool { return target == ErrInvalidIssuer }
+// Is reports whether target is [ErrInvalidConfig], or [ErrInvalidIssuer]
+// for an issuer setting.
+func (e *ConfigError) Is(target error) bool {
+	return target == ErrInvalidConfig || (e.issuer && target == ErrInvalidIssuer)
+}
 
 // Unwrap returns the cause, if any.
 func (e *ConfigError) Unwrap() error { return e.Err }
+
+// issuerError reports an issuer setting Kubernetes refuses.
+func issuerError(field, reason string, err error) *ConfigError {
+	return &ConfigError{Field: "IssuerConfig." + field, Reason: reason, Err: err, issuer: true}
+}
 
 // IssuerMismatchError reports a discovery document for another issuer. It
 // matches [ErrIssuerMismatch]. Issuers are compared as exact strings: a
@@ -51,14 +71,19 @@ type IssuerMismatchError struct {
 }
 
 func (e *IssuerMismatchError) Error() string {
-	return fmt.Sprintf("oidc: issuer did not match the issuer returned by provider, expected %q got %q", e.Expected, e.Discovered)
+	msg := fmt.Sprintf("the discovery document names issuer %q, not %q", e.Discovered, e.Expected)
+	if trimSlash(e.Discovered) == trimSlash(e.Expected) {
+		msg += " (they differ by a trailing slash, which counts)"
+	}
+	return errs.Msg(prefix, msg, nil)
 }
 
 // Is reports whether target is [ErrIssuerMismatch].
 func (e *IssuerMismatchError) Is(target error) bool { return target == ErrIssuerMismatch }
 
 // DiscoveryError reports a discovery document that could not be fetched or
-// read. It matches [ErrDiscovery] and wraps the cause.
+// read. It matches [ErrDiscovery] and wraps the cause (a *TimeoutError-like
+// cause matches context.DeadlineExceeded).
 type DiscoveryError struct {
 	URL string
 	// Status is the HTTP status, or 0 if no response arrived.
@@ -68,7 +93,7 @@ type DiscoveryError struct {
 }
 
 func (e *DiscoveryError) Error() string {
-	return httpget.Describe("oidc: discovery at", e.URL, e.Status, e.Reason, e.Err)
+	return httpget.Describe(prefix, "discovery at", e.URL, e.Reason, e.Err)
 }
 
 // Is reports whether target is [ErrDiscovery].
@@ -76,3 +101,26 @@ func (e *DiscoveryError) Is(target error) bool { return target == ErrDiscovery }
 
 // Unwrap returns the cause, if any.
 func (e *DiscoveryError) Unwrap() error { return e.Err }
+
+// DocumentError reports a discovery document that does not parse. It
+// matches [ErrMalformedDocument].
+type DocumentError struct {
+	// Member is the member at fault, if one is.
+	Member string
+	Reason string
+	Err    error
+}
+
+func (e *DocumentError) Error() string {
+	msg := "discovery document"
+	if e.Member != "" {
+		msg += fmt.Sprintf(" member %q", e.Member)
+	}
+	return errs.Msg(prefix, msg+" "+e.Reason, e.Err)
+}
+
+// Is reports whether target is [ErrMalformedDocument].
+func (e *DocumentError) Is(target error) bool { return target == ErrMalformedDocument }
+
+// Unwrap returns the cause, if any.
+func (e *DocumentError) Unwrap() error { return e.Err }

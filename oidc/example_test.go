@@ -76,7 +76,7 @@ func ExampleNewVerifier() {
 	var handler *oidc.Handler
 	srv := httptest.NewTLSServer(httpHandlerFunc(func() *oidc.Handler { return handler }))
 	defer srv.Close()
-	handler, err := oidc.NewHandler(oidc.HandlerConfig{IssuerConfig: oidc.IssuerConfig{Issuer: srv.URL, JWKSURI: srv.URL + oidc.JWKSPath}}, []jwks.Key{key})
+	handler, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: srv.URL, JWKSURI: srv.URL + oidc.JWKSPath}, []jwks.Key{key})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -88,9 +88,9 @@ func ExampleNewVerifier() {
 
 	// The relying party.
 	v, err := oidc.NewVerifier(context.Background(), oidc.VerifierConfig{
-		Issuers:    []string{srv.URL},
-		Discovery:  oidc.DiscoveryConfig{Client: srv.Client()},
-		Validation: tokens.ValidatorConfig{Audiences: []string{"vault"}},
+		Issuers:   []string{srv.URL},
+		Client:    srv.Client(),
+		Audiences: []string{"vault"},
 	})
 	if err != nil {
 		log.Fatal(err)

@@ -1,7 +1,6 @@
 package oidc
 
 import (
-	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -23,7 +22,11 @@ const (
 
 // HandlerConfig configures a [Handler].
 type HandlerConfig struct {
-	IssuerConfig
+	// Issuer, JWKSURI and ExternalAddress are IssuerConfig's: the issuer
+	// URL (required) and where the key set is published.
+	Issuer          string
+	JWKSURI         string
+	ExternalAddress string
 	// MaxAge is sent as Cache-Control: public, max-age=<seconds>; zero
 	// means DefaultMaxAge.
 	MaxAge time.Duration
@@ -52,13 +55,14 @@ type Handler struct {
 // handler serving them.
 func NewHandler(cfg HandlerConfig, keys []jwks.Key) (*Handler, error) {
 	if cfg.MaxAge < 0 {
-		return nil, errors.New("oidc: negative MaxAge")
+		return nil, &ConfigError{Field: "HandlerConfig.MaxAge", Reason: "is negative"}
 	}
 	maxAge := cfg.MaxAge
 	if maxAge == 0 {
 		maxAge = DefaultMaxAge
 	}
-	h := &Handler{cfg: cfg.IssuerConfig, control: "public, max-age=" + strconv.FormatInt(int64(maxAge/time.Second), 10)}
+	issuer := IssuerConfig{Issuer: cfg.Issuer, JWKSURI: cfg.JWKSURI, ExternalAddress: cfg.ExternalAddress}
+	h := &Handler{cfg: issuer, control: "public, max-age=" + strconv.FormatInt(int64(maxAge/time.Second), 10)}
 	if err := h.SetKeys(keys); err != nil {
 		return nil, err
 	}

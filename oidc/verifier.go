@@ -2,40 +2,81 @@ package oidc
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"net/http"
+	"slices"
+	"time"
 
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokens"
 )
 
-// VerifierConfig configures a [Verifier].
+// VerifierConfig configures a [Verifier]: which issuers and audiences it
+// accepts, how it reaches the issuers, and how strictly it validates. Only
+// Issuers and Audiences are required; every other zero value applies a
+// documented default.
 type VerifierConfig struct {
 	// Issuers are the accepted issuers, each discovered at construction.
-	// Required.
+	// Required, none empty, no duplicates.
 	Issuers []string
-	// Discovery is the template for each issuer's discovery (Client,
-	// BearerToken, Timeout, InsecureAllowHTTP); Issuer is filled in.
-	Discovery DiscoveryConfig
-	// KeySet is the template for each issuer's remote key set (rate
-	// limits, cache bounds, timeout, OnFetch); URL is filled in from the
-	// discovered jwks_uri, and Client from Discovery when left nil.
-	// Discovery's BearerToken is sent to the jwks_uri only when it has the
-	// issuer's scheme and host: credentials never go to a host the
-	// discovery document names. Where the key set lives elsewhere but needs
-	// them (kube-apiserver: the issuer is a Service name, jwks_uri its
-	// advertise address), set KeySet.BearerToken explicitly.
-	KeySet jwks.RemoteConfig
-	// Validation configures token validation as for tokens.NewValidator:
-	// set Audiences (required) and optionally Leeway, AllowedAlgorithms,
-	// Now, MaxTokenBytes, Cache, AcceptMissingAudience. Issuers, Keys and
-	// IssuerKeys are set by the verifier and must be left empty.
-	//
-	// Liveness: with no Objects getter the verifier makes no liveness
-	// checks (SkipObjectCheck is implied), as any relying party outside the
-	// cluster must: a token stays valid until exp even after its pod is
-	// deleted. Give an Objects getter to check, as kube-apiserver does.
-	Validation tokens.ValidatorConfig
+	// Audiences are the audiences a token must name one of (for Verify).
+	// Required, none empty.
+	Audiences []string
+
+	// Client sends discovery and key set requests; nil means a new
+	// http.Client (Timeout bounds each request). In a pod, pass a client
+	// trusting the cluster CA.
+	Client *http.Client
+	// BearerToken, when set, supplies credentials for discovery (and for
+	// the key set when jwks_uri has the issuer's scheme and host: credentials
+	// never go to a host the discovery document names). Kubernetes serves
+	// both to authenticated callers only by default; a pod passes a
+	// function reading its projected token, so rotation is followed.
+	BearerToken func(ctx context.Context) (string, error)
+	// KeySetBearerToken, when set, supplies credentials for the key set
+	// wherever it lives: kube-apiserver's jwks_uri names its advertise
+	// address, another host than its issuer.
+	KeySetBearerToken func(ctx context.Context) (string, error)
+	// Timeout bounds each discovery and key set request; zero means
+	// DefaultDiscoveryTimeout and jwks.DefaultFetchTimeout.
+	Timeout time.Duration
+	// KeySetLimits bounds each key set document (size, key count); zero
+	// values apply jwks' defaults.
+	KeySetLimits jwks.ParseOptions
+	// RefetchInterval, RefetchBurst, MinCacheAge, MaxCacheAge and MaxStale
+	// tune each issuer's jwks.Remote key set; zero values apply its
+	// defaults (see jwks.RemoteConfig).
+	RefetchInterval time.Duration
+	RefetchBurst    int
+	MinCacheAge     time.Duration
+	MaxCacheAge     time.Duration
+	MaxStale        time.Duration
+	// OnFetch, when set, is called after every key set fetch (see
+	// jwks.RemoteConfig.OnFetch).
+	OnFetch func(jwks.FetchEvent)
+
+	// Leeway, AllowedAlgorithms, AcceptMissingAudience, MaxTokenBytes,
+	// MaxKeysPerToken and Cache are tokens.ValidatorConfig's, with its
+	// defaults.
+	Leeway                time.Duration
+	AllowedAlgorithms     []string
+	AcceptMissingAudience bool
+	MaxTokenBytes         int
+	MaxKeysPerToken       int
+	Cache                 *tokens.CacheConfig
+	// Objects, when set, checks that the service account and the bound
+	// pod, secret or node still exist, as kube-apiserver does. Without it
+	// (the usual case outside the cluster) a token stays valid until it
+	// expires, even after its pod is deleted.
+	Objects tokens.ObjectGetter
+	// Now is the clock of validation and key set freshness; nil means
+	// time.Now.
+	Now func() time.Time
+
+	// InsecureAllowHTTP accepts http:// issuers, jwks_uri and redirects.
+	// Never set it outside tests: over http anyone on the path can replace
+	// the keys, and bearer credentials travel in clear text.
+	InsecureAllowHTTP bool
 }
 
 // Verifier verifies service-account tokens of one or several issuers as a
@@ -56,46 +97,58 @@ type Verifier struct {
 // first token.
 func NewVerifier(ctx context.Context, cfg VerifierConfig) (*Verifier, error) {
 	if len(cfg.Issuers) == 0 {
-		return nil, errors.New("oidc: VerifierConfig.Issuers is required")
+		return nil, &ConfigError{Field: "VerifierConfig.Issuers", Reason: "is required"}
 	}
-	val := cfg.Validation
-	if len(val.Issuers) != 0 || val.Keys != nil || val.IssuerKeys != nil {
-		return nil, errors.New("oidc: VerifierConfig.Validation must not set Issuers, Keys or IssuerKeys")
+	if len(cfg.Audiences) == 0 {
+		return nil, &ConfigError{Field: "VerifierConfig.Audiences", Reason: "is required: a relying party accepts tokens meant for it only"}
+	}
+	if slices.Contains(cfg.Audiences, "") {
+		return nil, &ConfigError{Field: "VerifierConfig.Audiences", Reason: "holds an empty string, which no token can name"}
 	}
 	v := &Verifier{providers: map[string]*ProviderMetadata{}, keySets: map[string]*jwks.Remote{}}
-	val.Issuers = cfg.Issuers
-	val.IssuerKeys = make(map[string]jwks.KeySource, len(cfg.Issuers))
+	issuerKeys := make(map[string]jwks.KeySource, len(cfg.Issuers))
 	for _, iss := range cfg.Issuers {
 		if _, dup := v.providers[iss]; dup {
-			return nil, fmt.Errorf("oidc: issuer %q is already specified", iss)
+			return nil, &ConfigError{Field: "VerifierConfig.Issuers", Reason: fmt.Sprintf("names %q twice", iss)}
 		}
-		dc := cfg.Discovery
-		dc.Issuer = iss
-		md, err := Discover(ctx, dc)
+		md, err := Discover(ctx, DiscoveryConfig{
+			Issuer: iss, Client: cfg.Client, BearerToken: cfg.BearerToken,
+			Timeout: cfg.Timeout, InsecureAllowHTTP: cfg.InsecureAllowHTTP,
+		})
 		if err != nil {
 			return nil, err
 		}
-		kc := cfg.KeySet
-		kc.URL = md.JWKSURI
-		if kc.Client == nil {
-			kc.Client = cfg.Discovery.Client
+		bearer := cfg.KeySetBearerToken
+		if bearer == nil && sameOrigin(iss, md.JWKSURI) {
+			bearer = cfg.BearerToken
 		}
-		if kc.BearerToken == nil && sameOrigin(iss, md.JWKSURI) {
-			kc.BearerToken = cfg.Discovery.BearerToken
-		}
-		kc.InsecureAllowHTTP = kc.InsecureAllowHTTP || cfg.Discovery.InsecureAllowHTTP
-		remote, err := jwks.NewRemote(kc)
+		remote, err := jwks.NewRemote(jwks.RemoteConfig{
+			URL: md.JWKSURI, Client: cfg.Client, BearerToken: bearer, Timeout: cfg.Timeout,
+			Parse: cfg.KeySetLimits, RefetchInterval: cfg.RefetchInterval, RefetchBurst: cfg.RefetchBurst,
+			MinCacheAge: cfg.MinCacheAge, MaxCacheAge: cfg.MaxCacheAge, MaxStale: cfg.MaxStale,
+			InsecureAllowHTTP: cfg.InsecureAllowHTTP, Now: cfg.Now, OnFetch: cfg.OnFetch,
+		})
 		if err != nil {
 			return nil, err
 		}
 		v.providers[iss] = md
 		v.keySets[iss] = remote
-		val.IssuerKeys[iss] = remote
+		issuerKeys[iss] = remote
 	}
-	if val.Objects == nil {
-		val.SkipObjectCheck = true
-	}
-	validator, err := tokens.NewValidator(val)
+	validator, err := tokens.NewValidator(tokens.ValidatorConfig{
+		Issuers:               cfg.Issuers,
+		IssuerKeys:            issuerKeys,
+		Audiences:             cfg.Audiences,
+		AcceptMissingAudience: cfg.AcceptMissingAudience,
+		Objects:               cfg.Objects,
+		SkipObjectCheck:       cfg.Objects == nil,
+		Leeway:                cfg.Leeway,
+		AllowedAlgorithms:     cfg.AllowedAlgorithms,
+		MaxTokenBytes:         cfg.MaxTokenBytes,
+		MaxKeysPerToken:       cfg.MaxKeysPerToken,
+		Now:                   cfg.Now,
+		Cache:                 cfg.Cache,
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -103,12 +156,17 @@ func NewVerifier(ctx context.Context, cfg VerifierConfig) (*Verifier, error) {
 	return v, nil
 }
 
-// Verify validates a token for the configured audiences.
+// Verify validates a token for the configured audiences. token is the
+// compact JWT alone, without an Authorization scheme: a token starting with
+// "Bearer " is refused with a hint saying so.
 func (v *Verifier) Verify(ctx context.Context, token string) (*tokens.Result, error) {
 	return v.validator.Validate(ctx, token)
 }
 
-// VerifyFor validates a token for the given audiences instead.
+// VerifyFor validates a token for the given audiences instead of the
+// configured ones, as a TokenReview with spec.audiences does; the result's
+// Audiences are the intersection, in the order given. A nil or empty list
+// falls back to the configured audiences (it is Verify).
 func (v *Verifier) VerifyFor(ctx context.Context, token string, audiences []string) (*tokens.Result, error) {
 	return v.validator.ValidateFor(ctx, token, audiences)
 }

@@ -37,10 +37,9 @@ func newVerifier(t *testing.T, clk *clock, srvs ...*oidctest.Server) *oidc.Verif
 		issuers = append(issuers, s.Issuer())
 	}
 	v, err := oidc.NewVerifier(t.Context(), oidc.VerifierConfig{
-		Issuers:    issuers,
-		Discovery:  oidc.DiscoveryConfig{Client: srvs[0].Client()},
-		KeySet:     jwks.RemoteConfig{Now: clk.Now},
-		Validation: tokens.ValidatorConfig{Audiences: []string{"vault"}, Now: clk.Now},
+		Issuers:   issuers,
+		Client:    srvs[0].Client(),
+		Audiences: []string{"vault"}, Now: clk.Now,
 	})
 	require.NoError(t, err)
 	return v
@@ -48,9 +47,9 @@ func newVerifier(t *testing.T, clk *clock, srvs ...*oidctest.Server) *oidc.Verif
 
 func TestVerifier(t *testing.T) {
 	clk := &clock{now: time.Unix(1700000000, 0)}
-	srv := oidctest.Start(t, oidctest.Options{Now: clk.Now})
+	srv := oidctest.Start(t, oidctest.Config{Now: clk.Now})
 	v := newVerifier(t, clk, srv)
-	raw := srv.Mint(t, tokens.Request{ServiceAccount: rpSA, Audiences: []string{"vault"},
+	raw := mint(t, srv, tokens.Request{ServiceAccount: rpSA, Audiences: []string{"vault"},
 		BoundObject: &tokens.BoundObject{Kind: tokens.BoundPod, Name: "p", UID: "pu"}})
 
 	res, err := v.Verify(t.Context(), raw)
@@ -83,15 +82,15 @@ func mustSource(t *testing.T, keys []jwks.Key) *jwks.StaticSource {
 // refetch triggered by its unknown kid.
 func TestVerifierRotation(t *testing.T) {
 	clk := &clock{now: time.Unix(1700000000, 0)}
-	srv := oidctest.Start(t, oidctest.Options{Now: clk.Now})
+	srv := oidctest.Start(t, oidctest.Config{Now: clk.Now})
 	v := newVerifier(t, clk, srv)
 	req := tokens.Request{ServiceAccount: rpSA, Audiences: []string{"vault"}}
-	_, err := v.Verify(t.Context(), srv.Mint(t, req))
+	_, err := v.Verify(t.Context(), mint(t, srv, req))
 	require.NoError(t, err)
 	_, before := srv.Requests()
 
-	srv.Rotate(t, nil, false)
-	_, err = v.Verify(t.Context(), srv.Mint(t, req))
+	rotate(t, srv, nil, false)
+	_, err = v.Verify(t.Context(), mint(t, srv, req))
 	require.NoError(t, err)
 	_, after := srv.Requests()
 	assert.Equal(t, before+1, after)
@@ -102,15 +101,15 @@ func TestVerifierRotation(t *testing.T) {
 func TestVerifierIssuerBinding(t *testing.T) {
 	clk := &clock{now: time.Unix(1700000000, 0)}
 	keyA := testkeys.Generated("p256")
-	a := oidctest.Start(t, oidctest.Options{Path: "/a", Now: clk.Now, Signer: keyA})
-	b := oidctest.Start(t, oidctest.Options{Path: "/b", Now: clk.Now})
+	a := oidctest.Start(t, oidctest.Config{Path: "/a", Now: clk.Now, Signer: keyA})
+	b := oidctest.Start(t, oidctest.Config{Path: "/b", Now: clk.Now})
 	// Both issuers on one TLS client: use a's, trusting each server's own
 	// certificate is not needed since httptest servers share the test CA.
 	v := newVerifier(t, clk, a, b)
 	req := tokens.Request{ServiceAccount: rpSA, Audiences: []string{"vault"}}
-	_, err := v.Verify(t.Context(), a.Mint(t, req))
+	_, err := v.Verify(t.Context(), mint(t, a, req))
 	require.NoError(t, err)
-	_, err = v.Verify(t.Context(), b.Mint(t, req))
+	_, err = v.Verify(t.Context(), mint(t, b, req))
 	require.NoError(t, err)
 
 	forger, err := tokens.NewMinter(tokens.MinterConfig{Issuer: b.Issuer(), Signer: keyA, Now: clk.Now})
@@ -125,10 +124,10 @@ func TestVerifierIssuerBinding(t *testing.T) {
 // costs at most the burst of fetches, then one per interval.
 func TestVerifierRateLimitsUnknownKids(t *testing.T) {
 	clk := &clock{now: time.Unix(1700000000, 0)}
-	srv := oidctest.Start(t, oidctest.Options{Now: clk.Now})
+	srv := oidctest.Start(t, oidctest.Config{Now: clk.Now})
 	v := newVerifier(t, clk, srv)
 	req := tokens.Request{ServiceAccount: rpSA, Audiences: []string{"vault"}}
-	_, err := v.Verify(t.Context(), srv.Mint(t, req))
+	_, err := v.Verify(t.Context(), mint(t, srv, req))
 	require.NoError(t, err) // the first fetch takes one token of the burst
 
 	forger, err := tokens.NewMinter(tokens.MinterConfig{Issuer: srv.Issuer(), Signer: testkeys.Generated("p256-stranger"), Now: clk.Now})
@@ -151,7 +150,7 @@ func TestVerifierRateLimitsUnknownKids(t *testing.T) {
 	assert.Equal(t, int64(jwks.DefaultRefetchBurst+1), fetches, "one more per interval")
 
 	// Known keys keep verifying without fetches.
-	_, err = v.Verify(t.Context(), srv.Mint(t, req))
+	_, err = v.Verify(t.Context(), mint(t, srv, req))
 	require.NoError(t, err)
 	_, again := srv.Requests()
 	assert.Equal(t, fetches, again)
@@ -161,14 +160,14 @@ func TestVerifierRateLimitsUnknownKids(t *testing.T) {
 // once cause one fetch.
 func TestVerifierMergesConcurrentMisses(t *testing.T) {
 	clk := &clock{now: time.Unix(1700000000, 0)}
-	srv := oidctest.Start(t, oidctest.Options{Now: clk.Now})
+	srv := oidctest.Start(t, oidctest.Config{Now: clk.Now})
 	v := newVerifier(t, clk, srv)
 	req := tokens.Request{ServiceAccount: rpSA, Audiences: []string{"vault"}}
-	_, err := v.Verify(t.Context(), srv.Mint(t, req))
+	_, err := v.Verify(t.Context(), mint(t, srv, req))
 	require.NoError(t, err)
 
-	srv.Rotate(t, nil, true)
-	raw := srv.Mint(t, req)
+	rotate(t, srv, nil, true)
+	raw := mint(t, srv, req)
 	var wg sync.WaitGroup
 	for i := 0; i < 64; i++ {
 		wg.Add(1)
@@ -189,20 +188,20 @@ func TestVerifierMergesConcurrentMisses(t *testing.T) {
 // verification with the keys already held; a first failure is retried.
 func TestVerifierKeepsKeysWhenIssuerFails(t *testing.T) {
 	clk := &clock{now: time.Unix(1700000000, 0)}
-	srv := oidctest.Start(t, oidctest.Options{Now: clk.Now})
+	srv := oidctest.Start(t, oidctest.Config{Now: clk.Now})
 	events := make(chan jwks.FetchEvent, 10)
 	v, err := oidc.NewVerifier(t.Context(), oidc.VerifierConfig{
-		Issuers:    []string{srv.Issuer()},
-		Discovery:  oidc.DiscoveryConfig{Client: srv.Client()},
-		KeySet:     jwks.RemoteConfig{Now: clk.Now, OnFetch: func(ev jwks.FetchEvent) { events <- ev }},
-		Validation: tokens.ValidatorConfig{Audiences: []string{"vault"}, Now: clk.Now},
+		Issuers:   []string{srv.Issuer()},
+		Client:    srv.Client(),
+		OnFetch:   func(ev jwks.FetchEvent) { events <- ev },
+		Audiences: []string{"vault"}, Now: clk.Now,
 	})
 	require.NoError(t, err)
 	req := tokens.Request{ServiceAccount: rpSA, Audiences: []string{"vault"}}
 
 	// First fetch fails: a typed key-source error carrying the fetch error.
 	srv.SetFailing(true)
-	raw := srv.Mint(t, req)
+	raw := mint(t, srv, req)
 	_, err = v.Verify(t.Context(), raw)
 	require.ErrorIs(t, err, tokens.ErrKeySource)
 	require.ErrorIs(t, err, jwks.ErrFetch)
@@ -221,7 +220,7 @@ func TestVerifierKeepsKeysWhenIssuerFails(t *testing.T) {
 	// once, while the refresh fails in the background.
 	srv.SetFailing(true)
 	clk.Advance(2 * time.Hour)
-	raw = srv.Mint(t, req)
+	raw = mint(t, srv, req)
 	_, err = v.Verify(t.Context(), raw)
 	require.NoError(t, err)
 	ev := <-events
@@ -235,52 +234,50 @@ func TestVerifierKeepsKeysWhenIssuerFails(t *testing.T) {
 
 // TestNewVerifierErrors: discovery failures and bad configuration.
 func TestNewVerifierErrors(t *testing.T) {
-	srv := oidctest.Start(t, oidctest.Options{})
+	srv := oidctest.Start(t, oidctest.Config{})
 	tests := []struct {
 		name    string
 		cfg     oidc.VerifierConfig
 		wantErr error
 	}{
-		{name: "no issuers", cfg: oidc.VerifierConfig{}},
-		{name: "issuer mismatch", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer() + "/"}, Discovery: oidc.DiscoveryConfig{Client: srv.Client()},
-			Validation: tokens.ValidatorConfig{Audiences: []string{"a"}}}, wantErr: oidc.ErrIssuerMismatch},
-		{name: "duplicate issuer", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer(), srv.Issuer()}, Discovery: oidc.DiscoveryConfig{Client: srv.Client()},
-			Validation: tokens.ValidatorConfig{Audiences: []string{"a"}}}},
-		{name: "no audiences", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Discovery: oidc.DiscoveryConfig{Client: srv.Client()}}},
-		{name: "keys set by caller", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Discovery: oidc.DiscoveryConfig{Client: srv.Client()},
-			Validation: tokens.ValidatorConfig{Audiences: []string{"a"}, Keys: mustSource(t, srv.Keys())}}},
+		{name: "no issuers", cfg: oidc.VerifierConfig{Audiences: []string{"a"}}, wantErr: oidc.ErrInvalidConfig},
+		{name: "issuer mismatch", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer() + "/"}, Client: srv.Client(),
+			Audiences: []string{"a"}}, wantErr: oidc.ErrIssuerMismatch},
+		{name: "duplicate issuer", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer(), srv.Issuer()}, Client: srv.Client(),
+			Audiences: []string{"a"}}, wantErr: oidc.ErrInvalidConfig},
+		{name: "no audiences", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Client: srv.Client()}, wantErr: oidc.ErrInvalidConfig},
+		{name: "empty audience", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Client: srv.Client(), Audiences: []string{""}}, wantErr: oidc.ErrInvalidConfig},
+		{name: "negative leeway", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Client: srv.Client(), Audiences: []string{"a"}, Leeway: -2}, wantErr: tokens.ErrInvalidConfig},
+		{name: "negative timeout", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Client: srv.Client(), Audiences: []string{"a"}, MaxStale: -1}, wantErr: jwks.ErrInvalidConfig},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := oidc.NewVerifier(t.Context(), tt.cfg)
-			require.Error(t, err)
-			if tt.wantErr != nil {
-				require.ErrorIs(t, err, tt.wantErr)
-			}
+			require.ErrorIs(t, err, tt.wantErr)
 		})
 	}
 }
 
 // TestVerifierBearerStaysWithTheIssuer: the discovery bearer token reaches a
 // jwks_uri on the issuer's own host, never one on another host unless
-// KeySet.BearerToken says so.
+// KeySetBearerToken says so.
 func TestVerifierBearerStaysWithTheIssuer(t *testing.T) {
 	const secret = "pod-token"
 	bearer := func(context.Context) (string, error) { return secret, nil }
 
 	// Same host: oidctest demands the token on every path.
-	same := oidctest.Start(t, oidctest.Options{BearerToken: secret})
+	same := oidctest.Start(t, oidctest.Config{BearerToken: secret})
 	v, err := oidc.NewVerifier(t.Context(), oidc.VerifierConfig{
-		Issuers: []string{same.Issuer()}, Discovery: oidc.DiscoveryConfig{Client: same.Client(), BearerToken: bearer},
-		Validation: tokens.ValidatorConfig{Audiences: []string{"vault"}},
+		Issuers: []string{same.Issuer()}, Client: same.Client(), BearerToken: bearer,
+		Audiences: []string{"vault"},
 	})
 	require.NoError(t, err)
-	_, err = v.Verify(t.Context(), same.Mint(t, tokens.Request{ServiceAccount: rpSA, Audiences: []string{"vault"}}))
+	_, err = v.Verify(t.Context(), mint(t, same, tokens.Request{ServiceAccount: rpSA, Audiences: []string{"vault"}}))
 	require.NoError(t, err)
 
 	// Another host for the keys: it sees no credentials by default.
 	var seen []string
-	keys := oidctest.Start(t, oidctest.Options{})
+	keys := oidctest.Start(t, oidctest.Config{})
 	keyHost := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		seen = append(seen, r.Header.Get("Authorization"))
 		_, _ = w.Write(keys.Documents().JWKS)
@@ -294,11 +291,11 @@ func TestVerifierBearerStaysWithTheIssuer(t *testing.T) {
 	issuer = disc.URL
 	for _, explicit := range []bool{false, true} {
 		cfg := oidc.VerifierConfig{
-			Issuers: []string{issuer}, Discovery: oidc.DiscoveryConfig{Client: disc.Client(), BearerToken: bearer},
-			Validation: tokens.ValidatorConfig{Audiences: []string{"vault"}},
+			Issuers: []string{issuer}, Client: disc.Client(), BearerToken: bearer,
+			Audiences: []string{"vault"},
 		}
 		if explicit {
-			cfg.KeySet.BearerToken = bearer
+			cfg.KeySetBearerToken = bearer
 		}
 		v, err := oidc.NewVerifier(t.Context(), cfg)
 		require.NoError(t, err)

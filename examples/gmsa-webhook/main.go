@@ -141,15 +141,15 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 		}
 		return credspec.Decision{Reason: "not in the -allow list"}, nil
 	})
-	exp, err := credspec.NewExpander(credspec.ExpanderOptions{Source: src, RandomHostname: *randomHostname})
+	exp, err := credspec.NewExpander(credspec.ExpanderConfig{Source: src, RandomHostname: *randomHostname})
 	if err != nil {
 		return err
 	}
-	val, err := credspec.NewValidator(credspec.ValidatorOptions{Source: src, Authorizer: authz, CheckRequestingUser: *checkUser})
+	val, err := credspec.NewValidator(credspec.ValidatorConfig{Source: src, Authorizer: authz, CheckRequestingUser: *checkUser})
 	if err != nil {
 		return err
 	}
-	h, err := credspec.NewHandler(credspec.HandlerOptions{
+	h, err := credspec.NewHandler(credspec.HandlerConfig{
 		Expander:  exp,
 		Validator: val,
 		OnReview: func(o credspec.ReviewOutcome) {
@@ -164,7 +164,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	var tlsConfig *tls.Config
 	var certPEM []byte
 	if *certFile != "" {
-		certs, err := credspec.NewCertReloader(credspec.CertReloaderOptions{
+		certs, err := credspec.NewCertReloader(credspec.CertReloaderConfig{
 			CertFile: *certFile,
 			KeyFile:  *keyFile,
 			OnReload: func(err error) { log.Info("certificate reload", "error", err) },

@@ -87,7 +87,7 @@ func run(ctx context.Context, out io.Writer) error {
 	fmt.Fprintf(out, "1. minted a %d-byte token for %s, expires %s\n", len(tok.Raw), tok.Claims.Subject, tok.ExpirationTimestamp.UTC().Format(time.RFC3339))
 
 	// 2. Publish discovery and the JWKS exactly as kube-apiserver does.
-	handler, err := oidc.NewHandler(oidc.HandlerConfig{IssuerConfig: oidc.IssuerConfig{Issuer: issuer, JWKSURI: issuer + oidc.JWKSPath}}, []jwks.Key{signing})
+	handler, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: issuer, JWKSURI: oidc.JWKSURL(issuer)}, []jwks.Key{signing})
 	if err != nil {
 		return err
 	}
@@ -99,9 +99,9 @@ func run(ctx context.Context, out io.Writer) error {
 
 	// 3. A relying party that knows only the issuer URL.
 	verifier, err := oidc.NewVerifier(ctx, oidc.VerifierConfig{
-		Issuers:    []string{issuer},
-		Discovery:  oidc.DiscoveryConfig{Client: issuerSrv.Client()},
-		Validation: tokens.ValidatorConfig{Audiences: []string{federation.DefaultAudience}},
+		Issuers:   []string{issuer},
+		Client:    issuerSrv.Client(),
+		Audiences: []string{federation.DefaultAudience},
 	})
 	if err != nil {
 		return err
@@ -129,7 +129,7 @@ func run(ctx context.Context, out io.Writer) error {
 	//    pod; the Azure SDK exchanges it at Entra ID (a local stand-in with
 	//    one federated identity credential).
 	const tenantID, clientID = "contoso", "00000000-0000-0000-0000-0000000000b1"
-	entra, err := entratest.New(entratest.Options{
+	entra, err := entratest.New(entratest.Config{
 		TenantID:     tenantID,
 		IssuerClient: issuerSrv.Client(),
 		Apps: []entratest.App{{ClientID: clientID, Credentials: []entratest.FederatedCredential{
@@ -149,7 +149,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err := os.WriteFile(tokenFile, []byte(tok.Raw), 0o600); err != nil {
 		return err
 	}
-	cred, err := federation.NewAzureCredential(&federation.AzureOptions{
+	cred, err := federation.NewAzureCredential(&federation.AzureConfig{
 		ClientID:  clientID,
 		TenantID:  tenantID,
 		TokenFile: tokenFile,

@@ -7,7 +7,7 @@
 // document and JWKS (with package oidc), then matched exactly on issuer,
 // subject and audience. Refusals carry Entra's AADSTS codes.
 //
-//	entra := entratest.Start(t, entratest.Options{
+//	entra := entratest.Start(t, entratest.Config{
 //		TenantID:     "my-tenant",
 //		IssuerClient: issuer.Client(),
 //		Apps: []entratest.App{{ClientID: "my-app", Credentials: []entratest.FederatedCredential{{
@@ -51,8 +51,8 @@ type App struct {
 	Credentials []FederatedCredential
 }
 
-// Options configures the stand-in.
-type Options struct {
+// Config configures the stand-in.
+type Config struct {
 	// TenantID is the one tenant served. Required.
 	TenantID string
 	// Apps are the registered applications.
@@ -83,7 +83,7 @@ type Exchange struct {
 // Server is a running stand-in.
 type Server struct {
 	srv  *httptest.Server
-	opts Options
+	opts Config
 	now  func() time.Time
 
 	mu          sync.Mutex
@@ -96,7 +96,7 @@ type Server struct {
 
 // Start starts the stand-in on a TLS httptest server, stopped when the test
 // ends.
-func Start(t testing.TB, opts Options) *Server {
+func Start(t testing.TB, opts Config) *Server {
 	t.Helper()
 	s, err := New(opts)
 	if err != nil {
@@ -108,7 +108,7 @@ func Start(t testing.TB, opts Options) *Server {
 
 // New starts the stand-in outside a test (examples, local demos). The
 // caller must Close it.
-func New(opts Options) (*Server, error) {
+func New(opts Config) (*Server, error) {
 	if opts.TenantID == "" {
 		return nil, errors.New("entratest: Options.TenantID is required")
 	}
@@ -262,7 +262,7 @@ func (s *Server) check(ctx context.Context, tenant, grant, assertionType, scope,
 	if err != nil {
 		return 90061, 400, "invalid_client", fmt.Sprintf("Request to External OIDC endpoint failed. %v", err)
 	}
-	res, err := v.Verify(ctx, assertion)
+	res, err := v.VerifyFor(ctx, assertion, claims.Audience)
 	if err == nil && !slices.Contains(s.opts.Algorithms, res.Algorithm) {
 		return 700027, 400, "invalid_client", fmt.Sprintf("Client assertion failed signature validation: algorithm %s is not supported for federated credentials.", res.Algorithm)
 	}
@@ -307,6 +307,9 @@ func hasDefaultScope(scope string) bool {
 	return false
 }
 
+// exchangeAudience is the audience Entra ID expects of assertions.
+const exchangeAudience = "api://AzureADTokenExchange"
+
 // verifier returns (building on first use) the relying party of an issuer.
 // Audiences are matched against credentials afterwards, so the verifier
 // accepts any.
@@ -318,11 +321,12 @@ func (s *Server) verifier(ctx context.Context, issuer string) (*oidc.Verifier, e
 		return v, nil
 	}
 	v, err := oidc.NewVerifier(ctx, oidc.VerifierConfig{
-		Issuers:   []string{issuer},
-		Discovery: oidc.DiscoveryConfig{Client: s.opts.IssuerClient},
-		KeySet:    jwks.RemoteConfig{Now: s.now},
-		// Audiences are matched against credentials afterwards.
-		Validation: tokens.ValidatorConfig{InsecureSkipAudienceCheck: true, Now: s.now},
+		Issuers: []string{issuer},
+		// Audiences are matched against credentials afterwards: each
+		// assertion is verified for its own audiences (VerifyFor).
+		Audiences: []string{exchangeAudience},
+		Client:    s.opts.IssuerClient,
+		Now:       s.now,
 	})
 	if err != nil {
 		return nil, err

@@ -2,8 +2,10 @@ package httpget_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -86,5 +88,53 @@ func TestSizeLimit(t *testing.T) {
 		}
 		require.Nil(t, fail)
 	}
-	assert.Equal(t, "oidc: discovery at https://x (HTTP 500): boom", httpget.Describe("oidc: discovery at", "https://x", 500, "boom", nil))
+	assert.Equal(t, "oidc: discovery at https://x: boom: too large", httpget.Describe("oidc", "discovery at", "https://x", "boom", errors.New("jwks: too large")))
+}
+
+// TestBodyCutByTimeout: a body still arriving when the timeout fires is
+// reported as a timeout (matching context.DeadlineExceeded), never as a
+// short document.
+func TestBodyCutByTimeout(t *testing.T) {
+	release := make(chan struct{})
+	t.Cleanup(func() { close(release) })
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "100")
+		_, _ = w.Write([]byte(`{"keys":[`))
+		w.(http.Flusher).Flush()
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(srv.Close)
+	resp, fail := httpget.Do(t.Context(), httpget.Request{
+		URL: srv.URL, Client: srv.Client(), Timeout: 100 * time.Millisecond, MaxBytes: 1000,
+	})
+	require.Nil(t, resp)
+	require.NotNil(t, fail)
+	assert.Equal(t, "reading the body", fail.Reason)
+	require.ErrorIs(t, fail.Err, context.DeadlineExceeded)
+	var timeout *httpget.TimeoutError
+	require.ErrorAs(t, fail.Err, &timeout)
+	assert.Equal(t, 100*time.Millisecond, timeout.After)
+}
+
+// TestStatusText: the server's status text is cut to MaxStatusText bytes of
+// printable ASCII, and the code appears once.
+func TestStatusText(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		code   int
+		status string
+		want   string
+	}{
+		{name: "standard", code: 404, status: "404 Not Found", want: "404 Not Found"},
+		{name: "no text", code: 500, status: "500", want: "500"},
+		{name: "control characters", code: 503, status: "503 Down\x1b[31m\r\nX-Injected: 1", want: "503 Down[31mX-Injected: 1"},
+		{name: "long", code: 500, status: "500 " + strings.Repeat("a", 10000), want: "500 " + strings.Repeat("a", httpget.MaxStatusText-1) + "..."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, httpget.StatusLine(tc.code, tc.status))
+		})
+	}
 }

@@ -204,10 +204,11 @@ func TestRelyingPartyAgainstAPIServer(t *testing.T) {
 	// advertise address: another host, so the key set's credentials are
 	// given explicitly.
 	v, err := oidc.NewVerifier(t.Context(), oidc.VerifierConfig{
-		Issuers:    []string{issuer},
-		Discovery:  oidc.DiscoveryConfig{Client: client, BearerToken: creds},
-		KeySet:     jwks.RemoteConfig{BearerToken: creds},
-		Validation: tokens.ValidatorConfig{Audiences: []string{vaultAudience}},
+		Issuers:           []string{issuer},
+		Client:            client,
+		BearerToken:       creds,
+		KeySetBearerToken: creds,
+		Audiences:         []string{vaultAudience},
 	})
 	require.NoError(t, err)
 	tr := f.requestToken(t, []string{vaultAudience}, 3600, true)
@@ -217,7 +218,7 @@ func TestRelyingPartyAgainstAPIServer(t *testing.T) {
 
 	// Byte-identical documents.
 	md := v.Provider(issuer)
-	key, err := jwks.NewKey(f.cp.SigningKey)
+	key, err := jwks.NewKey(f.cp.SigningKey.Public())
 	require.NoError(t, err)
 	ours, err := oidc.Render(oidc.IssuerConfig{Issuer: issuer, JWKSURI: md.JWKSURI}, []jwks.Key{key})
 	require.NoError(t, err)

@@ -55,7 +55,7 @@ func TestAuthorizer(t *testing.T) {
 	require.NoError(t, err)
 	src, err := ksacredspec.NewStaticSourceJSON(map[string]string{"webapp01": `{"CmsPlugins":["ActiveDirectory"]}`})
 	require.NoError(t, err)
-	v, err := ksacredspec.NewValidator(ksacredspec.ValidatorOptions{Source: src, Authorizer: authz})
+	v, err := ksacredspec.NewValidator(ksacredspec.ValidatorConfig{Source: src, Authorizer: authz})
 	require.NoError(t, err)
 
 	opts := &corev1.WindowsSecurityContextOptions{GMSACredentialSpecName: new("webapp01")}
@@ -114,7 +114,7 @@ func TestSource(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, `{"ActiveDirectoryConfig":{"HostAccountConfig":{"PluginInput":"contoso.com:gmsaccg:\u003cpassword\u003e"}},"CmsPlugins":["ActiveDirectory"],"DomainJoinConfig":{"DnsName":"contoso.com","NetBiosName":"CONTOSO"}}`, got)
 
-	exp, err := ksacredspec.NewExpander(ksacredspec.ExpanderOptions{Source: src})
+	exp, err := ksacredspec.NewExpander(ksacredspec.ExpanderConfig{Source: src})
 	require.NoError(t, err)
 	patch, err := exp.ExpandCreate(t.Context(), pod("sa", &corev1.WindowsSecurityContextOptions{GMSACredentialSpecName: new("webapp01")}))
 	require.NoError(t, err)

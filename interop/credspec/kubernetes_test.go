@@ -292,11 +292,11 @@ func TestHandlerAgainstAPIServerClient(t *testing.T) {
 	authz := ksacredspec.AuthorizerFunc(func(_ context.Context, r ksacredspec.UseRequest) (ksacredspec.Decision, error) {
 		return ksacredspec.Decision{Allowed: r.User.Username == "system:serviceaccount:apps:frontend"}, nil
 	})
-	exp, err := ksacredspec.NewExpander(ksacredspec.ExpanderOptions{Source: src})
+	exp, err := ksacredspec.NewExpander(ksacredspec.ExpanderConfig{Source: src})
 	require.NoError(t, err)
-	val, err := ksacredspec.NewValidator(ksacredspec.ValidatorOptions{Source: src, Authorizer: authz})
+	val, err := ksacredspec.NewValidator(ksacredspec.ValidatorConfig{Source: src, Authorizer: authz})
 	require.NoError(t, err)
-	h, err := ksacredspec.NewHandler(ksacredspec.HandlerOptions{Expander: exp, Validator: val})
+	h, err := ksacredspec.NewHandler(ksacredspec.HandlerConfig{Expander: exp, Validator: val})
 	require.NoError(t, err)
 
 	for _, version := range []string{"v1", "v1beta1"} {

@@ -109,7 +109,7 @@ func TestGoOIDCVerifiesKSATokens(t *testing.T) {
 			srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 			t.Cleanup(srv.Close)
 			keys := ksaKeys(t, ks.keys)
-			h, err := oidc.NewHandler(oidc.HandlerConfig{IssuerConfig: oidc.IssuerConfig{Issuer: srv.URL, JWKSURI: srv.URL + oidc.JWKSPath}}, keys)
+			h, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: srv.URL, JWKSURI: srv.URL + oidc.JWKSPath}, keys)
 			require.NoError(t, err)
 
 			ctx := gooidc.ClientContext(t.Context(), srv.Client())
@@ -170,9 +170,9 @@ func TestKSAVerifiesThroughKubernetesDocuments(t *testing.T) {
 			require.NoError(t, err)
 
 			v, err := oidc.NewVerifier(t.Context(), oidc.VerifierConfig{
-				Issuers:    []string{srv.URL},
-				Discovery:  oidc.DiscoveryConfig{Client: srv.Client()},
-				Validation: tokens.ValidatorConfig{Audiences: []string{"vault"}},
+				Issuers:   []string{srv.URL},
+				Client:    srv.Client(),
+				Audiences: []string{"vault"},
 			})
 			require.NoError(t, err)
 			for _, signer := range ks.keys {

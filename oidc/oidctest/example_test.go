@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log"
-	"testing"
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/oidc"
@@ -12,44 +11,34 @@ import (
 	"github.com/ksa-go/ksa/tokens"
 )
 
-// exampleTB stands in for the *testing.T a real test passes to Start: an
-// Example gets none. Only the methods oidctest calls are implemented.
-type exampleTB struct {
-	testing.TB
-	cleanups []func()
-}
-
-func (t *exampleTB) Helper()                           {}
-func (t *exampleTB) Cleanup(f func())                  { t.cleanups = append(t.cleanups, f) }
-func (t *exampleTB) Fatalf(format string, args ...any) { log.Fatalf(format, args...) }
-
-// finish runs the cleanups, as the testing package does when a test ends.
-func (t *exampleTB) finish() {
-	for i := len(t.cleanups) - 1; i >= 0; i-- {
-		t.cleanups[i]()
-	}
-}
-
-// A relying party tested against a Kubernetes-shaped issuer: discover it,
-// verify a token it minted, and follow a key rotation. In a test, pass the
-// test's t instead of exampleTB.
-func ExampleStart() {
-	t := &exampleTB{}
-	defer t.finish()
+// A relying party tried against a Kubernetes-shaped issuer: discover it,
+// verify a token it minted, and follow a key rotation. In a test, use
+// oidctest.Start(t, cfg), which closes the server when the test ends.
+func ExampleNew() {
 	ctx := context.Background()
+	srv, err := oidctest.New(oidctest.Config{Path: "/cluster-1"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer srv.Close()
 
-	srv := oidctest.Start(t, oidctest.Options{Path: "/cluster-1"})
 	v, err := oidc.NewVerifier(ctx, oidc.VerifierConfig{
-		Issuers:    []string{srv.Issuer()},
-		Discovery:  oidc.DiscoveryConfig{Client: srv.Client()},
-		Validation: tokens.ValidatorConfig{Audiences: []string{"vault"}},
+		Issuers:   []string{srv.Issuer()},
+		Audiences: []string{"vault"},
+		Client:    srv.Client(), // trusts the test server's certificate
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	sa := ksa.ServiceAccount{Namespace: "prod", Name: "billing", UID: "3f1c6a8e-0b7d-4d2e-9a57-2c4e1b9f0a11"}
-
-	res, err := v.Verify(ctx, srv.Mint(t, tokens.Request{ServiceAccount: sa, Audiences: []string{"vault"}}))
+	req := tokens.Request{
+		ServiceAccount: ksa.ServiceAccount{Namespace: "prod", Name: "billing", UID: "3f1c6a8e-0b7d-4d2e-9a57-2c4e1b9f0a11"},
+		Audiences:      []string{"vault"},
+	}
+	raw, err := srv.Mint(ctx, req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err := v.Verify(ctx, raw)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -57,15 +46,22 @@ func ExampleStart() {
 
 	// Rotate the signing key and drop the old one: the verifier meets an
 	// unknown kid and fetches the key set again.
-	key := srv.Rotate(t, nil, false)
-	res, err = v.Verify(ctx, srv.Mint(t, tokens.Request{ServiceAccount: sa, Audiences: []string{"vault"}}))
+	key, err := srv.Rotate(nil, false)
+	if err != nil {
+		log.Fatal(err)
+	}
+	raw, err = srv.Mint(ctx, req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	res, err = v.Verify(ctx, raw)
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println("verified with the new key:", res.KeyID == key.KeyID)
 
-	discovery, jwks := srv.Requests()
-	fmt.Println("discovery requests:", discovery, "key set requests:", jwks)
+	discovery, keySet := srv.Requests()
+	fmt.Println("discovery requests:", discovery, "key set requests:", keySet)
 	// Output:
 	// system:serviceaccount:prod:billing ES256
 	// verified with the new key: true

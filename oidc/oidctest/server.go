@@ -4,14 +4,17 @@
 // current key, rotates keys, and can demand a bearer token or fail on
 // purpose.
 //
-//	srv := oidctest.Start(t, oidctest.Options{})
+//	srv := oidctest.Start(t, oidctest.Config{})
 //	v, err := oidc.NewVerifier(ctx, oidc.VerifierConfig{
-//		Issuers:    []string{srv.Issuer()},
-//		Discovery:  oidc.DiscoveryConfig{Client: srv.Client()},
-//		Validation: tokens.ValidatorConfig{Audiences: []string{"vault"}},
+//		Issuers:   []string{srv.Issuer()},
+//		Audiences: []string{"vault"},
+//		Client:    srv.Client(),
 //	})
-//	raw := srv.Mint(t, tokens.Request{ServiceAccount: sa, Audiences: []string{"vault"}})
+//	raw, err := srv.Mint(ctx, tokens.Request{ServiceAccount: sa, Audiences: []string{"vault"}})
 //	res, err := v.Verify(ctx, raw)
+//
+// Start ties the server to a test; New runs one anywhere (an example, a
+// local demo), and every method returns errors rather than failing a test.
 package oidctest
 
 import (
@@ -34,9 +37,9 @@ import (
 	"github.com/ksa-go/ksa/tokens"
 )
 
-// Options configures a test issuer. The zero value serves at the server's
+// Config configures a test issuer. The zero value serves at the server's
 // root with a new P-256 key, the real clock, and no authentication.
-type Options struct {
+type Config struct {
 	// Path is appended to the server URL to form the issuer, e.g.
 	// "/cluster-1".
 	Path string
@@ -69,9 +72,9 @@ type Server struct {
 
 // Start starts a test issuer on a TLS httptest server and stops it when the
 // test ends.
-func Start(t testing.TB, opts Options) *Server {
+func Start(t testing.TB, cfg Config) *Server {
 	t.Helper()
-	s, err := New(opts)
+	s, err := New(cfg)
 	if err != nil {
 		t.Fatalf("oidctest: %v", err)
 	}
@@ -81,12 +84,12 @@ func Start(t testing.TB, opts Options) *Server {
 
 // New starts a test issuer outside a test (examples, local demos). The
 // caller must Close it.
-func New(opts Options) (*Server, error) {
-	s := &Server{now: opts.Now, bearer: opts.BearerToken}
+func New(cfg Config) (*Server, error) {
+	s := &Server{now: cfg.Now, bearer: cfg.BearerToken}
 	if s.now == nil {
 		s.now = time.Now
 	}
-	signer := opts.Signer
+	signer := cfg.Signer
 	if signer == nil {
 		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		if err != nil {
@@ -94,15 +97,15 @@ func New(opts Options) (*Server, error) {
 		}
 		signer = k
 	}
-	key, err := jwks.NewKey(signer)
+	key, err := jwks.NewKey(signer.Public())
 	if err != nil {
 		return nil, err
 	}
 	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	s.srv.StartTLS()
-	s.issuer = s.srv.URL + opts.Path
+	s.issuer = s.srv.URL + cfg.Path
 	s.keys = []jwks.Key{key}
-	s.handler, err = oidc.NewHandler(oidc.HandlerConfig{IssuerConfig: oidc.IssuerConfig{Issuer: s.issuer, JWKSURI: s.srv.URL + oidc.JWKSPath}}, s.keys)
+	s.handler, err = oidc.NewHandler(oidc.HandlerConfig{Issuer: s.issuer, JWKSURI: s.srv.URL + oidc.JWKSPath}, s.keys)
 	if err == nil {
 		err = s.setSigner(signer)
 	}
@@ -115,14 +118,6 @@ func New(opts Options) (*Server, error) {
 
 // Close stops the server.
 func (s *Server) Close() { s.srv.Close() }
-
-func newKey(t testing.TB) crypto.Signer {
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatalf("oidctest: %v", err)
-	}
-	return k
-}
 
 func (s *Server) setSigner(signer crypto.Signer) error {
 	m, err := tokens.NewMinter(tokens.MinterConfig{Issuer: s.issuer, Signer: signer, Now: s.now})
@@ -187,27 +182,35 @@ func (s *Server) Minter() *tokens.Minter {
 	return s.minter
 }
 
-// Mint mints a token with the current key, failing the test on error.
-func (s *Server) Mint(t testing.TB, req tokens.Request) string {
-	t.Helper()
-	tok, err := s.Minter().Mint(context.Background(), req)
+// Mint mints a token with the current key (tokens.Minter.Mint's rules) and
+// returns the compact JWT.
+func (s *Server) Mint(ctx context.Context, req tokens.Request) (string, error) {
+	tok, err := s.Minter().Mint(ctx, req)
 	if err != nil {
-		t.Fatalf("oidctest: mint: %v", err)
+		return "", err
 	}
-	return tok.Raw
+	return tok.Raw, nil
 }
 
-// Rotate makes a new signing key (nil means a new P-256 key) and publishes
-// it first; the previous keys stay published when keepOld is true, as during
-// a Kubernetes key rotation, and are dropped otherwise.
-func (s *Server) Rotate(t testing.TB, signer crypto.Signer, keepOld bool) jwks.Key {
-	t.Helper()
+// Rotate makes signer the signing key (nil means a new P-256 key) and
+// publishes it first; the previous keys stay published when keepOld is
+// true, as during a Kubernetes key rotation, and are dropped otherwise. On
+// error nothing changes.
+func (s *Server) Rotate(signer crypto.Signer, keepOld bool) (jwks.Key, error) {
 	if signer == nil {
-		signer = newKey(t)
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			return jwks.Key{}, err
+		}
+		signer = k
 	}
-	key, err := jwks.NewKey(signer)
+	key, err := jwks.NewKey(signer.Public())
 	if err != nil {
-		t.Fatalf("oidctest: %v", err)
+		return jwks.Key{}, err
+	}
+	minter, err := tokens.NewMinter(tokens.MinterConfig{Issuer: s.issuer, Signer: signer, Now: s.now})
+	if err != nil {
+		return jwks.Key{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -216,13 +219,11 @@ func (s *Server) Rotate(t testing.TB, signer crypto.Signer, keepOld bool) jwks.K
 		keys = append(keys, s.keys...)
 	}
 	if err := s.handler.SetKeys(keys); err != nil {
-		t.Fatalf("oidctest: %v", err)
+		return jwks.Key{}, err
 	}
-	if err := s.setSigner(signer); err != nil {
-		t.Fatalf("oidctest: %v", err)
-	}
+	s.minter = minter
 	s.keys = keys
-	return key
+	return key, nil
 }
 
 // Documents returns the documents being served.

@@ -25,6 +25,22 @@ import (
 
 var testSA = ksa.ServiceAccount{Namespace: "prod", Name: "billing", UID: "3f1c6a8e-0b7d-4d2e-9a57-2c4e1b9f0a11"}
 
+// mint mints a token with srv's current key, failing the test on error.
+func mint(t testing.TB, srv *oidctest.Server, req tokens.Request) string {
+	t.Helper()
+	raw, err := srv.Mint(t.Context(), req)
+	require.NoError(t, err)
+	return raw
+}
+
+// rotate rotates srv's signing key, failing the test on error.
+func rotate(t testing.TB, srv *oidctest.Server, signer crypto.Signer, keepOld bool) jwks.Key {
+	t.Helper()
+	key, err := srv.Rotate(signer, keepOld)
+	require.NoError(t, err)
+	return key
+}
+
 func mintRequest() tokens.Request {
 	return tokens.Request{ServiceAccount: testSA, Audiences: []string{"vault"}}
 }
@@ -87,7 +103,7 @@ func TestStartDiscovery(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := oidctest.Start(t, oidctest.Options{Path: tt.path})
+			srv := oidctest.Start(t, oidctest.Config{Path: tt.path})
 			assert.True(t, strings.HasPrefix(srv.URL(), "https://127.0.0.1:"), srv.URL())
 			assert.Equal(t, srv.URL()+tt.path, srv.Issuer())
 
@@ -104,7 +120,7 @@ func TestStartDiscovery(t *testing.T) {
 }
 
 func TestServerDocuments(t *testing.T) {
-	srv := oidctest.Start(t, oidctest.Options{Path: "/cluster-1"})
+	srv := oidctest.Start(t, oidctest.Config{Path: "/cluster-1"})
 
 	status, hdr, body := get(t, srv, http.MethodGet, srv.Issuer()+oidc.DiscoveryPath, "")
 	require.Equal(t, http.StatusOK, status)
@@ -127,7 +143,7 @@ func TestServerDocuments(t *testing.T) {
 }
 
 func TestServerRoutes(t *testing.T) {
-	srv := oidctest.Start(t, oidctest.Options{Path: "/cluster-1"})
+	srv := oidctest.Start(t, oidctest.Config{Path: "/cluster-1"})
 	tests := []struct {
 		name       string
 		method     string
@@ -153,7 +169,7 @@ func TestServerRoutes(t *testing.T) {
 }
 
 func TestServerClientTrustsServer(t *testing.T) {
-	srv := oidctest.Start(t, oidctest.Options{})
+	srv := oidctest.Start(t, oidctest.Config{})
 	_, err := oidc.Discover(t.Context(), oidc.DiscoveryConfig{Issuer: srv.Issuer(), Client: &http.Client{}})
 	require.ErrorIs(t, err, oidc.ErrDiscovery, "a client without the test CA is refused")
 	_, err = oidc.Discover(t.Context(), oidc.DiscoveryConfig{Issuer: srv.Issuer(), Client: srv.Client()})
@@ -161,8 +177,8 @@ func TestServerClientTrustsServer(t *testing.T) {
 }
 
 func TestServerMint(t *testing.T) {
-	srv := oidctest.Start(t, oidctest.Options{})
-	raw := srv.Mint(t, mintRequest())
+	srv := oidctest.Start(t, oidctest.Config{})
+	raw := mint(t, srv, mintRequest())
 	res, err := validate(t, srv, srv.Keys(), raw)
 	require.NoError(t, err)
 	assert.Equal(t, testSA, res.Identity.ServiceAccount)
@@ -175,7 +191,7 @@ func TestServerMint(t *testing.T) {
 
 func TestOptionsSignerAndNow(t *testing.T) {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	srv := oidctest.Start(t, oidctest.Options{Signer: testkeys.K8sRSA(), Now: func() time.Time { return now }})
+	srv := oidctest.Start(t, oidctest.Config{Signer: testkeys.K8sRSA(), Now: func() time.Time { return now }})
 
 	keys := srv.Keys()
 	require.Len(t, keys, 1)
@@ -200,11 +216,11 @@ func TestRotate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := oidctest.Start(t, oidctest.Options{})
+			srv := oidctest.Start(t, oidctest.Config{})
 			old := srv.Keys()[0]
-			oldToken := srv.Mint(t, mintRequest())
+			oldToken := mint(t, srv, mintRequest())
 
-			key := srv.Rotate(t, tt.signer, tt.keepOld)
+			key := rotate(t, srv, tt.signer, tt.keepOld)
 			assert.NotEqual(t, old.KeyID, key.KeyID)
 			if tt.signer != nil {
 				want, err := jwks.NewKey(tt.signer)
@@ -219,7 +235,7 @@ func TestRotate(t *testing.T) {
 			assert.Equal(t, want, servedKeyIDs(t, srv))
 			assert.Equal(t, key.KeyID, srv.Minter().KeyID())
 
-			res, err := validate(t, srv, srv.Keys(), srv.Mint(t, mintRequest()))
+			res, err := validate(t, srv, srv.Keys(), mint(t, srv, mintRequest()))
 			require.NoError(t, err)
 			assert.Equal(t, key.KeyID, res.KeyID)
 
@@ -234,7 +250,7 @@ func TestRotate(t *testing.T) {
 }
 
 func TestSetFailing(t *testing.T) {
-	srv := oidctest.Start(t, oidctest.Options{})
+	srv := oidctest.Start(t, oidctest.Config{})
 	srv.SetFailing(true)
 	for _, path := range []string{oidc.DiscoveryPath, oidc.JWKSPath} {
 		status, _, _ := get(t, srv, http.MethodGet, srv.URL()+path, "")
@@ -252,7 +268,7 @@ func TestSetFailing(t *testing.T) {
 }
 
 func TestBearerToken(t *testing.T) {
-	srv := oidctest.Start(t, oidctest.Options{BearerToken: "s3cret"})
+	srv := oidctest.Start(t, oidctest.Config{BearerToken: "s3cret"})
 	tests := []struct {
 		name       string
 		bearer     string
@@ -281,7 +297,7 @@ func TestBearerToken(t *testing.T) {
 }
 
 func TestRequests(t *testing.T) {
-	srv := oidctest.Start(t, oidctest.Options{Path: "/c"})
+	srv := oidctest.Start(t, oidctest.Config{Path: "/c"})
 	for range 3 {
 		get(t, srv, http.MethodGet, srv.Issuer()+oidc.DiscoveryPath, "")
 	}
@@ -297,7 +313,7 @@ func TestRequests(t *testing.T) {
 func TestServerWithRemoteKeySet(t *testing.T) {
 	// The relying-party loop the server exists for: a remote key set
 	// follows a rotation through an unknown kid and rides out a failure.
-	srv := oidctest.Start(t, oidctest.Options{})
+	srv := oidctest.Start(t, oidctest.Config{})
 	remote, err := jwks.NewRemote(jwks.RemoteConfig{URL: srv.URL() + oidc.JWKSPath, Client: srv.Client()})
 	require.NoError(t, err)
 
@@ -306,7 +322,7 @@ func TestServerWithRemoteKeySet(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, keys, 1)
 
-	key := srv.Rotate(t, nil, false)
+	key := rotate(t, srv, nil, false)
 	keys, err = remote.Keys(t.Context(), key.KeyID)
 	require.NoError(t, err)
 	require.Len(t, keys, 1)
@@ -322,16 +338,16 @@ func TestServerWithRemoteKeySet(t *testing.T) {
 }
 
 func TestServerConcurrentUse(t *testing.T) {
-	srv := oidctest.Start(t, oidctest.Options{})
+	srv := oidctest.Start(t, oidctest.Config{})
 	var wg sync.WaitGroup
 	for i := range 8 {
 		wg.Go(func() {
 			for range 10 {
 				switch i % 4 {
 				case 0:
-					srv.Rotate(t, nil, i%8 == 0)
+					rotate(t, srv, nil, i%8 == 0)
 				case 1:
-					raw := srv.Mint(t, mintRequest())
+					raw := mint(t, srv, mintRequest())
 					assert.NotEmpty(t, raw)
 				case 2:
 					srv.SetFailing(false)
@@ -386,31 +402,31 @@ func (f *fatalTB) run(fn func(t testing.TB)) string {
 	return f.msg
 }
 
-func TestStartAndMintFailTheTest(t *testing.T) {
-	srv := oidctest.Start(t, oidctest.Options{})
-	tests := []struct {
+func TestStartFailsTheTest(t *testing.T) {
+	for _, tt := range []struct {
 		name string
-		fn   func(tb testing.TB)
+		cfg  oidctest.Config
 	}{
-		{name: "unsupported signer", fn: func(tb testing.TB) {
-			oidctest.Start(tb, oidctest.Options{Signer: testkeys.Generated("p224")})
-		}},
-		{name: "path without a slash", fn: func(tb testing.TB) {
-			oidctest.Start(tb, oidctest.Options{Path: "cluster-1"})
-		}},
-		{name: "invalid token request", fn: func(tb testing.TB) {
-			srv.Mint(tb, tokens.Request{ServiceAccount: ksa.ServiceAccount{Namespace: "ns", Name: "sa"}}) // no UID
-		}},
-		{name: "unsupported rotation signer", fn: func(tb testing.TB) {
-			srv.Rotate(tb, testkeys.Generated("p224"), true)
-		}},
-	}
-	for _, tt := range tests {
+		{name: "unsupported signer", cfg: oidctest.Config{Signer: testkeys.Generated("p224")}},
+		{name: "path without a slash", cfg: oidctest.Config{Path: "cluster-1"}},
+	} {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := &fatalTB{}
-			msg := rec.run(tt.fn)
+			msg := rec.run(func(tb testing.TB) { oidctest.Start(tb, tt.cfg) })
 			assert.True(t, strings.HasPrefix(msg, "oidctest: "), "Fatalf not called or unprefixed: %q", msg)
+			_, err := oidctest.New(tt.cfg)
+			require.Error(t, err)
 		})
 	}
+}
+
+// TestMintAndRotateReturnErrors: outside a test, failures come back as
+// errors, and a failed rotation changes nothing.
+func TestMintAndRotateReturnErrors(t *testing.T) {
+	srv := oidctest.Start(t, oidctest.Config{})
+	_, err := srv.Mint(t.Context(), tokens.Request{ServiceAccount: ksa.ServiceAccount{Namespace: "ns", Name: "sa"}}) // no UID
+	require.ErrorIs(t, err, tokens.ErrInvalidRequest)
+	_, err = srv.Rotate(testkeys.Generated("p224"), true)
+	require.ErrorIs(t, err, jwks.ErrUnsupportedKey)
 	assert.Len(t, srv.Keys(), 1, "a failed rotation publishes nothing")
 }

@@ -24,6 +24,10 @@ func private(index int, member string) problem {
 	return problem{Index: index, Member: member, Kind: jwks.ErrPrivateMaterial}
 }
 
+func privateAt(index int, member, path string) problem {
+	return problem{Index: index, Member: member, Path: path, Kind: jwks.ErrPrivateMaterial}
+}
+
 func unknownKty(index int) problem {
 	return problem{Index: index, Member: "kty", Kind: jwks.ErrUnknownKeyType}
 }
@@ -47,8 +51,8 @@ func auditCases(t testing.TB) []auditCase {
 		{name: "RFC 7517 A.1", doc: rfc7517A1},
 		{name: "RFC 7520 keys", doc: set(rfc7520EC, rfc7520RSA)},
 		{name: "jwx v3 public set", doc: string(jwxFile(t, "public.json"))},
-		{name: "other top-level members", doc: `{"keys":[` + okpJWK + `],"d":"not a key member","x-extra":{"k":1}}`},
-		{name: "unknown members in a key", doc: set(with(rsaJWK, `"x5c":["MIIB"]`, `"x5t#S256":"abc"`, `"ext":true`, `"nested":{"d":"inside another member"}`))},
+		{name: "other top-level members", doc: `{"keys":[` + okpJWK + `],"x-extra":{"kid":1},"list":[{"e":"AQAB"}]}`},
+		{name: "unknown members in a key", doc: set(with(rsaJWK, `"x5c":["MIIB"]`, `"x5t#S256":"abc"`, `"ext":true`, `"nested":{"n":"public"}`))},
 		{name: "whitespace everywhere", doc: " { \"keys\" : [ " + ecJWK + " ] } \n"},
 
 		// Private and symmetric material.
@@ -71,6 +75,14 @@ func auditCases(t testing.TB) []auditCase {
 		{name: "d and D", doc: set(with(ecJWK, `"d":"AQ"`, `"D":"AQ"`)), want: []problem{private(0, "d"), private(0, "D")}},
 		{name: "d twice", doc: set(with(ecJWK, `"d":"AQ"`, `"d":"AQ"`)), want: []problem{private(0, "d"), private(0, "d"), unsupported(0, "d")}},
 		{name: "private key in the second key", doc: set(rsaJWK, with(ecJWK, `"d":"AQ"`)), want: []problem{private(1, "d")}},
+
+		// Private material anywhere in the document, not only in a key.
+		{name: "d nested in a key's member", doc: set(with(rsaJWK, `"nested":{"d":"AQ"}`)), want: []problem{privateAt(0, "d", "$.keys[0].nested")}},
+		{name: "k deep in a key's array", doc: set(with(ecJWK, `"ext":[1,{"x":[{"K":"AQ"}]}]`)), want: []problem{privateAt(0, "K", "$.keys[0].ext[1].x[0]")}},
+		{name: "d beside keys", doc: `{"keys":[` + okpJWK + `],"d":"AQ"}`, want: []problem{privateAt(-1, "d", "$")}},
+		{name: "private JWK beside keys", doc: `{"keys":[],"backup":[` + with(ecJWK, `"d":"AQ"`) + `]}`, want: []problem{privateAt(-1, "d", "$.backup[0]")}},
+		{name: "key-level and nested, in document order", doc: `{"keys":[` + with(rsaJWK, `"meta":{"qi":"AQ"}`) + `,` + with(ecJWK, `"d":"AQ"`) + `],"meta":{"oth":[]}}`,
+			want: []problem{privateAt(0, "qi", "$.keys[0].meta"), private(1, "d"), privateAt(-1, "oth", "$.meta")}},
 		{name: "RFC 7517 A.2 private EC key", doc: rfc7517A2EC, want: []problem{private(0, "d")}},
 		{name: "RFC 7520 private P-521 key", doc: set(with(rfc7520EC, `"d":"`+rfc7520ECD+`"`)), want: []problem{private(0, "d")}},
 		{name: "jwx v3 private set", doc: string(jwxFile(t, "private.json")), want: []problem{

@@ -79,8 +79,13 @@ func (e *KeyTypeError) Unwrap() error { return e.Err }
 // [ErrPrivateMaterial], [ErrUnknownKeyType] or [ErrUnsupportedKey] as Kind
 // says.
 type MemberError struct {
-	// Index is the key's position in the keys array or list.
+	// Index is the key's position in the keys array or list, or -1 for a
+	// member found outside the keys (Audit).
 	Index int
+	// Path is where Audit found a member below a key or outside the keys,
+	// as a JSON path ("$.keys[0].ext", "$.meta"); empty for a key's own
+	// members.
+	Path string
 	// KeyID is the key's kid, if it had a readable one.
 	KeyID string
 	// Member is the JWK member at fault ("d", "kty", "n", ...), if one is.
@@ -93,12 +98,21 @@ type MemberError struct {
 }
 
 func (e *MemberError) Error() string {
-	msg := fmt.Sprintf("key #%d", e.Index)
-	if e.KeyID != "" {
-		msg += fmt.Sprintf(" (kid %q)", e.KeyID)
+	msg := ""
+	if e.Index >= 0 {
+		msg = fmt.Sprintf("key #%d", e.Index)
+		if e.KeyID != "" {
+			msg += fmt.Sprintf(" (kid %q)", e.KeyID)
+		}
+		if e.Member != "" {
+			msg += " "
+		}
 	}
 	if e.Member != "" {
-		msg += fmt.Sprintf(" member %q", e.Member)
+		msg += fmt.Sprintf("member %q", e.Member)
+	}
+	if e.Path != "" {
+		msg += " at " + e.Path
 	}
 	if e.Reason != "" {
 		msg += ": " + e.Reason

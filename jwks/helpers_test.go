@@ -117,6 +117,7 @@ func memberErrors(t testing.TB, err error) []*jwks.MemberError {
 type problem struct {
 	Index  int
 	Member string
+	Path   string
 	Kind   error
 }
 
@@ -125,7 +126,7 @@ func problems(t testing.TB, err error) []problem {
 	var out []problem
 	for _, me := range memberErrors(t, err) {
 		require.ErrorIs(t, me, me.Kind)
-		out = append(out, problem{Index: me.Index, Member: me.Member, Kind: me.Kind})
+		out = append(out, problem{Index: me.Index, Member: me.Member, Path: me.Path, Kind: me.Kind})
 	}
 	return out
 }

@@ -54,7 +54,8 @@ type Set struct {
 // refuses (a modulus outside [MinRSABits]..[MaxRSABits] bits or even, an
 // exponent that is even or outside [3, [MaxRSAExponent]]), an EC point off its curve,
 // use other than "sig", key_ops without "verify", or an alg that does not
-// fit the key. Member names the Skipped entry's Member reports are as
+// fit the key, or holds a private or symmetric member anywhere inside one of
+// its other members. Member names the Skipped entry's Member reports are as
 // written in the document. A key without alg gets the default algorithm
 // of its type ([AlgorithmFor]).
 func ParseSet(doc []byte, opts ParseOptions) (*Set, error) {
@@ -89,6 +90,9 @@ func (j *rawJWK) key() (Key, *MemberError) {
 	// Private material first: it is the gravest reason to skip a key.
 	if len(j.private) > 0 {
 		return Key{}, &MemberError{Index: j.index, Member: j.private[0], Reason: "private or symmetric key member", Kind: ErrPrivateMaterial}
+	}
+	if j.nested != "" {
+		return Key{}, &MemberError{Index: j.index, Member: j.nested, Reason: "holds a private or symmetric key member", Kind: ErrPrivateMaterial}
 	}
 	if j.problem != nil {
 		return Key{}, j.problem

@@ -93,7 +93,7 @@ type ReviewAuthorizer struct {
 // create. create must not be nil.
 func NewReviewAuthorizer(create ReviewFunc) (*ReviewAuthorizer, error) {
 	if create == nil {
-		return nil, fmt.Errorf("%w: nil ReviewFunc", ErrInvalidOptions)
+		return nil, &ConfigError{Field: "ReviewFunc", Reason: "is nil"}
 	}
 	return &ReviewAuthorizer{create: create}, nil
 }

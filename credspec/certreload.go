@@ -58,10 +58,10 @@ type CertReloader struct {
 // pair cannot be loaded.
 func NewCertReloader(opts CertReloaderConfig) (*CertReloader, error) {
 	if opts.CertFile == "" || opts.KeyFile == "" {
-		return nil, fmt.Errorf("%w: CertFile and KeyFile are required", ErrInvalidOptions)
+		return nil, &ConfigError{Field: "CertReloaderConfig.CertFile", Reason: "and KeyFile are required"}
 	}
 	if opts.CheckInterval < 0 {
-		return nil, fmt.Errorf("%w: CheckInterval %v is negative", ErrInvalidOptions, opts.CheckInterval)
+		return nil, &ConfigError{Field: "CertReloaderConfig.CheckInterval", Reason: fmt.Sprintf("is negative (%v)", opts.CheckInterval)}
 	}
 	if opts.CheckInterval == 0 {
 		opts.CheckInterval = DefaultCertCheckInterval

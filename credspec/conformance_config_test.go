@@ -35,7 +35,7 @@ func TestConformanceConfig(t *testing.T) {
 			opts := fx.options()
 			opts.CheckInterval = -time.Second
 			_, err := credspec.NewCertReloader(opts)
-			require.ErrorIs(t, err, credspec.ErrInvalidOptions)
+			require.ErrorIs(t, err, credspec.ErrInvalidConfig)
 
 			opts.CheckInterval = 0 // DefaultCertCheckInterval
 			r, err := credspec.NewCertReloader(opts)
@@ -50,7 +50,7 @@ func TestConformanceConfig(t *testing.T) {
 		{name: "29_size_option_zero_is_default_negative_is_error", run: func(t *testing.T) {
 			exp := newExpander(t, credspec.ExpanderConfig{Source: &fakeSource{}})
 			_, err := credspec.NewHandler(credspec.HandlerConfig{Expander: exp, MaxRequestBytes: -1})
-			require.ErrorIs(t, err, credspec.ErrInvalidOptions)
+			require.ErrorIs(t, err, credspec.ErrInvalidConfig)
 
 			h, err := credspec.NewHandler(credspec.HandlerConfig{Expander: exp})
 			require.NoError(t, err)
@@ -64,17 +64,17 @@ func TestConformanceConfig(t *testing.T) {
 		}},
 		{name: "30_invalid_configuration_is_an_error_not_a_panic", run: func(t *testing.T) {
 			_, err := credspec.NewExpander(credspec.ExpanderConfig{})
-			assert.ErrorIs(t, err, credspec.ErrInvalidOptions)
+			assert.ErrorIs(t, err, credspec.ErrInvalidConfig)
 			_, err = credspec.NewValidator(credspec.ValidatorConfig{Source: &fakeSource{}})
-			assert.ErrorIs(t, err, credspec.ErrInvalidOptions)
+			assert.ErrorIs(t, err, credspec.ErrInvalidConfig)
 			_, err = credspec.NewValidator(credspec.ValidatorConfig{Authorizer: &fakeAuthorizer{}})
-			assert.ErrorIs(t, err, credspec.ErrInvalidOptions)
+			assert.ErrorIs(t, err, credspec.ErrInvalidConfig)
 			_, err = credspec.NewHandler(credspec.HandlerConfig{})
-			assert.ErrorIs(t, err, credspec.ErrInvalidOptions)
+			assert.ErrorIs(t, err, credspec.ErrInvalidConfig)
 			_, err = credspec.NewCertReloader(credspec.CertReloaderConfig{CertFile: "tls.crt"})
-			assert.ErrorIs(t, err, credspec.ErrInvalidOptions)
+			assert.ErrorIs(t, err, credspec.ErrInvalidConfig)
 			_, err = credspec.NewReviewAuthorizer(nil)
-			assert.ErrorIs(t, err, credspec.ErrInvalidOptions)
+			assert.ErrorIs(t, err, credspec.ErrInvalidConfig)
 		}},
 		{name: "31_defaults_random_hostname_and_requester_check_off", run: func(t *testing.T) {
 			exp := newExpander(t, credspec.ExpanderConfig{Source: &fakeSource{}})

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+
+	"github.com/ksa-go/ksa/internal/jsonx"
 )
 
 // MaxSize is the largest credential spec, in bytes, this package parses or
@@ -188,3 +190,30 @@ func normalizeValue(v any) (any, error) {
 	}
 	return f, nil
 }
+
+// checkUnambiguous refuses a credential spec that parsers may read
+// differently: a member name twice in one object, at any depth (Equal
+// keeps the last value, as encoding/json does; other parsers, perhaps the
+// container runtime's, keep the first), or text that is not strict JSON
+// (invalid UTF-8 and lone surrogates, which decoders replace or reject
+// each their own way). The error is an *AmbiguityError.
+func checkUnambiguous(value string) error {
+	var dup *jsonx.Member
+	err := jsonx.Walk([]byte(value), maxSpecDepth, func(m jsonx.Member) bool {
+		if m.Repeated && dup == nil {
+			dup = &m
+		}
+		return false
+	})
+	if err != nil {
+		return &AmbiguityError{Err: err}
+	}
+	if dup != nil {
+		return &AmbiguityError{Path: dup.Path, Member: dup.Name}
+	}
+	return nil
+}
+
+// maxSpecDepth bounds the nesting checkUnambiguous reads: far above the
+// three levels of a credential spec.
+const maxSpecDepth = 64

@@ -7,6 +7,8 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ksa-go/ksa/internal/errs"
 )
 
 // Sentinel errors. Every error this package returns matches one of them with
@@ -25,8 +27,9 @@ var (
 	// ErrInvalidObject: a manifest is not a windows.k8s.io
 	// GMSACredentialSpec, or its name is not a valid object name.
 	ErrInvalidObject = errors.New("credspec: invalid GMSACredentialSpec object")
-	// ErrInvalidOptions: a constructor was given unusable options.
-	ErrInvalidOptions = errors.New("credspec: invalid options")
+	// ErrInvalidConfig: a constructor was given an unusable configuration.
+	// See [ConfigError].
+	ErrInvalidConfig = errors.New("credspec: invalid configuration")
 
 	// ErrNotFound: the named GMSACredentialSpec does not exist (admission
 	// code 404). A [Source] returns it, or a Kubernetes NotFound error,
@@ -43,6 +46,12 @@ var (
 	// ErrContentsMismatch: a pod's inlined credential spec differs from the
 	// named object's, or cannot be parsed (admission code 422).
 	ErrContentsMismatch = errors.New("credspec: credential spec contents do not match")
+	// ErrAmbiguousSpec: a pod's inlined credential spec names a member twice
+	// in one object (at any depth) or is not strict JSON text (invalid
+	// UTF-8, lone surrogates): parsers may read it differently, and the
+	// container runtime may not read what was compared (admission code
+	// 422).
+	ErrAmbiguousSpec = errors.New("credspec: ambiguous credential spec")
 	// ErrNameMissing: a credential spec is inlined without the name of
 	// the object it came from (admission code 422).
 	ErrNameMissing = errors.New("credspec: credential spec set without a name")
@@ -53,6 +62,48 @@ var (
 	// undecodable, an unexpected operation (admission code 400).
 	ErrBadRequest = errors.New("credspec: bad admission request")
 )
+
+// prefix starts the messages of the package's errors.
+const prefix = "credspec"
+
+// ConfigError reports a configuration a constructor refuses. It matches
+// [ErrInvalidConfig].
+type ConfigError struct {
+	// Field is the configuration field at fault, e.g. "HandlerConfig.Expander".
+	Field  string
+	Reason string
+	Err    error
+}
+
+func (e *ConfigError) Error() string { return errs.Msg(prefix, e.Field+" "+e.Reason, e.Err) }
+
+// Is reports whether target is [ErrInvalidConfig].
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// Unwrap returns the cause, if any.
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// AmbiguityError reports a credential spec that parsers may read
+// differently. It matches [ErrAmbiguousSpec].
+type AmbiguityError struct {
+	// Path and Member name a member given twice in one object; both are
+	// empty when the text is not strict JSON (Err says why).
+	Path, Member string
+	Err          error
+}
+
+func (e *AmbiguityError) Error() string {
+	if e.Member != "" {
+		return errs.Msg(prefix, fmt.Sprintf("member %q appears twice in %s", e.Member, e.Path), nil)
+	}
+	return errs.Msg(prefix, "not strict JSON", e.Err)
+}
+
+// Is reports whether target is [ErrAmbiguousSpec].
+func (e *AmbiguityError) Is(target error) bool { return target == ErrAmbiguousSpec }
+
+// Unwrap returns the cause, if any.
+func (e *AmbiguityError) Unwrap() error { return e.Err }
 
 // ParseError reports a credential spec that is not a JSON object. Its
 // message is windows-gmsa's: the input is quoted in full.
@@ -70,9 +121,9 @@ type ParseError struct {
 // a JSON object: <cause>.
 func (e *ParseError) Error() string {
 	if e.Object {
-		return fmt.Sprintf("unable to parse CRD %q as a JSON object: %v", e.Input, e.Err)
+		return errs.Msg(prefix, fmt.Sprintf("unable to parse CRD %q as a JSON object", e.Input), e.Err)
 	}
-	return fmt.Sprintf("unable to parse %q as a JSON object: %v", e.Input, e.Err)
+	return errs.Msg(prefix, fmt.Sprintf("unable to parse %q as a JSON object", e.Input), e.Err)
 }
 
 // Is reports whether target is [ErrNotJSONObject].
@@ -95,9 +146,9 @@ type SizeError struct {
 // Error names the input, its size and the limit.
 func (e *SizeError) Error() string {
 	if e.Size < 0 {
-		return fmt.Sprintf("%s is over the %d-byte limit", e.What, e.Limit)
+		return errs.Msg(prefix, fmt.Sprintf("%s is over the %d-byte limit", e.What, e.Limit), nil)
 	}
-	return fmt.Sprintf("%s of %d bytes is over the %d-byte limit", e.What, e.Size, e.Limit)
+	return errs.Msg(prefix, fmt.Sprintf("%s of %d bytes is over the %d-byte limit", e.What, e.Size, e.Limit), nil)
 }
 
 // Is reports whether target is [ErrTooLarge].
@@ -115,7 +166,7 @@ type SchemaError struct {
 
 // Error names the field and the problem.
 func (e *SchemaError) Error() string {
-	return fmt.Sprintf("credspec: %s: %s", e.Path, e.Reason)
+	return errs.Msg(prefix, e.Path+": "+e.Reason, nil)
 }
 
 // Is reports whether target is [ErrSchema].
@@ -130,7 +181,7 @@ type NotFoundError struct {
 
 // Error says which name was not found.
 func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("credspec: GMSACredentialSpec %q not found", e.Name)
+	return errs.Msg(prefix, fmt.Sprintf("GMSACredentialSpec %q not found", e.Name), nil)
 }
 
 // Is reports whether target is [ErrNotFound].
@@ -161,8 +212,9 @@ type Denial struct {
 	Err error
 }
 
-// Error returns Message.
-func (d *Denial) Error() string { return d.Message }
+// Error returns Message, after the package prefix. The admission response
+// carries Message alone, windows-gmsa's words.
+func (d *Denial) Error() string { return errs.Msg(prefix, d.Message, nil) }
 
 // Unwrap returns the sentinel and the cause.
 func (d *Denial) Unwrap() []error {
@@ -207,6 +259,12 @@ func reasonForCode(code int32) metav1.StatusReason {
 }
 
 func deny(code int32, kind error, level *Level, name string, cause error, format string, args ...any) *Denial {
+	// windows-gmsa's messages quote causes: without our package prefixes.
+	for i, a := range args {
+		if err, ok := a.(error); ok {
+			args[i] = errs.Text(err)
+		}
+	}
 	return &Denial{
 		Code:         code,
 		Message:      fmt.Sprintf(format, args...),

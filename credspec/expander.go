@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 
@@ -58,7 +57,7 @@ type Expander struct {
 // NewExpander validates opts and returns an expander.
 func NewExpander(opts ExpanderConfig) (*Expander, error) {
 	if opts.Source == nil {
-		return nil, fmt.Errorf("%w: ExpanderOptions.Source is required", ErrInvalidOptions)
+		return nil, &ConfigError{Field: "ExpanderConfig.Source", Reason: "is required"}
 	}
 	r := opts.Rand
 	if r == nil {

@@ -106,13 +106,13 @@ type Handler struct {
 // NewHandler validates opts and returns a handler.
 func NewHandler(opts HandlerConfig) (*Handler, error) {
 	if opts.Expander == nil && opts.Validator == nil {
-		return nil, fmt.Errorf("%w: HandlerOptions needs an Expander, a Validator or both", ErrInvalidOptions)
+		return nil, &ConfigError{Field: "HandlerConfig.Expander", Reason: "or Validator (or both) is required"}
 	}
 	if opts.MaxRequestBytes < 0 {
-		return nil, fmt.Errorf("%w: MaxRequestBytes %d is negative", ErrInvalidOptions, opts.MaxRequestBytes)
+		return nil, &ConfigError{Field: "HandlerConfig.MaxRequestBytes", Reason: fmt.Sprintf("is negative (%d)", opts.MaxRequestBytes)}
 	}
 	if opts.Timeout < 0 {
-		return nil, fmt.Errorf("%w: Timeout %v is negative", ErrInvalidOptions, opts.Timeout)
+		return nil, &ConfigError{Field: "HandlerConfig.Timeout", Reason: fmt.Sprintf("is negative (%v)", opts.Timeout)}
 	}
 	h := &Handler{expander: opts.Expander, validator: opts.Validator, maxBytes: opts.MaxRequestBytes, timeout: opts.Timeout, onReview: opts.OnReview}
 	if h.maxBytes == 0 {
@@ -127,7 +127,7 @@ func NewHandler(opts HandlerConfig) (*Handler, error) {
 	}
 	info, err := json.Marshal(map[string]string{"version": v})
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+		return nil, &ConfigError{Field: "HandlerConfig", Reason: "cannot be served", Err: err}
 	}
 	h.info = info
 	return h, nil

@@ -316,7 +316,7 @@ func TestExpanderHostnameRandomness(t *testing.T) {
 // TestHandlerTimeout: the Source sees the review's deadline.
 func TestHandlerTimeout(t *testing.T) {
 	_, err := credspec.NewHandler(credspec.HandlerConfig{Validator: newValidator(t, &fakeSource{}, &fakeAuthorizer{}), Timeout: -1})
-	require.ErrorIs(t, err, credspec.ErrInvalidOptions)
+	require.ErrorIs(t, err, credspec.ErrInvalidConfig)
 
 	var deadlines []bool
 	src := credspec.SourceFunc(func(ctx context.Context, name string) (string, error) {

@@ -1,6 +1,7 @@
 package credspec
 
 import (
+	"encoding/json"
 	"context"
 	"fmt"
 	"net/http"
@@ -40,10 +41,10 @@ type Validator struct {
 // NewValidator validates opts and returns a validator.
 func NewValidator(opts ValidatorConfig) (*Validator, error) {
 	if opts.Source == nil {
-		return nil, fmt.Errorf("%w: ValidatorOptions.Source is required", ErrInvalidOptions)
+		return nil, &ConfigError{Field: "ValidatorConfig.Source", Reason: "is required"}
 	}
 	if opts.Authorizer == nil {
-		return nil, fmt.Errorf("%w: ValidatorOptions.Authorizer is required", ErrInvalidOptions)
+		return nil, &ConfigError{Field: "ValidatorConfig.Authorizer", Reason: "is required"}
 	}
 	_, canonical := opts.Source.(canonicalSource)
 	return &Validator{source: opts.Source, canonical: canonical, authz: opts.Authorizer, checkRequester: opts.CheckRequestingUser}, nil
@@ -182,6 +183,14 @@ func (r *review) checkLevel(ctx context.Context, l Level, o *corev1.WindowsSecur
 	want, err := r.contents.get(ctx, r.v.source, r.v.canonical, l, name)
 	if err != nil {
 		return err
+	}
+	// Text that is not JSON at all gets windows-gmsa's answer from Equal;
+	// JSON that parsers may read differently is refused before comparing.
+	if json.Valid([]byte(*o.GMSACredentialSpec)) {
+		if err := checkUnambiguous(*o.GMSACredentialSpec); err != nil {
+			return deny(http.StatusUnprocessableEntity, ErrAmbiguousSpec, &l, name, err,
+				"the GMSA cred spec contents for %s cannot be compared with GMSA resource %q: %v", l, name, err)
+		}
 	}
 	eq, err := Equal(*o.GMSACredentialSpec, want)
 	if err != nil {

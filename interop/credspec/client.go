@@ -3,7 +3,6 @@ package credspec
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -18,7 +17,7 @@ import (
 // authorization.k8s.io localsubjectaccessreviews).
 func NewAuthorizer(client kubernetes.Interface) (*ksacredspec.ReviewAuthorizer, error) {
 	if client == nil {
-		return nil, fmt.Errorf("%w: nil client", ksacredspec.ErrInvalidOptions)
+		return nil, &ksacredspec.ConfigError{Field: "client", Reason: "is nil"}
 	}
 	return ksacredspec.NewReviewAuthorizer(func(ctx context.Context, r *authorizationv1.LocalSubjectAccessReview) (*authorizationv1.LocalSubjectAccessReview, error) {
 		return client.AuthorizationV1().LocalSubjectAccessReviews(r.Namespace).Create(ctx, r, metav1.CreateOptions{})
@@ -36,7 +35,7 @@ type Source struct {
 // NewSource returns a source over client.
 func NewSource(client dynamic.Interface) (*Source, error) {
 	if client == nil {
-		return nil, fmt.Errorf("%w: nil client", ksacredspec.ErrInvalidOptions)
+		return nil, &ksacredspec.ConfigError{Field: "client", Reason: "is nil"}
 	}
 	return &Source{client: client}, nil
 }

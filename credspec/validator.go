@@ -1,8 +1,8 @@
 package credspec
 
 import (
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 

@@ -39,13 +39,21 @@ const DefaultAudience = "api://AzureADTokenExchange"
 // be sent: enough to reach Entra ID and be checked.
 const DefaultMinRemaining = 10 * time.Second
 
-// TokenSource supplies the service-account token used as client assertion,
-// with its claims. [tokens.FileSource] is the usual one. Implementations
-// MUST be safe for concurrent use: GetToken calls Current from many
-// goroutines at once.
+// TokenSource supplies the service-account token used as client assertion.
+// [tokens.FileSource] is the usual one. Only the token is taken: the
+// pre-flight reads its audience, issuer and expiry from the very bytes that
+// will be sent, never from anything else a source might report.
+// Implementations MUST be safe for concurrent use: GetToken calls Token from
+// many goroutines at once.
 type TokenSource interface {
-	Current(ctx context.Context) (tokens.FileToken, error)
+	Token(ctx context.Context) (string, error)
 }
+
+// TokenSourceFunc adapts a function to [TokenSource].
+type TokenSourceFunc func(ctx context.Context) (string, error)
+
+// Token calls f.
+func (f TokenSourceFunc) Token(ctx context.Context) (string, error) { return f(ctx) }
 
 // AzureConfig configures an [AzureCredential]. Explicit options win; empty
 // ones are taken from the environment the workload identity webhook
@@ -254,17 +262,21 @@ func (c *AzureCredential) assertion(ctx context.Context) (string, error) {
 		}
 		return "", err
 	}
-	t, err := c.src.Current(ctx)
+	raw, err := c.src.Token(ctx)
+	if err != nil {
+		return record(err)
+	}
+	claims, err := readAssertion(raw)
 	if err != nil {
 		return record(err)
 	}
 	if st != nil {
-		st.claims = t.Claims
+		st.claims = claims
 	}
-	if err := c.preflight(t.Claims); err != nil {
+	if err := c.preflight(claims); err != nil {
 		return record(err)
 	}
-	return t.Raw, nil
+	return raw, nil
 }
 
 func firstNonEmpty(vals ...string) string {

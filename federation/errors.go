@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/ksa-go/ksa/internal/errs"
 )
 
 // Sentinel errors. Every error of the package matches one with errors.Is,
@@ -30,6 +32,10 @@ var (
 	// (pre-flight), or Entra refused it as outside its validity window
 	// (AADSTS700024).
 	ErrAssertionExpired = errors.New("federation: assertion expired")
+	// ErrAssertionMalformed: the token source gave something that is not a
+	// compact JWT with readable claims; it also matches tokens'
+	// ErrMalformed or ErrTooLarge.
+	ErrAssertionMalformed = errors.New("federation: assertion malformed")
 
 	// Entra ID's answers, mapped from AADSTS codes.
 
@@ -68,12 +74,11 @@ type ConfigError struct {
 }
 
 func (e *ConfigError) Error() string {
-	msg := fmt.Sprintf("federation: %s: %s", e.Field, e.Reason)
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
+	return errs.Msg(prefix, e.Field+": "+e.Reason, e.Err)
 }
+
+// prefix starts the messages of the package's errors.
+const prefix = "federation"
 
 // Is reports whether target is [ErrConfig].
 func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
@@ -90,18 +95,26 @@ type PreflightError struct {
 	Want, Got string
 	Hint      string
 	Sentinel  error
+	// Err is the cause, for an assertion that cannot be read.
+	Err error
 }
 
 func (e *PreflightError) Error() string {
-	msg := fmt.Sprintf("federation: assertion %s: want %q, token has %q", e.Check, e.Want, e.Got)
+	if e.Want == "" && e.Got == "" {
+		return errs.Msg(prefix, "assertion "+e.Check, e.Err)
+	}
+	msg := fmt.Sprintf("assertion %s: want %q, token has %q", e.Check, e.Want, e.Got)
 	if e.Hint != "" {
 		msg += " (" + e.Hint + ")"
 	}
-	return msg
+	return errs.Msg(prefix, msg, e.Err)
 }
 
 // Is reports whether target is the check's sentinel.
 func (e *PreflightError) Is(target error) bool { return target == e.Sentinel }
+
+// Unwrap returns the cause, if any.
+func (e *PreflightError) Unwrap() error { return e.Err }
 
 // EntraError is an error answer of Entra ID's token endpoint, with the
 // AADSTS code, Entra's description, and what to do about it. It matches the
@@ -121,7 +134,7 @@ type EntraError struct {
 
 func (e *EntraError) Error() string {
 	var b strings.Builder
-	b.WriteString("federation: Entra ID refused the token request")
+	b.WriteString(prefix + ": Entra ID refused the token request")
 	if e.Code != 0 {
 		fmt.Fprintf(&b, " (AADSTS%d)", e.Code)
 	}

@@ -2,18 +2,15 @@ package federation_test
 
 import (
 	"context"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+
 	"github.com/ksa-go/ksa/federation"
-	"github.com/ksa-go/ksa/tokens"
 )
-
-// staticSource serves one fixed token; real programs use tokens.FileSource.
-type staticSource struct{ tok tokens.FileToken }
-
-func (s staticSource) Current(context.Context) (tokens.FileToken, error) { return s.tok, nil }
 
 // Configuration comes from the webhook's environment unless options say
 // otherwise.
@@ -35,17 +32,22 @@ func ExampleNewAzureCredential() {
 }
 
 // A projected token with the wrong audience is refused before anything is
-// sent, with an error saying so.
+// sent, with an error saying so. The audience is read from the token about
+// to be sent.
 func ExamplePreflightError() {
-	claims, _ := tokens.ParseClaims([]byte(`{"aud":["https://kubernetes.default.svc"],"exp":4102444800,"iss":"https://oidc.example.com","sub":"system:serviceaccount:prod:billing"}`))
+	enc := base64.RawURLEncoding.EncodeToString
+	raw := enc([]byte(`{"alg":"RS256","kid":"k"}`)) + "." +
+		enc([]byte(`{"aud":["https://kubernetes.default.svc"],"exp":4102444800,"iss":"https://oidc.example.com","sub":"system:serviceaccount:prod:billing"}`)) +
+		"." + enc([]byte("signature"))
 	cred, err := federation.NewAzureCredential(&federation.AzureConfig{
 		ClientID: "my-app", TenantID: "my-tenant",
-		Source: staticSource{tokens.FileToken{Raw: "a.b.c", Claims: claims}},
+		// Real programs use a tokens.FileSource (the default).
+		Source: federation.TokenSourceFunc(func(context.Context) (string, error) { return raw, nil }),
 	})
 	if err != nil {
 		log.Fatal(err)
 	}
-	_, err = cred.GetToken(context.Background(), tokenRequest())
+	_, err = cred.GetToken(context.Background(), policy.TokenRequestOptions{Scopes: []string{"https://vault.azure.net/.default"}})
 	var pf *federation.PreflightError
 	fmt.Println(errors.As(err, &pf), errors.Is(err, federation.ErrAssertionAudience))
 	fmt.Println(pf.Check, pf.Want)

@@ -1,6 +1,7 @@
 package federation
 
 import (
+	"errors"
 	"context"
 	"fmt"
 	"slices"
@@ -10,8 +11,25 @@ import (
 	"github.com/ksa-go/ksa/tokens"
 )
 
+// errNoClaims reports a pre-flight without claims to check.
+var errNoClaims = errors.New("federation: no claims to check")
+
+// readAssertion decodes, without verifying, the claims of the assertion
+// about to be sent: the pre-flight checks what leaves, whatever a token
+// source says of it.
+func readAssertion(raw string) (*tokens.Claims, error) {
+	claims, err := tokens.ParseUnverified(raw)
+	if err != nil {
+		return nil, &PreflightError{Check: "format", Sentinel: ErrAssertionMalformed, Err: err}
+	}
+	return claims, nil
+}
+
 // preflight checks what Entra ID will check, before the assertion is sent.
 func (c *AzureCredential) preflight(claims *tokens.Claims) error {
+	if claims == nil {
+		return &PreflightError{Check: "format", Sentinel: ErrAssertionMalformed, Err: errNoClaims}
+	}
 	if !slices.Contains(claims.Audience, c.audience) {
 		hint := "the projected token's serviceAccountToken.audience must be " + c.audience
 		return &PreflightError{Check: "audience", Want: c.audience, Got: strings.Join(claims.Audience, ","), Hint: hint, Sentinel: ErrAssertionAudience}
@@ -57,8 +75,10 @@ func (c *AzureCredential) describe(ctx context.Context, claims *tokens.Claims) *
 	if claims != nil {
 		return claims
 	}
-	if t, err := c.src.Current(ctx); err == nil {
-		return t.Claims
+	if raw, err := c.src.Token(ctx); err == nil {
+		if claims, err := readAssertion(raw); err == nil {
+			return claims
+		}
 	}
 	return nil
 }

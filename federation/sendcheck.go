@@ -1,7 +1,6 @@
 package federation
 
 import (
-	"encoding/base64"
 	"io"
 	"net/http"
 	"net/url"
@@ -9,7 +8,6 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 
-	"github.com/ksa-go/ksa/tokens"
 )
 
 // sendCheck is a per-retry pipeline policy: right before each attempt
@@ -37,29 +35,15 @@ func (p sendCheck) Do(req *policy.Request) (*http.Response, error) {
 	if assertion == "" {
 		return req.Next()
 	}
-	if err := p.c.checkExpiry(unverifiedClaims(assertion)); err != nil {
+	claims, err := readAssertion(assertion)
+	if err == nil {
+		err = p.c.checkExpiry(claims)
+	}
+	if err != nil {
 		if st, ok := raw.Context().Value(callStateKey{}).(*callState); ok {
 			st.err = err
 		}
 		return nil, err
 	}
 	return req.Next()
-}
-
-// unverifiedClaims decodes an assertion's claims without verifying it; nil
-// if it cannot.
-func unverifiedClaims(assertion string) *tokens.Claims {
-	parts := strings.Split(assertion, ".")
-	if len(parts) != 3 {
-		return nil
-	}
-	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
-	if err != nil {
-		return nil
-	}
-	c, err := tokens.ParseClaims(payload)
-	if err != nil {
-		return nil
-	}
-	return c
 }

@@ -121,6 +121,47 @@ func decodePart(part, s string, buf []byte) ([]byte, error) {
 	return buf[:m], nil
 }
 
+// ParseUnverified reads a token's claims WITHOUT verifying its signature,
+// as strictly as Validate reads them: the compact form with a non-empty
+// signature segment, strict unpadded base64url, a strict JSON header with an
+// alg, strict JSON claims. The claims tell a client what it is about to send
+// (audience, issuer, expiry), never whom to trust. Tokens over
+// DefaultMaxTokenBytes are refused before decoding. Errors match
+// [ErrMalformed] or [ErrTooLarge].
+func ParseUnverified(token string) (*Claims, error) {
+	if len(token) > DefaultMaxTokenBytes {
+		return nil, &SizeError{Size: len(token), Limit: DefaultMaxTokenBytes}
+	}
+	return parseUnverified(token)
+}
+
+// parseUnverified is ParseUnverified without the size limit, for callers
+// that bound the input themselves.
+func parseUnverified(token string) (*Claims, error) {
+	p, err := split(token)
+	if err != nil {
+		return nil, err
+	}
+	hdr, err := decodePart("header", p.header, nil)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := parseHeader(hdr); err != nil {
+		return nil, err
+	}
+	if p.signature == "" {
+		return nil, noSignature()
+	}
+	if _, err := decodePart("signature", p.signature, nil); err != nil {
+		return nil, err
+	}
+	payload, err := decodePart("claims", p.payload, nil)
+	if err != nil {
+		return nil, err
+	}
+	return ParseClaims(payload)
+}
+
 // parseHeader reads the protected header strictly: alg required; kid and
 // typ strings; typ, when present, "JWT"; crit and b64 refused (no extension
 // is understood, and none may change what the signature covers); JWE

@@ -79,7 +79,7 @@ func TestAuthorizer(t *testing.T) {
 	assert.True(t, apierrors.IsServiceUnavailable(d.Err))
 
 	_, err = credspec.NewAuthorizer(nil)
-	assert.ErrorIs(t, err, ksacredspec.ErrInvalidOptions)
+	assert.ErrorIs(t, err, ksacredspec.ErrInvalidConfig)
 }
 
 func credSpecObject(name string, credspec any) *unstructured.Unstructured {
@@ -129,5 +129,5 @@ func TestSource(t *testing.T) {
 	}
 
 	_, err = credspec.NewSource(nil)
-	assert.ErrorIs(t, err, ksacredspec.ErrInvalidOptions)
+	assert.ErrorIs(t, err, ksacredspec.ErrInvalidConfig)
 }

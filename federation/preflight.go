@@ -1,8 +1,8 @@
 package federation
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"

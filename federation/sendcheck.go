@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-
 )
 
 // sendCheck is a per-retry pipeline policy: right before each attempt

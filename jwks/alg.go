@@ -7,6 +7,8 @@ import (
 	"crypto/elliptic"
 	"crypto/rsa"
 	"fmt"
+
+	"github.com/ksa-go/ksa/internal/jws"
 )
 
 // JWS algorithm names (RFC 7518, RFC 8037, RFC 9864).
@@ -62,38 +64,12 @@ func AlgorithmFor(pub crypto.PublicKey) (string, error) {
 	}
 }
 
-func ecAlgorithm(c elliptic.Curve) string {
-	switch c {
-	case elliptic.P256():
-		return ES256
-	case elliptic.P384():
-		return ES384
-	case elliptic.P521():
-		return ES512
-	}
-	return ""
-}
+func ecAlgorithm(c elliptic.Curve) string { return jws.CurveAlgorithm(c) }
 
 // Fits reports whether alg is an algorithm the public key can verify at all:
 // any RS*/PS* for RSA, only the ES* of its own curve for ECDSA, EdDSA or
 // Ed25519 for Ed25519. Whether a validator allows it is a separate policy.
-func Fits(alg string, pub crypto.PublicKey) bool {
-	switch k := pub.(type) {
-	case *rsa.PublicKey:
-		if k == nil {
-			return false
-		}
-		switch alg {
-		case RS256, RS384, RS512, PS256, PS384, PS512:
-			return true
-		}
-	case *ecdsa.PublicKey:
-		return k != nil && alg != "" && alg == ecAlgorithm(k.Curve)
-	case ed25519.PublicKey:
-		return alg == EdDSA || alg == Ed25519
-	}
-	return false
-}
+func Fits(alg string, pub crypto.PublicKey) bool { return jws.Fits(alg, pub) }
 
 // CheckPublicKey reports whether pub is a public key ksa can use: an
 // *rsa.PublicKey with an odd modulus of [MinRSABits] to [MaxRSABits] bits

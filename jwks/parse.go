@@ -5,10 +5,10 @@ import (
 	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rsa"
-	"encoding/base64"
-	"errors"
 	"fmt"
 	"math/big"
+
+	"github.com/ksa-go/ksa/internal/jws"
 )
 
 // Limits ParseSet applies when ParseOptions leaves them zero.
@@ -19,8 +19,6 @@ const (
 	// DefaultMaxKeys is the largest number of keys in one set.
 	DefaultMaxKeys = 100
 )
-
-var b64 = base64.RawURLEncoding.Strict()
 
 // ParseOptions bounds ParseSet. The zero value applies the defaults.
 type ParseOptions struct {
@@ -179,24 +177,9 @@ func (j *rawJWK) key() (Key, *MemberError) {
 	return Key{KeyID: j.kid, Public: pub, Algorithm: alg}, nil
 }
 
-// errBase64Alphabet reports a byte outside the unpadded base64url alphabet.
-var errBase64Alphabet = errors.New("not in the base64url alphabet")
-
 func decodeMember(v []byte) ([]byte, error) {
 	if v == nil {
 		return nil, nil
 	}
-	// The decoder, even strict, skips '\r' and '\n'; refuse them with
-	// every other byte outside the alphabet.
-	for i, c := range v {
-		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
-			return nil, fmt.Errorf("byte %d (%q): %w", i, c, errBase64Alphabet)
-		}
-	}
-	out := make([]byte, b64.DecodedLen(len(v)))
-	n, err := b64.Decode(out, v)
-	if err != nil {
-		return nil, err
-	}
-	return out[:n], nil
+	return jws.Decode(string(v), nil)
 }

@@ -1,17 +1,14 @@
 package tokens
 
 import (
-	"encoding/base64"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/internal/jsonx"
-	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/internal/jws"
 )
 
 // DefaultMaxTokenBytes is the size limit on tokens when a validator's
@@ -26,16 +23,6 @@ const MaxNumericDate = 1 << 33
 
 // maxJSONDepth bounds the nesting of header and claims JSON.
 const maxJSONDepth = 16
-
-var b64 = base64.RawURLEncoding.Strict()
-
-// base64URLAlphabet marks the bytes of unpadded base64url.
-var base64URLAlphabet = func() (t [256]bool) {
-	for _, c := range "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_" {
-		t[c] = true
-	}
-	return t
-}()
 
 // header is the protected header of a token.
 type header struct {
@@ -101,24 +88,14 @@ func joinReasons(a, b string) string {
 	return a + ": " + b
 }
 
+// decodePart decodes one segment of a token with the one strict base64url
+// decoder of the module.
 func decodePart(part, s string, buf []byte) ([]byte, error) {
-	// Go's decoder skips CR and LF even in strict mode: refuse any byte
-	// outside the base64url alphabet first, so a token has one spelling.
-	for i := 0; i < len(s); i++ {
-		if !base64URLAlphabet[s[i]] {
-			return nil, &MalformedError{Part: part, Reason: fmt.Sprintf("byte %q at %d is not base64url", s[i], i)}
-		}
-	}
-	n := b64.DecodedLen(len(s))
-	if cap(buf) < n {
-		buf = make([]byte, n)
-	}
-	buf = buf[:n]
-	m, err := b64.Decode(buf, unsafe.Slice(unsafe.StringData(s), len(s))) // read only
+	out, err := jws.Decode(s, buf)
 	if err != nil {
-		return nil, &MalformedError{Part: part, Reason: "not strict unpadded base64url", Err: err}
+		return nil, &MalformedError{Part: part, Err: err}
 	}
-	return buf[:m], nil
+	return out, nil
 }
 
 // ParseUnverified reads a token's claims WITHOUT verifying its signature,
@@ -226,7 +203,7 @@ func parseHeader(data []byte) (header, error) {
 		}
 		switch bit {
 		case 1:
-			h.alg = algorithmName(v)
+			h.alg = jws.Intern(v)
 		case 2:
 			h.kid = string(v)
 		case 4:
@@ -247,20 +224,6 @@ func parseHeader(data []byte) (header, error) {
 
 // headerNames are the header members whose case variants are refused.
 var headerNames = [...]string{"alg", "kid", "typ", "crit", "enc", "zip", "jku", "jwk", "x5u", "x5c", "x5t", "x5t#S256", "cty", "b64"}
-
-// algorithmName returns the constant for a known algorithm name, without
-// allocating, or a copy of an unknown one.
-func algorithmName(v []byte) string {
-	for _, alg := range knownAlgorithms {
-		if string(v) == alg {
-			return alg
-		}
-	}
-	return string(v)
-}
-
-var knownAlgorithms = [...]string{jwks.RS256, jwks.ES256, jwks.ES384, jwks.ES512, jwks.EdDSA, jwks.Ed25519,
-	jwks.RS384, jwks.RS512, jwks.PS256, jwks.PS384, jwks.PS512}
 
 // registered claim names, for the duplicate bitmask and the case check.
 var claimNames = [...]string{claimAud, claimExp, claimIat, claimIss, claimJti, claimNbf, claimSub, claimKubernetes,

@@ -234,14 +234,9 @@ func checkIssuers(issuers []string) error {
 	return nil
 }
 
-func isAsymmetric(alg string) bool {
-	switch alg {
-	case jwks.RS256, jwks.RS384, jwks.RS512, jwks.PS256, jwks.PS384, jwks.PS512,
-		jwks.ES256, jwks.ES384, jwks.ES512, jwks.EdDSA, jwks.Ed25519:
-		return true
-	}
-	return false
-}
+// isAsymmetric reports whether alg is an algorithm of the table (never none
+// or HMAC).
+func isAsymmetric(alg string) bool { return jws.Known(alg) }
 
 // Result is what a valid token proves. Callers MUST NOT modify its slices
 // or claims: with a cache they are shared between calls.

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"unicode/utf16"
 	"unicode/utf8"
-	"unsafe"
+
+	"github.com/ksa-go/ksa/internal/view"
 )
 
 // DefaultMaxDepth bounds the nesting of objects and arrays a Reader accepts
@@ -59,7 +60,7 @@ func NewReader(data []byte, maxDepth int) Reader {
 // NewStringReader returns a Reader over s whose String results share s's
 // memory rather than copying each value.
 func NewStringReader(s string, maxDepth int) Reader {
-	r := NewReader(unsafe.Slice(unsafe.StringData(s), len(s)), maxDepth) // never written
+	r := NewReader(view.Bytes(s), maxDepth) // never written
 	r.src = s
 	return r
 }

@@ -13,7 +13,8 @@ import (
 	"crypto/sha512"
 	"errors"
 	"fmt"
-	"unsafe"
+
+	"github.com/ksa-go/ksa/internal/view"
 )
 
 // Errors; callers wrap them in their own typed errors.
@@ -27,17 +28,8 @@ var (
 // hashFor returns the digest algorithm of alg, or 0 for EdDSA, and whether
 // alg is known.
 func hashFor(alg string) (crypto.Hash, bool) {
-	switch alg {
-	case "RS256", "PS256", "ES256":
-		return crypto.SHA256, true
-	case "RS384", "PS384", "ES384":
-		return crypto.SHA384, true
-	case "RS512", "PS512", "ES512":
-		return crypto.SHA512, true
-	case "EdDSA", "Ed25519":
-		return 0, true
-	}
-	return 0, false
+	a, ok := lookup(alg)
+	return a.hash, ok
 }
 
 // digest hashes msg with h.
@@ -61,7 +53,7 @@ func digest(h crypto.Hash, msg []byte) []byte {
 func Verify(alg string, pub crypto.PublicKey, signingInputString string, sig []byte) error {
 	// The hash functions only read their input: view the string's bytes
 	// instead of copying a token-sized buffer.
-	signingInput := unsafe.Slice(unsafe.StringData(signingInputString), len(signingInputString))
+	signingInput := view.Bytes(signingInputString)
 	h, ok := hashFor(alg)
 	if !ok {
 		return fmt.Errorf("%w: unknown algorithm %q", ErrAlgorithm, alg)
@@ -141,19 +133,4 @@ func Sign(alg string, signer crypto.Signer, signingInput []byte) ([]byte, error)
 		return signer.Sign(rand.Reader, signingInput, crypto.Hash(0))
 	}
 	return nil, fmt.Errorf("%w: %s with a %T", ErrAlgorithm, alg, signer.Public())
-}
-
-func curveSize(k *ecdsa.PublicKey) (int, string) {
-	if k.Curve == nil {
-		return 0, ""
-	}
-	switch k.Curve.Params().BitSize {
-	case 256:
-		return 32, "ES256"
-	case 384:
-		return 48, "ES384"
-	case 521:
-		return 66, "ES512"
-	}
-	return 0, ""
 }

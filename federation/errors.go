@@ -140,7 +140,7 @@ func (e *EntraError) Error() string {
 	}
 	if d := strings.TrimPrefix(firstLine(e.Description), fmt.Sprintf("AADSTS%d: ", e.Code)); d != "" {
 		b.WriteString(": ")
-		b.WriteString(d)
+		b.WriteString(strings.TrimRight(d, ". "))
 	}
 	if e.Fix != "" {
 		b.WriteString(". Fix: ")

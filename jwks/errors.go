@@ -3,6 +3,7 @@ package jwks
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 
 	"github.com/ksa-go/ksa/internal/errs"
 )
@@ -126,8 +127,9 @@ func (e *MemberError) Is(target error) bool { return target == e.Kind }
 // Unwrap returns the underlying cause, if any.
 func (e *MemberError) Unwrap() error { return e.Err }
 
-// SetError reports a key set document that cannot be read at all. It
-// matches [ErrMalformedSet] or [ErrSetTooLarge].
+// SetError reports a key set document that cannot be read at all, or that
+// holds no usable key. It matches [ErrMalformedSet], [ErrSetTooLarge] or
+// [ErrNoKeys].
 type SetError struct {
 	Reason string
 	Kind   error
@@ -166,7 +168,14 @@ func (e *PEMError) Error() string {
 		msg += fmt.Sprintf("PEM block #%d (%s): ", e.Block, e.Type)
 	}
 	msg += e.Reason
-	return errs.Msg(prefix, msg, e.Err)
+	cause := e.Err
+	// The file's name is said already: an *fs.PathError would say it
+	// again.
+	var pe *fs.PathError
+	if e.Source != "" && errors.As(cause, &pe) && pe.Path == e.Source {
+		cause = pe.Err
+	}
+	return errs.Msg(prefix, msg, cause)
 }
 
 // Is reports whether target is the error's Kind.

@@ -245,6 +245,6 @@ func parsePrivateKey(kind pemKind, der []byte) (any, error) {
 		case *rsa.PrivateKey, *ecdsa.PrivateKey, ed25519.PrivateKey:
 			return key, nil
 		}
-		return nil, fmt.Errorf("PKCS#8 key of type %T is not RSA, ECDSA or Ed25519", key)
+		return nil, fmt.Errorf("a PKCS#8 key of type %T is not RSA, ECDSA or Ed25519", key)
 	}
 }

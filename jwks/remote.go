@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/internal/httpget"
 )
 
@@ -300,6 +301,27 @@ func (r *Remote) refreshInBackground(ctx context.Context) {
 // unknown, without an error.
 var ErrRateLimited = errors.New("jwks: key set fetch rate limited")
 
+// rateLimitedError is the cause of a fetch the rate limit refused: it
+// matches ErrRateLimited and wraps the last fetch's failure, if any.
+type rateLimitedError struct{ last error }
+
+func (e *rateLimitedError) Error() string {
+	if e.last == nil {
+		return "no fetch failed before"
+	}
+	// The last failure is a *FetchError of the same URL: say what went
+	// wrong without naming the URL twice.
+	var fe *FetchError
+	if errors.As(e.last, &fe) {
+		return errs.Msg("", "the last fetch failed: "+fe.Reason, fe.Err)
+	}
+	return errs.Msg("", "the last fetch failed", e.last)
+}
+
+func (e *rateLimitedError) Is(target error) bool { return target == ErrRateLimited }
+
+func (e *rateLimitedError) Unwrap() error { return e.last }
+
 // Refresh fetches the key set now, bypassing freshness and the rate limit
 // (a merged fetch already under way is joined instead).
 func (r *Remote) Refresh(ctx context.Context) error {
@@ -331,7 +353,7 @@ func (r *Remote) fetch(ctx context.Context, reason FetchReason, force bool) (*re
 		if !force && !r.limiter.allow(r.now()) {
 			last := r.stats.LastError
 			r.mu.Unlock()
-			return nil, &FetchError{URL: r.cfg.URL, Reason: "rate limited after a recent fetch", Err: errors.Join(ErrRateLimited, last)}
+			return nil, &FetchError{URL: r.cfg.URL, Reason: "rate limited after a recent fetch", Err: &rateLimitedError{last: last}}
 		}
 		call = &fetchCall{done: make(chan struct{})}
 		r.inflight = call
@@ -405,11 +427,11 @@ func (r *Remote) get(ctx context.Context, ev *FetchEvent, start time.Time) (*rem
 	}
 	ev.Keys, ev.Skipped = len(set.Keys), len(set.Skipped)
 	if len(set.Keys) == 0 {
-		causes := []error{ErrNoKeys}
-		for _, s := range set.Skipped {
-			causes = append(causes, s)
+		skipped := make([]error, len(set.Skipped))
+		for i, s := range set.Skipped {
+			skipped[i] = s
 		}
-		return fail(resp.Status, fmt.Sprintf("no usable key (%d skipped)", len(set.Skipped)), errors.Join(causes...))
+		return fail(resp.Status, "", &SetError{Reason: fmt.Sprintf("no usable key (%d skipped)", len(set.Skipped)), Kind: ErrNoKeys, Err: errs.Join("", "", skipped)})
 	}
 	src := newStaticSource(set.Keys)
 	ev.MaxAge = r.cacheAge(resp.Header.Get("Cache-Control"))

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -38,7 +39,14 @@ type TokenFileError struct {
 }
 
 func (e *TokenFileError) Error() string {
-	return errs.Msg(prefix, "token file "+e.Path+": "+e.Reason, e.Err)
+	cause := e.Err
+	// The file's name is said already: an *fs.PathError would say it
+	// again.
+	var pe *fs.PathError
+	if errors.As(cause, &pe) && pe.Path == e.Path {
+		cause = pe.Err
+	}
+	return errs.Msg(prefix, "token file "+e.Path+": "+e.Reason, cause)
 }
 
 // Is reports whether target is [ErrTokenFile].

@@ -225,7 +225,7 @@ func (m *Minter) Mint(ctx context.Context, req Request) (*Token, error) {
 // tokens have no audience and never expire: prefer Mint.
 func (m *Minter) MintLegacy(ctx context.Context, sa ksa.ServiceAccount, secretName string) (string, error) {
 	if err := sa.Validate(); err != nil {
-		return "", &RequestError{Field: "serviceAccount", Reason: err.Error()}
+		return "", &RequestError{Field: "serviceAccount", Err: err}
 	}
 	if sa.UID == "" || secretName == "" {
 		return "", &RequestError{Field: "serviceAccount", Reason: "service account UID and secret name are required"}

@@ -69,7 +69,7 @@ type Request struct {
 // lifetime in seconds.
 func (r *Request) check() (int64, error) {
 	if err := r.ServiceAccount.Validate(); err != nil {
-		return 0, &RequestError{Field: "serviceAccount", Reason: err.Error()}
+		return 0, &RequestError{Field: "serviceAccount", Err: err}
 	}
 	if r.ServiceAccount.UID == "" {
 		return 0, &RequestError{Field: "serviceAccount.uid", Reason: "is required"}

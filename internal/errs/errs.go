@@ -82,7 +82,9 @@ func (l *List) Error() string {
 	b.WriteString(l.Summary)
 	for i, err := range l.Errs {
 		if i == 0 {
-			b.WriteString(": ")
+			if l.Prefix != "" || l.Summary != "" {
+				b.WriteString(": ")
+			}
 		} else {
 			b.WriteString("; ")
 		}

@@ -1,0 +1,292 @@
+package ksa_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"errors"
+	"fmt"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/credspec"
+	"github.com/ksa-go/ksa/federation"
+	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/kubeapi"
+	"github.com/ksa-go/ksa/oidc"
+	"github.com/ksa-go/ksa/oidc/oidctest"
+	"github.com/ksa-go/ksa/tokens"
+)
+
+// packagePrefixes are the message prefixes of the module's packages.
+var packagePrefixes = []string{"ksa", "jwks", "tokens", "oidc", "oidctest", "x509sa", "credspec", "federation", "entratest", "kubeapi"}
+
+var word = regexp.MustCompile(`[\p{L}\p{N}]+`)
+
+// messageProblems holds a message to the module's convention: the package
+// prefix once, at the start, and no phrase said twice (no word repeated
+// back to back, no three words repeated in order). Phrases are compared
+// within each item of a list ("a; b; c"), and values (quoted text, URLs,
+// paths, label names, numbers) are not phrases.
+func messageProblems(msg string) []string {
+	var problems []string
+	for _, p := range packagePrefixes {
+		n := 0
+		for _, m := range regexp.MustCompile(`(^|[^\w/.-])`+p+`: `).FindAllStringIndex(msg, -1) {
+			n++
+			if m[0] != 0 {
+				problems = append(problems, fmt.Sprintf("prefix %q inside the message", p+":"))
+			}
+		}
+		if n > 1 {
+			problems = append(problems, fmt.Sprintf("prefix %q %d times", p+":", n))
+		}
+	}
+	for _, item := range strings.Split(msg, "; ") {
+		var kept []string
+		for _, f := range strings.Fields(quoted.ReplaceAllString(item, " ")) {
+			if strings.ContainsAny(strings.TrimRight(f, ".,:;)"), "/=.:@") {
+				continue
+			}
+			kept = append(kept, f)
+		}
+		numbers := map[string]int{}
+		for _, f := range kept {
+			if n := strings.Trim(f, "()[],:;"); len(n) >= 3 && isNumber(n) {
+				numbers[n]++
+				if numbers[n] == 2 {
+					problems = append(problems, fmt.Sprintf("number %s said twice", n))
+				}
+			}
+		}
+		words := word.FindAllString(strings.ToLower(strings.Join(kept, " ")), -1)
+		seen := map[string]bool{}
+		for i := range words {
+			if i > 0 && words[i] == words[i-1] && !isNumber(words[i]) {
+				problems = append(problems, fmt.Sprintf("word %q repeated", words[i]))
+			}
+			if i+3 <= len(words) {
+				tri := strings.Join(words[i:i+3], " ")
+				if seen[tri] {
+					problems = append(problems, fmt.Sprintf("phrase %q said twice", tri))
+				}
+				seen[tri] = true
+			}
+		}
+	}
+	return problems
+}
+
+var quoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"`)
+
+// TestMessageProblemsCatches: the checker finds the faults this module's
+// messages once had.
+func TestMessageProblemsCatches(t *testing.T) {
+	for _, msg := range []string{
+		`tokens: malformed token token: empty part`,
+		`jwks: key #0: jwks: unsupported key *rsa.PublicKey`,
+		`oidc: could not marshal issuer keys JSON, error: jwks: key #0: jwks: unsupported key`,
+		`tokens: malformed token claims: malformed token claims: claim "sub"`,
+		`jwks: fetching https://x/jwks (HTTP 404): unexpected status 404 Not Found`,
+		`jwks: fetching https://x: body over the size limit: jwks: document over the 262144-byte limit`,
+		`tokens: token file /t: the token has expired (the kubelet has not rotated it): service account token has expired`,
+		`ksa: username "x" must be of the form system:serviceaccount:namespace:name: ksa: invalid namespace "X"`,
+	} {
+		assert.NotEmpty(t, messageProblems(msg), msg)
+	}
+	assert.Empty(t, messageProblems(`jwks: the key set fails the audit (2 problems): key #0 member "d": private or symmetric key member; key #1 member "d": private or symmetric key member`))
+}
+
+func isNumber(s string) bool { return strings.Trim(s, "0123456789") == "" }
+
+// TestErrorMessages builds every error type of the module, most through
+// the failure that produces it (so causes nest as they do in use), and
+// holds each message to the convention.
+func TestErrorMessages(t *testing.T) {
+	ctx := context.Background()
+	msgs := map[string]error{}
+	add := func(name string, err error) {
+		t.Helper()
+		require.Error(t, err, name)
+		msgs[name] = err
+	}
+
+	// ksa
+	_, err := ksa.ParseUsername("system:serviceaccount:Bad:x")
+	add("ksa username with a bad namespace", err)
+	_, err = ksa.ParseUsername("user")
+	add("ksa username without prefix", err)
+	add("ksa name", ksa.CheckObjectName("pod name", "a..b"))
+
+	// jwks
+	_, err = jwks.NewKey("not a key")
+	add("jwks key type", err)
+	_, err = jwks.NewStaticSource(jwks.Key{Public: &rsa.PublicKey{N: big.NewInt(7), E: 3}})
+	add("jwks static source", err)
+	_, err = jwks.MarshalSet([]jwks.Key{{KeyID: "k", Public: "x"}})
+	add("jwks marshal set", err)
+	_, err = jwks.ParseSet([]byte(`{"keys":`), jwks.ParseOptions{})
+	add("jwks parse set", err)
+	_, err = jwks.ParseSet([]byte(`{"keys":[]}`+strings.Repeat(" ", 100)), jwks.ParseOptions{MaxBytes: 20})
+	add("jwks set too large", err)
+	add("jwks audit", jwks.Audit([]byte(`{"keys":[{"kty":"oct","k":"AQ"},{"kty":"EC","d":"AQ"}],"meta":{"p":1}}`)))
+	_, err = jwks.LoadPublicKeysFile(filepath.Join(t.TempDir(), "missing.pem"))
+	add("jwks key file", err)
+	_, err = jwks.ParsePublicKeysPEM([]byte("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"))
+	add("jwks PEM", err)
+	_, err = jwks.NewRemote(jwks.RemoteConfig{URL: "http://x"})
+	add("jwks config", err)
+	add("jwks fetch 404", remoteErr(t, http.StatusNotFound, ""))
+	add("jwks fetch too large", remoteErr(t, http.StatusOK, `{"keys":[]}`+strings.Repeat(" ", 300<<10)))
+	add("jwks fetch bad document", remoteErr(t, http.StatusOK, `{"keys":`))
+	add("jwks fetch no usable key", remoteErr(t, http.StatusOK, `{"keys":[{"kty":"oct","k":"AQ"}]}`))
+
+	// tokens: validation failures as a relying party meets them.
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	now := time.Unix(1700000000, 0)
+	m, err := tokens.NewMinter(tokens.MinterConfig{Issuer: "https://iss", Signer: key, Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	sa := ksa.ServiceAccount{Namespace: "ns", Name: "sa", UID: "u"}
+	tok, err := m.Mint(ctx, tokens.Request{ServiceAccount: sa, Audiences: []string{"vault"}, BoundObject: &tokens.BoundObject{Kind: tokens.BoundPod, Name: "p", UID: "pu"}})
+	require.NoError(t, err)
+	pub, _ := jwks.NewKey(key.Public())
+	src, _ := jwks.NewStaticSource(pub)
+	validator := func(mod func(*tokens.ValidatorConfig)) *tokens.Validator {
+		cfg := tokens.ValidatorConfig{Issuers: []string{"https://iss"}, Keys: src, Audiences: []string{"vault"}, SkipObjectCheck: true, Now: func() time.Time { return now }}
+		if mod != nil {
+			mod(&cfg)
+		}
+		v, err := tokens.NewValidator(cfg)
+		require.NoError(t, err)
+		return v
+	}
+	v := validator(nil)
+	parts := strings.Split(tok.Raw, ".")
+	for name, raw := range map[string]string{
+		"tokens malformed":        "abc",
+		"tokens malformed header": "e30." + parts[1] + "." + parts[2],
+		"tokens malformed claims": parts[0] + ".eyJzdWIiOjEsInN1YiI6Mn0." + parts[2],
+		"tokens case variant":     parts[0] + "." + "eyJpc3MiOiJodHRwczovL2lzcyIsIklTUyI6MX0" + "." + parts[2],
+		"tokens bearer":           "Bearer " + tok.Raw,
+		"tokens bad signature":    parts[0] + "." + parts[1] + "." + parts[2][:10] + "AAAA" + parts[2][14:],
+		"tokens too large":        strings.Repeat("a", tokens.DefaultMaxTokenBytes+1),
+		"tokens alg none":         "eyJhbGciOiJub25lIn0." + parts[1] + ".",
+	} {
+		_, err := v.Validate(ctx, raw)
+		add(name, err)
+	}
+	_, err = v.ValidateFor(ctx, tok.Raw, []string{"other"})
+	add("tokens audience", err)
+	_, err = validator(func(c *tokens.ValidatorConfig) { c.Issuers = []string{"https://other"} }).Validate(ctx, tok.Raw)
+	add("tokens issuer", err)
+	_, err = validator(func(c *tokens.ValidatorConfig) { c.Now = func() time.Time { return now.Add(2 * time.Hour) } }).Validate(ctx, tok.Raw)
+	add("tokens expired", err)
+	for name, getter := range map[string]tokens.ObjectGetterFunc{
+		"tokens pod gone": func(_ context.Context, kind tokens.ObjectKind, _, _ string) (tokens.LiveObject, error) {
+			if kind == tokens.KindPod {
+				return tokens.LiveObject{}, fmt.Errorf("pods %q: %w", "p", tokens.ErrObjectNotFound)
+			}
+			return tokens.LiveObject{UID: "u"}, nil
+		},
+		"tokens lookup failed": func(context.Context, tokens.ObjectKind, string, string) (tokens.LiveObject, error) {
+			return tokens.LiveObject{}, errors.New("connection refused")
+		},
+		"tokens service account not found": func(context.Context, tokens.ObjectKind, string, string) (tokens.LiveObject, error) {
+			return tokens.LiveObject{}, tokens.ErrObjectNotFound
+		},
+	} {
+		_, err := validator(func(c *tokens.ValidatorConfig) { c.SkipObjectCheck, c.Objects = false, getter }).Validate(ctx, tok.Raw)
+		add(name, err)
+	}
+	_, err = validator(func(c *tokens.ValidatorConfig) { c.Keys = failingSource{} }).Validate(ctx, tok.Raw)
+	add("tokens key source", err)
+	_, err = tokens.NewValidator(tokens.ValidatorConfig{Issuers: []string{"a"}, Keys: src})
+	add("tokens config", err)
+	_, err = m.Mint(ctx, tokens.Request{ServiceAccount: ksa.ServiceAccount{Namespace: "NS", Name: "sa", UID: "u"}})
+	add("tokens request", err)
+	path := filepath.Join(t.TempDir(), "token")
+	require.NoError(t, os.WriteFile(path, []byte(tok.Raw), 0o600))
+	fs, err := tokens.NewFileSource(tokens.FileSourceConfig{Path: path, Now: func() time.Time { return now.Add(2 * time.Hour) }})
+	require.NoError(t, err)
+	_, err = fs.Current(ctx)
+	add("tokens file expired", err)
+
+	// oidc
+	_, err = oidc.Render(oidc.IssuerConfig{Issuer: "http://x", ExternalAddress: "a"}, []jwks.Key{pub})
+	add("oidc issuer", err)
+	_, err = oidc.Render(oidc.IssuerConfig{Issuer: "https://x", ExternalAddress: "a"}, []jwks.Key{{KeyID: "k", Public: "x"}})
+	add("oidc render key", err)
+	_, err = oidc.Render(oidc.IssuerConfig{Issuer: "https://x", ExternalAddress: "a"}, nil)
+	add("oidc no keys", err)
+	_, err = oidc.ParseMetadata([]byte(`{"issuer":1}`))
+	add("oidc document", err)
+	srv, err := oidctest.New(oidctest.Config{Path: "/c"})
+	require.NoError(t, err)
+	t.Cleanup(srv.Close)
+	_, err = oidc.Discover(ctx, oidc.DiscoveryConfig{Issuer: srv.Issuer() + "/", Client: srv.Client()})
+	add("oidc issuer mismatch", err)
+	_, err = oidc.Discover(ctx, oidc.DiscoveryConfig{Issuer: srv.URL() + "/none", Client: srv.Client()})
+	add("oidc discovery 404", err)
+	_, err = oidc.NewVerifier(ctx, oidc.VerifierConfig{Issuers: []string{srv.Issuer()}})
+	add("oidc config", err)
+
+	// kubeapi
+	_, err = kubeapi.NewManager(kubeapi.ManagerConfig{})
+	add("kubeapi config", err)
+
+	// credspec
+	_, err = credspec.Equal(`{"a":`, `{}`)
+	add("credspec parse", err)
+	_, err = credspec.Canonical(strings.Repeat(" ", credspec.MaxSize+1))
+	add("credspec size", err)
+	_, err = credspec.NewHandler(credspec.HandlerConfig{})
+	add("credspec config", err)
+
+	// federation
+	_, err = federation.NewAzureCredential(&federation.AzureConfig{Getenv: func(string) string { return "" }})
+	add("federation config", err)
+	add("federation preflight", &federation.PreflightError{Check: "audience", Want: "api://AzureADTokenExchange", Got: "vault", Sentinel: federation.ErrAssertionAudience})
+	_, perr := tokens.ParseUnverified("x")
+	add("federation malformed", &federation.PreflightError{Check: "format", Sentinel: federation.ErrAssertionMalformed, Err: perr})
+	add("federation entra", &federation.EntraError{Code: 700213, Description: "AADSTS700213: No matching federated identity record found.", Fix: "set the subject", Sentinel: federation.ErrNoCredentialForSubject})
+
+	for name, err := range msgs {
+		t.Run(name, func(t *testing.T) {
+			assert.Empty(t, messageProblems(err.Error()), err.Error())
+		})
+	}
+}
+
+// remoteErr fetches a key set from a server answering status and body.
+func remoteErr(t *testing.T, status int, body string) error {
+	t.Helper()
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte(body))
+	}))
+	t.Cleanup(srv.Close)
+	r, err := jwks.NewRemote(jwks.RemoteConfig{URL: srv.URL, Client: srv.Client()})
+	require.NoError(t, err)
+	_, err = r.Keys(t.Context(), "kid")
+	return err
+}
+
+// failingSource is a key source that cannot reach its keys.
+type failingSource struct{}
+
+func (failingSource) Keys(context.Context, string) ([]jwks.Key, error) {
+	return nil, &jwks.FetchError{URL: "https://issuer/keys", Reason: "request failed", Err: errors.New("dial tcp: connection refused")}
+}

@@ -5,14 +5,23 @@ import (
 	"fmt"
 	"log"
 
-	"github.com/ksa-go/ksa/internal/testkeys"
 	"github.com/ksa-go/ksa/jwks"
 )
 
 // Kubernetes names its keys by the SHA-256 of the DER public key; a key file
 // passed to kube-apiserver gets the same kid here.
 func ExampleKeyID() {
-	keys, err := jwks.ParsePublicKeysPEM(testkeys.PEM("k8s-rsa.pub.pem"))
+	// Kubernetes' RSA test key, as a --service-account-key-file holds it.
+	keyFile := []byte(`-----BEGIN PUBLIC KEY-----
+MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA249XwEo9k4tM8fMxV7zx
+OhcrP+WvXn917koM5Qr2ZXs4vo26e4ytdlrV0bQ9SlcLpQVSYjIxNfhTZdDt+ecI
+zshKuv1gKIxbbLQMOuK1eA/4HALyEkFgmS/tleLJrhc65tKPMGD+pKQ/xhmzRuCG
+51RoiMgbQxaCyYxGfNLpLAZK9L0Tctv9a0mJmGIYnIOQM4kC1A1I1n3EsXMWmeJU
+j7OTh/AjjCnMnkgvKT2tpKxYQ59PgDgU8Ssc7RDSmSkLxnrv+OrN80j6xrw0OjEi
+B4Ycr0PqfzZcvy8efTtFQ/Jnc4Bp1zUtFXt7+QeevePtQ2EcyELXE0i63T1CujRM
+WwIDAQAB
+-----END PUBLIC KEY-----`)
+	keys, err := jwks.ParsePublicKeysPEM(keyFile)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -24,20 +33,37 @@ func ExampleKeyID() {
 	// Output: JHJehTTTZlsspKHT-GaJxK7Kd1NQgZJu3fyK6K_QDYU
 }
 
-// Publishing keys: private keys go in, only their public halves come out,
-// byte for byte as kube-apiserver serves them at /openid/v1/jwks.
+// Publishing keys: the key set kube-apiserver serves at /openid/v1/jwks, byte
+// for byte; a verify-only key is left out. Private keys or signers may go
+// in too: only their public halves come out.
 func ExampleMarshalSet() {
-	ec, err := jwks.NewKey(testkeys.K8sEC())
+	keyFile := []byte(`-----BEGIN PUBLIC KEY-----
+MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEH6cuzP8XuD5wal6wf9M6xDljTOPL
+X2i8uIp/C/ASqiIGUeeKQtX0/IR3qCXyThP/dbCiHrF3v1cuhBOHY8CLVg==
+-----END PUBLIC KEY-----
+-----BEGIN PUBLIC KEY-----
+MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA249XwEo9k4tM8fMxV7zx
+OhcrP+WvXn917koM5Qr2ZXs4vo26e4ytdlrV0bQ9SlcLpQVSYjIxNfhTZdDt+ecI
+zshKuv1gKIxbbLQMOuK1eA/4HALyEkFgmS/tleLJrhc65tKPMGD+pKQ/xhmzRuCG
+51RoiMgbQxaCyYxGfNLpLAZK9L0Tctv9a0mJmGIYnIOQM4kC1A1I1n3EsXMWmeJU
+j7OTh/AjjCnMnkgvKT2tpKxYQ59PgDgU8Ssc7RDSmSkLxnrv+OrN80j6xrw0OjEi
+B4Ycr0PqfzZcvy8efTtFQ/Jnc4Bp1zUtFXt7+QeevePtQ2EcyELXE0i63T1CujRM
+WwIDAQAB
+-----END PUBLIC KEY-----`)
+	pubs, err := jwks.ParsePublicKeysPEM(keyFile)
 	if err != nil {
 		log.Fatal(err)
 	}
-	rsa, err := jwks.NewKey(testkeys.K8sRSA())
+	ec, err := jwks.NewKey(pubs[0])
+	if err != nil {
+		log.Fatal(err)
+	}
+	rsa, err := jwks.NewKey(pubs[1])
 	if err != nil {
 		log.Fatal(err)
 	}
 	rsa.ExcludeFromDiscovery = true // verify-only: not published
-	keys := []jwks.Key{ec, rsa}
-	doc, err := jwks.MarshalSet(keys)
+	doc, err := jwks.MarshalSet([]jwks.Key{ec, rsa})
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -82,15 +108,32 @@ func ExampleParseSet() {
 // A static source serves verification keys by kid, as Kubernetes'
 // StaticPublicKeysGetter does for --service-account-key-file.
 func ExampleNewStaticSource() {
-	ec, err := jwks.NewKey(testkeys.K8sEC().Public())
+	keyFile := []byte(`-----BEGIN PUBLIC KEY-----
+MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEH6cuzP8XuD5wal6wf9M6xDljTOPL
+X2i8uIp/C/ASqiIGUeeKQtX0/IR3qCXyThP/dbCiHrF3v1cuhBOHY8CLVg==
+-----END PUBLIC KEY-----
+-----BEGIN PUBLIC KEY-----
+MIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA249XwEo9k4tM8fMxV7zx
+OhcrP+WvXn917koM5Qr2ZXs4vo26e4ytdlrV0bQ9SlcLpQVSYjIxNfhTZdDt+ecI
+zshKuv1gKIxbbLQMOuK1eA/4HALyEkFgmS/tleLJrhc65tKPMGD+pKQ/xhmzRuCG
+51RoiMgbQxaCyYxGfNLpLAZK9L0Tctv9a0mJmGIYnIOQM4kC1A1I1n3EsXMWmeJU
+j7OTh/AjjCnMnkgvKT2tpKxYQ59PgDgU8Ssc7RDSmSkLxnrv+OrN80j6xrw0OjEi
+B4Ycr0PqfzZcvy8efTtFQ/Jnc4Bp1zUtFXt7+QeevePtQ2EcyELXE0i63T1CujRM
+WwIDAQAB
+-----END PUBLIC KEY-----`)
+	pubs, err := jwks.ParsePublicKeysPEM(keyFile)
 	if err != nil {
 		log.Fatal(err)
 	}
-	rsa, err := jwks.NewKey(testkeys.K8sRSA())
-	if err != nil {
-		log.Fatal(err)
+	var keys []jwks.Key
+	for _, pub := range pubs {
+		key, err := jwks.NewKey(pub)
+		if err != nil {
+			log.Fatal(err)
+		}
+		keys = append(keys, key)
 	}
-	src, err := jwks.NewStaticSource(ec, rsa)
+	src, err := jwks.NewStaticSource(keys...)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -99,7 +142,7 @@ func ExampleNewStaticSource() {
 	for _, k := range all {
 		fmt.Println(k.KeyID, k.Algorithm)
 	}
-	rsaKeys, _ := src.Keys(ctx, testkeys.K8sRSAKeyID)
+	rsaKeys, _ := src.Keys(ctx, "JHJehTTTZlsspKHT-GaJxK7Kd1NQgZJu3fyK6K_QDYU")
 	unknown, _ := src.Keys(ctx, "bogus")
 	fmt.Println(len(rsaKeys), len(unknown))
 	// Output:

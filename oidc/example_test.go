@@ -7,12 +7,12 @@ import (
 	"crypto/rand"
 	"fmt"
 	"log"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 
 	"github.com/ksa-go/ksa"
-	"github.com/ksa-go/ksa/internal/testkeys"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/tokens"
@@ -21,7 +21,15 @@ import (
 // Render the two documents kube-apiserver would serve for an issuer and its
 // key.
 func ExampleRender() {
-	key, err := jwks.NewKey(testkeys.K8sEC()) // Kubernetes' own test key
+	// Kubernetes' own EC test key, as a --service-account-key-file holds it.
+	pubs, err := jwks.ParsePublicKeysPEM([]byte(`-----BEGIN PUBLIC KEY-----
+MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEH6cuzP8XuD5wal6wf9M6xDljTOPL
+X2i8uIp/C/ASqiIGUeeKQtX0/IR3qCXyThP/dbCiHrF3v1cuhBOHY8CLVg==
+-----END PUBLIC KEY-----`))
+	if err != nil {
+		log.Fatal(err)
+	}
+	key, err := jwks.NewKey(pubs[0])
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -41,10 +49,18 @@ func ExampleRender() {
 
 // Export the documents for blob hosting.
 func ExampleWriteStatic() {
-	key, _ := jwks.NewKey(testkeys.K8sEC())
+	signer, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader) // or jwks.LoadSigningKeyFile
+	if err != nil {
+		log.Fatal(err)
+	}
+	key, err := jwks.NewKey(signer.Public())
+	if err != nil {
+		log.Fatal(err)
+	}
+	issuer := "https://mystorage.blob.core.windows.net/oidc/"
 	docs, err := oidc.Render(oidc.IssuerConfig{
-		Issuer:  "https://mystorage.blob.core.windows.net/oidc",
-		JWKSURI: "https://mystorage.blob.core.windows.net/oidc/openid/v1/jwks",
+		Issuer:  issuer,
+		JWKSURI: oidc.JWKSURL(issuer), // https://mystorage.blob.core.windows.net/oidc/openid/v1/jwks
 	}, []jwks.Key{key})
 	if err != nil {
 		log.Fatal(err)
@@ -70,13 +86,14 @@ func ExampleWriteStatic() {
 // through discovery and the remote JWKS.
 func ExampleNewVerifier() {
 	signer, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	key, _ := jwks.NewKey(signer)
+	key, _ := jwks.NewKey(signer.Public())
 
-	// The issuer: a TLS server whose URL is the issuer.
+	// The issuer: a TLS server whose URL is the issuer, so the handler is
+	// made once the server has its address.
 	var handler *oidc.Handler
-	srv := httptest.NewTLSServer(httpHandlerFunc(func() *oidc.Handler { return handler }))
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	defer srv.Close()
-	handler, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: srv.URL, JWKSURI: srv.URL + oidc.JWKSPath}, []jwks.Key{key})
+	handler, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: srv.URL, JWKSURI: oidc.JWKSURL(srv.URL)}, []jwks.Key{key})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -2,22 +2,14 @@ package oidc_test
 
 import (
 	"crypto"
-	"net/http"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ksa-go/ksa/jwks"
-	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/oidc/oidctest"
 	"github.com/ksa-go/ksa/tokens"
 )
-
-// httpHandlerFunc defers to a handler built after the server started (its
-// URL is the issuer).
-func httpHandlerFunc(h func() *oidc.Handler) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) { h().ServeHTTP(w, r) }
-}
 
 // mint mints a token with srv's current key, failing the test on error.
 func mint(t testing.TB, srv *oidctest.Server, req tokens.Request) string {

@@ -95,6 +95,11 @@ type ValidatorConfig struct {
 	// Cache, when non-nil, remembers successful validations (see
 	// [CacheConfig]).
 	Cache *CacheConfig
+	// OnValidate, when set, is called after every validation, valid or
+	// not, with what it found (see [ValidationEvent]). It runs on the
+	// caller's goroutine before Validate returns: it must be quick and safe
+	// for concurrent use.
+	OnValidate func(ValidationEvent)
 }
 
 // Validator validates service-account tokens as kube-apiserver does. It is
@@ -112,6 +117,7 @@ type Validator struct {
 	legacy        LegacyConfig
 	maxTokenBytes int
 	maxKeys       int
+	onValidate    func(ValidationEvent)
 	now           func() time.Time
 	cache         *resultCache
 }
@@ -126,6 +132,7 @@ func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 		legacy:        cfg.Legacy,
 		maxTokenBytes: cfg.MaxTokenBytes,
 		maxKeys:       cfg.MaxKeysPerToken,
+		onValidate:    cfg.OnValidate,
 		now:           cfg.Now,
 	}
 	if err := checkIssuers(cfg.Issuers); err != nil {
@@ -294,30 +301,36 @@ func (v *Validator) ValidateFor(ctx context.Context, token string, audiences []s
 }
 
 func (v *Validator) validate(ctx context.Context, token string, audiences []string) (*Result, error) {
-	if len(token) > v.maxTokenBytes {
-		return nil, &SizeError{Size: len(token), Limit: v.maxTokenBytes}
-	}
 	now := v.now()
+	var tr trace
+	if len(token) > v.maxTokenBytes {
+		err := &SizeError{Size: len(token), Limit: v.maxTokenBytes}
+		v.observe(now, &tr, nil, false, err)
+		return nil, err
+	}
 	if v.cache != nil {
 		if res, ok := v.cache.get(token, audiences, now); ok {
 			res.Stale = staleness(res.Claims, now)
+			v.observe(now, &tr, res, true, nil)
 			return res, nil
 		}
 	}
-	res, err := v.verify(ctx, token, audiences, now)
+	res, err := v.verify(ctx, token, audiences, now, &tr)
 	if err != nil {
+		v.observe(now, &tr, nil, false, err)
 		return nil, err
 	}
 	if v.cache != nil {
 		v.cache.put(token, audiences, now, res)
 	}
+	v.observe(now, &tr, res, false, nil)
 	return res, nil
 }
 
 // verify runs kube-apiserver's checks in its order: issuer, key by kid,
 // signature, audiences, then (bound tokens) time, live objects and
 // staleness, or (legacy tokens) the legacy checks.
-func (v *Validator) verify(ctx context.Context, token string, audiences []string, now time.Time) (*Result, error) {
+func (v *Validator) verify(ctx context.Context, token string, audiences []string, now time.Time, tr *trace) (*Result, error) {
 	p, err := split(token)
 	if err != nil {
 		return nil, err
@@ -337,10 +350,13 @@ func (v *Validator) verify(ctx context.Context, token string, audiences []string
 		return nil, err
 	}
 	claims := &blk.claims
+	tr.noAud = len(claims.Audience) == 0
+	tr.warnAfter = claims.Kubernetes != nil && !claims.Kubernetes.WarnAfter.IsZero()
 	legacy := claims.Issuer == LegacyIssuer && v.legacy.Accept
 	if !legacy && !slices.Contains(v.issuers, claims.Issuer) {
 		return nil, &IssuerError{Issuer: claims.Issuer, Accepted: v.acceptedIssuers()}
 	}
+	tr.issuer = claims.Issuer // one of the configured issuers
 	hdrBytes, err := decodePart("header", p.header, rest[:0])
 	if err != nil {
 		return nil, err
@@ -350,6 +366,7 @@ func (v *Validator) verify(ctx context.Context, token string, audiences []string
 	if err != nil {
 		return nil, err
 	}
+	tr.kid, tr.alg = hdr.kid, hdr.alg
 	if !isAsymmetric(hdr.alg) {
 		return nil, &AlgorithmError{Algorithm: hdr.alg, Reason: "only asymmetric signature algorithms are accepted"}
 	}

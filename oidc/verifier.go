@@ -69,6 +69,9 @@ type VerifierConfig struct {
 	// (the usual case outside the cluster) a token stays valid until it
 	// expires, even after its pod is deleted.
 	Objects tokens.ObjectGetter
+	// OnValidate, when set, is called after every verification (see
+	// tokens.ValidationEvent): the hook metrics adapters plug into.
+	OnValidate func(tokens.ValidationEvent)
 	// Now is the clock of validation and key set freshness; nil means
 	// time.Now.
 	Now func() time.Time
@@ -148,6 +151,7 @@ func NewVerifier(ctx context.Context, cfg VerifierConfig) (*Verifier, error) {
 		MaxKeysPerToken:       cfg.MaxKeysPerToken,
 		Now:                   cfg.Now,
 		Cache:                 cfg.Cache,
+		OnValidate:            cfg.OnValidate,
 	})
 	if err != nil {
 		return nil, err

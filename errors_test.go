@@ -29,6 +29,7 @@ import (
 	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/oidc/oidctest"
 	"github.com/ksa-go/ksa/tokens"
+	"github.com/ksa-go/ksa/x509sa"
 )
 
 // packagePrefixes are the message prefixes of the module's packages.
@@ -254,6 +255,19 @@ func TestErrorMessages(t *testing.T) {
 	add("credspec size", err)
 	_, err = credspec.NewHandler(credspec.HandlerConfig{})
 	add("credspec config", err)
+
+	// x509sa
+	_, err = x509sa.NewSPIFFEID("cluster.local", ksa.ServiceAccount{Namespace: "Bad", Name: "x"})
+	add("x509sa SPIFFE ID", err)
+	_, err = x509sa.Subject{ServiceAccount: ksa.ServiceAccount{Namespace: "ns", Name: "sa"}, PodName: "a..b"}.Name()
+	add("x509sa subject", err)
+	_, err = x509sa.ParseCSR([]byte("not DER"))
+	add("x509sa CSR", err)
+	weak, _ := rsa.GenerateKey(rand.Reader, 1024)
+	_, err = x509sa.CreateCSR(nil, weak, x509sa.CSROptions{Subject: x509sa.Subject{ServiceAccount: sa}})
+	add("x509sa key", err)
+	_, err = x509sa.NewVerifier(x509sa.VerifierConfig{})
+	add("x509sa config", err)
 
 	// federation
 	_, err = federation.NewAzureCredential(&federation.AzureConfig{Getenv: func(string) string { return "" }})

@@ -43,7 +43,7 @@ type MatchOptions struct {
 // Errors are a *[MismatchError] or a *[PolicyError].
 func MatchRequester(csr *CSR, requester ksa.UserInfo, opts MatchOptions) error {
 	if csr == nil || csr.req == nil {
-		return &OptionsError{Field: "csr", Reason: "required (from ParseCSR)"}
+		return &ConfigError{Field: "csr", Reason: "required (from ParseCSR)"}
 	}
 	sa := csr.Subject.ServiceAccount
 	if !ksa.MatchesUsername(sa.Namespace, sa.Name, requester.Username) {
@@ -96,7 +96,7 @@ func joinComma(s []string) string { return strings.Join(s, ",") }
 // status or conditions.
 func CheckCertificateSigningRequest(obj *certificatesv1.CertificateSigningRequest, opts MatchOptions) (*CSR, error) {
 	if obj == nil {
-		return nil, &OptionsError{Field: "obj", Reason: "required"}
+		return nil, &ConfigError{Field: "obj", Reason: "required"}
 	}
 	if err := ValidateSignerName(obj.Spec.SignerName); err != nil {
 		return nil, err

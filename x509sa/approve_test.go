@@ -70,8 +70,8 @@ func TestMatchRequester(t *testing.T) {
 		{name: "one host refused", csr: svid, requester: requester, opts: x509sa.MatchOptions{TrustDomain: "cluster.local", AllowHost: func(h string) bool { return h != "10.0.0.7" }}, wantErr: x509sa.ErrNotAllowed},
 		{name: "SPIFFE ID with zero policy", csr: svid, requester: requester, opts: x509sa.MatchOptions{AllowHost: func(string) bool { return true }}, wantErr: x509sa.ErrNotAllowed},
 		{name: "SPIFFE ID in another trust domain", csr: svid, requester: requester, opts: x509sa.MatchOptions{TrustDomain: "other.local", AllowHost: func(string) bool { return true }}, wantErr: x509sa.ErrNotAllowed},
-		{name: "nil request", csr: nil, requester: requester, wantErr: x509sa.ErrInvalidOptions},
-		{name: "hand-made request", csr: &x509sa.CSR{Subject: plain.Subject}, requester: requester, wantErr: x509sa.ErrInvalidOptions},
+		{name: "nil request", csr: nil, requester: requester, wantErr: x509sa.ErrInvalidConfig},
+		{name: "hand-made request", csr: &x509sa.CSR{Subject: plain.Subject}, requester: requester, wantErr: x509sa.ErrInvalidConfig},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,7 +127,7 @@ func TestCheckCertificateSigningRequest(t *testing.T) {
 		{name: "approvable", obj: obj(nil)},
 		{name: "serving with own signer", obj: serverObj, opts: x509sa.MatchOptions{AllowHost: func(h string) bool { return h == "cart" }}},
 
-		{name: "nil", obj: nil, wantErr: x509sa.ErrInvalidOptions},
+		{name: "nil", obj: nil, wantErr: x509sa.ErrInvalidConfig},
 		{name: "bad signer", obj: obj(func(o *certificatesv1.CertificateSigningRequest) { o.Spec.SignerName = "nope" }), wantErr: x509sa.ErrInvalidSignerName},
 		{name: "bad PEM", obj: obj(func(o *certificatesv1.CertificateSigningRequest) { o.Spec.Request = []byte("x") }), wantErr: x509sa.ErrMalformedCSR},
 		{name: "bad usages", obj: obj(func(o *certificatesv1.CertificateSigningRequest) {

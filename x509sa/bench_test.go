@@ -12,7 +12,7 @@ import (
 func benchLeaf(b *testing.B) (*testCA, *x509.Certificate) {
 	ca := newCA(b, "p256-ca")
 	sub := x509sa.Subject{ServiceAccount: testSA, PodName: "cart-0", Extensions: map[string]string{"team": "a", "zone": "eu-1"}}
-	issued, err := ca.issuer(b, x509sa.IssuerOptions{}).Issue(x509sa.IssueRequest{CSR: mustCSR(b, testkeys.Generated("p256"), x509sa.CSROptions{Subject: sub})})
+	issued, err := ca.issuer(b, x509sa.IssuerConfig{}).Issue(x509sa.IssueRequest{CSR: mustCSR(b, testkeys.Generated("p256"), x509sa.CSROptions{Subject: sub})})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func BenchmarkDecodeName(b *testing.B) {
 // x509.Certificate.Verify with the same options, the floor it builds on.
 func BenchmarkVerify(b *testing.B) {
 	ca, leaf := benchLeaf(b)
-	v, err := x509sa.NewVerifier(x509sa.VerifyOptions{Roots: ca.pool, Clock: fixedClock(t0)})
+	v, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: ca.pool, Clock: fixedClock(t0)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func BenchmarkParseCSR(b *testing.B) {
 // BenchmarkIssue issues from a P-256 request with a P-256 CA.
 func BenchmarkIssue(b *testing.B) {
 	ca := newCA(b, "p256-ca")
-	is := ca.issuer(b, x509sa.IssuerOptions{})
+	is := ca.issuer(b, x509sa.IssuerConfig{})
 	req := x509sa.IssueRequest{CSR: mustCSR(b, testkeys.Generated("p256"), x509sa.CSROptions{Subject: x509sa.Subject{ServiceAccount: testSA}})}
 	b.ReportAllocs()
 	for b.Loop() {

@@ -47,10 +47,10 @@ type CSROptions struct {
 // random nil means crypto/rand.Reader. The key must be RSA 2048-8192 bits,
 // ECDSA P-256/P-384/P-521 or Ed25519 (*[KeyError]). Other errors are
 // *[SubjectError], *[ExtensionError] (wrapped), *[UsageError],
-// *[HostError], *[LimitError], *[SPIFFEIDError] or *[OptionsError].
+// *[HostError], *[LimitError], *[SPIFFEIDError] or *[ConfigError].
 func CreateCSR(random io.Reader, key crypto.Signer, opts CSROptions) ([]byte, error) {
 	if key == nil {
-		return nil, &OptionsError{Field: "key", Reason: "required"}
+		return nil, &ConfigError{Field: "key", Reason: "required"}
 	}
 	pub := key.Public()
 	if err := checkPublicKey(pub); err != nil {
@@ -99,7 +99,7 @@ func CreateCSR(random io.Reader, key crypto.Signer, opts CSROptions) ([]byte, er
 	}
 	der, err := x509.CreateCertificateRequest(random, tmpl, key)
 	if err != nil {
-		return nil, fmt.Errorf("x509sa: creating certificate request: %w", err)
+		return nil, &SigningError{Reason: "creating the certificate request", Err: err}
 	}
 	return der, nil
 }
@@ -120,18 +120,18 @@ func DecodeCSRPEM(data []byte) ([]byte, error) {
 		return nil, &LimitError{What: "CSR PEM bytes", Size: len(data), Limit: MaxCSRPEMSize}
 	}
 	if !bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("-----BEGIN ")) {
-		return nil, fmt.Errorf("%w: data before the PEM block", ErrMalformedCSR)
+		return nil, &CSRError{Reason: "data before the PEM block"}
 	}
 	block, rest := pem.Decode(data)
 	switch {
 	case block == nil:
-		return nil, fmt.Errorf("%w: no PEM block", ErrMalformedCSR)
+		return nil, &CSRError{Reason: "no PEM block"}
 	case block.Type != CSRPEMType:
-		return nil, fmt.Errorf("%w: PEM block type must be %s, not %q", ErrMalformedCSR, CSRPEMType, block.Type)
+		return nil, &CSRError{Reason: fmt.Sprintf("PEM block type must be %s, not %q", CSRPEMType, block.Type)}
 	case len(block.Headers) > 0:
-		return nil, fmt.Errorf("%w: PEM headers are not allowed", ErrMalformedCSR)
+		return nil, &CSRError{Reason: "PEM headers are not allowed"}
 	case len(bytes.TrimSpace(rest)) > 0:
-		return nil, fmt.Errorf("%w: data after the PEM block", ErrMalformedCSR)
+		return nil, &CSRError{Reason: "data after the PEM block"}
 	}
 	return block.Bytes, nil
 }
@@ -201,13 +201,13 @@ func ParseCSR(der []byte) (*CSR, error) {
 	}
 	req, err := x509.ParseCertificateRequest(der)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrMalformedCSR, err)
+		return nil, &CSRError{Reason: "does not parse", Err: err}
 	}
 	if err := checkPublicKey(req.PublicKey); err != nil {
 		return nil, err
 	}
 	if err := req.CheckSignature(); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrCSRSignature, err)
+		return nil, &CSRError{Reason: "self-signature does not verify", Signature: true, Err: err}
 	}
 	subject, err := DecodeName(req.Subject)
 	if err != nil {
@@ -291,7 +291,7 @@ func parseRequestedExtensions(exts []pkix.Extension) (Usage, error) {
 	var seenSAN, seenKU, seenEKU, seenBC bool
 	once := func(seen *bool, what string) error {
 		if *seen {
-			return fmt.Errorf("%w: %s requested twice", ErrMalformedCSR, what)
+			return &CSRError{Reason: fmt.Sprintf("%s requested twice", what)}
 		}
 		*seen = true
 		return nil
@@ -308,7 +308,7 @@ func parseRequestedExtensions(exts []pkix.Extension) (Usage, error) {
 			}
 			var bits asn1.BitString
 			if rest, err := asn1.Unmarshal(e.Value, &bits); err != nil || len(rest) > 0 {
-				return 0, fmt.Errorf("%w: malformed key usage request", ErrMalformedCSR)
+				return 0, &CSRError{Reason: "malformed key usage request"}
 			}
 			var ku x509.KeyUsage
 			for i := 0; i < bits.BitLength; i++ {
@@ -331,7 +331,7 @@ func parseRequestedExtensions(exts []pkix.Extension) (Usage, error) {
 			}
 			var oids []asn1.ObjectIdentifier
 			if rest, err := asn1.Unmarshal(e.Value, &oids); err != nil || len(rest) > 0 {
-				return 0, fmt.Errorf("%w: malformed extended key usage request", ErrMalformedCSR)
+				return 0, &CSRError{Reason: "malformed extended key usage request"}
 			}
 			for _, oid := range oids {
 				var u Usage
@@ -360,13 +360,13 @@ func parseRequestedExtensions(exts []pkix.Extension) (Usage, error) {
 				MaxPathLen int  `asn1:"optional,default:-1"`
 			}
 			if rest, err := asn1.Unmarshal(e.Value, &bc); err != nil || len(rest) > 0 {
-				return 0, fmt.Errorf("%w: malformed basic constraints request", ErrMalformedCSR)
+				return 0, &CSRError{Reason: "malformed basic constraints request"}
 			}
 			if bc.IsCA {
-				return 0, fmt.Errorf("%w: requests a CA certificate", ErrMalformedCSR)
+				return 0, &CSRError{Reason: "requests a CA certificate"}
 			}
 		default:
-			return 0, fmt.Errorf("%w: extension %s may not be requested", ErrMalformedCSR, e.Id)
+			return 0, &CSRError{Reason: fmt.Sprintf("extension %s may not be requested", e.Id)}
 		}
 	}
 	return usage, nil

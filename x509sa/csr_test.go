@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ksa-go/ksa/internal/testkeys"
+	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/x509sa"
 )
 
@@ -32,8 +33,8 @@ func TestCreateCSRKeys(t *testing.T) {
 		{key: "p384", sigAlg: x509.ECDSAWithSHA384},
 		{key: "p521", sigAlg: x509.ECDSAWithSHA512},
 		{key: "ed25519", sigAlg: x509.PureEd25519},
-		{key: "rsa1024", wantErr: x509sa.ErrUnsupportedKey},
-		{key: "p224", wantErr: x509sa.ErrUnsupportedKey},
+		{key: "rsa1024", wantErr: jwks.ErrUnsupportedKey},
+		{key: "p224", wantErr: jwks.ErrUnsupportedKey},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key, func(t *testing.T) {
@@ -88,7 +89,7 @@ func TestCreateCSR(t *testing.T) {
 		{name: "server only", key: key, opts: x509sa.CSROptions{Subject: sub, Usage: x509sa.ServerAuth, Hosts: []string{"cart"}},
 			check: func(t *testing.T, csr *x509sa.CSR) { assert.Equal(t, x509sa.ServerAuth, csr.Usage) }},
 
-		{name: "nil key", opts: x509sa.CSROptions{Subject: sub}, wantErr: x509sa.ErrInvalidOptions},
+		{name: "nil key", opts: x509sa.CSROptions{Subject: sub}, wantErr: x509sa.ErrInvalidConfig},
 		{name: "zero subject", key: key, opts: x509sa.CSROptions{}, wantErr: x509sa.ErrInvalidSubject},
 		{name: "forged extension", key: key, opts: x509sa.CSROptions{Subject: x509sa.Subject{ServiceAccount: testSA, Extensions: map[string]string{"system:pod-name": "x"}}}, wantErr: x509sa.ErrReservedExtension},
 		{name: "unknown usage bits", key: key, opts: x509sa.CSROptions{Subject: sub, Usage: 4}, wantErr: x509sa.ErrInvalidUsage},

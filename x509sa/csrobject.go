@@ -133,11 +133,11 @@ func NewCertificateSigningRequest(csrDER []byte, opts RequestOptions) (*certific
 	case ksa.IsObjectName(opts.Name):
 		obj.Name = opts.Name
 	default:
-		return nil, &OptionsError{Field: "Name", Reason: "must be a DNS-1123 subdomain"}
+		return nil, &ConfigError{Field: "Name", Reason: "must be a DNS-1123 subdomain"}
 	}
 	if opts.Lifetime != 0 {
 		if opts.Lifetime < MinExpiration || opts.Lifetime%time.Second != 0 || opts.Lifetime/time.Second > math.MaxInt32 {
-			return nil, &OptionsError{Field: "Lifetime", Reason: "must be whole seconds, at least 10 minutes"}
+			return nil, &ConfigError{Field: "Lifetime", Reason: "must be whole seconds, at least 10 minutes"}
 		}
 		secs := int32(opts.Lifetime / time.Second)
 		obj.Spec.ExpirationSeconds = &secs

@@ -57,10 +57,10 @@ func TestNewCertificateSigningRequest(t *testing.T) {
 		{name: "server usage with the client signer", csr: serverCSR, wantErr: x509sa.ErrInvalidUsage},
 		{name: "kubelet serving signer", csr: serverCSR, opts: x509sa.RequestOptions{SignerName: "kubernetes.io/kubelet-serving"}, wantErr: x509sa.ErrInvalidSignerName},
 		{name: "invalid signer", csr: clientCSR, opts: x509sa.RequestOptions{SignerName: "not-valid"}, wantErr: x509sa.ErrInvalidSignerName},
-		{name: "lifetime under 10 minutes", csr: clientCSR, opts: x509sa.RequestOptions{Lifetime: 599 * time.Second}, wantErr: x509sa.ErrInvalidOptions},
-		{name: "lifetime not whole seconds", csr: clientCSR, opts: x509sa.RequestOptions{Lifetime: time.Hour + time.Millisecond}, wantErr: x509sa.ErrInvalidOptions},
-		{name: "lifetime over int32 seconds", csr: clientCSR, opts: x509sa.RequestOptions{Lifetime: (1 << 31) * time.Second}, wantErr: x509sa.ErrInvalidOptions},
-		{name: "bad name", csr: clientCSR, opts: x509sa.RequestOptions{Name: "Cart_1"}, wantErr: x509sa.ErrInvalidOptions},
+		{name: "lifetime under 10 minutes", csr: clientCSR, opts: x509sa.RequestOptions{Lifetime: 599 * time.Second}, wantErr: x509sa.ErrInvalidConfig},
+		{name: "lifetime not whole seconds", csr: clientCSR, opts: x509sa.RequestOptions{Lifetime: time.Hour + time.Millisecond}, wantErr: x509sa.ErrInvalidConfig},
+		{name: "lifetime over int32 seconds", csr: clientCSR, opts: x509sa.RequestOptions{Lifetime: (1 << 31) * time.Second}, wantErr: x509sa.ErrInvalidConfig},
+		{name: "bad name", csr: clientCSR, opts: x509sa.RequestOptions{Name: "Cart_1"}, wantErr: x509sa.ErrInvalidConfig},
 		{name: "bad request", csr: []byte("nope"), wantErr: x509sa.ErrMalformedCSR},
 	}
 	for _, tt := range tests {

@@ -72,7 +72,7 @@
 // is bounded, and a refresh time with jitter is computed on the model of
 // Kubernetes' pod certificates:
 //
-//	issuer, err := x509sa.NewIssuer(caCert, caKey, x509sa.IssuerOptions{MaxLifetime: 24 * time.Hour})
+//	issuer, err := x509sa.NewIssuer(caCert, caKey, x509sa.IssuerConfig{MaxLifetime: 24 * time.Hour})
 //	issued, err := issuer.Issue(x509sa.IssueRequest{CSR: der})
 //	// issued.ChainPEM, issued.NotBefore, issued.NotAfter, issued.BeginRefreshAt
 //
@@ -81,7 +81,7 @@
 // A server that trusts the CA verifies presented chains with a [Verifier]
 // and gets the identity kube-apiserver would see:
 //
-//	v, err := x509sa.NewVerifier(x509sa.VerifyOptions{Roots: pool, Usage: x509sa.ClientAuth})
+//	v, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: pool, Usage: x509sa.ClientAuth})
 //	cert, err := v.Verify(tlsState.PeerCertificates)
 //	user := cert.UserInfo() // username, UID, groups, credential-id extra
 //

@@ -3,8 +3,10 @@ package x509sa
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/ksa-go/ksa/internal/errs"
+	"github.com/ksa-go/ksa/jwks"
 )
 
 // Sentinel errors. Every rejection matches one of them with [errors.Is]; the
@@ -35,15 +37,16 @@ var (
 	// ErrInvalidHost: a serve host is neither an IP address nor a DNS name
 	// this package accepts. See [HostError].
 	ErrInvalidHost = errors.New("x509sa: invalid host")
-	// ErrUnsupportedKey: a key is not RSA 2048-8192, ECDSA P-256/P-384/
-	// P-521 or Ed25519. See [KeyError].
-	ErrUnsupportedKey = errors.New("x509sa: unsupported key")
 	// ErrMalformedCSR: a certificate request is not one strict PEM block,
-	// not parseable DER, or requests extensions this package refuses.
+	// not parseable DER, or requests extensions this package refuses. See
+	// [CSRError].
 	ErrMalformedCSR = errors.New("x509sa: malformed certificate request")
 	// ErrCSRSignature: a certificate request's self-signature does not
-	// verify.
+	// verify. See [CSRError].
 	ErrCSRSignature = errors.New("x509sa: certificate request signature invalid")
+	// ErrSigning: the CA's signer failed to sign (a KMS or HSM call that
+	// failed), or the random source did. See [SigningError].
+	ErrSigning = errors.New("x509sa: signing failed")
 	// ErrInvalidUsage: usages are unknown, missing, inconsistent or not
 	// allowed. See [UsageError].
 	ErrInvalidUsage = errors.New("x509sa: invalid usage")
@@ -66,11 +69,11 @@ var (
 	// leaf (CA flag, key usages, SANs). See [CertificateError].
 	ErrInvalidCertificate = errors.New("x509sa: invalid identity certificate")
 	// ErrUntrusted: the chain does not verify against the roots for the
-	// usage; the crypto/x509 error is wrapped beside it.
+	// usage. See [TrustError], which wraps crypto/x509's error.
 	ErrUntrusted = errors.New("x509sa: certificate not trusted")
-	// ErrInvalidOptions: a constructor or function got options it cannot
-	// use. See [OptionsError].
-	ErrInvalidOptions = errors.New("x509sa: invalid options")
+	// ErrInvalidConfig: a constructor or function got options it cannot
+	// use. See [ConfigError].
+	ErrInvalidConfig = errors.New("x509sa: invalid options")
 )
 
 // SubjectError reports a subject attribute that does not carry, or cannot
@@ -89,19 +92,11 @@ type SubjectError struct {
 }
 
 func (e *SubjectError) Error() string {
-	var b strings.Builder
-	b.WriteString("x509sa: subject ")
-	b.WriteString(e.Attribute)
+	msg := "subject " + e.Attribute
 	if e.Value != "" {
-		fmt.Fprintf(&b, " %q", e.Value)
+		msg += fmt.Sprintf(" %q", e.Value)
 	}
-	b.WriteString(": ")
-	b.WriteString(e.Reason)
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
-	}
-	return b.String()
+	return errs.Msg(prefix, msg+": "+e.Reason, e.Err)
 }
 
 // Is reports whether target is [ErrInvalidSubject].
@@ -123,7 +118,7 @@ type ExtensionError struct {
 }
 
 func (e *ExtensionError) Error() string {
-	return fmt.Sprintf("x509sa: extension %q: %s", e.Extension, e.Reason)
+	return errs.Msg(prefix, fmt.Sprintf("extension %q: %s", e.Extension, e.Reason), nil)
 }
 
 // Is reports whether target is [ErrInvalidExtension], or
@@ -143,7 +138,7 @@ type LimitError struct {
 }
 
 func (e *LimitError) Error() string {
-	return fmt.Sprintf("x509sa: %d %s is over the limit of %d", e.Size, e.What, e.Limit)
+	return errs.Msg(prefix, fmt.Sprintf("%d %s is over the limit of %d", e.Size, e.What, e.Limit), nil)
 }
 
 // Is reports whether target is [ErrLimit].
@@ -157,25 +152,86 @@ type HostError struct {
 }
 
 func (e *HostError) Error() string {
-	return fmt.Sprintf("x509sa: host %q: %s", e.Host, e.Reason)
+	return errs.Msg(prefix, fmt.Sprintf("host %q: %s", e.Host, e.Reason), nil)
 }
 
 // Is reports whether target is [ErrInvalidHost].
 func (e *HostError) Is(target error) bool { return target == ErrInvalidHost }
 
-// KeyError reports a key of an unsupported type or size. It matches
-// [ErrUnsupportedKey].
+// KeyError reports a key of an unsupported type or size: the key limits
+// are jwks' (jwks.CheckPublicKey: RSA of jwks.MinRSABits to jwks.MaxRSABits
+// with an exponent up to jwks.MaxRSAExponent, ECDSA on P-256, P-384 or
+// P-521, Ed25519). It matches jwks.ErrUnsupportedKey and wraps jwks' error.
 type KeyError struct {
 	// Key describes the key: "RSA-1024", "ECDSA P-224", "DSA", ...
 	Key string
+	Err error
 }
 
 func (e *KeyError) Error() string {
-	return fmt.Sprintf("x509sa: key %s is not supported (want RSA %d-%d bits, ECDSA P-256/P-384/P-521 or Ed25519)", e.Key, MinRSABits, MaxRSABits)
+	return errs.Msg(prefix, "key "+e.Key+" is not supported", e.Err)
 }
 
-// Is reports whether target is [ErrUnsupportedKey].
-func (e *KeyError) Is(target error) bool { return target == ErrUnsupportedKey }
+// Is reports whether target is jwks.ErrUnsupportedKey.
+func (e *KeyError) Is(target error) bool { return target == jwks.ErrUnsupportedKey }
+
+// Unwrap returns jwks' error.
+func (e *KeyError) Unwrap() error { return e.Err }
+
+// CSRError reports a certificate request that cannot be used. It matches
+// [ErrMalformedCSR], or [ErrCSRSignature] for a self-signature that does
+// not verify, and wraps crypto/x509's error when there is one.
+type CSRError struct {
+	Reason string
+	// Signature is set when the self-signature does not verify.
+	Signature bool
+	Err       error
+}
+
+func (e *CSRError) Error() string {
+	return errs.Msg(prefix, "certificate request: "+e.Reason, e.Err)
+}
+
+// Is reports whether target is [ErrMalformedCSR], or [ErrCSRSignature] for
+// a bad self-signature.
+func (e *CSRError) Is(target error) bool {
+	if e.Signature {
+		return target == ErrCSRSignature
+	}
+	return target == ErrMalformedCSR
+}
+
+// Unwrap returns the cause, if any.
+func (e *CSRError) Unwrap() error { return e.Err }
+
+// SigningError reports a signer or random source that failed while a
+// certificate was made. It matches [ErrSigning] and wraps the cause.
+type SigningError struct {
+	Reason string
+	Err    error
+}
+
+func (e *SigningError) Error() string { return errs.Msg(prefix, e.Reason, e.Err) }
+
+// Is reports whether target is [ErrSigning].
+func (e *SigningError) Is(target error) bool { return target == ErrSigning }
+
+// Unwrap returns the cause, if any.
+func (e *SigningError) Unwrap() error { return e.Err }
+
+// TrustError reports a chain that does not verify for the usage. It
+// matches [ErrUntrusted] and wraps crypto/x509's error.
+type TrustError struct {
+	Err error
+}
+
+func (e *TrustError) Error() string { return errs.Msg(prefix, "certificate not trusted", e.Err) }
+
+// Is reports whether target is [ErrUntrusted].
+func (e *TrustError) Is(target error) bool { return target == ErrUntrusted }
+
+// Unwrap returns crypto/x509's error.
+func (e *TrustError) Unwrap() error { return e.Err }
 
 // UsageError reports usages that are unknown, missing, inconsistent with each
 // other or with the request, or not allowed. It matches [ErrInvalidUsage].
@@ -190,9 +246,9 @@ type UsageError struct {
 
 func (e *UsageError) Error() string {
 	if e.Value != "" {
-		return fmt.Sprintf("x509sa: usage %q: %s", e.Value, e.Reason)
+		return errs.Msg(prefix, fmt.Sprintf("usage %q: %s", e.Value, e.Reason), nil)
 	}
-	return fmt.Sprintf("x509sa: usage %s: %s", e.Usage, e.Reason)
+	return errs.Msg(prefix, fmt.Sprintf("usage %s: %s", e.Usage, e.Reason), nil)
 }
 
 // Is reports whether target is [ErrInvalidUsage].
@@ -207,7 +263,7 @@ type SignerNameError struct {
 }
 
 func (e *SignerNameError) Error() string {
-	return fmt.Sprintf("x509sa: signer name %q: %s", e.SignerName, e.Reason)
+	return errs.Msg(prefix, fmt.Sprintf("signer name %q: %s", e.SignerName, e.Reason), nil)
 }
 
 // Is reports whether target is [ErrInvalidSignerName].
@@ -224,7 +280,7 @@ type MismatchError struct {
 }
 
 func (e *MismatchError) Error() string {
-	return fmt.Sprintf("x509sa: requester %s is %q, the requested subject needs %q", e.Field, e.Got, e.Want)
+	return errs.Msg(prefix, fmt.Sprintf("requester %s is %q, the requested subject needs %q", e.Field, e.Got, e.Want), nil)
 }
 
 // Is reports whether target is [ErrRequesterMismatch].
@@ -239,22 +295,27 @@ type PolicyError struct {
 }
 
 func (e *PolicyError) Error() string {
-	return fmt.Sprintf("x509sa: %s %q is not allowed", e.What, e.Value)
+	return errs.Msg(prefix, fmt.Sprintf("%s %q is not allowed", e.What, e.Value), nil)
 }
 
 // Is reports whether target is [ErrNotAllowed].
 func (e *PolicyError) Is(target error) bool { return target == ErrNotAllowed }
 
 // SPIFFEIDError reports an invalid SPIFFE ID or trust domain. It matches
-// [ErrInvalidSPIFFEID].
+// [ErrInvalidSPIFFEID]; Err, when set, is the cause (a *ksa.NameError for
+// a service account that is not valid).
 type SPIFFEIDError struct {
 	ID     string
 	Reason string
+	Err    error
 }
 
 func (e *SPIFFEIDError) Error() string {
-	return fmt.Sprintf("x509sa: SPIFFE ID %q: %s", e.ID, e.Reason)
+	return errs.Msg(prefix, fmt.Sprintf("SPIFFE ID %q: %s", e.ID, e.Reason), e.Err)
 }
+
+// Unwrap returns the cause, if any.
+func (e *SPIFFEIDError) Unwrap() error { return e.Err }
 
 // Is reports whether target is [ErrInvalidSPIFFEID].
 func (e *SPIFFEIDError) Is(target error) bool { return target == ErrInvalidSPIFFEID }
@@ -271,7 +332,7 @@ type LifetimeError struct {
 }
 
 func (e *LifetimeError) Error() string {
-	return fmt.Sprintf("x509sa: lifetime %v (bounds [%v, %v]): %s", e.Lifetime, e.Min, e.Max, e.Reason)
+	return errs.Msg(prefix, fmt.Sprintf("lifetime %v (bounds [%v, %v]): %s", e.Lifetime, e.Min, e.Max, e.Reason), nil)
 }
 
 // Is reports whether target is [ErrLifetime].
@@ -286,10 +347,7 @@ type CertificateError struct {
 }
 
 func (e *CertificateError) Error() string {
-	if e.Err != nil {
-		return "x509sa: certificate: " + e.Reason + ": " + e.Err.Error()
-	}
-	return "x509sa: certificate: " + e.Reason
+	return errs.Msg(prefix, "certificate: "+e.Reason, e.Err)
 }
 
 // Is reports whether target is [ErrInvalidCertificate].
@@ -298,17 +356,20 @@ func (e *CertificateError) Is(target error) bool { return target == ErrInvalidCe
 // Unwrap returns the cause.
 func (e *CertificateError) Unwrap() error { return e.Err }
 
-// OptionsError reports an option a constructor or function cannot use. It
-// matches [ErrInvalidOptions].
-type OptionsError struct {
+// ConfigError reports an option a constructor or function cannot use. It
+// matches [ErrInvalidConfig].
+type ConfigError struct {
 	// Field names the option.
 	Field  string
 	Reason string
 }
 
-func (e *OptionsError) Error() string {
-	return fmt.Sprintf("x509sa: option %s: %s", e.Field, e.Reason)
+func (e *ConfigError) Error() string {
+	return errs.Msg(prefix, "configuration "+e.Field+": "+e.Reason, nil)
 }
 
-// Is reports whether target is [ErrInvalidOptions].
-func (e *OptionsError) Is(target error) bool { return target == ErrInvalidOptions }
+// prefix starts the messages of the package's errors.
+const prefix = "x509sa"
+
+// Is reports whether target is [ErrInvalidConfig].
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }

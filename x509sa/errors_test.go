@@ -1,12 +1,15 @@
 package x509sa_test
 
 import (
+	"crypto/rsa"
 	"errors"
+	"math/big"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 
+	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/x509sa"
 )
 
@@ -25,7 +28,7 @@ func TestErrors(t *testing.T) {
 		{err: &x509sa.ExtensionError{Extension: "k", Reason: "r"}, sentinel: x509sa.ErrInvalidExtension, contains: []string{`"k"`}},
 		{err: &x509sa.LimitError{What: "SANs", Size: 65, Limit: 64}, sentinel: x509sa.ErrLimit, contains: []string{"65 SANs", "64"}},
 		{err: &x509sa.HostError{Host: "a b", Reason: "r"}, sentinel: x509sa.ErrInvalidHost, contains: []string{`"a b"`}},
-		{err: &x509sa.KeyError{Key: "RSA-1024"}, sentinel: x509sa.ErrUnsupportedKey, contains: []string{"RSA-1024", "2048-8192"}},
+		{err: &x509sa.KeyError{Key: "RSA-1024", Err: jwks.CheckPublicKey(&rsa.PublicKey{N: big.NewInt(1025), E: 65537})}, sentinel: jwks.ErrUnsupportedKey, contains: []string{"RSA-1024", "2048-bit minimum"}},
 		{err: &x509sa.UsageError{Value: "code signing", Reason: "r"}, sentinel: x509sa.ErrInvalidUsage, contains: []string{`"code signing"`}},
 		{err: &x509sa.UsageError{Usage: x509sa.ServerAuth, Reason: "r"}, sentinel: x509sa.ErrInvalidUsage, contains: []string{"usage server: r"}},
 		{err: &x509sa.SignerNameError{SignerName: "x", Reason: "r"}, sentinel: x509sa.ErrInvalidSignerName, contains: []string{`"x"`}},
@@ -35,7 +38,7 @@ func TestErrors(t *testing.T) {
 		{err: &x509sa.LifetimeError{Lifetime: time.Minute, Min: time.Hour, Max: 2 * time.Hour, Reason: "r"}, sentinel: x509sa.ErrLifetime, contains: []string{"1m0s", "[1h0m0s, 2h0m0s]"}},
 		{err: &x509sa.CertificateError{Reason: "leaf has the CA flag"}, sentinel: x509sa.ErrInvalidCertificate, contains: []string{"CA flag"}},
 		{err: &x509sa.CertificateError{Reason: "r", Err: cause}, sentinel: x509sa.ErrInvalidCertificate, contains: []string{"r: cause"}},
-		{err: &x509sa.OptionsError{Field: "Roots", Reason: "required"}, sentinel: x509sa.ErrInvalidOptions, contains: []string{"Roots", "required"}},
+		{err: &x509sa.ConfigError{Field: "Roots", Reason: "required"}, sentinel: x509sa.ErrInvalidConfig, contains: []string{"Roots", "required"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.err.Error(), func(t *testing.T) {

@@ -45,7 +45,21 @@ func ExampleSubject_Name() {
 // The whole flow: a workload requests, a signer issues, a server verifies.
 func ExampleIssuer() {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	caCert, caKey := exampleCA(now)
+	// A CA: any crypto.Signer with its certificate (a KMS key works).
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "example CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(30 * 24 * time.Hour),
+		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, caKey.Public(), caKey)
+	if err != nil {
+		panic(err)
+	}
+	caCert, err := x509.ParseCertificate(caDER)
+	if err != nil {
+		panic(err)
+	}
 
 	// The workload: a key and a request for its own identity.
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -56,7 +70,7 @@ func ExampleIssuer() {
 	}
 
 	// The signer.
-	issuer, err := x509sa.NewIssuer(caCert, caKey, x509sa.IssuerOptions{
+	issuer, err := x509sa.NewIssuer(caCert, caKey, x509sa.IssuerConfig{
 		Clock:  func() time.Time { return now },
 		Jitter: func(time.Duration) time.Duration { return 0 },
 	})
@@ -73,7 +87,7 @@ func ExampleIssuer() {
 	// A server that trusts the CA.
 	pool := x509.NewCertPool()
 	pool.AddCert(caCert)
-	v, err := x509sa.NewVerifier(x509sa.VerifyOptions{Roots: pool, Clock: func() time.Time { return now }})
+	v, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: pool, Clock: func() time.Time { return now }})
 	if err != nil {
 		panic(err)
 	}
@@ -89,21 +103,6 @@ func ExampleIssuer() {
 	// refresh at: 3:58PM
 	// system:serviceaccount:shop:cart 8f1c2a9e [system:serviceaccounts system:serviceaccounts:shop]
 	// true
-}
-
-func exampleCA(now time.Time) (*x509.Certificate, *ecdsa.PrivateKey) {
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "example CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(30 * 24 * time.Hour),
-		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
-	if err != nil {
-		panic(err)
-	}
-	cert, _ := x509.ParseCertificate(der)
-	return cert, key
 }
 
 func ExampleNewCertificateSigningRequest() {
@@ -171,8 +170,18 @@ func ExampleParseSPIFFEID() {
 
 func ExampleCredentialID() {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	caCert, _ := exampleCA(now)
-	id := x509sa.CredentialID(caCert)
+	// Any certificate: the credential ID is the SHA-256 of its DER bytes.
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), NotBefore: now, NotAfter: now.Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		panic(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		panic(err)
+	}
+	id := x509sa.CredentialID(cert)
 	fmt.Println(id[:len(x509sa.CredentialIDPrefix)], len(id))
 	// Output:
 	// X509SHA256= 75

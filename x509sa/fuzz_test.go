@@ -13,6 +13,7 @@ import (
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/internal/testkeys"
+	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/x509sa"
 )
 
@@ -113,7 +114,7 @@ func FuzzDecodeStrings(f *testing.F) {
 func FuzzParseCSR(f *testing.F) {
 	key := testkeys.Generated("p256")
 	ca := newCA(f, "p256-ca")
-	is := ca.issuer(f, x509sa.IssuerOptions{Usages: x509sa.ClientAndServerAuth})
+	is := ca.issuer(f, x509sa.IssuerConfig{Usages: x509sa.ClientAndServerAuth})
 	sub := x509sa.Subject{ServiceAccount: testSA, PodName: "cart-0", Extensions: map[string]string{"team": "a"}}
 	for _, opts := range []x509sa.CSROptions{
 		{Subject: sub},
@@ -232,8 +233,8 @@ func assertTyped(t *testing.T, err error) {
 	t.Helper()
 	for _, s := range []error{
 		x509sa.ErrInvalidSubject, x509sa.ErrInvalidExtension, x509sa.ErrLimit, x509sa.ErrInvalidHost,
-		x509sa.ErrUnsupportedKey, x509sa.ErrMalformedCSR, x509sa.ErrCSRSignature, x509sa.ErrInvalidUsage,
-		x509sa.ErrInvalidSPIFFEID, x509sa.ErrLifetime, x509sa.ErrInvalidCertificate, x509sa.ErrInvalidOptions,
+		jwks.ErrUnsupportedKey, x509sa.ErrMalformedCSR, x509sa.ErrCSRSignature, x509sa.ErrInvalidUsage,
+		x509sa.ErrInvalidSPIFFEID, x509sa.ErrLifetime, x509sa.ErrInvalidCertificate, x509sa.ErrInvalidConfig,
 	} {
 		if errors.Is(err, s) {
 			return

@@ -78,7 +78,7 @@ func newCA(t testing.TB, keyName string) *testCA {
 }
 
 // issuer returns an Issuer at t0 with no jitter; opts may override.
-func (ca *testCA) issuer(t testing.TB, opts x509sa.IssuerOptions) *x509sa.Issuer {
+func (ca *testCA) issuer(t testing.TB, opts x509sa.IssuerConfig) *x509sa.Issuer {
 	t.Helper()
 	if opts.Clock == nil {
 		opts.Clock = fixedClock(t0)

@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/ksa-go/ksa/jwks"
 )
 
 // FuzzQualifiedName holds the hand-written extension-key check to
@@ -65,10 +67,12 @@ func TestCheckPublicKeyOddities(t *testing.T) {
 			if assert.ErrorAs(t, err, &ke) {
 				assert.Equal(t, tt.want, ke.Key)
 			}
-			assert.ErrorIs(t, err, ErrUnsupportedKey)
+			assert.ErrorIs(t, err, jwks.ErrUnsupportedKey)
 		})
 	}
-	assert.NoError(t, checkPublicKey(&rsa.PublicKey{N: new(big.Int).Lsh(big.NewInt(1), 8191), E: 65537}), "8192 bits")
+	// 2^8191 + 1: an odd modulus of 8192 bits, the largest accepted.
+	largest := new(big.Int).Add(new(big.Int).Lsh(big.NewInt(1), 8191), big.NewInt(1))
+	assert.NoError(t, checkPublicKey(&rsa.PublicKey{N: largest, E: 65537}), "8192 bits")
 	assert.Equal(t, x509.SHA512WithRSA, signatureAlgorithm(&rsa.PublicKey{N: new(big.Int).Lsh(big.NewInt(1), 4095), E: 65537}))
 }
 

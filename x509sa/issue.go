@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"encoding/pem"
-	"fmt"
 	"io"
 	"math/big"
 	mathrand "math/rand/v2"
@@ -20,19 +19,19 @@ import (
 // (PodCertificateRequest status validation and the kubelet's refresh).
 const (
 	// DefaultMaxLifetime is the longest certificate an Issuer issues when
-	// IssuerOptions.MaxLifetime is zero: 24 hours, the cap Kubernetes puts
+	// IssuerConfig.MaxLifetime is zero: 24 hours, the cap Kubernetes puts
 	// on kubernetes.io signers of pod certificates.
 	DefaultMaxLifetime = 24 * time.Hour
-	// DefaultMinLifetime is the shortest when IssuerOptions.MinLifetime is
+	// DefaultMinLifetime is the shortest when IssuerConfig.MinLifetime is
 	// zero: 1 hour, the minimum pod-certificate lifetime.
 	DefaultMinLifetime = time.Hour
 	// DefaultBackdate moves NotBefore into the past when
-	// IssuerOptions.Backdate is zero (Kubernetes' test signer also uses 2
+	// IssuerConfig.Backdate is zero (Kubernetes' test signer also uses 2
 	// minutes; pod certificates need NotBefore within 5 minutes of the API
 	// server's clock).
 	DefaultBackdate = 2 * time.Minute
 	// DefaultRefreshJitter bounds the random delay added to the refresh
-	// time when IssuerOptions.RefreshJitter is zero: [0, 5 min), the
+	// time when IssuerConfig.RefreshJitter is zero: [0, 5 min), the
 	// kubelet's jitter.
 	DefaultRefreshJitter = 5 * time.Minute
 	// RefreshMargin keeps the refresh time at least this far from NotBefore
@@ -40,16 +39,16 @@ const (
 	RefreshMargin = 10 * time.Minute
 	// MaxRefreshDelay caps the base refresh delay after NotBefore.
 	MaxRefreshDelay = 12 * time.Hour
-	// MaxLifetimeBound is the largest IssuerOptions.MaxLifetime accepted:
+	// MaxLifetimeBound is the largest IssuerConfig.MaxLifetime accepted:
 	// 91 days, the pod-certificate maximum for non-kubernetes.io signers.
 	MaxLifetimeBound = 91 * 24 * time.Hour
-	// MaxBackdate is the largest IssuerOptions.Backdate accepted.
+	// MaxBackdate is the largest IssuerConfig.Backdate accepted.
 	MaxBackdate = time.Hour
 )
 
-// IssuerOptions configure an [Issuer]. Every zero value is a documented
+// IssuerConfig configure an [Issuer]. Every zero value is a documented
 // default.
-type IssuerOptions struct {
+type IssuerConfig struct {
 	// MaxLifetime caps every certificate (NotAfter - NotBefore). Zero means
 	// [DefaultMaxLifetime]; at most [MaxLifetimeBound].
 	MaxLifetime time.Duration
@@ -89,32 +88,32 @@ type IssuerOptions struct {
 type Issuer struct {
 	ca       *x509.Certificate
 	key      crypto.Signer
-	opts     IssuerOptions
+	opts     IssuerConfig
 	chainPEM []byte
 }
 
 // NewIssuer validates the CA and options. The CA certificate must be a CA
 // (basic constraints with the CA flag; key usage, if present, including
 // certificate signing), key must be its private key, and both of a
-// supported type. Errors are a *[OptionsError] or a *[KeyError].
-func NewIssuer(ca *x509.Certificate, key crypto.Signer, opts IssuerOptions) (*Issuer, error) {
+// supported type. Errors are a *[ConfigError] or a *[KeyError].
+func NewIssuer(ca *x509.Certificate, key crypto.Signer, opts IssuerConfig) (*Issuer, error) {
 	if ca == nil {
-		return nil, &OptionsError{Field: "ca", Reason: "required"}
+		return nil, &ConfigError{Field: "ca", Reason: "required"}
 	}
 	if key == nil {
-		return nil, &OptionsError{Field: "key", Reason: "required"}
+		return nil, &ConfigError{Field: "key", Reason: "required"}
 	}
 	if !ca.BasicConstraintsValid || !ca.IsCA {
-		return nil, &OptionsError{Field: "ca", Reason: "not a CA certificate (basic constraints without the CA flag)"}
+		return nil, &ConfigError{Field: "ca", Reason: "not a CA certificate (basic constraints without the CA flag)"}
 	}
 	if ca.KeyUsage != 0 && ca.KeyUsage&x509.KeyUsageCertSign == 0 {
-		return nil, &OptionsError{Field: "ca", Reason: "key usage does not include certificate signing"}
+		return nil, &ConfigError{Field: "ca", Reason: "key usage does not include certificate signing"}
 	}
 	if err := checkPublicKey(ca.PublicKey); err != nil {
 		return nil, err
 	}
 	if pub, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool }); !ok || !pub.Equal(ca.PublicKey) {
-		return nil, &OptionsError{Field: "key", Reason: "is not the CA certificate's key"}
+		return nil, &ConfigError{Field: "key", Reason: "is not the CA certificate's key"}
 	}
 	o := opts
 	if o.MaxLifetime == 0 {
@@ -134,20 +133,20 @@ func NewIssuer(ca *x509.Certificate, key crypto.Signer, opts IssuerOptions) (*Is
 	}
 	switch {
 	case o.MaxLifetime < 0 || o.MaxLifetime > MaxLifetimeBound:
-		return nil, &OptionsError{Field: "MaxLifetime", Reason: "must be in (0, 91 days]"}
+		return nil, &ConfigError{Field: "MaxLifetime", Reason: "must be in (0, 91 days]"}
 	case o.MinLifetime < 2*RefreshMargin || o.MinLifetime > o.MaxLifetime:
-		return nil, &OptionsError{Field: "MinLifetime", Reason: "must be in [20 minutes, MaxLifetime]"}
+		return nil, &ConfigError{Field: "MinLifetime", Reason: "must be in [20 minutes, MaxLifetime]"}
 	case o.Backdate < 0 || o.Backdate > MaxBackdate:
-		return nil, &OptionsError{Field: "Backdate", Reason: "must be in [0, 1 hour]"}
+		return nil, &ConfigError{Field: "Backdate", Reason: "must be in [0, 1 hour]"}
 	case o.RefreshJitter < 0:
-		return nil, &OptionsError{Field: "RefreshJitter", Reason: "must not be negative"}
+		return nil, &ConfigError{Field: "RefreshJitter", Reason: "must not be negative"}
 	case !o.Usages.valid():
-		return nil, &OptionsError{Field: "Usages", Reason: "unknown usage bits"}
+		return nil, &ConfigError{Field: "Usages", Reason: "unknown usage bits"}
 	}
 	var chain []byte
 	for i, c := range o.Chain {
 		if c == nil {
-			return nil, &OptionsError{Field: "Chain", Reason: "nil certificate at index " + strconv.Itoa(i)}
+			return nil, &ConfigError{Field: "Chain", Reason: "nil certificate at index " + strconv.Itoa(i)}
 		}
 		chain = append(chain, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})...)
 	}
@@ -194,7 +193,7 @@ type IssueRequest struct {
 // own checks (see [CheckCertificateSigningRequest]).
 func NewIssueRequest(obj *certificatesv1.CertificateSigningRequest) (IssueRequest, error) {
 	if obj == nil {
-		return IssueRequest{}, &OptionsError{Field: "obj", Reason: "required"}
+		return IssueRequest{}, &ConfigError{Field: "obj", Reason: "required"}
 	}
 	der, err := DecodeCSRPEM(obj.Spec.Request)
 	if err != nil {
@@ -207,7 +206,7 @@ func NewIssueRequest(obj *certificatesv1.CertificateSigningRequest) (IssueReques
 	req := IssueRequest{CSR: der, Usage: usage}
 	if s := obj.Spec.ExpirationSeconds; s != nil {
 		if *s <= 0 {
-			return IssueRequest{}, &OptionsError{Field: "spec.expirationSeconds", Reason: "must be positive"}
+			return IssueRequest{}, &ConfigError{Field: "spec.expirationSeconds", Reason: "must be positive"}
 		}
 		req.MaxLifetime = time.Duration(*s) * time.Second
 	}
@@ -218,7 +217,7 @@ func NewIssueRequest(obj *certificatesv1.CertificateSigningRequest) (IssueReques
 type Issued struct {
 	// Leaf is the certificate.
 	Leaf *x509.Certificate
-	// ChainPEM is the leaf and then IssuerOptions.Chain as CERTIFICATE PEM
+	// ChainPEM is the leaf and then IssuerConfig.Chain as CERTIFICATE PEM
 	// blocks: the form of a CertificateSigningRequest's status.certificate
 	// and a PodCertificateRequest's status.certificateChain.
 	ChainPEM []byte
@@ -243,7 +242,7 @@ type Issued struct {
 //     re-encoded from parsed fields, which would drop the UID attribute);
 //   - SANs are the request's DNS names, IP addresses and SPIFFE ID;
 //   - the usage is the one requested ([IssueRequest.Usage] or the CSR's
-//     extension request), which must be within IssuerOptions.Usages; key
+//     extension request), which must be within IssuerConfig.Usages; key
 //     usage digital signature, plus key encipherment for RSA keys; basic
 //     constraints without the CA flag; no other requested extension;
 //   - lifetime: the issuer's MaxLifetime, lowered to the request's
@@ -288,7 +287,7 @@ func (is *Issuer) Issue(req IssueRequest) (*Issued, error) {
 	}
 	der, err := x509.CreateCertificate(is.opts.Rand, tmpl, is.ca, csr.PublicKey, is.key)
 	if err != nil {
-		return nil, fmt.Errorf("x509sa: signing: %w", err)
+		return nil, &SigningError{Reason: "signing the certificate", Err: err}
 	}
 	leaf, err := x509.ParseCertificate(der)
 	if err != nil {
@@ -319,7 +318,7 @@ func (is *Issuer) Issue(req IssueRequest) (*Issued, error) {
 func (is *Issuer) validity(bound time.Duration) (nb, na time.Time, err error) {
 	o := &is.opts
 	if bound < 0 {
-		return nb, na, &OptionsError{Field: "MaxLifetime", Reason: "must not be negative"}
+		return nb, na, &ConfigError{Field: "MaxLifetime", Reason: "must not be negative"}
 	}
 	lifetime := o.MaxLifetime
 	if bound > 0 && bound < lifetime {
@@ -366,12 +365,12 @@ func (is *Issuer) refreshAt(nb, na time.Time) time.Time {
 func (is *Issuer) serial() (*big.Int, error) {
 	var b [16]byte
 	if _, err := io.ReadFull(is.opts.Rand, b[:]); err != nil {
-		return nil, fmt.Errorf("x509sa: serial number: %w", err)
+		return nil, &SigningError{Reason: "drawing a serial number", Err: err}
 	}
 	b[0] &= 0x7f
 	s := new(big.Int).SetBytes(b[:])
 	if s.Sign() == 0 {
-		return nil, fmt.Errorf("x509sa: serial number: random source returned zeros")
+		return nil, &SigningError{Reason: "drawing a serial number: the random source returned zeros"}
 	}
 	return s, nil
 }

@@ -16,10 +16,11 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 
 	"github.com/ksa-go/ksa/internal/testkeys"
+	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/x509sa"
 )
 
-func TestNewIssuerOptions(t *testing.T) {
+func TestNewIssuerConfig(t *testing.T) {
 	ca := newCA(t, "p256-ca")
 	other := newCA(t, "p256-other")
 	leaf := ca.sign(t, leafTemplate(t, x509sa.Subject{ServiceAccount: testSA}), testkeys.Generated("p256").Public())
@@ -32,28 +33,28 @@ func TestNewIssuerOptions(t *testing.T) {
 		name    string
 		ca      *x509.Certificate
 		key     any
-		opts    x509sa.IssuerOptions
+		opts    x509sa.IssuerConfig
 		wantErr error
 	}{
 		{name: "zero options", ca: ca.cert, key: ca.key},
-		{name: "short max lowers the default min", ca: ca.cert, key: ca.key, opts: x509sa.IssuerOptions{MaxLifetime: 30 * time.Minute}},
-		{name: "bounds at the limits", ca: ca.cert, key: ca.key, opts: x509sa.IssuerOptions{MaxLifetime: 91 * 24 * time.Hour, MinLifetime: 20 * time.Minute, Backdate: time.Hour}},
+		{name: "short max lowers the default min", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{MaxLifetime: 30 * time.Minute}},
+		{name: "bounds at the limits", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{MaxLifetime: 91 * 24 * time.Hour, MinLifetime: 20 * time.Minute, Backdate: time.Hour}},
 
-		{name: "nil CA", ca: nil, key: ca.key, wantErr: x509sa.ErrInvalidOptions},
-		{name: "nil key", ca: ca.cert, key: nil, wantErr: x509sa.ErrInvalidOptions},
-		{name: "leaf as CA", ca: leaf, key: testkeys.Generated("p256"), wantErr: x509sa.ErrInvalidOptions},
-		{name: "CA without cert sign", ca: noCertSign, key: testkeys.Generated("p256-ca2"), wantErr: x509sa.ErrInvalidOptions},
-		{name: "key of another CA", ca: ca.cert, key: other.key, wantErr: x509sa.ErrInvalidOptions},
-		{name: "weak CA key", ca: weak.cert, key: weak.key, wantErr: x509sa.ErrUnsupportedKey},
-		{name: "max over 91 days", ca: ca.cert, key: ca.key, opts: x509sa.IssuerOptions{MaxLifetime: 91*24*time.Hour + time.Second}, wantErr: x509sa.ErrInvalidOptions},
-		{name: "negative max", ca: ca.cert, key: ca.key, opts: x509sa.IssuerOptions{MaxLifetime: -time.Hour}, wantErr: x509sa.ErrInvalidOptions},
-		{name: "min under 20 minutes", ca: ca.cert, key: ca.key, opts: x509sa.IssuerOptions{MinLifetime: 20*time.Minute - time.Second}, wantErr: x509sa.ErrInvalidOptions},
-		{name: "min over max", ca: ca.cert, key: ca.key, opts: x509sa.IssuerOptions{MaxLifetime: 2 * time.Hour, MinLifetime: 3 * time.Hour}, wantErr: x509sa.ErrInvalidOptions},
-		{name: "negative backdate", ca: ca.cert, key: ca.key, opts: x509sa.IssuerOptions{Backdate: -time.Second}, wantErr: x509sa.ErrInvalidOptions},
-		{name: "backdate over an hour", ca: ca.cert, key: ca.key, opts: x509sa.IssuerOptions{Backdate: time.Hour + time.Second}, wantErr: x509sa.ErrInvalidOptions},
-		{name: "negative jitter", ca: ca.cert, key: ca.key, opts: x509sa.IssuerOptions{RefreshJitter: -time.Second}, wantErr: x509sa.ErrInvalidOptions},
-		{name: "unknown usages", ca: ca.cert, key: ca.key, opts: x509sa.IssuerOptions{Usages: 4}, wantErr: x509sa.ErrInvalidOptions},
-		{name: "nil chain entry", ca: ca.cert, key: ca.key, opts: x509sa.IssuerOptions{Chain: []*x509.Certificate{nil}}, wantErr: x509sa.ErrInvalidOptions},
+		{name: "nil CA", ca: nil, key: ca.key, wantErr: x509sa.ErrInvalidConfig},
+		{name: "nil key", ca: ca.cert, key: nil, wantErr: x509sa.ErrInvalidConfig},
+		{name: "leaf as CA", ca: leaf, key: testkeys.Generated("p256"), wantErr: x509sa.ErrInvalidConfig},
+		{name: "CA without cert sign", ca: noCertSign, key: testkeys.Generated("p256-ca2"), wantErr: x509sa.ErrInvalidConfig},
+		{name: "key of another CA", ca: ca.cert, key: other.key, wantErr: x509sa.ErrInvalidConfig},
+		{name: "weak CA key", ca: weak.cert, key: weak.key, wantErr: jwks.ErrUnsupportedKey},
+		{name: "max over 91 days", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{MaxLifetime: 91*24*time.Hour + time.Second}, wantErr: x509sa.ErrInvalidConfig},
+		{name: "negative max", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{MaxLifetime: -time.Hour}, wantErr: x509sa.ErrInvalidConfig},
+		{name: "min under 20 minutes", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{MinLifetime: 20*time.Minute - time.Second}, wantErr: x509sa.ErrInvalidConfig},
+		{name: "min over max", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{MaxLifetime: 2 * time.Hour, MinLifetime: 3 * time.Hour}, wantErr: x509sa.ErrInvalidConfig},
+		{name: "negative backdate", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{Backdate: -time.Second}, wantErr: x509sa.ErrInvalidConfig},
+		{name: "backdate over an hour", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{Backdate: time.Hour + time.Second}, wantErr: x509sa.ErrInvalidConfig},
+		{name: "negative jitter", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{RefreshJitter: -time.Second}, wantErr: x509sa.ErrInvalidConfig},
+		{name: "unknown usages", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{Usages: 4}, wantErr: x509sa.ErrInvalidConfig},
+		{name: "nil chain entry", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{Chain: []*x509.Certificate{nil}}, wantErr: x509sa.ErrInvalidConfig},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,7 +86,7 @@ func TestIssue(t *testing.T) {
 
 	tests := []struct {
 		name    string
-		opts    x509sa.IssuerOptions
+		opts    x509sa.IssuerConfig
 		ca      *testCA
 		req     x509sa.IssueRequest
 		wantErr error
@@ -100,26 +101,26 @@ func TestIssue(t *testing.T) {
 		{name: "request bound lowers the lifetime", req: x509sa.IssueRequest{CSR: client, MaxLifetime: 2 * time.Hour}, lifetime: 2 * time.Hour, refresh: time.Hour, ku: x509.KeyUsageDigitalSignature, usage: x509sa.ClientAuth},
 		{name: "request bound at the minimum", req: x509sa.IssueRequest{CSR: client, MaxLifetime: time.Hour}, lifetime: time.Hour, refresh: 30 * time.Minute, ku: x509.KeyUsageDigitalSignature, usage: x509sa.ClientAuth},
 		{name: "request bound over the maximum", req: x509sa.IssueRequest{CSR: client, MaxLifetime: 48 * time.Hour}, lifetime: 24 * time.Hour, refresh: 12 * time.Hour, ku: x509.KeyUsageDigitalSignature, usage: x509sa.ClientAuth},
-		{name: "jitter is added", opts: x509sa.IssuerOptions{Jitter: func(n time.Duration) time.Duration { return 3*time.Minute + 500*time.Millisecond }}, req: x509sa.IssueRequest{CSR: client}, lifetime: 24 * time.Hour, refresh: 12*time.Hour + 3*time.Minute, ku: x509.KeyUsageDigitalSignature, usage: x509sa.ClientAuth},
-		{name: "jitter over its bound is clamped", opts: x509sa.IssuerOptions{Jitter: func(n time.Duration) time.Duration { return time.Hour }}, req: x509sa.IssueRequest{CSR: client}, lifetime: 24 * time.Hour, refresh: 12*time.Hour + 4*time.Minute + 59*time.Second, ku: x509.KeyUsageDigitalSignature, usage: x509sa.ClientAuth},
-		{name: "negative jitter is clamped", opts: x509sa.IssuerOptions{Jitter: func(n time.Duration) time.Duration { return -time.Hour }}, req: x509sa.IssueRequest{CSR: client}, lifetime: 24 * time.Hour, refresh: 12 * time.Hour, ku: x509.KeyUsageDigitalSignature, usage: x509sa.ClientAuth},
-		{name: "refresh stays 10 minutes before expiry", opts: x509sa.IssuerOptions{MaxLifetime: 20 * time.Minute, MinLifetime: 20 * time.Minute, Jitter: func(n time.Duration) time.Duration { return n - 1 }}, req: x509sa.IssueRequest{CSR: client}, lifetime: 20 * time.Minute, refresh: 10 * time.Minute, ku: x509.KeyUsageDigitalSignature, usage: x509sa.ClientAuth},
-		{name: "refresh delay capped at 12 hours", opts: x509sa.IssuerOptions{MaxLifetime: 91 * 24 * time.Hour}, req: x509sa.IssueRequest{CSR: client}, lifetime: 91 * 24 * time.Hour, refresh: 12 * time.Hour, ku: x509.KeyUsageDigitalSignature, usage: x509sa.ClientAuth},
+		{name: "jitter is added", opts: x509sa.IssuerConfig{Jitter: func(n time.Duration) time.Duration { return 3*time.Minute + 500*time.Millisecond }}, req: x509sa.IssueRequest{CSR: client}, lifetime: 24 * time.Hour, refresh: 12*time.Hour + 3*time.Minute, ku: x509.KeyUsageDigitalSignature, usage: x509sa.ClientAuth},
+		{name: "jitter over its bound is clamped", opts: x509sa.IssuerConfig{Jitter: func(n time.Duration) time.Duration { return time.Hour }}, req: x509sa.IssueRequest{CSR: client}, lifetime: 24 * time.Hour, refresh: 12*time.Hour + 4*time.Minute + 59*time.Second, ku: x509.KeyUsageDigitalSignature, usage: x509sa.ClientAuth},
+		{name: "negative jitter is clamped", opts: x509sa.IssuerConfig{Jitter: func(n time.Duration) time.Duration { return -time.Hour }}, req: x509sa.IssueRequest{CSR: client}, lifetime: 24 * time.Hour, refresh: 12 * time.Hour, ku: x509.KeyUsageDigitalSignature, usage: x509sa.ClientAuth},
+		{name: "refresh stays 10 minutes before expiry", opts: x509sa.IssuerConfig{MaxLifetime: 20 * time.Minute, MinLifetime: 20 * time.Minute, Jitter: func(n time.Duration) time.Duration { return n - 1 }}, req: x509sa.IssueRequest{CSR: client}, lifetime: 20 * time.Minute, refresh: 10 * time.Minute, ku: x509.KeyUsageDigitalSignature, usage: x509sa.ClientAuth},
+		{name: "refresh delay capped at 12 hours", opts: x509sa.IssuerConfig{MaxLifetime: 91 * 24 * time.Hour}, req: x509sa.IssueRequest{CSR: client}, lifetime: 91 * 24 * time.Hour, refresh: 12 * time.Hour, ku: x509.KeyUsageDigitalSignature, usage: x509sa.ClientAuth},
 		{name: "no EKU in the request, usage given", req: x509sa.IssueRequest{CSR: plain, Usage: x509sa.ClientAuth}, lifetime: 24 * time.Hour, refresh: 12 * time.Hour, ku: x509.KeyUsageDigitalSignature, usage: x509sa.ClientAuth},
-		{name: "X509-SVID with hosts", opts: x509sa.IssuerOptions{Usages: x509sa.ClientAndServerAuth}, req: x509sa.IssueRequest{CSR: svid}, lifetime: 24 * time.Hour, refresh: 12 * time.Hour, ku: x509.KeyUsageDigitalSignature, usage: x509sa.ClientAndServerAuth},
+		{name: "X509-SVID with hosts", opts: x509sa.IssuerConfig{Usages: x509sa.ClientAndServerAuth}, req: x509sa.IssueRequest{CSR: svid}, lifetime: 24 * time.Hour, refresh: 12 * time.Hour, ku: x509.KeyUsageDigitalSignature, usage: x509sa.ClientAndServerAuth},
 		{name: "CA expiry shortens the lifetime", ca: caUntil(t, t0.Add(5*time.Hour)), req: x509sa.IssueRequest{CSR: client}, lifetime: 5*time.Hour + x509sa.DefaultBackdate, refresh: 2*time.Hour + 31*time.Minute, ku: x509.KeyUsageDigitalSignature, usage: x509sa.ClientAuth},
 
 		{name: "request bound under the minimum", req: x509sa.IssueRequest{CSR: client, MaxLifetime: time.Hour - time.Second}, wantErr: x509sa.ErrLifetime},
-		{name: "negative request bound", req: x509sa.IssueRequest{CSR: client, MaxLifetime: -time.Hour}, wantErr: x509sa.ErrInvalidOptions},
+		{name: "negative request bound", req: x509sa.IssueRequest{CSR: client, MaxLifetime: -time.Hour}, wantErr: x509sa.ErrInvalidConfig},
 		{name: "CA expires too soon", ca: caUntil(t, t0.Add(30*time.Minute)), req: x509sa.IssueRequest{CSR: client}, wantErr: x509sa.ErrLifetime},
-		{name: "CA not yet valid", opts: x509sa.IssuerOptions{Clock: fixedClock(t0.Add(-48 * time.Hour))}, req: x509sa.IssueRequest{CSR: client}, wantErr: x509sa.ErrLifetime},
-		{name: "CA expired", opts: x509sa.IssuerOptions{Clock: fixedClock(t0.Add(400 * 24 * time.Hour))}, req: x509sa.IssueRequest{CSR: client}, wantErr: x509sa.ErrLifetime},
+		{name: "CA not yet valid", opts: x509sa.IssuerConfig{Clock: fixedClock(t0.Add(-48 * time.Hour))}, req: x509sa.IssueRequest{CSR: client}, wantErr: x509sa.ErrLifetime},
+		{name: "CA expired", opts: x509sa.IssuerConfig{Clock: fixedClock(t0.Add(400 * 24 * time.Hour))}, req: x509sa.IssueRequest{CSR: client}, wantErr: x509sa.ErrLifetime},
 		{name: "usage the issuer does not grant", req: x509sa.IssueRequest{CSR: svid}, wantErr: x509sa.ErrInvalidUsage},
-		{name: "usage differs from the request", opts: x509sa.IssuerOptions{Usages: x509sa.ClientAndServerAuth}, req: x509sa.IssueRequest{CSR: client, Usage: x509sa.ClientAndServerAuth}, wantErr: x509sa.ErrInvalidUsage},
+		{name: "usage differs from the request", opts: x509sa.IssuerConfig{Usages: x509sa.ClientAndServerAuth}, req: x509sa.IssueRequest{CSR: client, Usage: x509sa.ClientAndServerAuth}, wantErr: x509sa.ErrInvalidUsage},
 		{name: "no usage anywhere", req: x509sa.IssueRequest{CSR: plain}, wantErr: x509sa.ErrInvalidUsage},
 		{name: "malformed request", req: x509sa.IssueRequest{CSR: []byte{0x30, 0x00}}, wantErr: x509sa.ErrMalformedCSR},
 		{name: "no request", req: x509sa.IssueRequest{}, wantErr: x509sa.ErrMalformedCSR},
-		{name: "random source fails", opts: x509sa.IssuerOptions{Rand: failingReader{errRand}}, req: x509sa.IssueRequest{CSR: client}, wantErr: errRand},
+		{name: "random source fails", opts: x509sa.IssuerConfig{Rand: failingReader{errRand}}, req: x509sa.IssueRequest{CSR: client}, wantErr: errRand},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -200,7 +201,7 @@ func TestIssueChain(t *testing.T) {
 		NotBefore: t0.Add(-time.Hour), NotAfter: t0.Add(48 * time.Hour),
 		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true,
 	}, interKey.Public())
-	is, err := x509sa.NewIssuer(inter, interKey, x509sa.IssuerOptions{Chain: []*x509.Certificate{inter}, Clock: fixedClock(t0), Jitter: noJitter})
+	is, err := x509sa.NewIssuer(inter, interKey, x509sa.IssuerConfig{Chain: []*x509.Certificate{inter}, Clock: fixedClock(t0), Jitter: noJitter})
 	require.NoError(t, err)
 	got, err := is.Issue(x509sa.IssueRequest{CSR: mustCSR(t, testkeys.Generated("ed25519"), x509sa.CSROptions{Subject: x509sa.Subject{ServiceAccount: testSA}})})
 	require.NoError(t, err)
@@ -218,7 +219,7 @@ func TestIssueChain(t *testing.T) {
 	assert.Equal(t, got.Leaf.Raw, blocks[0])
 	assert.Equal(t, inter.Raw, blocks[1])
 
-	v, err := x509sa.NewVerifier(x509sa.VerifyOptions{Roots: root.pool, Clock: fixedClock(t0)})
+	v, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: root.pool, Clock: fixedClock(t0)})
 	require.NoError(t, err)
 	cert, err := v.Verify([]*x509.Certificate{got.Leaf, inter})
 	require.NoError(t, err)
@@ -244,7 +245,7 @@ func TestNewIssueRequest(t *testing.T) {
 		"zero expiration": func(o *certificatesv1.CertificateSigningRequest) error {
 			z := int32(0)
 			o.Spec.ExpirationSeconds = &z
-			return x509sa.ErrInvalidOptions
+			return x509sa.ErrInvalidConfig
 		},
 		"bad usages": func(o *certificatesv1.CertificateSigningRequest) error {
 			o.Spec.Usages = nil
@@ -263,5 +264,5 @@ func TestNewIssueRequest(t *testing.T) {
 		})
 	}
 	_, err = x509sa.NewIssueRequest(nil)
-	require.ErrorIs(t, err, x509sa.ErrInvalidOptions)
+	require.ErrorIs(t, err, x509sa.ErrInvalidConfig)
 }

@@ -4,45 +4,50 @@ import (
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
-	"crypto/elliptic"
 	"crypto/rsa"
 	"crypto/x509"
 	"fmt"
 	"strconv"
+
+	"github.com/ksa-go/ksa/jwks"
 )
 
 // checkPublicKey accepts the key types this package issues to and signs
-// with: RSA of MinRSABits to MaxRSABits, ECDSA on P-256, P-384 or P-521, and
-// Ed25519. (Kubernetes' pod certificates accept RSA only at 3072 or 4096
-// bits; the kube-apiserver-client signer accepts any key.)
+// with, as jwks.CheckPublicKey does: RSA of jwks.MinRSABits to
+// jwks.MaxRSABits (exponent up to jwks.MaxRSAExponent), ECDSA on P-256,
+// P-384 or P-521, and Ed25519. (Kubernetes' pod certificates accept RSA
+// only at 3072 or 4096 bits; the kube-apiserver-client signer accepts any
+// key.)
 func checkPublicKey(pub crypto.PublicKey) error {
+	err := jwks.CheckPublicKey(pub)
+	if err == nil {
+		return nil
+	}
+	return &KeyError{Key: describeKey(pub), Err: err}
+}
+
+// describeKey names a key's type and size for messages.
+func describeKey(pub crypto.PublicKey) string {
 	switch k := pub.(type) {
 	case *rsa.PublicKey:
 		if k == nil || k.N == nil {
-			return &KeyError{Key: "RSA (nil)"}
+			return "RSA (nil)"
 		}
-		if bits := k.N.BitLen(); bits < MinRSABits || bits > MaxRSABits {
-			return &KeyError{Key: "RSA-" + strconv.Itoa(bits)}
-		}
+		return "RSA-" + strconv.Itoa(k.N.BitLen())
 	case *ecdsa.PublicKey:
 		if k == nil || k.Curve == nil {
-			return &KeyError{Key: "ECDSA (nil)"}
+			return "ECDSA (nil)"
 		}
-		switch k.Curve {
-		case elliptic.P256(), elliptic.P384(), elliptic.P521():
-		default:
-			return &KeyError{Key: "ECDSA " + k.Curve.Params().Name}
-		}
+		return "ECDSA " + k.Curve.Params().Name
 	case ed25519.PublicKey:
 		if len(k) != ed25519.PublicKeySize {
-			return &KeyError{Key: "Ed25519 (malformed)"}
+			return "Ed25519 (malformed)"
 		}
+		return "Ed25519"
 	case nil:
-		return &KeyError{Key: "none"}
-	default:
-		return &KeyError{Key: fmt.Sprintf("%T", pub)}
+		return "none"
 	}
-	return nil
+	return fmt.Sprintf("%T", pub)
 }
 
 // signatureAlgorithm picks the signature algorithm for a signer's key the

@@ -30,9 +30,6 @@ const (
 	// MaxChainLength bounds the certificates presented to
 	// [Verifier.Verify], leaf included.
 	MaxChainLength = 8
-	// MinRSABits and MaxRSABits bound RSA modulus sizes.
-	MinRSABits = 2048
-	MaxRSABits = 8192
 	// MaxSPIFFEIDLength is the length up to which SPIFFE implementations
 	// must support IDs; longer IDs are refused.
 	MaxSPIFFEIDLength = 2048

@@ -28,7 +28,7 @@ func NewSPIFFEID(trustDomain string, sa ksa.ServiceAccount) (SPIFFEID, error) {
 		return SPIFFEID{}, err
 	}
 	if err := sa.Validate(); err != nil {
-		return SPIFFEID{}, &SPIFFEIDError{ID: spiffeScheme + trustDomain + "/ns/" + sa.Namespace + "/sa/" + sa.Name, Reason: "invalid service account: " + err.Error()}
+		return SPIFFEID{}, &SPIFFEIDError{ID: spiffeScheme + trustDomain + "/ns/" + sa.Namespace + "/sa/" + sa.Name, Reason: "invalid service account", Err: err}
 	}
 	// At most 9+255+4+63+4+253 = 588 bytes, well within MaxSPIFFEIDLength.
 	return SPIFFEID{TrustDomain: trustDomain, Path: "/ns/" + sa.Namespace + "/sa/" + sa.Name}, nil
@@ -159,7 +159,7 @@ func (id SPIFFEID) ServiceAccount() (ksa.ServiceAccount, error) {
 	}
 	sa := ksa.ServiceAccount{Namespace: ns, Name: name}
 	if err := sa.Validate(); err != nil {
-		return ksa.ServiceAccount{}, &SPIFFEIDError{ID: id.String(), Reason: "invalid service account: " + err.Error()}
+		return ksa.ServiceAccount{}, &SPIFFEIDError{ID: id.String(), Reason: "invalid service account", Err: err}
 	}
 	return sa, nil
 }

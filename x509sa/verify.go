@@ -143,8 +143,8 @@ func checkLeafShape(cert *x509.Certificate) (Usage, error) {
 	return usage, nil
 }
 
-// VerifyOptions configure a [Verifier]. Roots is required.
-type VerifyOptions struct {
+// VerifierConfig configure a [Verifier]. Roots is required.
+type VerifierConfig struct {
 	// Roots are the trusted CAs (kube-apiserver's --client-ca-file, or a
 	// signer's trust bundle).
 	Roots *x509.CertPool
@@ -170,21 +170,21 @@ type VerifyOptions struct {
 // Verifier verifies identity certificate chains. It is safe for concurrent
 // use if its Clock is.
 type Verifier struct {
-	opts VerifyOptions
+	opts VerifierConfig
 	ekus []x509.ExtKeyUsage
 }
 
-// NewVerifier validates the options. Errors are a *[OptionsError] or a
+// NewVerifier validates the options. Errors are a *[ConfigError] or a
 // *[SPIFFEIDError] for a bad trust domain.
-func NewVerifier(opts VerifyOptions) (*Verifier, error) {
+func NewVerifier(opts VerifierConfig) (*Verifier, error) {
 	if opts.Roots == nil {
-		return nil, &OptionsError{Field: "Roots", Reason: "required"}
+		return nil, &ConfigError{Field: "Roots", Reason: "required"}
 	}
 	if opts.Usage == 0 {
 		opts.Usage = ClientAuth
 	}
 	if opts.Usage != ClientAuth && opts.Usage != ServerAuth {
-		return nil, &OptionsError{Field: "Usage", Reason: "must be ClientAuth or ServerAuth"}
+		return nil, &ConfigError{Field: "Usage", Reason: "must be ClientAuth or ServerAuth"}
 	}
 	if opts.TrustDomain != "" {
 		if err := ValidateTrustDomain(opts.TrustDomain); err != nil {
@@ -230,7 +230,7 @@ func (v *Verifier) Verify(chain []*x509.Certificate) (*Certificate, error) {
 	}
 	chains, err := chain[0].Verify(opts)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrUntrusted, err)
+		return nil, &TrustError{Err: err}
 	}
 	cert, err := DecodeCertificate(chain[0])
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/internal/testkeys"
+	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/x509sa"
 )
 
@@ -39,18 +40,18 @@ func TestVerify(t *testing.T) {
 	tests := []struct {
 		name    string
 		chain   []*x509.Certificate
-		opts    x509sa.VerifyOptions
+		opts    x509sa.VerifierConfig
 		wantErr []error
 	}{
 		{name: "client", chain: []*x509.Certificate{leaf(ca, nil)}},
 		{name: "server with host check", chain: []*x509.Certificate{leaf(ca, func(c *x509.Certificate) {
 			c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
 			c.DNSNames = []string{"cart.shop.svc"}
-		})}, opts: x509sa.VerifyOptions{Usage: x509sa.ServerAuth, DNSName: "cart.shop.svc"}},
+		})}, opts: x509sa.VerifierConfig{Usage: x509sa.ServerAuth, DNSName: "cart.shop.svc"}},
 		{name: "X509-SVID in the trust domain", chain: []*x509.Certificate{leaf(ca, func(c *x509.Certificate) {
 			c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth}
 			c.URIs = []*url.URL{spiffeURI}
-		})}, opts: x509sa.VerifyOptions{TrustDomain: "cluster.local"}},
+		})}, opts: x509sa.VerifierConfig{TrustDomain: "cluster.local"}},
 		{name: "unknown non-critical extension", chain: []*x509.Certificate{leaf(ca, func(c *x509.Certificate) {
 			c.ExtraExtensions = []pkix.Extension{{Id: asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 57683, 1}, Value: []byte{0x05, 0x00}}}
 		})}},
@@ -62,15 +63,15 @@ func TestVerify(t *testing.T) {
 		{name: "server-only leaf for a client", chain: []*x509.Certificate{leaf(ca, func(c *x509.Certificate) {
 			c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
 		})}, wantErr: []error{x509sa.ErrUntrusted, x509.CertificateInvalidError{}}},
-		{name: "expired", chain: []*x509.Certificate{leaf(ca, nil)}, opts: x509sa.VerifyOptions{Clock: fixedClock(t0.Add(2 * time.Hour))}, wantErr: []error{x509sa.ErrUntrusted, x509.CertificateInvalidError{}}},
-		{name: "not yet valid", chain: []*x509.Certificate{leaf(ca, nil)}, opts: x509sa.VerifyOptions{Clock: fixedClock(t0.Add(-2 * time.Hour))}, wantErr: []error{x509sa.ErrUntrusted}},
+		{name: "expired", chain: []*x509.Certificate{leaf(ca, nil)}, opts: x509sa.VerifierConfig{Clock: fixedClock(t0.Add(2 * time.Hour))}, wantErr: []error{x509sa.ErrUntrusted, x509.CertificateInvalidError{}}},
+		{name: "not yet valid", chain: []*x509.Certificate{leaf(ca, nil)}, opts: x509sa.VerifierConfig{Clock: fixedClock(t0.Add(-2 * time.Hour))}, wantErr: []error{x509sa.ErrUntrusted}},
 		{name: "unknown critical extension", chain: []*x509.Certificate{leaf(ca, func(c *x509.Certificate) {
 			c.ExtraExtensions = []pkix.Extension{{Id: asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 57683, 1}, Critical: true, Value: []byte{0x05, 0x00}}}
 		})}, wantErr: []error{x509sa.ErrUntrusted}},
 		{name: "wrong host", chain: []*x509.Certificate{leaf(ca, func(c *x509.Certificate) {
 			c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
 			c.DNSNames = []string{"cart.shop.svc"}
-		})}, opts: x509sa.VerifyOptions{Usage: x509sa.ServerAuth, DNSName: "admin.shop.svc"}, wantErr: []error{x509sa.ErrUntrusted, x509.HostnameError{}}},
+		})}, opts: x509sa.VerifierConfig{Usage: x509sa.ServerAuth, DNSName: "admin.shop.svc"}, wantErr: []error{x509sa.ErrUntrusted, x509.HostnameError{}}},
 		{name: "no EKU (Go and Kubernetes accept it)", chain: []*x509.Certificate{leaf(ca, func(c *x509.Certificate) { c.ExtKeyUsage = nil })}, wantErr: []error{x509sa.ErrInvalidCertificate}},
 		{name: "any EKU", chain: []*x509.Certificate{leaf(ca, func(c *x509.Certificate) { c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageAny} })}, wantErr: []error{x509sa.ErrInvalidCertificate}},
 		{name: "code signing too", chain: []*x509.Certificate{leaf(ca, func(c *x509.Certificate) {
@@ -90,18 +91,18 @@ func TestVerify(t *testing.T) {
 		{name: "unspecified IP SAN", chain: []*x509.Certificate{leaf(ca, func(c *x509.Certificate) {
 			c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
 			c.IPAddresses = []net.IP{net.IPv6zero}
-		})}, opts: x509sa.VerifyOptions{Usage: x509sa.ServerAuth}, wantErr: []error{x509sa.ErrInvalidHost}},
+		})}, opts: x509sa.VerifierConfig{Usage: x509sa.ServerAuth}, wantErr: []error{x509sa.ErrInvalidHost}},
 		{name: "SVID with client auth only", chain: []*x509.Certificate{leaf(ca, func(c *x509.Certificate) { c.URIs = []*url.URL{spiffeURI} })}, wantErr: []error{x509sa.ErrInvalidCertificate}},
 		{name: "SPIFFE ID of another account", chain: []*x509.Certificate{leaf(ca, func(c *x509.Certificate) {
 			c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth}
 			c.URIs = []*url.URL{{Scheme: "spiffe", Host: "cluster.local", Path: "/ns/shop/sa/admin"}}
 		})}, wantErr: []error{x509sa.ErrInvalidCertificate, x509sa.ErrInvalidSPIFFEID}},
-		{name: "trust domain required", chain: []*x509.Certificate{leaf(ca, nil)}, opts: x509sa.VerifyOptions{TrustDomain: "cluster.local"}, wantErr: []error{x509sa.ErrInvalidCertificate}},
+		{name: "trust domain required", chain: []*x509.Certificate{leaf(ca, nil)}, opts: x509sa.VerifierConfig{TrustDomain: "cluster.local"}, wantErr: []error{x509sa.ErrInvalidCertificate}},
 		{name: "other trust domain", chain: []*x509.Certificate{leaf(ca, func(c *x509.Certificate) {
 			c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth}
 			c.URIs = []*url.URL{spiffeURI}
-		})}, opts: x509sa.VerifyOptions{TrustDomain: "other.local"}, wantErr: []error{x509sa.ErrInvalidCertificate}},
-		{name: "weak leaf key", chain: []*x509.Certificate{ca.sign(t, leafTemplate(t, sub), testkeys.Generated("rsa1024").Public())}, wantErr: []error{x509sa.ErrInvalidCertificate, x509sa.ErrUnsupportedKey}},
+		})}, opts: x509sa.VerifierConfig{TrustDomain: "other.local"}, wantErr: []error{x509sa.ErrInvalidCertificate}},
+		{name: "weak leaf key", chain: []*x509.Certificate{ca.sign(t, leafTemplate(t, sub), testkeys.Generated("rsa1024").Public())}, wantErr: []error{x509sa.ErrInvalidCertificate, jwks.ErrUnsupportedKey}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -139,12 +140,12 @@ func TestVerify(t *testing.T) {
 
 func TestVerifiedIdentity(t *testing.T) {
 	ca := newCA(t, "p256-ca")
-	is := ca.issuer(t, x509sa.IssuerOptions{})
+	is := ca.issuer(t, x509sa.IssuerConfig{})
 	issued, err := is.Issue(x509sa.IssueRequest{CSR: mustCSR(t, testkeys.Generated("p384"), x509sa.CSROptions{
 		Subject: x509sa.Subject{ServiceAccount: testSA, PodName: "cart-0"},
 	})})
 	require.NoError(t, err)
-	v, err := x509sa.NewVerifier(x509sa.VerifyOptions{Roots: ca.pool, Clock: fixedClock(t0)})
+	v, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: ca.pool, Clock: fixedClock(t0)})
 	require.NoError(t, err)
 	cert, err := v.Verify([]*x509.Certificate{issued.Leaf})
 	require.NoError(t, err)
@@ -185,7 +186,7 @@ func TestVerifyIntermediates(t *testing.T) {
 	interCA := &testCA{cert: inter, key: interKey}
 	leaf := interCA.sign(t, leafTemplate(t, x509sa.Subject{ServiceAccount: testSA}), testkeys.Generated("p256").Public())
 
-	presented, err := x509sa.NewVerifier(x509sa.VerifyOptions{Roots: root.pool, Clock: fixedClock(t0)})
+	presented, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: root.pool, Clock: fixedClock(t0)})
 	require.NoError(t, err)
 	_, err = presented.Verify([]*x509.Certificate{leaf, inter})
 	require.NoError(t, err, "intermediate taken from the presented chain")
@@ -194,12 +195,12 @@ func TestVerifyIntermediates(t *testing.T) {
 
 	pinned := x509.NewCertPool()
 	pinned.AddCert(inter)
-	v, err := x509sa.NewVerifier(x509sa.VerifyOptions{Roots: root.pool, Intermediates: pinned, Clock: fixedClock(t0)})
+	v, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: root.pool, Intermediates: pinned, Clock: fixedClock(t0)})
 	require.NoError(t, err)
 	_, err = v.Verify([]*x509.Certificate{leaf})
 	require.NoError(t, err)
 
-	empty, err := x509sa.NewVerifier(x509sa.VerifyOptions{Roots: root.pool, Intermediates: x509.NewCertPool(), Clock: fixedClock(t0)})
+	empty, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: root.pool, Intermediates: x509.NewCertPool(), Clock: fixedClock(t0)})
 	require.NoError(t, err)
 	_, err = empty.Verify([]*x509.Certificate{leaf, inter})
 	require.ErrorIs(t, err, x509sa.ErrUntrusted, "a pinned pool replaces the presented intermediates")
@@ -209,15 +210,15 @@ func TestNewVerifierOptions(t *testing.T) {
 	pool := x509.NewCertPool()
 	tests := []struct {
 		name    string
-		opts    x509sa.VerifyOptions
+		opts    x509sa.VerifierConfig
 		wantErr error
 	}{
-		{name: "roots only", opts: x509sa.VerifyOptions{Roots: pool}},
-		{name: "server", opts: x509sa.VerifyOptions{Roots: pool, Usage: x509sa.ServerAuth}},
-		{name: "no roots", opts: x509sa.VerifyOptions{}, wantErr: x509sa.ErrInvalidOptions},
-		{name: "both usages", opts: x509sa.VerifyOptions{Roots: pool, Usage: x509sa.ClientAndServerAuth}, wantErr: x509sa.ErrInvalidOptions},
-		{name: "unknown usage", opts: x509sa.VerifyOptions{Roots: pool, Usage: 4}, wantErr: x509sa.ErrInvalidOptions},
-		{name: "bad trust domain", opts: x509sa.VerifyOptions{Roots: pool, TrustDomain: "Bad"}, wantErr: x509sa.ErrInvalidSPIFFEID},
+		{name: "roots only", opts: x509sa.VerifierConfig{Roots: pool}},
+		{name: "server", opts: x509sa.VerifierConfig{Roots: pool, Usage: x509sa.ServerAuth}},
+		{name: "no roots", opts: x509sa.VerifierConfig{}, wantErr: x509sa.ErrInvalidConfig},
+		{name: "both usages", opts: x509sa.VerifierConfig{Roots: pool, Usage: x509sa.ClientAndServerAuth}, wantErr: x509sa.ErrInvalidConfig},
+		{name: "unknown usage", opts: x509sa.VerifierConfig{Roots: pool, Usage: 4}, wantErr: x509sa.ErrInvalidConfig},
+		{name: "bad trust domain", opts: x509sa.VerifierConfig{Roots: pool, TrustDomain: "Bad"}, wantErr: x509sa.ErrInvalidSPIFFEID},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -63,7 +63,7 @@ func TestX509ClientCertificate(t *testing.T) {
 		Usage:   x509sa.ClientAuth,
 	})
 	require.NoError(t, err)
-	issuer, err := x509sa.NewIssuer(clientCA, clientCAKey, x509sa.IssuerOptions{})
+	issuer, err := x509sa.NewIssuer(clientCA, clientCAKey, x509sa.IssuerConfig{})
 	require.NoError(t, err)
 	issued, err := issuer.Issue(x509sa.IssueRequest{CSR: csr, Usage: x509sa.ClientAuth})
 	require.NoError(t, err)

@@ -16,11 +16,11 @@ import (
 // x509.Certificate.Verify.
 func BenchmarkAuthenticate(b *testing.B) {
 	c := newCA(b, "p256-ca", t0)
-	issued := c.issue(b, x509sa.IssuerOptions{}, x509sa.CSROptions{Subject: x509sa.Subject{ServiceAccount: testSA, PodName: "web-0"}}, "p256")
+	issued := c.issue(b, x509sa.IssuerConfig{}, x509sa.CSROptions{Subject: x509sa.Subject{ServiceAccount: testSA, PodName: "web-0"}}, "p256")
 	chain := []*x509.Certificate{issued.Leaf}
 
 	b.Run("x509sa", func(b *testing.B) {
-		v, err := x509sa.NewVerifier(x509sa.VerifyOptions{Roots: c.pool, Clock: fixedClock(t0)})
+		v, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: c.pool, Clock: fixedClock(t0)})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -67,7 +67,7 @@ func (c *ca) sign(t testing.TB, tmpl *x509.Certificate, pub crypto.PublicKey) *x
 	return cert
 }
 
-func (c *ca) issue(t testing.TB, opts x509sa.IssuerOptions, csr x509sa.CSROptions, keyName string) *x509sa.Issued {
+func (c *ca) issue(t testing.TB, opts x509sa.IssuerConfig, csr x509sa.CSROptions, keyName string) *x509sa.Issued {
 	t.Helper()
 	if opts.Clock == nil {
 		opts.Clock = fixedClock(t0)
@@ -95,7 +95,7 @@ func kubeAuthenticate(roots *x509.CertPool, at time.Time, chain ...*x509.Certifi
 // ours verifies the same chain for client auth.
 func ours(t testing.TB, roots *x509.CertPool, at time.Time, chain ...*x509.Certificate) (*x509sa.Certificate, error) {
 	t.Helper()
-	v, err := x509sa.NewVerifier(x509sa.VerifyOptions{Roots: roots, Usage: x509sa.ClientAuth, Clock: fixedClock(at)})
+	v, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: roots, Usage: x509sa.ClientAuth, Clock: fixedClock(at)})
 	require.NoError(t, err)
 	return v.Verify(chain)
 }
@@ -117,7 +117,7 @@ func TestAuthenticatorAgrees(t *testing.T) {
 	subjects := []struct {
 		name string
 		csr  x509sa.CSROptions
-		opts x509sa.IssuerOptions
+		opts x509sa.IssuerConfig
 	}{
 		{name: "service account", csr: x509sa.CSROptions{Subject: x509sa.Subject{ServiceAccount: ksa.ServiceAccount{Namespace: "ns1", Name: "sa1"}}}},
 		{name: "with UID", csr: x509sa.CSROptions{Subject: x509sa.Subject{ServiceAccount: testSA}}},
@@ -125,7 +125,7 @@ func TestAuthenticatorAgrees(t *testing.T) {
 		{name: "pod and extensions (OU, ignored by Kubernetes)", csr: x509sa.CSROptions{Subject: x509sa.Subject{
 			ServiceAccount: testSA, PodName: "web-0", Extensions: map[string]string{"example.com/team": "a", "zone": "eu-1"},
 		}}},
-		{name: "X509-SVID with hosts", opts: x509sa.IssuerOptions{Usages: x509sa.ClientAndServerAuth}, csr: x509sa.CSROptions{
+		{name: "X509-SVID with hosts", opts: x509sa.IssuerConfig{Usages: x509sa.ClientAndServerAuth}, csr: x509sa.CSROptions{
 			Subject: x509sa.Subject{ServiceAccount: testSA}, Usage: x509sa.ClientAndServerAuth,
 			TrustDomain: "cluster.local", Hosts: []string{"web.ns1.svc", "10.0.0.7"},
 		}},
@@ -302,7 +302,7 @@ func TestConformance(t *testing.T) {
 // always reads it.
 func TestUIDFeatureGate(t *testing.T) {
 	c := newCA(t, "p256-ca", t0)
-	issued := c.issue(t, x509sa.IssuerOptions{}, x509sa.CSROptions{Subject: x509sa.Subject{ServiceAccount: testSA}}, "p256")
+	issued := c.issue(t, x509sa.IssuerConfig{}, x509sa.CSROptions{Subject: x509sa.Subject{ServiceAccount: testSA}}, "p256")
 
 	resp, ok, err := kubeAuthenticate(c.pool, t0, issued.Leaf)
 	require.NoError(t, err)

@@ -57,7 +57,7 @@ func TestKubernetesSignerDropsUID(t *testing.T) {
 	require.NoError(t, err)
 	requireSameUser(t, resp.User, got.UserInfo())
 
-	is, err := x509sa.NewIssuer(c.cert, c.key, x509sa.IssuerOptions{Clock: fixedClock(t0)})
+	is, err := x509sa.NewIssuer(c.cert, c.key, x509sa.IssuerConfig{Clock: fixedClock(t0)})
 	require.NoError(t, err)
 	issued, err := is.Issue(x509sa.IssueRequest{CSR: der})
 	require.NoError(t, err)
@@ -251,14 +251,14 @@ func TestPodCertificateStatusValidation(t *testing.T) {
 	tests := []struct {
 		name    string
 		maxExp  int32
-		opts    x509sa.IssuerOptions
+		opts    x509sa.IssuerConfig
 		wantErr string // substring of Kubernetes' error, for the negative case
 	}{
 		{name: "24h default, kubernetes.io cap", maxExp: 86400},
 		{name: "1h minimum", maxExp: 3600},
-		{name: "91 days, full jitter", maxExp: 7862400, opts: x509sa.IssuerOptions{MaxLifetime: 91 * 24 * time.Hour, Jitter: maxJitter}},
-		{name: "1h, full jitter", maxExp: 3600, opts: x509sa.IssuerOptions{Jitter: maxJitter}},
-		{name: "backdating 5 minutes breaks it", maxExp: 3600, opts: x509sa.IssuerOptions{Backdate: 5 * time.Minute}, wantErr: "within 5 minutes"},
+		{name: "91 days, full jitter", maxExp: 7862400, opts: x509sa.IssuerConfig{MaxLifetime: 91 * 24 * time.Hour, Jitter: maxJitter}},
+		{name: "1h, full jitter", maxExp: 3600, opts: x509sa.IssuerConfig{Jitter: maxJitter}},
+		{name: "backdating 5 minutes breaks it", maxExp: 3600, opts: x509sa.IssuerConfig{Backdate: 5 * time.Minute}, wantErr: "within 5 minutes"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

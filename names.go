@@ -60,32 +60,28 @@ func isLabel(s string) bool {
 // otherwise a *NameError for field (e.g. "namespace") that says why. It
 // matches [ErrInvalidName].
 func CheckNamespace(field, s string) error {
-	if IsNamespace(s) {
-		return nil
-	}
-	reason := "must be lower-case letters, digits and '-', starting and ending with a letter or digit"
-	switch {
-	case s == "":
-		reason = "must not be empty"
-	case len(s) > MaxNamespaceLength:
-		reason = "must be at most " + strconv.Itoa(MaxNamespaceLength) + " characters"
-	}
-	return &NameError{Field: field, Value: s, Reason: reason}
+	return checkName(field, s, IsNamespace(s), MaxNamespaceLength,
+		"must be lower-case letters, digits and '-', starting and ending with a letter or digit")
 }
 
 // CheckObjectName returns nil when s is a valid name for a service
 // account, pod, secret or node, and otherwise a *NameError for field (e.g.
 // "name", "pod name") that says why. It matches [ErrInvalidName].
 func CheckObjectName(field, s string) error {
-	if IsObjectName(s) {
-		return nil
-	}
-	reason := "must be dot-separated parts of lower-case letters, digits and '-', each starting and ending with a letter or digit"
+	return checkName(field, s, IsObjectName(s), MaxObjectNameLength,
+		"must be dot-separated parts of lower-case letters, digits and '-', each starting and ending with a letter or digit")
+}
+
+// checkName says why s, which valid says is or is not a valid name, breaks
+// the rule: empty, too long, or else the characters.
+func checkName(field, s string, valid bool, max int, rule string) error {
 	switch {
+	case valid:
+		return nil
 	case s == "":
-		reason = "must not be empty"
-	case len(s) > MaxObjectNameLength:
-		reason = "must be at most " + strconv.Itoa(MaxObjectNameLength) + " characters"
+		rule = "must not be empty"
+	case len(s) > max:
+		rule = "must be at most " + strconv.Itoa(max) + " characters"
 	}
-	return &NameError{Field: field, Value: s, Reason: reason}
+	return &NameError{Field: field, Value: s, Reason: rule}
 }

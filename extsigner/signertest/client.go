@@ -33,7 +33,9 @@ type signer interface {
 	metadata(ctx context.Context) (int64, error)
 }
 
-type v1Client struct{ c externaljwtv1.ExternalJWTSignerClient }
+type v1Client struct {
+	c externaljwtv1.ExternalJWTSignerClient
+}
 
 func (v v1Client) sign(ctx context.Context, claims string) (string, string, error) {
 	resp, err := v.c.Sign(ctx, &externaljwtv1.SignJWTRequest{Claims: claims})
@@ -63,7 +65,9 @@ func (v v1Client) metadata(ctx context.Context) (int64, error) {
 	return resp.GetMaxTokenExpirationSeconds(), err
 }
 
-type v1alpha1Client struct{ c v1alpha1.ExternalJWTSignerClient }
+type v1alpha1Client struct {
+	c v1alpha1.ExternalJWTSignerClient
+}
 
 func (v v1alpha1Client) sign(ctx context.Context, claims string) (string, string, error) {
 	resp, err := v.c.Sign(ctx, &v1alpha1.SignJWTRequest{Claims: claims})

@@ -125,10 +125,7 @@ func (s *Server) Stop() { s.grpc.Stop() }
 
 // sign answers a Sign request.
 func (s *Server) sign(ctx context.Context, version, claims string) (Signed, error) {
-	var start time.Time
-	if s.onRequest != nil {
-		start = time.Now()
-	}
+	start := s.started()
 	signed, err := s.ring.Sign(ctx, claims)
 	st := statusOf(err)
 	if s.onRequest != nil {
@@ -182,9 +179,18 @@ func (s *Server) answers() *fetchAnswers {
 	return a
 }
 
-func (s *Server) report(method, version string) {
+// started returns the time a request started, when requests are reported.
+func (s *Server) started() time.Time {
+	if s.onRequest == nil {
+		return time.Time{}
+	}
+	return time.Now()
+}
+
+// report reports a FetchKeys or Metadata request, which always succeeds.
+func (s *Server) report(method, version string, start time.Time) {
 	if s.onRequest != nil {
-		s.onRequest(Event{Method: method, APIVersion: version, Code: codes.OK})
+		s.onRequest(Event{Method: method, APIVersion: version, Code: codes.OK, Duration: time.Since(start)})
 	}
 }
 
@@ -208,12 +214,12 @@ func (v v1Service) Sign(ctx context.Context, req *externaljwtv1.SignJWTRequest) 
 }
 
 func (v v1Service) FetchKeys(context.Context, *externaljwtv1.FetchKeysRequest) (*externaljwtv1.FetchKeysResponse, error) {
-	defer v.s.report("FetchKeys", APIVersionV1)
+	defer v.s.report("FetchKeys", APIVersionV1, v.s.started())
 	return v.s.answers().v1, nil
 }
 
 func (v v1Service) Metadata(context.Context, *externaljwtv1.MetadataRequest) (*externaljwtv1.MetadataResponse, error) {
-	defer v.s.report("Metadata", APIVersionV1)
+	defer v.s.report("Metadata", APIVersionV1, v.s.started())
 	return &externaljwtv1.MetadataResponse{MaxTokenExpirationSeconds: v.s.maxExpirationSeconds()}, nil
 }
 
@@ -233,11 +239,11 @@ func (v v1alpha1Service) Sign(ctx context.Context, req *v1alpha1.SignJWTRequest)
 }
 
 func (v v1alpha1Service) FetchKeys(context.Context, *v1alpha1.FetchKeysRequest) (*v1alpha1.FetchKeysResponse, error) {
-	defer v.s.report("FetchKeys", APIVersionV1Alpha1)
+	defer v.s.report("FetchKeys", APIVersionV1Alpha1, v.s.started())
 	return v.s.answers().v1alpha1, nil
 }
 
 func (v v1alpha1Service) Metadata(context.Context, *v1alpha1.MetadataRequest) (*v1alpha1.MetadataResponse, error) {
-	defer v.s.report("Metadata", APIVersionV1Alpha1)
+	defer v.s.report("Metadata", APIVersionV1Alpha1, v.s.started())
 	return &v1alpha1.MetadataResponse{MaxTokenExpirationSeconds: v.s.maxExpirationSeconds()}, nil
 }

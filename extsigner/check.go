@@ -60,18 +60,18 @@ type Header struct {
 // when kube-apiserver refuses the header too.
 func CheckHeader(header string) (Header, error) {
 	h, reason, err := strictHeader(header)
-	if reason == "" {
+	if reason == "" && err == nil {
 		return h, nil
 	}
 	return Header{}, &CheckError{Part: "header", Reason: reason, Kubernetes: kubernetesHeader(header) != nil, Kind: ErrInvalidHeader, Err: err}
 }
 
-// strictHeader parses a header by ksa's rules; reason is empty when it
-// passes.
+// strictHeader parses a header by ksa's rules; reason and err are both
+// empty when it passes.
 func strictHeader(header string) (h Header, reason string, err error) {
 	data, err := jws.Decode(header, nil)
 	if err != nil {
-		return h, "not strict unpadded base64url", err
+		return h, "", err
 	}
 	r := jsonx.NewReader(data, maxJSONDepth)
 	obj, err := r.Object()
@@ -177,10 +177,10 @@ func CheckSignature(alg string, pub crypto.PublicKey, header, claims, signature 
 	}
 	sig, err := jws.Decode(signature, nil)
 	if err != nil {
-		return &CheckError{Part: "signature", Reason: "not strict unpadded base64url", Kind: ErrInvalidSignature, Err: err}
+		return &CheckError{Part: "signature", Kind: ErrInvalidSignature, Err: err}
 	}
 	if err := jws.Verify(alg, pub, header+"."+claims, sig); err != nil {
-		return &CheckError{Part: "signature", Reason: "does not verify", Kind: ErrInvalidSignature, Err: err}
+		return &CheckError{Part: "signature", Reason: "rejected by the key", Kind: ErrInvalidSignature, Err: err}
 	}
 	return nil
 }
@@ -199,7 +199,7 @@ func CheckClaims(claims string) (*tokens.Claims, error) {
 	}
 	data, err := jws.Decode(claims, nil)
 	if err != nil {
-		return nil, &ClaimsError{Reason: "not strict unpadded base64url", Err: err}
+		return nil, &ClaimsError{Err: err}
 	}
 	c, err := tokens.ParseClaims(data)
 	if err != nil {
@@ -288,7 +288,7 @@ func ParseKeySet(raw RawKeySet) (KeySet, error) {
 	if len(raw.Keys) > 0 && !discoverable && len(set.Keys) == len(raw.Keys) {
 		fail("key set", "every key is excluded from discovery: kube-apiserver cannot publish its discovery documents", false, nil)
 	}
-	return set, errs.Join(prefix, "key set refused", list)
+	return set, errs.Join(prefix, "FetchKeys answer refused", list)
 }
 
 // CheckMetadata checks max_token_expiration_seconds of a Metadata answer:

@@ -160,7 +160,7 @@ type SignError struct {
 func (e *SignError) Error() string {
 	what := "signing key failed"
 	if e.Kind == ErrSelfCheck {
-		what = "signature does not verify with the published key"
+		what = "answer withheld, the published key rejects it"
 	}
 	return errs.Msg(prefix, fmt.Sprintf("key %q: %s", e.KeyID, what), e.Err)
 }
@@ -187,7 +187,13 @@ type CheckError struct {
 	Err        error
 }
 
-func (e *CheckError) Error() string { return errs.Msg(prefix, e.Part+": "+e.Reason, e.Err) }
+func (e *CheckError) Error() string {
+	msg := e.Part
+	if e.Reason != "" {
+		msg += ": " + e.Reason
+	}
+	return errs.Msg(prefix, msg, e.Err)
+}
 
 // Is reports whether target is the error's Kind.
 func (e *CheckError) Is(target error) bool { return target == e.Kind }

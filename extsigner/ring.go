@@ -305,13 +305,14 @@ type KeySet struct {
 // the set last changed. DataTimestamp changes exactly when the set does
 // (Stage, AddVerifyOnly, Retire; not Promote, which changes no published
 // key), and only forward. The slice is the caller's.
-func (r *Ring) KeySet() KeySet {
-	s := r.state.Load()
+func (r *Ring) KeySet() KeySet { return r.state.Load().keySet(r.refresh) }
+
+func (s *ringState) keySet(refresh time.Duration) KeySet {
 	keys := make([]jwks.Key, len(s.keys))
 	for i, k := range s.keys {
 		keys[i] = k.Key
 	}
-	return KeySet{Keys: keys, DataTimestamp: s.stamp, RefreshHint: r.refresh}
+	return KeySet{Keys: keys, DataTimestamp: s.stamp, RefreshHint: refresh}
 }
 
 // Keys returns the ring's keys with their roles, in order: what

@@ -161,7 +161,7 @@ func (s *Server) answers() *fetchAnswers {
 	if a := s.fetch.Load(); a != nil && a.generation == st.generation {
 		return a
 	}
-	set := s.ring.KeySet()
+	set := st.keySet(s.ring.refresh)
 	a := &fetchAnswers{
 		generation: st.generation,
 		v1:         &externaljwtv1.FetchKeysResponse{DataTimestamp: timestamppb.New(set.DataTimestamp), RefreshHintSeconds: int64(set.RefreshHint / time.Second)},

@@ -1,3 +1,24 @@
+// Package extsigner_test proves ksa's external JWT signer (extsigner)
+// against Kubernetes itself:
+//
+//   - Kubernetes' own client of the API (pkg/serviceaccount/externaljwt/
+//     plugin, what kube-apiserver runs) takes our Metadata, FetchKeys and
+//     Sign answers for every key type, follows a rotation, and reports a
+//     failing KMS as Unavailable;
+//   - our conformance harness (extsigner/signertest), run against
+//     Kubernetes' mock signer, passes it where it is conformant and flags
+//     what it skips;
+//   - a real kube-apiserver started with --service-account-signing-endpoint
+//     (interop/controlplane) signs TokenRequest tokens through our signer;
+//     they validate with ksa and with TokenReview; its discovery document
+//     and key set are byte for byte oidc.Render of the ring's keys; a full
+//     rotation keeps every earlier token valid until its key is retired; a
+//     signer restart leaves it validating, and minting again once the
+//     signer is back.
+//
+// Each control-plane scenario is a function of (*testing.T,
+// *controlplane.ControlPlane, *signer), run by withSigner for the
+// kube-apiserver binary controlplane finds ($KSA_KUBE_APISERVER).
 package extsigner_test
 
 import (

@@ -236,3 +236,19 @@ func TestRotationErrorMessage(t *testing.T) {
 	assert.True(t, errors.Is(err, extsigner.ErrTooEarly))
 	assert.False(t, errors.Is(err, extsigner.ErrInvalidTransition))
 }
+
+// TestPromoteKeyWithoutSigner: a previous key restored without its
+// private half (a migrated key file) verifies but never signs again.
+func TestPromoteKeyWithoutSigner(t *testing.T) {
+	clk := newClock()
+	migrated := mustKey(t, key("p384").Public())
+	ring, err := extsigner.NewRing(extsigner.RingConfig{
+		Keys: []extsigner.RingKey{primary(key("p256")), {Key: migrated, Role: extsigner.RolePrevious, Published: clk.Now().Add(-time.Hour)}},
+		Now:  clk.Now,
+	})
+	require.NoError(t, err)
+	var rerr *extsigner.RotationError
+	require.ErrorAs(t, ring.Promote(migrated.KeyID), &rerr)
+	assert.ErrorIs(t, rerr, extsigner.ErrInvalidTransition)
+	assert.Equal(t, "promote", rerr.Step)
+}

@@ -256,3 +256,20 @@ func TestSignDuringRotation(t *testing.T) {
 	wg.Wait()
 	assert.Len(t, ring.KeySet().Keys, len(names)+1)
 }
+
+// TestSignerFunc: the adapter is a crypto.Signer too; called without a
+// context, the function gets context.Background().
+func TestSignerFunc(t *testing.T) {
+	k := key("p256")
+	var got context.Context
+	s := extsigner.SignerFunc(k.Public(), func(ctx context.Context, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
+		got = ctx
+		return k.Sign(rand.Reader, digest, opts)
+	})
+	assert.Equal(t, k.Public(), s.Public())
+	digest := make([]byte, 32)
+	sig, err := s.Sign(rand.Reader, digest, crypto.SHA256)
+	require.NoError(t, err)
+	assert.True(t, ecdsa.VerifyASN1(k.Public().(*ecdsa.PublicKey), digest, sig))
+	assert.Equal(t, context.Background(), got)
+}

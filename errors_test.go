@@ -2,6 +2,7 @@ package ksa_test
 
 import (
 	"context"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -23,6 +24,8 @@ import (
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/credspec"
+	"github.com/ksa-go/ksa/extsigner"
+	"github.com/ksa-go/ksa/extsigner/signertest"
 	"github.com/ksa-go/ksa/federation"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/kubeapi"
@@ -33,7 +36,7 @@ import (
 )
 
 // packagePrefixes are the message prefixes of the module's packages.
-var packagePrefixes = []string{"ksa", "jwks", "tokens", "oidc", "oidctest", "x509sa", "credspec", "federation", "entratest", "kubeapi"}
+var packagePrefixes = []string{"ksa", "jwks", "tokens", "oidc", "oidctest", "x509sa", "credspec", "federation", "entratest", "kubeapi", "extsigner", "signertest"}
 
 var word = regexp.MustCompile(`[\p{L}\p{N}]+`)
 
@@ -276,6 +279,66 @@ func TestErrorMessages(t *testing.T) {
 	_, perr := tokens.ParseUnverified("x")
 	add("federation malformed", &federation.PreflightError{Check: "format", Sentinel: federation.ErrAssertionMalformed, Err: perr})
 	add("federation entra", &federation.EntraError{Code: 700213, Description: "AADSTS700213: No matching federated identity record found.", Fix: "set the subject", Sentinel: federation.ErrNoCredentialForSubject})
+
+	// extsigner
+	_, err = extsigner.NewRing(extsigner.RingConfig{RefreshHint: 5})
+	add("extsigner config", err)
+	_, err = extsigner.NewRing(extsigner.RingConfig{Keys: []extsigner.RingKey{{Signer: (*ecdsa.PrivateKey)(nil), Role: extsigner.RolePrimary}}})
+	add("extsigner key refused", err)
+	_, err = extsigner.NewRing(extsigner.RingConfig{Keys: []extsigner.RingKey{{Signer: key, Role: extsigner.RolePrimary}, {Signer: key, Role: extsigner.RoleStaged}}})
+	add("extsigner key twice", err)
+	ring, err := extsigner.NewRing(extsigner.RingConfig{Keys: []extsigner.RingKey{{Signer: key, Role: extsigner.RolePrimary}}, Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	other, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	staged, err := ring.Stage(other, "")
+	require.NoError(t, err)
+	add("extsigner too early", ring.Promote(staged.KeyID))
+	add("extsigner retire the primary", ring.Retire(pub.KeyID))
+	add("extsigner unknown key", ring.Retire("nope"))
+	for name, claims := range map[string]string{
+		"extsigner claims empty":      "",
+		"extsigner claims base64":     "e30=",
+		"extsigner claims not object": "W10",
+		"extsigner claims no exp":     "e30",
+		"extsigner claims late exp":   "eyJleHAiOjE5MDAwMDAwMDB9",
+	} {
+		_, err := ring.Sign(ctx, claims)
+		add(name, err)
+	}
+	goodClaims := strings.Split(tok.Raw, ".")[1]
+	kmsRing, err := extsigner.NewRing(extsigner.RingConfig{Keys: []extsigner.RingKey{{Role: extsigner.RolePrimary,
+		Signer: extsigner.SignerFunc(key.Public(), func(context.Context, []byte, crypto.SignerOpts) ([]byte, error) {
+			return nil, errors.New("kms: key version disabled")
+		})}}, Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	_, err = kmsRing.Sign(ctx, goodClaims)
+	add("extsigner signer failed", err)
+	wrongRing, err := extsigner.NewRing(extsigner.RingConfig{Keys: []extsigner.RingKey{{Role: extsigner.RolePrimary,
+		Signer: extsigner.SignerFunc(key.Public(), func(_ context.Context, d []byte, o crypto.SignerOpts) ([]byte, error) {
+			return other.Sign(rand.Reader, d, o)
+		})}}, Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	_, err = wrongRing.Sign(ctx, goodClaims)
+	add("extsigner self-check", err)
+	_, err = extsigner.CheckHeader("eyJhbGciOiJub25lIn0")
+	add("extsigner header", err)
+	_, err = extsigner.CheckHeader("e30=")
+	add("extsigner header base64", err)
+	add("extsigner signature", extsigner.CheckSignature("ES256", key.Public(), "e30", "e30", "AAAA"))
+	_, err = extsigner.ParseKeySet(extsigner.RawKeySet{Keys: []extsigner.RawKey{{KeyID: "a", DER: []byte{1}}, {KeyID: "", DER: []byte{1}}}})
+	add("extsigner key set", err)
+	_, err = extsigner.CheckMetadata(10)
+	add("extsigner metadata", err)
+	_, err = extsigner.Listen(extsigner.ListenConfig{})
+	add("extsigner listen config", err)
+
+	// signertest
+	_, err = signertest.Run(ctx, signertest.Config{})
+	add("signertest config", err)
+	add("signertest failures", (&signertest.Report{Results: []signertest.Result{
+		{Check: signertest.CheckSign, Level: signertest.LevelKubernetes, Err: &signertest.Failure{Check: signertest.CheckSign, Level: signertest.LevelKubernetes, Err: msgs["extsigner header"]}},
+		{Check: signertest.CheckMetadata, Level: signertest.LevelKubernetes, Err: &signertest.Failure{Check: signertest.CheckMetadata, Level: signertest.LevelKubernetes, Err: msgs["extsigner metadata"]}},
+	}}).Err())
 
 	for name, err := range msgs {
 		t.Run(name, func(t *testing.T) {

@@ -21,7 +21,7 @@ import "strings"
 // inside another error.
 var prefixes = [...]string{
 	"ksa", "jwks", "tokens", "oidc", "oidctest", "x509sa", "credspec",
-	"federation", "entratest", "kubeapi", "extsigner", "podcert",
+	"federation", "entratest", "kubeapi", "extsigner", "signertest", "podcert",
 	"golangjwt", "jwxkeys", "ksaprom", "tokenreview",
 }
 

@@ -65,7 +65,7 @@ func (cp *ControlPlane) apiserverArgs(cfg Config, port int) []string {
 		"--token-auth-file=" + f.TokenAuth,
 		"--service-cluster-ip-range=" + serviceClusterIPRange,
 		"--authorization-mode=" + strings.Join(cfg.AuthorizationModes, ","),
-		"--service-account-signing-key-file=" + f.SigningKey,
+		signingArg(cfg, f),
 		"--api-audiences=" + strings.Join(cfg.APIAudiences, ","),
 		"--profiling=false",
 		// The default reconciler would publish 127.0.0.1 as the endpoint of
@@ -99,6 +99,15 @@ func (cp *ControlPlane) apiserverArgs(cfg Config, port int) []string {
 		args = append(args, "--runtime-config="+strings.Join(groups, ","))
 	}
 	return append(args, cfg.ExtraArgs...)
+}
+
+// signingArg is the flag that tells kube-apiserver how to sign: the key
+// file, or the external signer's socket.
+func signingArg(cfg Config, f *Files) string {
+	if cfg.SigningEndpoint != "" {
+		return "--service-account-signing-endpoint=" + cfg.SigningEndpoint
+	}
+	return "--service-account-signing-key-file=" + f.SigningKey
 }
 
 // apiserverReady returns a readiness check that asks /readyz with the admin

@@ -48,6 +48,15 @@ type Config struct {
 	// --service-account-key-file. Zero: only SigningKey's public key.
 	VerificationKeys []crypto.PublicKey
 
+	// SigningEndpoint, when set, is --service-account-signing-endpoint: the
+	// Unix socket path (or "@name" abstract socket) of an external JWT
+	// signer that signs the service-account tokens and supplies the keys
+	// they verify with, in place of SigningKey and VerificationKeys, which
+	// must then be empty (no key file is written or passed). kube-apiserver
+	// waits up to 60 s for the signer's first FetchKeys, so start the
+	// signer first. Zero: kube-apiserver signs with SigningKey.
+	SigningEndpoint string
+
 	// ClientCAs are trusted for X.509 client certificates (--client-ca-file),
 	// besides the control plane's own CA (see [ControlPlane.ClientCert]),
 	// which is always trusted. Zero: only the control plane's CA.
@@ -107,6 +116,12 @@ func (c Config) withDefaults() (Config, error) {
 		if !strings.HasPrefix(a, "--") {
 			return c, fmt.Errorf("%w: ExtraArgs entry %q does not start with --", ErrInvalidConfig, a)
 		}
+	}
+	if c.SigningEndpoint != "" {
+		if c.SigningKey != nil || len(c.VerificationKeys) > 0 {
+			return c, fmt.Errorf("%w: SigningEndpoint excludes SigningKey and VerificationKeys", ErrInvalidConfig)
+		}
+		return c, nil
 	}
 	if c.SigningKey == nil {
 		k, err := rsa.GenerateKey(rand.Reader, 2048)

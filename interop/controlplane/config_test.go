@@ -32,6 +32,14 @@ func TestConfigDefaults(t *testing.T) {
 		t.Errorf("verification keys %v, extra args %q; want none", c.VerificationKeys, c.ExtraArgs)
 	}
 
+	c, err = Config{SigningEndpoint: "@signer"}.withDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.SigningKey != nil || c.VerificationKeys != nil {
+		t.Errorf("with a signing endpoint: signing key %T, verification keys %v; want none", c.SigningKey, c.VerificationKeys)
+	}
+
 	c, err = Config{Issuers: []string{"https://a.example", "https://b.example"}}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
@@ -52,11 +60,13 @@ func TestConfigInvalid(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, c := range map[string]Config{
-		"ed25519 signing key":      {SigningKey: edKey},
-		"ed25519 verification key": {SigningKey: rsaKey, VerificationKeys: []crypto.PublicKey{edKey.Public()}},
-		"extra arg without dashes": {SigningKey: rsaKey, ExtraArgs: []string{"v=4"}},
-		"empty issuer":             {SigningKey: rsaKey, Issuers: []string{""}},
-		"comma in audience":        {SigningKey: rsaKey, APIAudiences: []string{"a,b"}},
+		"ed25519 signing key":                   {SigningKey: edKey},
+		"ed25519 verification key":              {SigningKey: rsaKey, VerificationKeys: []crypto.PublicKey{edKey.Public()}},
+		"extra arg without dashes":              {SigningKey: rsaKey, ExtraArgs: []string{"v=4"}},
+		"empty issuer":                          {SigningKey: rsaKey, Issuers: []string{""}},
+		"comma in audience":                     {SigningKey: rsaKey, APIAudiences: []string{"a,b"}},
+		"signing endpoint and key":              {SigningKey: rsaKey, SigningEndpoint: "/run/signer.sock"},
+		"signing endpoint and verification key": {SigningEndpoint: "/run/signer.sock", VerificationKeys: []crypto.PublicKey{rsaKey.Public()}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if _, err := c.withDefaults(); !errors.Is(err, ErrInvalidConfig) {

@@ -46,10 +46,12 @@ type ControlPlane struct {
 	// [Config] values or their defaults. Tokens are issued by Issuers[0].
 	Issuers      []string
 	APIAudiences []string
-	// SigningKey signs the service-account tokens kube-apiserver issues.
+	// SigningKey signs the service-account tokens kube-apiserver issues;
+	// nil with [Config.SigningEndpoint], where the external signer does.
 	SigningKey crypto.Signer
 	// VerificationKeys are the public keys kube-apiserver accepts tokens
-	// from: SigningKey's first, then [Config.VerificationKeys].
+	// from: SigningKey's first, then [Config.VerificationKeys]; nil with
+	// [Config.SigningEndpoint], where the external signer supplies them.
 	VerificationKeys []crypto.PublicKey
 	// EtcdURL is etcd's client URL, "http://127.0.0.1:PORT".
 	EtcdURL string
@@ -80,7 +82,8 @@ type Files struct {
 	ClientCA string
 	// TokenAuth is --token-auth-file, holding the admin token.
 	TokenAuth string
-	// SigningKey is --service-account-signing-key-file (PKCS #8 PEM).
+	// SigningKey is --service-account-signing-key-file (PKCS #8 PEM); empty
+	// with [Config.SigningEndpoint].
 	SigningKey string
 	// VerificationKeys are the --service-account-key-file files (PKIX PEM),
 	// one per key of [ControlPlane.VerificationKeys], in the same order.
@@ -163,8 +166,10 @@ func (cp *ControlPlane) writeFiles(cfg Config) error {
 	cp.CertPool.AddCert(cp.ca.cert)
 	cp.Issuers = cfg.Issuers
 	cp.APIAudiences = cfg.APIAudiences
-	cp.SigningKey = cfg.SigningKey
-	cp.VerificationKeys = append([]crypto.PublicKey{cfg.SigningKey.Public()}, cfg.VerificationKeys...)
+	if cfg.SigningEndpoint == "" {
+		cp.SigningKey = cfg.SigningKey
+		cp.VerificationKeys = append([]crypto.PublicKey{cfg.SigningKey.Public()}, cfg.VerificationKeys...)
+	}
 	token := make([]byte, 32)
 	if _, err := rand.Read(token); err != nil {
 		return fmt.Errorf("controlplane: admin token: %w", err)
@@ -175,7 +180,7 @@ func (cp *ControlPlane) writeFiles(cfg Config) error {
 	path := func(name string) string { return filepath.Join(f.Dir, name) }
 	f.CACert, f.ServingCert, f.ServingKey = path("ca.crt"), path("apiserver.crt"), path("apiserver.key")
 	f.CertDir, f.ClientCA, f.TokenAuth = path("apiserver-certs"), path("client-ca.crt"), path("tokens.csv")
-	f.SigningKey, f.EtcdData = path("sa-signing.key"), memoryDir()
+	f.EtcdData = memoryDir()
 	if f.EtcdData == "" {
 		f.EtcdData = path("etcd-data")
 	}
@@ -189,17 +194,20 @@ func (cp *ControlPlane) writeFiles(cfg Config) error {
 	if err != nil {
 		return err
 	}
-	signingKey, err := privateKeyPEM(cfg.SigningKey)
-	if err != nil {
-		return err
-	}
 	files := map[string][]byte{
 		f.CACert:      cp.CAPEM,
 		f.ServingCert: certsPEM(serving.Leaf),
 		f.ServingKey:  servingKey,
 		f.ClientCA:    certsPEM(append([]*x509.Certificate{cp.ca.cert}, cfg.ClientCAs...)...),
 		f.TokenAuth:   []byte(tokenAuthLine(cp.AdminToken)),
-		f.SigningKey:  signingKey,
+	}
+	if cp.SigningKey != nil {
+		signingKey, err := privateKeyPEM(cp.SigningKey)
+		if err != nil {
+			return err
+		}
+		f.SigningKey = path("sa-signing.key")
+		files[f.SigningKey] = signingKey
 	}
 	for i, k := range cp.VerificationKeys {
 		data, err := publicKeyPEM(k)

@@ -34,7 +34,9 @@
 //   - --service-account-issuer, --api-audiences,
 //     --service-account-signing-key-file and --service-account-key-file from
 //     [Config] (a new RSA key by default), so tests can mint or verify
-//     tokens with the same keys;
+//     tokens with the same keys; or, with [Config.SigningEndpoint],
+//     --service-account-signing-endpoint and no key file: an external
+//     signer the test runs signs and supplies the keys;
 //   - --client-ca-file trusting the control plane's CA ([ControlPlane.ClientCert])
 //     and [Config.ClientCAs].
 //

@@ -1,0 +1,140 @@
+// Package extsigner is an external JWT signer for kube-apiserver: the
+// service-account signing keys stay in a KMS, an HSM or a process of their
+// own, and never touch a control-plane disk.
+//
+// Since Kubernetes 1.34 (GA in 1.36) kube-apiserver started with
+// --service-account-signing-endpoint=<socket> (in place of
+// --service-account-key-file and --service-account-signing-key-file)
+// builds each token's claims itself and asks a signer on a Unix socket to
+// sign them, over the gRPC service ExternalJWTSigner of k8s.io/externaljwt:
+// Sign (header and signature for the claims), FetchKeys (the keys tokens
+// verify with, which kube-apiserver also publishes in its discovery
+// documents) and Metadata (the longest token lifetime). This package is
+// that signer, for any crypto.Signer.
+//
+// # A signer in four steps
+//
+//	ring, err := extsigner.NewRing(extsigner.RingConfig{
+//		Keys: []extsigner.RingKey{{Signer: kmsKey, Role: extsigner.RolePrimary}},
+//		MaxTokenLifetime: 24 * time.Hour, // Metadata; kube-apiserver caps tokens at it
+//	})
+//	srv, err := extsigner.NewServer(extsigner.ServerConfig{Ring: ring})
+//	l, err := extsigner.Listen(extsigner.ListenConfig{Address: "/run/ksa/signer.sock"})
+//	err = srv.Serve(l) // until srv.GracefulStop()
+//
+// and kube-apiserver runs with --service-account-signing-endpoint=/run/ksa/signer.sock
+// (it waits up to 60 s for the first FetchKeys, so either may start first).
+// The server answers API v1 (kube-apiserver 1.34 and later) and v1alpha1
+// (1.32 and 1.33).
+//
+// # Keys
+//
+// A [Ring] holds one primary key, which signs, and keys published for
+// verification only: staged keys (the next primary), previous keys (until
+// their tokens expire) and verify-only keys (see Migrating below). Each
+// signing key is a crypto.Signer: an *ecdsa.PrivateKey or *rsa.PrivateKey
+// read from a PEM file (jwks.LoadSigningKeyFile), or a KMS or HSM key. A
+// signer that implements [ContextSigner] gets each request's context, so
+// a KMS call kube-apiserver gave up on is abandoned; [SignerFunc] makes
+// one from a KMS client's sign call:
+//
+//	kmsKey := extsigner.SignerFunc(pub, func(ctx context.Context, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
+//		return kms.AsymmetricSign(ctx, keyVersion, digest) // ASN.1 for ECDSA, PKCS #1 v1.5 for RSA
+//	})
+//
+// Keys are RSA (RS256) or ECDSA P-256, P-384, P-521 (ES256/384/512): the
+// algorithms kube-apiserver accepts from a signer. Key IDs default to
+// Kubernetes' own (jwks.KeyID), so tokens look like those of the in-tree
+// signer.
+//
+// # What Sign guarantees
+//
+// kube-apiserver checks a Sign answer's header (exactly alg, kid and typ
+// "JWT"; an allowed alg; a kid of at most 1024 bytes; a key not excluded
+// from discovery) but neither verifies the signature nor that the kid is
+// one FetchKeys publishes: a faulty signer's tokens fail only later, at
+// every relying party. [Ring.Sign] answers nothing it has not checked:
+//
+//   - the claims are strict unpadded base64url of a strict JSON object
+//     ([CheckClaims]), carry an exp no later than the ring's clock plus
+//     MaxTokenLifetime and [MaxClockSkew], and make a token of at most
+//     [MaxTokenBytes] (what ksa's validator accepts); otherwise
+//     InvalidArgument, with the reason;
+//   - the header is built once per key from the published key ID;
+//   - the signature is verified with the published key before it is
+//     returned: a KMS that signs with another key version, or returns a
+//     corrupt signature, yields Internal ([ErrSelfCheck]), never a token;
+//   - a key that fails (a KMS outage) yields Unavailable with its error
+//     ([ErrSignerFailed]); Canceled or DeadlineExceeded when the request's
+//     context ended first;
+//   - the key that signs and the keys FetchKeys publishes come from one
+//     immutable version of the ring, so a kid is always published when it
+//     signs.
+//
+// Requests over [MaxRequestBytes] are refused by gRPC (ResourceExhausted)
+// before they are decoded.
+//
+// [CheckHeader], [CheckSigningKey], [CheckSignature], [ParseKeySet] and
+// [CheckMetadata] check any signer's answers, each error saying whether
+// kube-apiserver makes that check too (CheckError.Kubernetes); the
+// signertest package drives a signer over its socket with them.
+//
+// # Rotation
+//
+// A rotation is three steps, each refused (with a [*RotationError] that
+// says when it becomes safe) until it cannot break a live token:
+//
+//  1. Stage the new key: [Ring.Stage]. FetchKeys publishes it at once;
+//     it does not sign yet.
+//  2. Wait at least MinStaging (twice the refresh hint by default):
+//     every kube-apiserver fetches the keys again within one refresh hint,
+//     and its discovery documents are cached for at most one more, so
+//     every relying party can know the key. Then make it the primary:
+//     [Ring.Promote]. The old primary becomes a previous key, still
+//     published.
+//  3. Wait until every token the old key signed has expired:
+//     MaxTokenLifetime, MaxClockSkew, tokens.DefaultLeeway and a second
+//     after it stopped signing ([Ring.RetireAt]). Then remove it:
+//     [Ring.Retire].
+//
+// Promote refuses a key published for less than MinStaging (ErrTooEarly),
+// and a key that cannot sign (ErrInvalidTransition); Retire refuses the
+// primary, and a previous key before its wait is over. A previous key may
+// be promoted again at any time (a rollback); a staged key may be retired
+// at any time (a rotation called off).
+//
+//	next, err := ring.Stage(newKMSKey, "")   // day 0
+//	err = ring.Promote(next.KeyID)           // day 0 + MinStaging
+//	err = ring.Retire(oldKeyID)              // + MaxTokenLifetime and two minutes
+//
+// The data_timestamp FetchKeys answers changes exactly when the published
+// set does (Stage, AddVerifyOnly, Retire; not Promote), and only forward;
+// kube-apiserver rebuilds its discovery documents when it moves. A ring's
+// state survives a restart: save [Ring.Keys] (roles and times) and the
+// KeySet's DataTimestamp, and give them back to [NewRing]. Do not lower
+// MaxTokenLifetime while a key is previous: its tokens were signed under
+// the old maximum.
+//
+// # Migrating, and legacy tokens
+//
+// [Ring.AddVerifyOnly] publishes a key that never signs: the public key of
+// kube-controller-manager's legacy Secret-based tokens, with
+// ExcludeFromDiscovery so that only kube-apiserver uses it (a relying
+// party never should), or the key of --service-account-key-file when a
+// cluster moves to the signer, so that its tokens keep validating. The
+// ring cannot know when such tokens expire (legacy ones never do):
+// Retire removes a verify-only key whenever asked.
+//
+// # Serving
+//
+// [Listen] listens on a socket file (mode 0600 by default; a stale file
+// left by a signer that is gone is replaced, a live one is not) or, with
+// an address "@name", on a Linux abstract socket, which has no file and is
+// reachable from the whole network namespace: for a signer in a pod,
+// KEP-740 advises checking the peer's user ID, which
+// ListenConfig.AllowedUIDs does (SO_PEERCRED), closing other connections
+// at once. [Server.Register] registers the service on a gRPC server of
+// the caller's, made with [ServerOptions]. ServerConfig.OnRequest reports
+// every request (method, version, key, status code, duration) for logs
+// and metrics.
+package extsigner

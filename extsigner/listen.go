@@ -1,0 +1,128 @@
+package extsigner
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"syscall"
+)
+
+// DefaultSocketMode is the permission of a socket file when
+// ListenConfig.Mode is zero: only its owner (and root, as kube-apiserver
+// usually runs) may connect.
+const DefaultSocketMode fs.FileMode = 0o600
+
+// ListenConfig configures [Listen].
+type ListenConfig struct {
+	// Address is the path of a Unix socket, or "@name" for a Linux
+	// abstract socket (no file: any process of the network namespace can
+	// connect, so set AllowedUIDs), as kube-apiserver's
+	// --service-account-signing-endpoint names it. Required.
+	Address string
+	// Mode is the permission of the socket file; zero means
+	// DefaultSocketMode. Unused for an abstract socket.
+	Mode fs.FileMode
+	// AllowedUIDs, when not empty, are the only user IDs whose connections
+	// are kept: each peer's credentials are read (SO_PEERCRED) and other
+	// connections closed at once, as KEP-740 advises for a signer in a pod.
+	// Linux only. Empty: every peer that can reach the socket.
+	AllowedUIDs []uint32
+	// OnRefused, when set, is called for each connection AllowedUIDs
+	// refused, with the peer's UID or the error reading it.
+	OnRefused func(uid uint32, err error)
+}
+
+// Listen listens on a Unix socket for [Server.Serve]. A socket file left at
+// the path by a signer that is gone is replaced; a path in use by a live
+// listener, or holding anything but a socket, is refused. The socket file
+// is removed when the listener is closed. Errors match [ErrInvalidConfig]
+// or [ErrUnsupported], or are the system's.
+func Listen(cfg ListenConfig) (net.Listener, error) {
+	addr := cfg.Address
+	if addr == "" || addr == "@" {
+		return nil, &ConfigError{Field: "ListenConfig.Address", Reason: "is required"}
+	}
+	if len(cfg.AllowedUIDs) > 0 && runtime.GOOS != "linux" {
+		return nil, &ConfigError{Field: "ListenConfig.AllowedUIDs", Reason: "needs peer credentials", Err: ErrUnsupported}
+	}
+	abstract := strings.HasPrefix(addr, "@")
+	if abstract && runtime.GOOS != "linux" {
+		return nil, &ConfigError{Field: "ListenConfig.Address", Reason: "names an abstract socket", Err: ErrUnsupported}
+	}
+	if !abstract {
+		if err := removeStale(addr); err != nil {
+			return nil, err
+		}
+	}
+	l, err := net.Listen("unix", addr)
+	if err != nil {
+		return nil, fmt.Errorf("extsigner: %w", err)
+	}
+	if !abstract {
+		mode := cfg.Mode
+		if mode == 0 {
+			mode = DefaultSocketMode
+		}
+		if err := os.Chmod(addr, mode); err != nil {
+			l.Close()
+			return nil, fmt.Errorf("extsigner: %w", err)
+		}
+	}
+	if len(cfg.AllowedUIDs) > 0 {
+		l = &peerListener{Listener: l, allowed: slices.Clone(cfg.AllowedUIDs), onRefused: cfg.OnRefused}
+	}
+	return l, nil
+}
+
+// removeStale removes a socket file nothing listens on any more.
+func removeStale(path string) error {
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("extsigner: %w", err)
+	}
+	if fi.Mode().Type() != fs.ModeSocket {
+		return &ConfigError{Field: "ListenConfig.Address", Reason: fmt.Sprintf("%s exists and is not a socket", path)}
+	}
+	if c, err := net.Dial("unix", path); err == nil {
+		c.Close()
+		return &ConfigError{Field: "ListenConfig.Address", Reason: fmt.Sprintf("%s is in use by a live listener", path), Err: syscall.EADDRINUSE}
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("extsigner: %w", err)
+	}
+	return nil
+}
+
+// peerListener keeps only connections from allowed UIDs.
+type peerListener struct {
+	net.Listener
+	allowed   []uint32
+	onRefused func(uint32, error)
+}
+
+// Accept returns the next connection from an allowed peer, closing the
+// others.
+func (l *peerListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		uid, err := peerUID(c)
+		if err == nil && slices.Contains(l.allowed, uid) {
+			return c, nil
+		}
+		c.Close()
+		if l.onRefused != nil {
+			l.onRefused(uid, err)
+		}
+	}
+}

@@ -1,0 +1,136 @@
+//go:build linux
+
+package extsigner_test
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"io/fs"
+	"net"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	externaljwtv1 "k8s.io/externaljwt/apis/v1"
+
+	"github.com/ksa-go/ksa/extsigner"
+)
+
+// serveOn serves a new server for a new ring on l until the test ends.
+func serveOn(t *testing.T, l net.Listener) {
+	t.Helper()
+	srv, err := extsigner.NewServer(extsigner.ServerConfig{Ring: newRing(t, newClock(), key("p256"))})
+	require.NoError(t, err)
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(srv.Stop)
+}
+
+func metadata(t *testing.T, address string) error {
+	t.Helper()
+	client := externaljwtv1.NewExternalJWTSignerClient(dial(t, address))
+	_, err := client.Metadata(t.Context(), &externaljwtv1.MetadataRequest{})
+	return err
+}
+
+func TestListenSocketFile(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "signer.sock")
+
+	// A socket left behind by a signer that is gone is replaced.
+	stale, err := net.Listen("unix", sock)
+	require.NoError(t, err)
+	stale.(*net.UnixListener).SetUnlinkOnClose(false)
+	require.NoError(t, stale.Close())
+	_, err = os.Lstat(sock)
+	require.NoError(t, err, "the stale socket file is there")
+
+	l, err := extsigner.Listen(extsigner.ListenConfig{Address: sock})
+	require.NoError(t, err)
+	fi, err := os.Lstat(sock)
+	require.NoError(t, err)
+	assert.Equal(t, extsigner.DefaultSocketMode, fi.Mode().Perm())
+	assert.Equal(t, fs.FileMode(0o600), extsigner.DefaultSocketMode)
+	serveOn(t, l)
+	require.NoError(t, metadata(t, sock))
+
+	// A live one is not taken over.
+	_, err = extsigner.Listen(extsigner.ListenConfig{Address: sock})
+	require.ErrorIs(t, err, extsigner.ErrInvalidConfig)
+	assert.ErrorIs(t, err, syscall.EADDRINUSE)
+
+	// Nor is a file that is not a socket.
+	plain := filepath.Join(dir, "plain")
+	require.NoError(t, os.WriteFile(plain, []byte("keep me"), 0o600))
+	_, err = extsigner.Listen(extsigner.ListenConfig{Address: plain})
+	require.ErrorIs(t, err, extsigner.ErrInvalidConfig)
+	data, err := os.ReadFile(plain)
+	require.NoError(t, err)
+	assert.Equal(t, "keep me", string(data))
+
+	// Another mode.
+	other := filepath.Join(dir, "group.sock")
+	l2, err := extsigner.Listen(extsigner.ListenConfig{Address: other, Mode: 0o660})
+	require.NoError(t, err)
+	fi, err = os.Lstat(other)
+	require.NoError(t, err)
+	assert.Equal(t, fs.FileMode(0o660), fi.Mode().Perm())
+	require.NoError(t, l2.Close())
+	_, err = os.Lstat(other)
+	assert.ErrorIs(t, err, fs.ErrNotExist, "closing removes the socket file")
+
+	for _, addr := range []string{"", "@"} {
+		_, err = extsigner.Listen(extsigner.ListenConfig{Address: addr})
+		assert.ErrorIs(t, err, extsigner.ErrInvalidConfig, "%q", addr)
+	}
+}
+
+func abstractName(t *testing.T) string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return "@ksa-extsigner-test-" + hex.EncodeToString(b)
+}
+
+func TestListenAbstract(t *testing.T) {
+	addr := abstractName(t)
+	l, err := extsigner.Listen(extsigner.ListenConfig{Address: addr})
+	require.NoError(t, err)
+	serveOn(t, l)
+	require.NoError(t, metadata(t, addr))
+}
+
+// TestListenPeerUID: with AllowedUIDs, only peers running as one of those
+// users are served; the others are cut off at once and reported.
+func TestListenPeerUID(t *testing.T) {
+	me := uint32(os.Getuid())
+	t.Run("allowed", func(t *testing.T) {
+		addr := abstractName(t)
+		l, err := extsigner.Listen(extsigner.ListenConfig{Address: addr, AllowedUIDs: []uint32{me}})
+		require.NoError(t, err)
+		serveOn(t, l)
+		require.NoError(t, metadata(t, addr))
+	})
+	t.Run("refused", func(t *testing.T) {
+		addr := abstractName(t)
+		refused := make(chan uint32, 8)
+		l, err := extsigner.Listen(extsigner.ListenConfig{Address: addr, AllowedUIDs: []uint32{me + 1}, OnRefused: func(uid uint32, err error) {
+			assert.NoError(t, err)
+			refused <- uid
+		}})
+		require.NoError(t, err)
+		serveOn(t, l)
+		err = metadata(t, addr)
+		assert.Equal(t, codes.Unavailable, status.Code(err), "%v", err)
+		select {
+		case uid := <-refused:
+			assert.Equal(t, me, uid)
+		case <-time.After(10 * time.Second):
+			t.Fatal("no refusal reported")
+		}
+	})
+}

@@ -1,0 +1,80 @@
+package signertest
+
+import (
+	"errors"
+	"strconv"
+
+	"github.com/ksa-go/ksa/internal/errs"
+)
+
+const prefix = "signertest"
+
+// Sentinel errors. Every failed check matches the sentinel of its level.
+var (
+	// ErrKubernetes: the signer fails a check kube-apiserver makes itself;
+	// kube-apiserver would not start with it, or would refuse its answers.
+	ErrKubernetes = errors.New("signertest: kube-apiserver refuses the signer's answer")
+	// ErrStrict: the signer fails a check kube-apiserver skips; its tokens
+	// may fail later, or it takes input it should refuse.
+	ErrStrict = errors.New("signertest: the signer fails a stricter check")
+	// ErrInvalidConfig matches every *ConfigError.
+	ErrInvalidConfig = errors.New("signertest: invalid configuration")
+)
+
+// Level says who makes a check.
+type Level uint8
+
+// The levels of checks.
+const (
+	// LevelKubernetes: kube-apiserver makes the check itself.
+	LevelKubernetes Level = iota + 1
+	// LevelStrict: kube-apiserver skips the check; ksa's signer passes it.
+	LevelStrict
+)
+
+// String returns "kubernetes" or "strict".
+func (l Level) String() string {
+	switch l {
+	case LevelKubernetes:
+		return "kubernetes"
+	case LevelStrict:
+		return "strict"
+	}
+	return "Level(" + strconv.Itoa(int(l)) + ")"
+}
+
+// Failure is a check the signer failed. It matches [ErrKubernetes] or
+// [ErrStrict] as Level says; Err is what was wrong (often an
+// *extsigner.CheckError, or the gRPC status of a call).
+type Failure struct {
+	Check string
+	Level Level
+	Err   error
+}
+
+func (f *Failure) Error() string {
+	return errs.Msg(prefix, f.Check+" ("+f.Level.String()+")", f.Err)
+}
+
+// Is reports whether target is the sentinel of the failure's level.
+func (f *Failure) Is(target error) bool {
+	return (f.Level == LevelKubernetes && target == ErrKubernetes) || (f.Level == LevelStrict && target == ErrStrict)
+}
+
+// Unwrap returns what was wrong.
+func (f *Failure) Unwrap() error { return f.Err }
+
+// ConfigError reports a configuration [Run] refuses. It matches
+// [ErrInvalidConfig].
+type ConfigError struct {
+	Field, Reason string
+	Err           error
+}
+
+func (e *ConfigError) Error() string { return errs.Msg(prefix, e.Field+" "+e.Reason, e.Err) }
+
+// Is reports whether target is [ErrInvalidConfig].
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// Unwrap returns the cause, if any.
+func (e *ConfigError) Unwrap() error { return e.Err }

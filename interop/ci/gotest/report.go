@@ -72,7 +72,7 @@ func newReport(out io.Writer, verbose bool) *report {
 	return &report{out: out, verbose: verbose, pkgs: map[string]*pkgState{}}
 }
 
-// read handles every event from r, passing through lines that are not
+// read handles every event from rd, passing through lines that are not
 // events.
 func (r *report) read(rd io.Reader) error {
 	sc := bufio.NewScanner(rd)

@@ -38,9 +38,8 @@ type gmsaCluster struct {
 	contents map[string]string // canonical contents by object name
 }
 
-func setupGMSA(t *testing.T) *gmsaCluster {
+func setupGMSA(t *testing.T, cp *controlplane.ControlPlane) *gmsaCluster {
 	t.Helper()
-	cp := shared.Get(t)
 	ctx := t.Context()
 	g := &gmsaCluster{cp: cp, ns: cp.Namespace(t), contents: map[string]string{}}
 
@@ -229,10 +228,14 @@ func gmsaPod(name, sa string, podSpec *string, containerSpecs map[string]*string
 	return pod
 }
 
-// TestGMSAWebhook runs windows-gmsa's end-to-end cases (reference/gmsa.md
-// §4.F) against the real kube-apiserver with ksa's webhook registered.
+// TestGMSAWebhook runs windows-gmsa's end-to-end cases against each real
+// kube-apiserver with ksa's webhook registered.
 func TestGMSAWebhook(t *testing.T) {
-	g := setupGMSA(t)
+	shared.Each(t, testGMSAWebhook)
+}
+
+func testGMSAWebhook(t *testing.T, cp *controlplane.ControlPlane) {
+	g := setupGMSA(t, cp)
 	pods := g.cp.Clientset().CoreV1().Pods(g.ns)
 	tests := []struct {
 		name        string

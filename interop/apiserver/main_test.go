@@ -1,5 +1,7 @@
-// Package apiserver_test proves tokens and discovery against a real
-// kube-apiserver (started once for the package by interop/controlplane):
+// Package apiserver_test proves tokens and discovery against real
+// kube-apiservers, each test on every release of controlplane.Versions
+// (one control plane per release, started once for the package by
+// interop/controlplane):
 // TokenRequest tokens validate with ksa and stop validating when their pod
 // is deleted; tokens ksa mints with the server's key pass its TokenReview;
 // ksa's relying party discovers the server's issuer; the server's documents

@@ -32,9 +32,8 @@ type fixture struct {
 	pod *corev1.Pod
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T, cp *controlplane.ControlPlane) *fixture {
 	t.Helper()
-	cp := shared.Get(t)
 	f := &fixture{cp: cp, ns: cp.Namespace(t)}
 	cs := cp.Clientset()
 	var err error
@@ -85,7 +84,11 @@ func (f *fixture) validator(t *testing.T, audiences []string, now func() time.Ti
 // checked through client-go; once the pod is deleted, the same token is
 // refused as invalidated.
 func TestTokenRequestValidatesUntilPodDeleted(t *testing.T) {
-	f := newFixture(t)
+	shared.Each(t, testTokenRequestValidatesUntilPodDeleted)
+}
+
+func testTokenRequestValidatesUntilPodDeleted(t *testing.T, cp *controlplane.ControlPlane) {
+	f := newFixture(t, cp)
 	tr := f.requestToken(t, []string{vaultAudience, controlplane.DefaultIssuer}, 7200, true)
 	v := f.validator(t, []string{vaultAudience}, nil)
 
@@ -130,7 +133,11 @@ func tokenReview(t *testing.T, cp *controlplane.ControlPlane, token string, audi
 // by ksa with it are accepted by TokenReview for the audiences asked, and a
 // token for another issuer or audience is refused.
 func TestKSATokensPassTokenReview(t *testing.T) {
-	f := newFixture(t)
+	shared.Each(t, testKSATokensPassTokenReview)
+}
+
+func testKSATokensPassTokenReview(t *testing.T, cp *controlplane.ControlPlane) {
+	f := newFixture(t, cp)
 	mint := func(issuer string, audiences []string) string {
 		m, err := tokens.NewMinter(tokens.MinterConfig{Issuer: issuer, Signer: f.cp.SigningKey.(*ecdsaKey)})
 		require.NoError(t, err)
@@ -186,7 +193,11 @@ func inClusterClient(cp *controlplane.ControlPlane) *http.Client {
 // and verifies TokenRequest tokens; the server's documents are
 // byte-identical to ksa's rendering for the same key, issuer and jwks_uri.
 func TestRelyingPartyAgainstAPIServer(t *testing.T) {
-	f := newFixture(t)
+	shared.Each(t, testRelyingPartyAgainstAPIServer)
+}
+
+func testRelyingPartyAgainstAPIServer(t *testing.T, cp *controlplane.ControlPlane) {
+	f := newFixture(t, cp)
 	client := inClusterClient(f.cp)
 	issuer := f.cp.Issuers[0]
 
@@ -248,7 +259,11 @@ func get(t *testing.T, client *http.Client, bearer, url string) []byte {
 // iat and jti, produces the identical payload; ksa's validator reports the
 // token stale after warnafter (injected clock) and still accepts it.
 func TestWarnAfterExtension(t *testing.T) {
-	f := newFixture(t)
+	shared.Each(t, testWarnAfterExtension)
+}
+
+func testWarnAfterExtension(t *testing.T, cp *controlplane.ControlPlane) {
+	f := newFixture(t, cp)
 	tr := f.requestToken(t, []string{controlplane.DefaultIssuer}, tokens.WarnOnlyExpirationSeconds, true)
 	payload := decode(t, tr.Status.Token)
 	var got struct {

@@ -54,7 +54,11 @@ func whoAmI(t *testing.T, cs kubernetes.Interface) authenticationv1.UserInfo {
 // service account; SelfSubjectReview shows the username, groups, UID and
 // credential ID x509sa decodes.
 func TestX509ClientCertificate(t *testing.T) {
-	f := newFixture(t)
+	shared.Each(t, testX509ClientCertificate)
+}
+
+func testX509ClientCertificate(t *testing.T, cp *controlplane.ControlPlane) {
+	f := newFixture(t, cp)
 	sa := ksa.ServiceAccount{Namespace: f.ns, Name: f.sa.Name, UID: string(f.sa.UID)}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
@@ -84,7 +88,11 @@ func TestX509ClientCertificate(t *testing.T) {
 // a certificate whose OU claims a reserved entry still authenticates there;
 // x509sa's decoder refuses it with a typed error.
 func TestX509ForgedExtension(t *testing.T) {
-	f := newFixture(t)
+	shared.Each(t, testX509ForgedExtension)
+}
+
+func testX509ForgedExtension(t *testing.T, cp *controlplane.ControlPlane) {
+	f := newFixture(t, cp)
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
 	tmpl := &x509.Certificate{

@@ -23,8 +23,14 @@ const DefaultStartTimeout = 60 * time.Second
 var defaultAuthorizationModes = []string{"Node", "RBAC"}
 
 // Config configures a control plane. The zero value is ready to use: it gives
-// a cluster like kubeadm's, with a new RSA signing key.
+// a cluster like kubeadm's, with a new RSA signing key, on the newest
+// kube-apiserver of [Versions].
 type Config struct {
+	// Version is the kube-apiserver release to run, such as "v1.36.3":
+	// usually one of [Versions]. [Binaries] says where its binary is looked
+	// for. Zero: the newest of [Versions].
+	Version string
+
 	// Issuers are the service-account issuers (--service-account-issuer, in
 	// order): tokens are issued with the first and accepted from all. Each
 	// must be an https URL for the discovery endpoints to be served.
@@ -96,6 +102,12 @@ type Config struct {
 // withDefaults returns a copy of c with its zero fields defaulted, or an
 // error matching [ErrInvalidConfig].
 func (c Config) withDefaults() (Config, error) {
+	if c.Version == "" {
+		c.Version = versions[0]
+	}
+	if !strings.HasPrefix(c.Version, "v") || strings.Count(c.Version, ".") != 2 {
+		return c, fmt.Errorf("%w: Version %q is not a release such as %s", ErrInvalidConfig, c.Version, versions[0])
+	}
 	if len(c.Issuers) == 0 {
 		c.Issuers = []string{DefaultIssuer}
 	}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -100,5 +101,42 @@ func TestTailFile(t *testing.T) {
 	}
 	if got := tailFile(p, 10); got != "1\n2\n3\n4\n" {
 		t.Errorf("tailFile = %q, want the whole file", got)
+	}
+}
+
+// TestVersionsMatchModules checks that Versions names the k8s.io/kubernetes
+// releases of the modules the kube-apiservers are built from: the interop
+// module's first, then those of interop/apiservers/*, newest first.
+func TestVersionsMatchModules(t *testing.T) {
+	require := regexp.MustCompile(`(?m)^\s*(?:require\s+)?k8s\.io/kubernetes (v\S+)\s*$`)
+	version := func(gomod string) string {
+		b, err := os.ReadFile(gomod)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := require.FindSubmatch(b)
+		if m == nil {
+			t.Fatalf("%s requires no k8s.io/kubernetes", gomod)
+		}
+		return string(m[1])
+	}
+	want := []string{version(filepath.Join("..", "go.mod"))}
+	others, err := filepath.Glob(filepath.Join("..", "apiservers", "*", "go.mod"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var older []string
+	for _, gomod := range others {
+		v := version(gomod)
+		if dir := filepath.Base(filepath.Dir(gomod)); dir != "v"+minor(v) {
+			t.Errorf("the module in apiservers/%s requires %s", dir, v)
+		}
+		older = append(older, v)
+	}
+	slices.Sort(older)
+	slices.Reverse(older)
+	want = append(want, older...)
+	if got := Versions(); !slices.Equal(got, want) {
+		t.Errorf("Versions() = %q; the modules require %q", got, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -61,6 +62,7 @@ type ControlPlane struct {
 	// removes them all.
 	Files Files
 
+	version   string
 	ca        *authority
 	clientset kubernetes.Interface
 	etcd      *process
@@ -101,16 +103,21 @@ type Files struct {
 // ctx has no deadline, [DefaultStartTimeout] applies. ctx bounds the start
 // only: the processes run until [ControlPlane.Stop].
 //
-// Start looks for the binaries as [Etcd] and [KubeAPIServer] say; if one is
-// missing it returns an error matching [ErrBinaryMissing] before starting
-// anything. If a process fails to become ready, the error is a [*StartError]
-// carrying the tail of the logs. On any error, everything started is
-// stopped and removed.
+// Start looks for etcd and for the kube-apiserver of [Config.Version] as
+// [Binaries] says; if one is missing it returns an error matching
+// [ErrBinaryMissing] before starting anything. If a process fails to become
+// ready, the error is a [*StartError] carrying the tail of the logs. Once
+// kube-apiserver is ready, Start reads its /version, which must be
+// [Config.Version]. On any error, everything started is stopped and removed.
 func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 	if err := supported(); err != nil {
 		return nil, err
 	}
-	etcdPath, apiserverPath, err := Binaries()
+	version := cfg.Version
+	if version == "" {
+		version = versions[0]
+	}
+	etcdPath, apiserverPath, err := Binaries(version)
 	if err != nil {
 		return nil, err
 	}
@@ -149,9 +156,35 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 	if cp.clientset, err = kubernetes.NewForConfig(cp.RESTConfig()); err != nil {
 		return nil, fmt.Errorf("controlplane: clientset: %w", err)
 	}
+	if cp.version, err = cp.serverVersion(ctx); err != nil {
+		return nil, err
+	}
+	if cp.version != cfg.Version {
+		return nil, fmt.Errorf("controlplane: %s reports %s on /version, want %s", apiserverPath, cp.version, cfg.Version)
+	}
 	started = true
 	return cp, nil
 }
+
+// serverVersion reads kube-apiserver's /version.
+func (cp *ControlPlane) serverVersion(ctx context.Context) (string, error) {
+	b, err := cp.clientset.Discovery().RESTClient().Get().AbsPath("/version").DoRaw(ctx)
+	if err != nil {
+		return "", fmt.Errorf("controlplane: GET /version: %w", err)
+	}
+	var info struct {
+		GitVersion string `json:"gitVersion"`
+	}
+	if err := json.Unmarshal(b, &info); err != nil || info.GitVersion == "" {
+		return "", fmt.Errorf("controlplane: GET /version: no gitVersion in %q", b)
+	}
+	return info.GitVersion, nil
+}
+
+// Version returns the release kube-apiserver reports on /version, such as
+// "v1.37.2": [Config.Version]. Tests branch on it where releases
+// legitimately differ.
+func (cp *ControlPlane) Version() string { return cp.version }
 
 // writeFiles makes the CA and the admin token, and writes every file the
 // processes read, filling in cp's fields and cp.Files.

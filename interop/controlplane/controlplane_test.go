@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
@@ -37,7 +38,10 @@ func TestMain(m *testing.M) {
 // with warnafter), checks its claims and signature, and has kube-apiserver
 // review it.
 func TestTokenRequestAndReview(t *testing.T) {
-	cp := cluster.Get(t)
+	cluster.Each(t, testTokenRequestAndReview)
+}
+
+func testTokenRequestAndReview(t *testing.T, cp *controlplane.ControlPlane) {
 	ctx := t.Context()
 	cs := cp.Clientset()
 	ns := cp.Namespace(t)
@@ -126,7 +130,10 @@ func TestTokenRequestAndReview(t *testing.T) {
 // TestDiscovery reads the issuer's discovery document and key set, and finds
 // the signing key in it.
 func TestDiscovery(t *testing.T) {
-	cp := cluster.Get(t)
+	cluster.Each(t, testDiscovery)
+}
+
+func testDiscovery(t *testing.T, cp *controlplane.ControlPlane) {
 	ctx := t.Context()
 
 	var doc struct {
@@ -153,7 +160,10 @@ func TestDiscovery(t *testing.T) {
 // TestSelfSubjectReview asks kube-apiserver who it takes the admin, a
 // service account and a client certificate for.
 func TestSelfSubjectReview(t *testing.T) {
-	cp := cluster.Get(t)
+	cluster.Each(t, testSelfSubjectReview)
+}
+
+func testSelfSubjectReview(t *testing.T, cp *controlplane.ControlPlane) {
 	ctx := t.Context()
 	ns := cp.Namespace(t)
 
@@ -206,7 +216,10 @@ func TestSelfSubjectReview(t *testing.T) {
 // as a webhook server would, and connects trusting only the control plane's
 // CA, as kube-apiserver does given CAPEM as the webhook's caBundle.
 func TestServingCert(t *testing.T) {
-	cp := cluster.Get(t)
+	cluster.Each(t, testServingCert)
+}
+
+func testServingCert(t *testing.T, cp *controlplane.ControlPlane) {
 	cert, err := cp.ServingCert("127.0.0.1")
 	if err != nil {
 		t.Fatal(err)
@@ -244,4 +257,46 @@ func pemPair(t *testing.T, cert tls.Certificate) (certPEM, keyPEM []byte) {
 	certPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]})
 	keyPEM = pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})
 	return certPEM, keyPEM
+}
+
+// TestReleases checks that each subtest runs on the release it is named
+// after: kube-apiserver's /version says so, and its API differs from the
+// other release's where Kubernetes changed. Kubernetes 1.37 serves
+// ClusterTrustBundle and PodCertificateRequest in certificates.k8s.io/v1 by
+// default; 1.36 has them in v1beta1 only, behind feature gates that are off
+// by default.
+func TestReleases(t *testing.T) {
+	cluster.Each(t, testReleases)
+}
+
+func testReleases(t *testing.T, cp *controlplane.ControlPlane) {
+	name := t.Name()[strings.LastIndexByte(t.Name(), '/')+1:]
+	if cp.Version() != name {
+		t.Errorf("Version() = %s in subtest %s", cp.Version(), name)
+	}
+	var info struct {
+		GitVersion string `json:"gitVersion"`
+	}
+	getJSON(t.Context(), t, cp, "/version", &info)
+	if info.GitVersion != cp.Version() {
+		t.Errorf("/version says %s, Version() %s", info.GitVersion, cp.Version())
+	}
+
+	resources, err := cp.Clientset().Discovery().ServerResourcesForGroupVersion("certificates.k8s.io/v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range resources.APIResources {
+		names = append(names, r.Name)
+	}
+	want := []string{"certificatesigningrequests", "certificatesigningrequests/approval", "certificatesigningrequests/status"}
+	if !strings.HasPrefix(cp.Version(), "v1.36.") {
+		want = append(want, "clustertrustbundles", "podcertificaterequests", "podcertificaterequests/status")
+	}
+	slices.Sort(names)
+	slices.Sort(want)
+	if !slices.Equal(names, want) {
+		t.Errorf("certificates.k8s.io/v1 on %s serves %q, want %q", cp.Version(), names, want)
+	}
 }

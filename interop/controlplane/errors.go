@@ -27,8 +27,13 @@ var ErrInvalidConfig = errors.New("controlplane: invalid config")
 type BinaryMissingError struct {
 	// Name is the binary's name: "etcd" or "kube-apiserver".
 	Name string
+	// Version is the kube-apiserver release looked for, such as "v1.37.2";
+	// empty for etcd.
+	Version string
 	// Looked lists, in order, every place that was searched, such as
-	// "$KSA_ETCD=/nonexistent" or "$PATH".
+	// "$KSA_ETCD=/nonexistent" or "$PATH", each followed by what was found
+	// there when it was a kube-apiserver of another release:
+	// "bin/kube-apiserver-1.37 (v1.37.1)".
 	Looked []string
 	// Install is the shell command that installs or builds the binary.
 	Install string
@@ -37,7 +42,16 @@ type BinaryMissingError struct {
 // Error names the binary, where it was looked for and how to get it.
 func (e *BinaryMissingError) Error() string {
 	return fmt.Sprintf("controlplane: %s not found (looked in %s); install it with: %s",
-		e.Name, strings.Join(e.Looked, ", "), e.Install)
+		e.binary(), strings.Join(e.Looked, ", "), e.Install)
+}
+
+// binary returns the name and, for kube-apiserver, the release:
+// "kube-apiserver v1.37.2".
+func (e *BinaryMissingError) binary() string {
+	if e.Version == "" {
+		return e.Name
+	}
+	return e.Name + " " + e.Version
 }
 
 // Is reports whether target is [ErrBinaryMissing].

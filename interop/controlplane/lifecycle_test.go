@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -32,18 +33,23 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ksa-go/ksa/interop/controlplane"
+	"github.com/ksa-go/ksa/interop/internal/cpmark"
 )
 
-// TestBinaryMissing points each binary's variable at a path that does not
-// exist and expects Start to say so, without starting anything.
+// TestBinaryMissing points one binary's variable at a path that does not
+// exist, the other's at a stand-in, and expects Start to report the missing
+// one, without starting anything.
 func TestBinaryMissing(t *testing.T) {
-	for _, tc := range []struct{ name, env string }{
-		{controlplane.Etcd, controlplane.EnvEtcd},
-		{controlplane.KubeAPIServer, controlplane.EnvKubeAPIServer},
+	newest := controlplane.Versions()[0]
+	for _, tc := range []struct{ name, version, env, otherEnv string }{
+		{controlplane.Etcd, "", controlplane.EnvEtcd, controlplane.EnvKubeAPIServer},
+		{controlplane.KubeAPIServer, newest, controlplane.EnvKubeAPIServer, controlplane.EnvEtcd},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			isolateBinaries(t)
 			missing := filepath.Join(t.TempDir(), "no-"+tc.name)
 			t.Setenv(tc.env, missing)
+			t.Setenv(tc.otherEnv, fakeAPIServer(t, newest)) // never run as etcd
 			cp, err := controlplane.Start(t.Context(), controlplane.Config{})
 			if cp != nil {
 				_ = cp.Stop()
@@ -57,24 +63,191 @@ func TestBinaryMissing(t *testing.T) {
 				t.Fatalf("err = %v, want a *BinaryMissingError", err)
 			}
 			want := "$" + tc.env + "=" + missing
-			if bm.Name != tc.name || !slices.Equal(bm.Looked, []string{want}) || !strings.Contains(bm.Install, controlplane.InstallScript) {
-				t.Errorf("error = %+v; want Name %s, Looked [%s], Install naming %s", bm, tc.name, want, controlplane.InstallScript)
+			if bm.Name != tc.name || bm.Version != tc.version || !slices.Equal(bm.Looked, []string{want}) || !strings.Contains(bm.Install, controlplane.InstallScript) {
+				t.Errorf("error = %+v; want Name %s, Version %q, Looked [%s], Install naming %s", bm, tc.name, tc.version, want, controlplane.InstallScript)
 			}
 		})
 	}
 }
 
+// TestFindKubeAPIServer checks where Binaries looks for each release's
+// kube-apiserver, in which order, and that it takes only a binary that
+// reports that release, using stand-ins that print a version.
+func TestFindKubeAPIServer(t *testing.T) {
+	const v136, v137 = "v1.36.3", "v1.37.2"
+	env136 := controlplane.EnvKubeAPIServerFor(v136)
+	if env136 != "KSA_KUBE_APISERVER_1_36" {
+		t.Fatalf("EnvKubeAPIServerFor(%s) = %s, want KSA_KUBE_APISERVER_1_36", v136, env136)
+	}
+	type dirs struct{ bin, assets, path string }
+	for _, tc := range []struct {
+		name string
+		// setup places stand-ins and sets variables; it returns the path
+		// Binaries must find, or "" if it must find none.
+		setup      func(t *testing.T, d dirs) string
+		wantLooked []string // with the directories as "BIN", "ASSETS", "PATH"
+	}{
+		{
+			name: "release variable first",
+			setup: func(t *testing.T, d dirs) string {
+				t.Setenv(controlplane.EnvKubeAPIServer, writeAPIServer(t, d.path, "any", v136))
+				want := writeAPIServer(t, d.assets, "mine", v136)
+				t.Setenv(env136, want)
+				return want
+			},
+		},
+		{
+			name: "release variable of another release, then nothing else",
+			setup: func(t *testing.T, d dirs) string {
+				writeAPIServer(t, d.bin, "kube-apiserver-1.36", v136)
+				t.Setenv(env136, writeAPIServer(t, d.assets, "kube-apiserver", v137))
+				return ""
+			},
+			wantLooked: []string{"$KSA_KUBE_APISERVER_1_36=ASSETS/kube-apiserver (v1.37.2)"},
+		},
+		{
+			name: "KSA_KUBE_APISERVER of this release",
+			setup: func(t *testing.T, d dirs) string {
+				want := writeAPIServer(t, d.assets, "kube-apiserver", v136)
+				t.Setenv(controlplane.EnvKubeAPIServer, want)
+				return want
+			},
+		},
+		{
+			name: "KSA_KUBE_APISERVER of another release, then nothing else",
+			setup: func(t *testing.T, d dirs) string {
+				writeAPIServer(t, d.bin, "kube-apiserver-1.36", v136)
+				t.Setenv(controlplane.EnvKubeAPIServer, writeAPIServer(t, d.assets, "kube-apiserver", v137))
+				return ""
+			},
+			wantLooked: []string{"$KSA_KUBE_APISERVER=ASSETS/kube-apiserver (v1.37.2)"},
+		},
+		{
+			name: "bin/ of the interop module",
+			setup: func(t *testing.T, d dirs) string {
+				writeAPIServer(t, d.assets, "kube-apiserver", v136)
+				return writeAPIServer(t, d.bin, "kube-apiserver-1.36", v136)
+			},
+		},
+		{
+			name: "a stale bin/, then KUBEBUILDER_ASSETS",
+			setup: func(t *testing.T, d dirs) string {
+				writeAPIServer(t, d.bin, "kube-apiserver-1.36", "v1.36.2")
+				writeAPIServer(t, d.path, "kube-apiserver", v136)
+				return writeAPIServer(t, d.assets, "kube-apiserver", v136)
+			},
+		},
+		{
+			name: "PATH",
+			setup: func(t *testing.T, d dirs) string {
+				writeAPIServer(t, d.assets, "kube-apiserver", v137)
+				return writeAPIServer(t, d.path, "kube-apiserver", v136)
+			},
+		},
+		{
+			name: "another release everywhere",
+			setup: func(t *testing.T, d dirs) string {
+				writeAPIServer(t, d.bin, "kube-apiserver-1.36", "v1.36.2")
+				writeAPIServer(t, d.assets, "kube-apiserver", v137)
+				writeAPIServer(t, d.path, "kube-apiserver", "v1.35.0")
+				return ""
+			},
+			wantLooked: []string{
+				"BIN/kube-apiserver-1.36 (v1.36.2)", "ASSETS/kube-apiserver (v1.37.2)",
+				"$PATH: PATH/kube-apiserver (v1.35.0)",
+			},
+		},
+		{
+			name:       "nothing",
+			setup:      func(*testing.T, dirs) string { return "" },
+			wantLooked: []string{"BIN/kube-apiserver-1.36", "ASSETS/kube-apiserver", "$PATH"},
+		},
+		{
+			name: "a binary that is not kube-apiserver",
+			setup: func(t *testing.T, d dirs) string {
+				writeScript(t, d.path, "kube-apiserver", "echo etcd Version: 3.4.23")
+				return ""
+			},
+			wantLooked: []string{"BIN/kube-apiserver-1.36", "ASSETS/kube-apiserver", `$PATH: PATH/kube-apiserver (--version printed "etcd Version: 3.4.23")`},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := dirs{bin: t.TempDir(), assets: t.TempDir(), path: t.TempDir()}
+			isolateBinaries(t)
+			controlplane.SetBinDir(t, d.bin)
+			t.Setenv("KUBEBUILDER_ASSETS", d.assets)
+			t.Setenv("PATH", d.path)
+			t.Setenv(controlplane.EnvEtcd, writeScript(t, t.TempDir(), "etcd", "exit 1"))
+			want := tc.setup(t, d)
+
+			_, got, err := controlplane.Binaries(v136)
+			if want != "" {
+				if err != nil || got != want {
+					t.Fatalf("Binaries = %q, %v; want %q", got, err, want)
+				}
+				return
+			}
+			var bm *controlplane.BinaryMissingError
+			if !errors.As(err, &bm) || got != "" {
+				t.Fatalf("Binaries = %q, %v; want a *BinaryMissingError", got, err)
+			}
+			looked := strings.NewReplacer(d.bin, "BIN", d.assets, "ASSETS", d.path, "PATH")
+			for i := range bm.Looked {
+				bm.Looked[i] = looked.Replace(bm.Looked[i])
+			}
+			if bm.Name != controlplane.KubeAPIServer || bm.Version != v136 || !slices.Equal(bm.Looked, tc.wantLooked) {
+				t.Errorf("error = %+v; want kube-apiserver %s, Looked %q", bm, v136, tc.wantLooked)
+			}
+		})
+	}
+}
+
+// isolateBinaries clears every variable that names a binary, so that a test
+// sees only the stand-ins it sets up.
+func isolateBinaries(t *testing.T) {
+	t.Helper()
+	for _, env := range []string{controlplane.EnvEtcd, controlplane.EnvKubeAPIServer} {
+		t.Setenv(env, "")
+	}
+	for _, v := range controlplane.Versions() {
+		t.Setenv(controlplane.EnvKubeAPIServerFor(v), "")
+	}
+}
+
+// fakeAPIServer writes a stand-in for kube-apiserver that reports version
+// and does nothing else, and returns its path.
+func fakeAPIServer(t *testing.T, version string) string {
+	t.Helper()
+	return writeAPIServer(t, t.TempDir(), "kube-apiserver", version)
+}
+
+func writeAPIServer(t *testing.T, dir, name, version string) string {
+	t.Helper()
+	return writeScript(t, dir, name, "echo Kubernetes "+version)
+}
+
+// writeScript writes an executable shell script named name in dir, with
+// body after its #! line, and returns its path.
+func writeScript(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // TestStartErrorShowsLogs gives kube-apiserver a flag it does not know and
 // expects a StartError that quotes its complaint.
 func TestStartErrorShowsLogs(t *testing.T) {
-	if _, _, err := controlplane.Binaries(); err != nil {
-		if controlplane.Required() {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	controlplane.EachVersion(t, testStartErrorShowsLogs)
+}
+
+func testStartErrorShowsLogs(t *testing.T, version string) {
+	controlplane.BinariesForTest(t, version)
 	var output bytes.Buffer
 	cp, err := controlplane.Start(t.Context(), controlplane.Config{
+		Version:   version,
 		ExtraArgs: []string{"--no-such-flag=1"},
 		Output:    &output,
 	})
@@ -118,37 +291,60 @@ func (r *recordingTB) Fatal(args ...any) {
 	runtime.Goexit()
 }
 
+func (r *recordingTB) Skipf(format string, args ...any) { r.Skip(fmt.Sprintf(format, args...)) }
+
+func (r *recordingTB) Fatalf(format string, args ...any) { r.Fatal(fmt.Sprintf(format, args...)) }
+
 // TestStartForTestMissingBinary checks that a missing binary skips the test
-// unless CI or KSA_REQUIRE_CONTROLPLANE asks for failure.
+// with the line the test runner counts, unless CI or
+// KSA_REQUIRE_CONTROLPLANE asks for failure; a missing release of
+// kube-apiserver as much as a missing etcd.
 func TestStartForTestMissingBinary(t *testing.T) {
-	for _, tc := range []struct {
-		ci, require string
-		wantFail    bool
-	}{
-		{},
-		{ci: "false", require: "0"},
-		{ci: "true", wantFail: true},
-		{require: "1", wantFail: true},
-		{ci: "yes", wantFail: true}, // not a boolean, but set: be strict
-	} {
-		t.Run(fmt.Sprintf("CI=%q,require=%q", tc.ci, tc.require), func(t *testing.T) {
-			t.Setenv("CI", tc.ci)
-			t.Setenv(controlplane.EnvRequire, tc.require)
-			t.Setenv(controlplane.EnvEtcd, filepath.Join(t.TempDir(), "no-etcd"))
-			rec := &recordingTB{TB: t}
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				controlplane.StartForTest(rec, controlplane.Config{})
-			}()
-			<-done
-			if rec.failed != tc.wantFail || rec.skipped == tc.wantFail {
-				t.Errorf("failed = %v, skipped = %v; want failed = %v", rec.failed, rec.skipped, tc.wantFail)
-			}
-			if !strings.Contains(rec.msg, controlplane.InstallScript) {
-				t.Errorf("message %q does not name %s", rec.msg, controlplane.InstallScript)
-			}
-		})
+	const oldest = "v1.36.3"
+	for _, missing := range []string{controlplane.Etcd, controlplane.KubeAPIServer + " " + oldest} {
+		for _, tc := range []struct {
+			ci, require string
+			wantFail    bool
+		}{
+			{},
+			{ci: "false", require: "0"},
+			{ci: "true", wantFail: true},
+			{require: "1", wantFail: true},
+			{ci: "yes", wantFail: true}, // not a boolean, but set: be strict
+		} {
+			t.Run(fmt.Sprintf("%s,CI=%q,require=%q", missing, tc.ci, tc.require), func(t *testing.T) {
+				t.Setenv("CI", tc.ci)
+				t.Setenv(controlplane.EnvRequire, tc.require)
+				isolateBinaries(t)
+				etcd, apiserver := filepath.Join(t.TempDir(), "no-etcd"), fakeAPIServer(t, oldest)
+				if missing != controlplane.Etcd {
+					etcd, apiserver = fakeAPIServer(t, oldest), fakeAPIServer(t, "v1.37.2")
+				}
+				t.Setenv(controlplane.EnvEtcd, etcd)
+				t.Setenv(controlplane.EnvKubeAPIServerFor(oldest), apiserver)
+				rec := &recordingTB{TB: t}
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					controlplane.StartForTest(rec, controlplane.Config{Version: oldest})
+				}()
+				<-done
+				if rec.failed != tc.wantFail || rec.skipped == tc.wantFail {
+					t.Errorf("failed = %v, skipped = %v; want failed = %v", rec.failed, rec.skipped, tc.wantFail)
+				}
+				if !strings.Contains(rec.msg, controlplane.InstallScript) || !strings.Contains(rec.msg, missing+" not found") {
+					t.Errorf("message %q does not name %s and %s", rec.msg, missing, controlplane.InstallScript)
+				}
+				if tc.wantFail {
+					return
+				}
+				first, _, _ := strings.Cut(rec.msg, "\n")
+				want := cpmark.Skip{Missing: []string{missing}, Install: controlplane.InstallScript}
+				if skip, ok := cpmark.ParseSkip(first); !ok || !reflect.DeepEqual(skip, want) {
+					t.Errorf("first line %q, want %q", first, want)
+				}
+			})
+		}
 	}
 }
 
@@ -156,6 +352,10 @@ func TestStartForTestMissingBinary(t *testing.T) {
 // checks that kube-apiserver uses them, then stops it and checks that
 // nothing is left.
 func TestLifecycle(t *testing.T) {
+	controlplane.EachVersion(t, testLifecycle)
+}
+
+func testLifecycle(t *testing.T, version string) {
 	signingKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -166,6 +366,7 @@ func TestLifecycle(t *testing.T) {
 	}
 	otherCA := selfSignedCA(t)
 	cfg := controlplane.Config{
+		Version:            version,
 		Issuers:            []string{"https://issuer.ksa.example", controlplane.DefaultIssuer},
 		SigningKey:         signingKey,
 		VerificationKeys:   []crypto.PublicKey{&oldKey.PublicKey},
@@ -176,6 +377,9 @@ func TestLifecycle(t *testing.T) {
 	start := time.Now()
 	cp := controlplane.StartForTest(t, cfg)
 	ready := time.Since(start)
+	if cp.Version() != version {
+		t.Errorf("Version() = %s, want %s", cp.Version(), version)
+	}
 
 	// The key files hold the keys, in order; the JWKS serves them all.
 	wantKeys := []crypto.PublicKey{&signingKey.PublicKey, &oldKey.PublicKey}
@@ -235,16 +439,17 @@ func TestLifecycle(t *testing.T) {
 	}
 }
 
-// helperEnv makes TestHelperControlPlane start a control plane and wait to
-// be killed, for TestKilledTestBinary.
+// helperEnv makes TestHelperControlPlane start a control plane of the
+// release it names and wait to be killed, for TestKilledTestBinary.
 const helperEnv = "KSA_CONTROLPLANE_TEST_HELPER"
 
 // TestHelperControlPlane is run by TestKilledTestBinary in a process of its own.
 func TestHelperControlPlane(t *testing.T) {
-	if os.Getenv(helperEnv) != "1" {
+	version := os.Getenv(helperEnv)
+	if version == "" {
 		t.Skip("runs only as TestKilledTestBinary's child")
 	}
-	cp, err := controlplane.Start(t.Context(), controlplane.Config{})
+	cp, err := controlplane.Start(t.Context(), controlplane.Config{Version: version})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,12 +461,11 @@ func TestHelperControlPlane(t *testing.T) {
 // TestKilledTestBinary kills (SIGKILL) a test binary with a running control
 // plane and expects etcd and kube-apiserver to die with it.
 func TestKilledTestBinary(t *testing.T) {
-	if _, _, err := controlplane.Binaries(); err != nil {
-		if controlplane.Required() {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
+	controlplane.EachVersion(t, testKilledTestBinary)
+}
+
+func testKilledTestBinary(t *testing.T, version string) {
+	controlplane.BinariesForTest(t, version)
 	// Become the subreaper of the helper's children, so that once orphaned
 	// they are this process's to reap rather than init's (which, in a
 	// container, may never reap them).
@@ -271,7 +475,7 @@ func TestKilledTestBinary(t *testing.T) {
 	defer unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperControlPlane$", "-test.count=1")
-	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	cmd.Env = append(os.Environ(), helperEnv+"="+version)
 	stdin, err := cmd.StdinPipe() // held open: the helper waits on it
 	if err != nil {
 		t.Fatal(err)

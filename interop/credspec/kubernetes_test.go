@@ -176,7 +176,7 @@ func FuzzValidateWindowsOptionsAgainstKubernetes(f *testing.F) {
 			o.RunAsUserName = &user
 		}
 		path := field.NewPath("spec", "securityContext")
-		want := corevalidation.ValidateSecurityContext(toCore(o), path, false)
+		want := corevalidation.ValidateSecurityContext(toCore(o), path, false, false)
 		got := ksacredspec.ValidateWindowsOptions(o, path.Child("windowsOptions"))
 		require.Equal(t, errorStrings(want), errorStrings(got))
 	})

@@ -30,32 +30,33 @@ import (
 
 const vault = "vault"
 
-// withSigner starts ksa's signer for ring on a new socket, then a control
-// plane whose kube-apiserver signs through it
-// (--service-account-signing-endpoint), and runs scenario. Each scenario
-// takes the control plane and the signer, so that a per-version runner can
-// call it for each kube-apiserver release.
-func withSigner(t *testing.T, ring *extsigner.Ring, scenario func(*testing.T, *controlplane.ControlPlane, *signer)) {
+// withSigner runs scenario on each kube-apiserver release: for each, it
+// starts ksa's signer for a new ring on a new socket, then a control plane
+// whose kube-apiserver signs through it (--service-account-signing-endpoint).
+func withSigner(t *testing.T, newRing func(*testing.T) *extsigner.Ring, scenario func(*testing.T, *controlplane.ControlPlane, *signer)) {
 	t.Helper()
-	s := startSigner(t, ring, socketPath(t))
-	cp := controlplane.StartForTest(t, controlplane.Config{SigningEndpoint: s.sock})
-	scenario(t, cp, s)
+	controlplane.EachVersion(t, func(t *testing.T, version string) {
+		s := startSigner(t, newRing(t), socketPath(t))
+		cp := controlplane.StartForTest(t, controlplane.Config{Version: version, SigningEndpoint: s.sock})
+		scenario(t, cp, s)
+	})
 }
 
 func TestAPIServerSignsThroughOurSigner(t *testing.T) {
-	clk := &offsetClock{}
-	withSigner(t, newRing(t, clk, testkeys.Generated("p256")), tokensThroughSigner)
+	withSigner(t, func(t *testing.T) *extsigner.Ring { return newRing(t, &offsetClock{}, testkeys.Generated("p256")) }, tokensThroughSigner)
 }
 
 func TestAPIServerThroughRotation(t *testing.T) {
-	clk := &offsetClock{}
-	withSigner(t, newRing(t, clk, testkeys.Generated("p256")), func(t *testing.T, cp *controlplane.ControlPlane, s *signer) {
+	controlplane.EachVersion(t, func(t *testing.T, version string) {
+		clk := &offsetClock{}
+		s := startSigner(t, newRing(t, clk, testkeys.Generated("p256")), socketPath(t))
+		cp := controlplane.StartForTest(t, controlplane.Config{Version: version, SigningEndpoint: s.sock})
 		rotation(t, cp, s, clk)
 	})
 }
 
 func TestAPIServerSurvivesSignerRestart(t *testing.T) {
-	withSigner(t, newRing(t, &offsetClock{}, testkeys.Generated("p384")), signerRestart)
+	withSigner(t, func(t *testing.T) *extsigner.Ring { return newRing(t, &offsetClock{}, testkeys.Generated("p384")) }, signerRestart)
 }
 
 // account is a namespace with a service account and a pod using it.

@@ -3,8 +3,11 @@ package extsigner_test
 import (
 	"context"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	v1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -26,4 +29,15 @@ func (liveObjects) GetSecret(_ context.Context, ns, name string) (*v1.Secret, er
 
 func (liveObjects) GetNode(_ context.Context, name string) (*v1.Node, error) {
 	return &v1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, UID: "node-uid"}}, nil
+}
+
+// GetValidatingWebhookConfiguration and GetMutatingWebhookConfiguration
+// complete the getter of Kubernetes 1.37, whose tokens may be bound to a
+// webhook configuration; none here are.
+func (liveObjects) GetValidatingWebhookConfiguration(_ context.Context, name string) (*admissionregistrationv1.ValidatingWebhookConfiguration, error) {
+	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "validatingwebhookconfigurations"}, name)
+}
+
+func (liveObjects) GetMutatingWebhookConfiguration(_ context.Context, name string) (*admissionregistrationv1.MutatingWebhookConfiguration, error) {
+	return nil, apierrors.NewNotFound(schema.GroupResource{Resource: "mutatingwebhookconfigurations"}, name)
 }

@@ -32,7 +32,7 @@ func kubeClaims(t *testing.T, audiences []string) (*jwt.Claims, any) {
 	pod.Namespace, pod.Name, pod.UID = "myns", "mypod", "pod-uid"
 	node := &core.Node{}
 	node.Name, node.UID = "mynode", "node-uid"
-	pub, priv, err := serviceaccount.Claims(sa, pod, nil, node, 3600, 0, audiences)
+	pub, priv, err := serviceaccount.Claims(sa, pod, nil, node, nil, nil, 3600, 0, audiences, nil)
 	require.NoError(t, err)
 	return pub, priv
 }

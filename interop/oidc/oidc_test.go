@@ -178,7 +178,7 @@ func TestKSAVerifiesThroughKubernetesDocuments(t *testing.T) {
 			for _, signer := range ks.keys {
 				gen, err := serviceaccount.JWTTokenGenerator(srv.URL, signer)
 				require.NoError(t, err)
-				pub, priv, err := serviceaccount.Claims(kubeSA(), nil, nil, nil, 3600, 0, []string{"vault"})
+				pub, priv, err := serviceaccount.Claims(kubeSA(), nil, nil, nil, nil, nil, 3600, 0, []string{"vault"}, nil)
 				require.NoError(t, err)
 				raw, err := gen.GenerateToken(t.Context(), pub, priv)
 				require.NoError(t, err)

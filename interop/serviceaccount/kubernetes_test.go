@@ -89,7 +89,7 @@ func kubeMint(t *testing.T, key crypto.Signer, sc scenario) string {
 		node = &core.Node{}
 		node.Name, node.UID = "mynode", "node-uid"
 	}
-	pub, priv, err := serviceaccount.Claims(sa, pod, secret, node, sc.exp, sc.warnafter, sc.audiences)
+	pub, priv, err := serviceaccount.Claims(sa, pod, secret, node, nil, nil, sc.exp, sc.warnafter, sc.audiences, nil)
 	require.NoError(t, err)
 	gen, err := serviceaccount.JWTTokenGenerator(issuer, key)
 	require.NoError(t, err)
@@ -336,7 +336,7 @@ func TestRejectionsAgree(t *testing.T) {
 	require.NoError(t, err)
 	gen, err := serviceaccount.JWTTokenGenerator("https://elsewhere", other)
 	require.NoError(t, err)
-	pub, priv, err := serviceaccount.Claims(core.ServiceAccount{}, nil, nil, nil, 3600, 0, []string{audience})
+	pub, priv, err := serviceaccount.Claims(core.ServiceAccount{}, nil, nil, nil, nil, nil, 3600, 0, []string{audience}, nil)
 	require.NoError(t, err)
 	raw, err := gen.GenerateToken(t.Context(), pub, priv)
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	v1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -88,6 +89,17 @@ func (s *store) GetNode(_ context.Context, name string) (*v1.Node, error) {
 		return o, nil
 	}
 	return nil, notFound("nodes", name)
+}
+
+// GetValidatingWebhookConfiguration and GetMutatingWebhookConfiguration
+// complete the getter of Kubernetes 1.37, whose tokens may be bound to a
+// webhook configuration; none of the tokens here are, so none is stored.
+func (s *store) GetValidatingWebhookConfiguration(_ context.Context, name string) (*admissionregistrationv1.ValidatingWebhookConfiguration, error) {
+	return nil, notFound("validatingwebhookconfigurations", name)
+}
+
+func (s *store) GetMutatingWebhookConfiguration(_ context.Context, name string) (*admissionregistrationv1.MutatingWebhookConfiguration, error) {
+	return nil, notFound("mutatingwebhookconfigurations", name)
 }
 
 // ksa's ObjectGetter, through kubeapi as a client-go user would write it.

@@ -1,0 +1,326 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ksa-go/ksa/interop/internal/cpmark"
+)
+
+// event is one line of go test -json: a test event of cmd/test2json, or a
+// build event (Action "build-output" or "build-fail", with ImportPath).
+type event struct {
+	Action     string
+	Package    string
+	ImportPath string
+	Test       string
+	Output     string
+}
+
+// report turns the events of go test -json back into plain go test's
+// output, and counts the control-plane tests.
+type report struct {
+	out     io.Writer
+	verbose bool
+	pkgs    map[string]*pkgState
+	order   []string // packages in the order they started
+	failed  bool     // whether a package failed
+	tally   tally
+}
+
+// pkgState is what a running package has printed so far.
+type pkgState struct {
+	output []string              // lines outside any test
+	tests  map[string]*testState // running tests
+	order  []string              // tests in the order they started
+}
+
+// testState is what a running test has printed so far.
+type testState struct {
+	output   []string
+	children []string     // the blocks of its failed subtests
+	version  string       // the release it ran on, from a cpmark Using line
+	skip     *cpmark.Skip // why it skipped, from a cpmark Skip line
+}
+
+// block returns a failed test's output as plain go test prints it: its
+// "--- FAIL" line, what it logged, then its failed subtests' blocks,
+// indented.
+func (t *testState) block() []string {
+	var result, rest []string
+	for _, line := range t.output {
+		if strings.HasPrefix(line, "--- ") {
+			result = append(result, line)
+		} else {
+			rest = append(rest, line)
+		}
+	}
+	lines := slices.Concat(result, rest)
+	for _, c := range t.children {
+		lines = append(lines, "    "+c)
+	}
+	return lines
+}
+
+func newReport(out io.Writer, verbose bool) *report {
+	return &report{out: out, verbose: verbose, pkgs: map[string]*pkgState{}}
+}
+
+// read handles every event from rd, passing through lines that are not
+// events.
+func (r *report) read(rd io.Reader) error {
+	sc := bufio.NewScanner(rd)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	for sc.Scan() {
+		var e event
+		if line := sc.Bytes(); len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &e) != nil {
+			fmt.Fprintf(r.out, "%s\n", line)
+			continue
+		}
+		r.handle(e)
+	}
+	return sc.Err()
+}
+
+func (r *report) handle(e event) {
+	switch e.Action {
+	case "build-output":
+		io.WriteString(r.out, e.Output)
+		return
+	case "build-fail":
+		return
+	}
+	p := r.pkgs[e.Package]
+	if p == nil {
+		p = &pkgState{tests: map[string]*testState{}}
+		r.pkgs[e.Package] = p
+		r.order = append(r.order, e.Package)
+	}
+	if e.Test == "" {
+		switch e.Action {
+		case "output":
+			if r.verbose {
+				io.WriteString(r.out, e.Output)
+			} else {
+				p.output = append(p.output, e.Output)
+			}
+		case "pass", "fail", "skip":
+			r.endPackage(e.Package, p, e.Action == "fail")
+		}
+		return
+	}
+	t := p.tests[e.Test]
+	if t == nil {
+		t = &testState{}
+		p.tests[e.Test] = t
+		p.order = append(p.order, e.Test)
+	}
+	switch e.Action {
+	case "output":
+		if v, ok := cpmark.ParseUsing(e.Output); ok {
+			t.version = v
+		}
+		if s, ok := cpmark.ParseSkip(e.Output); ok {
+			t.skip = &s
+		}
+		switch {
+		case r.verbose:
+			io.WriteString(r.out, e.Output)
+		case !strings.HasPrefix(e.Output, "=== "): // not RUN, PAUSE, CONT, NAME
+			t.output = append(t.output, e.Output)
+		}
+	case "pass", "fail", "skip":
+		switch {
+		case e.Action == "skip" && t.skip != nil:
+			r.tally.skip(e.Package, *t.skip)
+		case e.Action != "skip" && t.version != "":
+			r.tally.ran(e.Package, t.version, e.Action == "fail")
+		}
+		delete(p.tests, e.Test)
+		if e.Action != "fail" || r.verbose {
+			return
+		}
+		// A subtest's block goes into its parent's, which ends after it.
+		if i := strings.LastIndexByte(e.Test, '/'); i > 0 && p.tests[e.Test[:i]] != nil {
+			parent := p.tests[e.Test[:i]]
+			parent.children = append(parent.children, t.block()...)
+			return
+		}
+		r.write(t.block())
+	}
+}
+
+func (r *report) write(lines []string) {
+	for _, line := range lines {
+		io.WriteString(r.out, line)
+	}
+}
+
+// endPackage prints what plain go test prints for a package that ended: the
+// "ok" or "?" line of one that passed; everything outside passing tests
+// for one that failed, including tests that never ended (a panic, a
+// timeout).
+func (r *report) endPackage(name string, p *pkgState, failed bool) {
+	r.failed = r.failed || failed
+	if !r.verbose {
+		if failed {
+			for _, test := range p.order {
+				if t := p.tests[test]; t != nil {
+					r.write(t.block())
+				}
+			}
+		}
+		for _, line := range p.output {
+			if failed || strings.HasPrefix(line, "ok ") || strings.HasPrefix(line, "? ") {
+				io.WriteString(r.out, line)
+			}
+		}
+	}
+	delete(r.pkgs, name)
+	r.order = slices.DeleteFunc(r.order, func(s string) bool { return s == name })
+}
+
+// finish prints what packages that never ended have printed, "FAIL" if a
+// package failed (as go test does last), then the control-plane line, if
+// any control-plane test ran or skipped.
+func (r *report) finish() {
+	for _, name := range slices.Clone(r.order) {
+		r.endPackage(name, r.pkgs[name], true)
+	}
+	if r.failed {
+		fmt.Fprintln(r.out, "FAIL")
+	}
+	if line := r.tally.line(); line != "" {
+		fmt.Fprintln(r.out, line)
+	}
+}
+
+// tally counts the control-plane tests.
+type tally struct {
+	byRelease map[string]int // tests that ran, by release
+	failed    int
+	ranPkgs   map[string]bool
+	skipped   int
+	skipPkgs  map[string]bool
+	missing   []string // binaries, in the order first reported
+	reasons   []string // other causes of skips
+	install   string
+}
+
+func (t *tally) skip(pkg string, s cpmark.Skip) {
+	t.skipped++
+	if t.skipPkgs == nil {
+		t.skipPkgs = map[string]bool{}
+	}
+	t.skipPkgs[pkg] = true
+	for _, m := range s.Missing {
+		if !slices.Contains(t.missing, m) {
+			t.missing = append(t.missing, m)
+		}
+	}
+	if s.Reason != "" && !slices.Contains(t.reasons, s.Reason) {
+		t.reasons = append(t.reasons, s.Reason)
+	}
+	if s.Install != "" {
+		t.install = s.Install
+	}
+}
+
+func (t *tally) ran(pkg, version string, failed bool) {
+	if t.byRelease == nil {
+		t.byRelease, t.ranPkgs = map[string]int{}, map[string]bool{}
+	}
+	t.byRelease[version]++
+	t.ranPkgs[pkg] = true
+	if failed {
+		t.failed++
+	}
+}
+
+// line returns the control-plane line, or "" if no control-plane test ran
+// or skipped.
+func (t *tally) line() string {
+	var parts []string
+	if len(t.byRelease) > 0 {
+		var total int
+		var each []string
+		for i, v := range slices.SortedFunc(maps.Keys(t.byRelease), newestFirst) {
+			total += t.byRelease[v]
+			label := v
+			if i == 0 {
+				label = "kube-apiserver " + v
+			}
+			each = append(each, fmt.Sprintf("%d on %s", t.byRelease[v], label))
+		}
+		s := fmt.Sprintf("%s in %s ran: %s", count(total, "test"), count(len(t.ranPkgs), "package"), strings.Join(each, ", "))
+		if t.failed > 0 {
+			s += fmt.Sprintf(" (%d failed)", t.failed)
+		}
+		parts = append(parts, s)
+	}
+	if t.skipped > 0 {
+		var causes []string
+		if len(t.missing) > 0 {
+			causes = append(causes, strings.Join(t.missing, ", ")+" not found")
+		}
+		causes = append(causes, t.reasons...)
+		s := fmt.Sprintf("%s in %s skipped (%s)", count(t.skipped, "test"), count(len(t.skipPkgs), "package"), strings.Join(causes, "; "))
+		if t.install != "" {
+			them := "them"
+			if len(t.missing) == 1 {
+				them = "it"
+			}
+			s += fmt.Sprintf("; install %s with %s", them, t.install)
+		}
+		parts = append(parts, s)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "control plane: " + strings.Join(parts, "; ")
+}
+
+// count returns "1 test", "2 tests".
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
+
+// newestFirst orders releases such as "v1.37.2" by their numbers, newest
+// first; what does not parse sorts last, by name.
+func newestFirst(a, b string) int {
+	na, oka := releaseNumbers(a)
+	nb, okb := releaseNumbers(b)
+	switch {
+	case oka && okb:
+		if c := slices.Compare(nb, na); c != 0 {
+			return c
+		}
+	case oka:
+		return -1
+	case okb:
+		return 1
+	}
+	return strings.Compare(a, b)
+}
+
+func releaseNumbers(v string) ([]int, bool) {
+	fields := strings.Split(strings.TrimPrefix(v, "v"), ".")
+	nums := make([]int, len(fields))
+	for i, f := range fields {
+		n, err := strconv.Atoi(f)
+		if err != nil {
+			return nil, false
+		}
+		nums[i] = n
+	}
+	return nums, true
+}

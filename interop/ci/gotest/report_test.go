@@ -1,0 +1,199 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The recordings in testdata are go test -json's output for the module in
+// testdata/fixture, made with
+//
+//	cd testdata/fixture
+//	for m in fresh installed partial; do FX_MODE=$m go test -count=1 -json ./... > ../$m.jsonl; done
+//	FX_MODE=failing go test -count=1 -tags failing -json ./... > ../failing.jsonl
+//
+// fresh: every control-plane test skips for want of etcd and both
+// kube-apiservers; installed: they run on both releases; partial: v1.36.3
+// is missing; failing: a control-plane test, a plain test and a build fail.
+
+func TestReport(t *testing.T) {
+	for _, tt := range []struct {
+		recording string
+		verbose   bool
+		// want are the lines of the report, in order, each a prefix of its
+		// line (elapsed times vary); the last is the control-plane line,
+		// compared whole.
+		want []string
+		// hidden must not appear anywhere.
+		hidden []string
+	}{
+		{
+			recording: "fresh",
+			want: []string{
+				"?   \texample.com/fixture/broken\t[no test files]",
+				"ok  \texample.com/fixture/cp\t",
+				"ok  \texample.com/fixture/cp2\t",
+				"?   \texample.com/fixture/none\t[no test files]",
+				"ok  \texample.com/fixture/plain\t",
+				"control plane: 6 tests in 2 packages skipped (etcd, kube-apiserver v1.37.2, kube-apiserver v1.36.3 not found); install them with .ci/install-controlplane.sh",
+			},
+			hidden: []string{"=== RUN", "controlplane: skipped", "TestMain output", "PASS\n", "not a control-plane skip"},
+		},
+		{
+			recording: "installed",
+			want: []string{
+				"?   \texample.com/fixture/broken\t[no test files]",
+				"ok  \texample.com/fixture/cp\t",
+				"ok  \texample.com/fixture/cp2\t",
+				"?   \texample.com/fixture/none\t[no test files]",
+				"ok  \texample.com/fixture/plain\t",
+				"control plane: 6 tests in 2 packages ran: 3 on kube-apiserver v1.37.2, 3 on v1.36.3",
+			},
+			hidden: []string{"controlplane: using", "token requested", "unit log line"},
+		},
+		{
+			recording: "partial",
+			want: []string{
+				"?   \texample.com/fixture/broken\t[no test files]",
+				"ok  \texample.com/fixture/cp\t",
+				"ok  \texample.com/fixture/cp2\t",
+				"?   \texample.com/fixture/none\t[no test files]",
+				"ok  \texample.com/fixture/plain\t",
+				"control plane: 3 tests in 2 packages ran: 3 on kube-apiserver v1.37.2; " +
+					"3 tests in 2 packages skipped (kube-apiserver v1.36.3 not found); install it with .ci/install-controlplane.sh",
+			},
+		},
+		{
+			recording: "failing",
+			want: []string{
+				"# example.com/fixture/broken [example.com/fixture/broken.test]",
+				"broken/broken_test.go:9:14: cannot use",
+				"FAIL\texample.com/fixture/broken [build failed]",
+				"--- FAIL: TestDiscovery (",
+				"    --- FAIL: TestDiscovery/v1.36.3 (",
+				"        cp_test.go:21: controlplane: using kube-apiserver v1.36.3",
+				"        cp_test.go:36: discovery document differs on v1.36.3",
+				"FAIL",
+				"FAIL\texample.com/fixture/cp\t",
+				"ok  \texample.com/fixture/cp2\t",
+				"?   \texample.com/fixture/none\t[no test files]",
+				"--- FAIL: TestSub (",
+				"    --- FAIL: TestSub/b (",
+				"        plain_test.go:17: got 1, want 2",
+				"FAIL",
+				"FAIL\texample.com/fixture/plain\t",
+				"FAIL",
+				"control plane: 6 tests in 2 packages ran: 3 on kube-apiserver v1.37.2, 3 on v1.36.3 (1 failed)",
+			},
+			hidden: []string{"=== RUN", "token requested", "unit log line", "passing log line", "TestMain output", "--- PASS", "--- SKIP"},
+		},
+	} {
+		t.Run(tt.recording, func(t *testing.T) {
+			var out strings.Builder
+			r := newReport(&out, tt.verbose)
+			f, err := os.Open(filepath.Join("testdata", tt.recording+".jsonl"))
+			require.NoError(t, err)
+			defer f.Close()
+			require.NoError(t, r.read(f))
+			r.finish()
+
+			lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+			require.Len(t, lines, len(tt.want), "report:\n%s", out.String())
+			for i, want := range tt.want[:len(tt.want)-1] {
+				assert.True(t, strings.HasPrefix(lines[i], want), "line %d = %q, want it to start with %q", i+1, lines[i], want)
+			}
+			assert.Equal(t, tt.want[len(tt.want)-1], lines[len(lines)-1])
+			for _, h := range tt.hidden {
+				assert.NotContains(t, out.String(), h)
+			}
+		})
+	}
+}
+
+// TestReportVerbose: with -v, everything go test prints is printed, and
+// the control-plane line still ends it.
+func TestReportVerbose(t *testing.T) {
+	var out strings.Builder
+	r := newReport(&out, true)
+	f, err := os.Open(filepath.Join("testdata", "installed.jsonl"))
+	require.NoError(t, err)
+	defer f.Close()
+	require.NoError(t, r.read(f))
+	r.finish()
+	for _, want := range []string{"=== RUN   TestTokenRequest/v1.37.2", "token requested", "unit log line", "TestMain output", "--- PASS: TestSub/a"} {
+		assert.Contains(t, out.String(), want)
+	}
+	assert.True(t, strings.HasSuffix(out.String(), "\ncontrol plane: 6 tests in 2 packages ran: 3 on kube-apiserver v1.37.2, 3 on v1.36.3\n"), out.String())
+}
+
+// TestReportNotEvents: lines that are not events pass through, and with no
+// control-plane test there is no control-plane line.
+func TestReportNotEvents(t *testing.T) {
+	var out strings.Builder
+	r := newReport(&out, false)
+	require.NoError(t, r.read(strings.NewReader("go: warning: something\n{\"Action\":\"start\",\"Package\":\"p\"}\n"+
+		`{"Action":"output","Package":"p","Output":"ok  \tp\t0.1s\n"}`+"\n"+`{"Action":"pass","Package":"p"}`+"\n")))
+	r.finish()
+	assert.Equal(t, "go: warning: something\nok  \tp\t0.1s\n", out.String())
+}
+
+// TestReportUnfinished: a package whose events stop (go test killed) has its
+// output and that of its running tests printed.
+func TestReportUnfinished(t *testing.T) {
+	var out strings.Builder
+	r := newReport(&out, false)
+	require.NoError(t, r.read(strings.NewReader(`{"Action":"start","Package":"p"}
+{"Action":"run","Package":"p","Test":"TestHang"}
+{"Action":"output","Package":"p","Test":"TestHang","Output":"=== RUN   TestHang\n"}
+{"Action":"output","Package":"p","Test":"TestHang","Output":"    hang_test.go:9: waiting\n"}
+{"Action":"output","Package":"p","Output":"panic: test timed out after 1s\n"}
+`)))
+	r.finish()
+	assert.Equal(t, "    hang_test.go:9: waiting\npanic: test timed out after 1s\nFAIL\n", out.String())
+}
+
+func TestNewestFirst(t *testing.T) {
+	for _, tt := range []struct{ a, b string }{
+		{"v1.37.2", "v1.36.3"},
+		{"v1.37.10", "v1.37.9"},
+		{"v1.36.3", "devel"},
+	} {
+		assert.Negative(t, newestFirst(tt.a, tt.b), "%s before %s", tt.a, tt.b)
+		assert.Positive(t, newestFirst(tt.b, tt.a), "%s after %s", tt.b, tt.a)
+	}
+	assert.Zero(t, newestFirst("v1.37.2", "v1.37.2"))
+}
+
+func TestVerbose(t *testing.T) {
+	for args, want := range map[string]bool{
+		"-race ./...":           false,
+		"-v ./...":              true,
+		"-count=1 -v=true ./p":  true,
+		"./p -args -v":          false,
+		"-run TestX -test.v ./": true,
+	} {
+		assert.Equal(t, want, verbose(strings.Fields(args)), args)
+	}
+}
+
+// TestRun runs go test on the fixture through run: the report goes to
+// stdout and the exit status is go test's.
+func TestRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the fixture's tests")
+	}
+	for mode, want := range map[string]int{"installed": 0, "failing": 1} {
+		t.Run(mode, func(t *testing.T) {
+			t.Setenv("FX_MODE", mode)
+			var stdout, stderr strings.Builder
+			code := run(t.Context(), "testdata/fixture", []string{"-count=1", "./cp"}, &stdout, &stderr)
+			assert.Equal(t, want, code, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+			assert.Contains(t, stdout.String(), "\ncontrol plane: 4 tests in 1 package ran: 2 on kube-apiserver v1.37.2, 2 on v1.36.3")
+		})
+	}
+}

@@ -13,6 +13,7 @@ import (
 	_ "github.com/ksa-go/ksa/jwks"
 	_ "github.com/ksa-go/ksa/oidc"
 	_ "github.com/ksa-go/ksa/oidc/oidctest"
+	_ "github.com/ksa-go/ksa/tokenreview"
 	_ "github.com/ksa-go/ksa/tokens"
 )
 
@@ -24,6 +25,7 @@ var corePackages = []string{
 	"github.com/ksa-go/ksa/tokens",
 	"github.com/ksa-go/ksa/oidc",
 	"github.com/ksa-go/ksa/oidc/oidctest",
+	"github.com/ksa-go/ksa/tokenreview",
 }
 
 // TestCoreImportsOnlyTheStandardLibrary lists the dependencies of the core

@@ -31,12 +31,13 @@ import (
 	"github.com/ksa-go/ksa/kubeapi"
 	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/oidc/oidctest"
+	"github.com/ksa-go/ksa/tokenreview"
 	"github.com/ksa-go/ksa/tokens"
 	"github.com/ksa-go/ksa/x509sa"
 )
 
 // packagePrefixes are the message prefixes of the module's packages.
-var packagePrefixes = []string{"ksa", "jwks", "tokens", "oidc", "oidctest", "x509sa", "credspec", "federation", "entratest", "kubeapi", "extsigner", "signertest"}
+var packagePrefixes = []string{"ksa", "jwks", "tokens", "oidc", "oidctest", "x509sa", "credspec", "federation", "entratest", "kubeapi", "extsigner", "signertest", "tokenreview"}
 
 var word = regexp.MustCompile(`[\p{L}\p{N}]+`)
 
@@ -250,6 +251,21 @@ func TestErrorMessages(t *testing.T) {
 	// kubeapi
 	_, err = kubeapi.NewManager(kubeapi.ManagerConfig{})
 	add("kubeapi config", err)
+
+	// tokenreview
+	_, err = tokenreview.New(tokenreview.Config{})
+	add("tokenreview config", err)
+	refuse := func(name string, st *tokenreview.Status, rerr error) {
+		rv, err := tokenreview.New(tokenreview.Config{Mode: tokenreview.ReviewOnly, Audiences: []string{"vault"},
+			Reviewer: tokenreview.ReviewerFunc(func(context.Context, tokenreview.Request) (*tokenreview.Status, error) { return st, rerr })})
+		require.NoError(t, err)
+		_, err = rv.Validate(ctx, "token")
+		add(name, err)
+	}
+	refuse("tokenreview failed", nil, errors.New("dial tcp: connection refused"))
+	refuse("tokenreview refused", &tokenreview.Status{Error: "service account token has been invalidated"}, nil)
+	refuse("tokenreview username", &tokenreview.Status{Authenticated: true, User: ksa.UserInfo{Username: "system:serviceaccount:x"}}, nil)
+	refuse("tokenreview audiences", &tokenreview.Status{Authenticated: true, User: ksa.UserInfo{Username: "system:serviceaccount:a:b"}, Audiences: []string{"x"}}, nil)
 
 	// credspec
 	_, err = credspec.Equal(`{"a":`, `{}`)

@@ -9,8 +9,12 @@ import (
 // prefix starts the messages of the package's errors.
 const prefix = "kubeapi"
 
-// ErrInvalidConfig matches every *ConfigError.
-var ErrInvalidConfig = errors.New("kubeapi: invalid configuration")
+var (
+	// ErrInvalidConfig matches every *ConfigError.
+	ErrInvalidConfig = errors.New("kubeapi: invalid configuration")
+	// ErrNoReview: ReviewStatus got no TokenReview to read.
+	ErrNoReview = errors.New("kubeapi: no TokenReview in the answer")
+)
 
 // ConfigError reports a configuration a constructor refuses. It matches
 // [ErrInvalidConfig].

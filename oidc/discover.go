@@ -66,7 +66,13 @@ func Discover(ctx context.Context, cfg DiscoveryConfig) (*ProviderMetadata, erro
 	if !hasScheme(cfg.Issuer, "https") && !(cfg.InsecureAllowHTTP && hasScheme(cfg.Issuer, "http")) {
 		return nil, &ConfigError{Field: "DiscoveryConfig.Issuer", Reason: fmt.Sprintf("%q is not an https URL (InsecureAllowHTTP allows http in tests)", cfg.Issuer)}
 	}
-	docURL := DiscoveryURL(cfg.Issuer)
+	return discover(ctx, cfg, DiscoveryURL(cfg.Issuer))
+}
+
+// discover fetches the discovery document at docURL and checks it as
+// Discover says; its issuer must be cfg.Issuer, unless that is empty (the
+// document is then trusted for its issuer: it came from the API server).
+func discover(ctx context.Context, cfg DiscoveryConfig, docURL string) (*ProviderMetadata, error) {
 	fail := func(status int, reason string, err error) (*ProviderMetadata, error) {
 		return nil, &DiscoveryError{URL: docURL, Status: status, Reason: reason, Err: err}
 	}
@@ -86,7 +92,7 @@ func Discover(ctx context.Context, cfg DiscoveryConfig) (*ProviderMetadata, erro
 	if err != nil {
 		return fail(resp.Status, "", err)
 	}
-	if md.Issuer != cfg.Issuer {
+	if cfg.Issuer != "" && md.Issuer != cfg.Issuer {
 		return nil, &IssuerMismatchError{Expected: cfg.Issuer, Discovered: md.Issuer}
 	}
 	switch {

@@ -48,6 +48,24 @@
 //
 // Without an Objects getter (the usual case outside the cluster) a token
 // stays valid until it expires, even after its pod is deleted.
+// Package tokenreview adds kube-apiserver's TokenReview after (or instead
+// of) local verification, for relying parties that must notice a deleted
+// pod sooner: pass the verifier's VerifyFor as its Local function.
+//
+// # Inside the cluster
+//
+// A relying party running in a pod of the cluster whose tokens it accepts
+// need not know the issuer: [NewInClusterVerifier] reaches the API server
+// through the kubernetes Service (KUBERNETES_SERVICE_HOST/PORT), trusts the
+// mounted cluster CA alone, authenticates with the pod's rotating projected
+// token (the system:service-account-issuer-discovery role lets every
+// service account read discovery), and takes the issuer from the discovery
+// document the API server serves. The keys are read from the API server
+// too, never from a host a token or the document's jwks_uri names:
+//
+//	v, err := oidc.NewInClusterVerifier(ctx, oidc.InClusterConfig{}, oidc.VerifierConfig{
+//		Audiences: []string{"my-service"},
+//	})
 //
 // The remote key sets refetch when a token names an unknown key ID or the
 // set goes stale, rate-limited ([jwks.DefaultRefetchBurst] fetches, then one

@@ -3,6 +3,7 @@ package oidc
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"time"
@@ -102,11 +103,8 @@ func NewVerifier(ctx context.Context, cfg VerifierConfig) (*Verifier, error) {
 	if len(cfg.Issuers) == 0 {
 		return nil, &ConfigError{Field: "VerifierConfig.Issuers", Reason: "is required"}
 	}
-	if len(cfg.Audiences) == 0 {
-		return nil, &ConfigError{Field: "VerifierConfig.Audiences", Reason: "is required: a relying party accepts tokens meant for it only"}
-	}
-	if slices.Contains(cfg.Audiences, "") {
-		return nil, &ConfigError{Field: "VerifierConfig.Audiences", Reason: "holds an empty string, which no token can name"}
+	if err := cfg.checkAudiences(); err != nil {
+		return nil, err
 	}
 	v := &Verifier{providers: map[string]*ProviderMetadata{}, keySets: map[string]*jwks.Remote{}}
 	issuerKeys := make(map[string]jwks.KeySource, len(cfg.Issuers))
@@ -125,12 +123,7 @@ func NewVerifier(ctx context.Context, cfg VerifierConfig) (*Verifier, error) {
 		if bearer == nil && sameOrigin(iss, md.JWKSURI) {
 			bearer = cfg.BearerToken
 		}
-		remote, err := jwks.NewRemote(jwks.RemoteConfig{
-			URL: md.JWKSURI, Client: cfg.Client, BearerToken: bearer, Timeout: cfg.Timeout,
-			Parse: cfg.KeySetLimits, RefetchInterval: cfg.RefetchInterval, RefetchBurst: cfg.RefetchBurst,
-			MinCacheAge: cfg.MinCacheAge, MaxCacheAge: cfg.MaxCacheAge, MaxStale: cfg.MaxStale,
-			InsecureAllowHTTP: cfg.InsecureAllowHTTP, Now: cfg.Now, OnFetch: cfg.OnFetch,
-		})
+		remote, err := cfg.remote(md.JWKSURI, bearer)
 		if err != nil {
 			return nil, err
 		}
@@ -138,8 +131,41 @@ func NewVerifier(ctx context.Context, cfg VerifierConfig) (*Verifier, error) {
 		v.keySets[iss] = remote
 		issuerKeys[iss] = remote
 	}
+	if err := v.build(cfg, issuerKeys); err != nil {
+		return nil, err
+	}
+	return v, nil
+}
+
+// checkAudiences requires audiences, none empty.
+func (cfg *VerifierConfig) checkAudiences() error {
+	if len(cfg.Audiences) == 0 {
+		return &ConfigError{Field: "VerifierConfig.Audiences", Reason: "is required: a relying party accepts tokens meant for it only"}
+	}
+	if slices.Contains(cfg.Audiences, "") {
+		return &ConfigError{Field: "VerifierConfig.Audiences", Reason: "holds an empty string, which no token can name"}
+	}
+	return nil
+}
+
+// remote builds the key set at url with the config's settings.
+func (cfg *VerifierConfig) remote(url string, bearer func(context.Context) (string, error)) (*jwks.Remote, error) {
+	return jwks.NewRemote(jwks.RemoteConfig{
+		URL: url, Client: cfg.Client, BearerToken: bearer, Timeout: cfg.Timeout,
+		Parse: cfg.KeySetLimits, RefetchInterval: cfg.RefetchInterval, RefetchBurst: cfg.RefetchBurst,
+		MinCacheAge: cfg.MinCacheAge, MaxCacheAge: cfg.MaxCacheAge, MaxStale: cfg.MaxStale,
+		InsecureAllowHTTP: cfg.InsecureAllowHTTP, Now: cfg.Now, OnFetch: cfg.OnFetch,
+	})
+}
+
+// build makes the verifier's validator over the issuers' key sets.
+func (v *Verifier) build(cfg VerifierConfig, issuerKeys map[string]jwks.KeySource) error {
+	issuers := slices.Sorted(maps.Keys(issuerKeys))
+	if len(cfg.Issuers) > 0 {
+		issuers = cfg.Issuers
+	}
 	validator, err := tokens.NewValidator(tokens.ValidatorConfig{
-		Issuers:               cfg.Issuers,
+		Issuers:               issuers,
 		IssuerKeys:            issuerKeys,
 		Audiences:             cfg.Audiences,
 		AcceptMissingAudience: cfg.AcceptMissingAudience,
@@ -154,10 +180,10 @@ func NewVerifier(ctx context.Context, cfg VerifierConfig) (*Verifier, error) {
 		OnValidate:            cfg.OnValidate,
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	v.validator = validator
-	return v, nil
+	return nil
 }
 
 // Verify validates a token for the configured audiences. token is the

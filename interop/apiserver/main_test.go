@@ -4,7 +4,9 @@
 // interop/controlplane):
 // TokenRequest tokens validate with ksa and stop validating when their pod
 // is deleted; tokens ksa mints with the server's key pass its TokenReview;
-// ksa's relying party discovers the server's issuer; the server's documents
+// ksa's relying party discovers the server's issuer, from outside and from
+// a pod's point of view (anonymous requests off); TokenReview after local
+// validation notices a deleted pod that local validation alone cannot; the server's documents
 // are byte-identical to ksa's; the warnafter extension comes out as ksa
 // predicts; x509sa client certificates authenticate as the service account;
 // and ksa's GMSA webhook, registered with the server, admits and refuses pods
@@ -67,5 +69,8 @@ func TestMain(m *testing.M) {
 		SigningKey:   signingKey,
 		APIAudiences: []string{controlplane.DefaultIssuer, vaultAudience},
 		ClientCAs:    []*x509.Certificate{clientCA},
+		// Discovery must work without anonymous requests (in-cluster
+		// relying parties authenticate with their pod's token).
+		ExtraArgs: []string{"--anonymous-auth=false"},
 	}))
 }

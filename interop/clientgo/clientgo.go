@@ -1,6 +1,6 @@
 // Package clientgo connects ksa to a cluster through client-go: an
-// ObjectGetter for the validator's liveness checks and a Requester for the
-// token manager. It lives in the interop module so that ksa itself never
+// ObjectGetter for the validator's liveness checks, a Requester for the
+// token manager and a Reviewer for package tokenreview. It lives in the interop module so that ksa itself never
 // depends on client-go; copy it, or import it, as you like.
 package clientgo
 
@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ksa-go/ksa/kubeapi"
+	"github.com/ksa-go/ksa/tokenreview"
 	"github.com/ksa-go/ksa/tokens"
 )
 
@@ -40,5 +41,18 @@ func ObjectGetter(cs kubernetes.Interface) tokens.ObjectGetter {
 func Requester(cs kubernetes.Interface) kubeapi.Requester {
 	return kubeapi.RequesterFunc(func(ctx context.Context, ns, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
 		return cs.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, tr, metav1.CreateOptions{})
+	})
+}
+
+// Reviewer sends TokenReviews (authentication.k8s.io/v1); the caller needs
+// permission to create tokenreviews (the system:auth-delegator cluster
+// role).
+func Reviewer(cs kubernetes.Interface) tokenreview.Reviewer {
+	return tokenreview.ReviewerFunc(func(ctx context.Context, req tokenreview.Request) (*tokenreview.Status, error) {
+		tr, err := cs.AuthenticationV1().TokenReviews().Create(ctx, kubeapi.TokenReview(req), metav1.CreateOptions{})
+		if err != nil {
+			return nil, err
+		}
+		return kubeapi.ReviewStatus(tr)
 	})
 }

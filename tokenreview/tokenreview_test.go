@@ -1,0 +1,295 @@
+package tokenreview_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/tokenreview"
+	"github.com/ksa-go/ksa/tokens"
+)
+
+const issuer = "https://issuer.example.com"
+
+var (
+	now = time.Unix(1700000000, 0)
+	sa  = ksa.ServiceAccount{Namespace: "prod", Name: "billing", UID: "sa-uid"}
+)
+
+// fixture mints a pod-bound token and builds a local validator that
+// trusts its key.
+type fixture struct {
+	token string
+	local *tokens.Validator
+	// user is what kube-apiserver answers for the token.
+	user ksa.UserInfo
+}
+
+func newFixture(t *testing.T) fixture {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	minter, err := tokens.NewMinter(tokens.MinterConfig{Issuer: issuer, Signer: key, Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	tok, err := minter.Mint(t.Context(), tokens.Request{
+		ServiceAccount: sa, Audiences: []string{"vault", "other"},
+		BoundObject: &tokens.BoundObject{Kind: tokens.BoundPod, Name: "billing-7d4", UID: "pod-uid"},
+	})
+	require.NoError(t, err)
+	pub, err := jwks.NewKey(key.Public())
+	require.NoError(t, err)
+	keys, err := jwks.NewStaticSource(pub)
+	require.NoError(t, err)
+	local, err := tokens.NewValidator(tokens.ValidatorConfig{
+		Issuers: []string{issuer}, Keys: keys, Audiences: []string{"vault"},
+		SkipObjectCheck: true, Now: func() time.Time { return now },
+	})
+	require.NoError(t, err)
+	res, err := local.Validate(t.Context(), tok.Raw)
+	require.NoError(t, err)
+	return fixture{token: tok.Raw, local: local, user: res.UserInfo()}
+}
+
+// apiserver answers reviews as kube-apiserver would for a live token, after
+// edit; it counts the reviews.
+type apiserver struct {
+	user  ksa.UserInfo
+	calls int
+	last  tokenreview.Request
+	edit  func(*tokenreview.Status)
+	err   error
+}
+
+func (a *apiserver) Review(_ context.Context, req tokenreview.Request) (*tokenreview.Status, error) {
+	a.calls++
+	a.last = req
+	if a.err != nil {
+		return nil, a.err
+	}
+	st := &tokenreview.Status{Authenticated: true, User: a.user, Audiences: []string{"vault"}}
+	if a.edit != nil {
+		a.edit(st)
+	}
+	return st, nil
+}
+
+func TestValidate(t *testing.T) {
+	fx := newFixture(t)
+	tests := []struct {
+		name  string
+		mode  tokenreview.Mode
+		token string
+		edit  func(*tokenreview.Status)
+		err   error
+		// reviews is how many reviews reach the apiserver.
+		reviews int
+		errText string
+	}{
+		{name: "local then review: live", mode: tokenreview.LocalThenReview, token: fx.token, reviews: 1},
+		{name: "review only: live", mode: tokenreview.ReviewOnly, token: fx.token, reviews: 1},
+		{
+			name: "local then review: pod deleted", mode: tokenreview.LocalThenReview, token: fx.token, reviews: 1,
+			edit: func(st *tokenreview.Status) {
+				*st = tokenreview.Status{Error: "[invalid bearer token, service account token has been invalidated]"}
+			},
+			err:     tokenreview.ErrNotAuthenticated,
+			errText: `tokenreview: token not authenticated by the apiserver ("[invalid bearer token, service account token has been invalidated]")`,
+		},
+		{
+			name: "review only: refused", mode: tokenreview.ReviewOnly, token: fx.token, reviews: 1,
+			edit: func(st *tokenreview.Status) { *st = tokenreview.Status{} },
+			err:  tokenreview.ErrNotAuthenticated, errText: "tokenreview: token not authenticated by the apiserver",
+		},
+		{
+			name: "forged token never reaches the apiserver", mode: tokenreview.LocalThenReview,
+			token: fx.token[:len(fx.token)-4] + "AAAA", reviews: 0, err: tokens.ErrBadSignature,
+		},
+		{
+			name: "garbage never reaches the apiserver", mode: tokenreview.LocalThenReview,
+			token: "not.a.token", reviews: 0, err: tokens.ErrMalformed,
+		},
+		{
+			name: "review only: oversized token is not sent", mode: tokenreview.ReviewOnly,
+			token: strings.Repeat("a", tokens.DefaultMaxTokenBytes+1), reviews: 0, err: tokens.ErrTooLarge,
+		},
+		{
+			name: "another pod UID", mode: tokenreview.LocalThenReview, token: fx.token, reviews: 1,
+			edit: func(st *tokenreview.Status) {
+				st.User.Extra = map[string][]string{ksa.ExtraPodName: {"billing-7d4"}, ksa.ExtraPodUID: {"recreated"}}
+			},
+			err:     tokenreview.ErrMismatch,
+			errText: `tokenreview: review does not match the token: pod UID is "recreated" in the review, want "pod-uid"`,
+		},
+		{
+			name: "another service account", mode: tokenreview.LocalThenReview, token: fx.token, reviews: 1,
+			edit: func(st *tokenreview.Status) { st.User.Username = "system:serviceaccount:prod:other" },
+			err:  tokenreview.ErrMismatch,
+		},
+		{
+			name: "another service-account UID", mode: tokenreview.LocalThenReview, token: fx.token, reviews: 1,
+			edit: func(st *tokenreview.Status) { st.User.UID = "x" },
+			err:  tokenreview.ErrMismatch,
+		},
+		{
+			name: "review only: not a service account", mode: tokenreview.ReviewOnly, token: fx.token, reviews: 1,
+			edit: func(st *tokenreview.Status) { st.User = ksa.UserInfo{Username: "admin"} },
+			err:  ksa.ErrInvalidUsername,
+		},
+		{
+			name: "audience not asked for", mode: tokenreview.ReviewOnly, token: fx.token, reviews: 1,
+			edit:    func(st *tokenreview.Status) { st.Audiences = []string{"https://kubernetes.default.svc"} },
+			err:     tokenreview.ErrMismatch,
+			errText: `tokenreview: review does not match the token: audiences is "[https://kubernetes.default.svc]" in the review, want [vault]`,
+		},
+		{
+			name: "no audiences in the answer", mode: tokenreview.LocalThenReview, token: fx.token, reviews: 1,
+			edit: func(st *tokenreview.Status) { st.Audiences = nil },
+			err:  tokenreview.ErrMismatch,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			api := &apiserver{user: fx.user, edit: tt.edit}
+			cfg := tokenreview.Config{Mode: tt.mode, Reviewer: api, Audiences: []string{"vault"}}
+			if tt.mode == tokenreview.LocalThenReview {
+				cfg.Local = fx.local.ValidateFor
+			}
+			v, err := tokenreview.New(cfg)
+			require.NoError(t, err)
+			res, err := v.Validate(t.Context(), tt.token)
+			assert.Equal(t, tt.reviews, api.calls, "reviews sent")
+			if tt.err != nil {
+				require.ErrorIs(t, err, tt.err)
+				assert.Nil(t, res)
+				if tt.errText != "" {
+					assert.Equal(t, tt.errText, err.Error())
+				}
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, sa, res.Identity.ServiceAccount)
+			assert.Equal(t, ksa.ObjectRef{Name: "billing-7d4", UID: "pod-uid"}, res.Identity.Pod)
+			assert.Equal(t, []string{"vault"}, res.Audiences)
+			assert.Equal(t, tokenreview.Request{Token: tt.token, Audiences: []string{"vault"}}, api.last)
+		})
+	}
+}
+
+func TestValidateForSendsTheAudiences(t *testing.T) {
+	fx := newFixture(t)
+	api := &apiserver{user: fx.user, edit: func(st *tokenreview.Status) { st.Audiences = []string{"other"} }}
+	v, err := tokenreview.New(tokenreview.Config{Local: fx.local.ValidateFor, Reviewer: api, Audiences: []string{"vault"}})
+	require.NoError(t, err)
+	res, err := v.ValidateFor(t.Context(), fx.token, []string{"other"})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"other"}, api.last.Audiences)
+	assert.Equal(t, []string{"other"}, res.Audiences)
+}
+
+func TestReviewFailureFailsClosed(t *testing.T) {
+	fx := newFixture(t)
+	cause := errors.New("connection refused")
+	for _, mode := range []tokenreview.Mode{tokenreview.LocalThenReview, tokenreview.ReviewOnly} {
+		t.Run(mode.String(), func(t *testing.T) {
+			cfg := tokenreview.Config{Mode: mode, Reviewer: &apiserver{err: cause}, Audiences: []string{"vault"}}
+			if mode == tokenreview.LocalThenReview {
+				cfg.Local = fx.local.ValidateFor
+			}
+			v, err := tokenreview.New(cfg)
+			require.NoError(t, err)
+			_, err = v.Validate(t.Context(), fx.token)
+			require.ErrorIs(t, err, tokenreview.ErrReviewFailed)
+			require.ErrorIs(t, err, cause)
+			assert.Equal(t, "tokenreview: token review failed: connection refused", err.Error())
+
+			nilStatus := tokenreview.ReviewerFunc(func(context.Context, tokenreview.Request) (*tokenreview.Status, error) { return nil, nil })
+			cfg.Reviewer = nilStatus
+			v, err = tokenreview.New(cfg)
+			require.NoError(t, err)
+			_, err = v.Validate(t.Context(), fx.token)
+			require.ErrorIs(t, err, tokenreview.ErrReviewFailed)
+		})
+	}
+}
+
+func TestRefusalReasonIsBounded(t *testing.T) {
+	long := strings.Repeat("é", tokenreview.MaxErrorText)
+	api := tokenreview.ReviewerFunc(func(context.Context, tokenreview.Request) (*tokenreview.Status, error) {
+		return &tokenreview.Status{Error: long}, nil
+	})
+	v, err := tokenreview.New(tokenreview.Config{Mode: tokenreview.ReviewOnly, Reviewer: api, Audiences: []string{"vault"}})
+	require.NoError(t, err)
+	_, err = v.Validate(t.Context(), "tok")
+	var refused *tokenreview.RefusedError
+	require.ErrorAs(t, err, &refused)
+	assert.LessOrEqual(t, len(refused.Reason), tokenreview.MaxErrorText+len("…"))
+	assert.True(t, strings.HasSuffix(refused.Reason, "é…"), "cut on a rune boundary")
+}
+
+func TestNewRefuses(t *testing.T) {
+	local := func(context.Context, string, []string) (*tokens.Result, error) { return nil, nil }
+	api := &apiserver{}
+	tests := []struct {
+		name string
+		cfg  tokenreview.Config
+		msg  string
+	}{
+		{name: "no local", cfg: tokenreview.Config{Reviewer: api, Audiences: []string{"a"}},
+			msg: "tokenreview: Config.Local is required in LocalThenReview mode"},
+		{name: "local in review-only", cfg: tokenreview.Config{Mode: tokenreview.ReviewOnly, Local: local, Reviewer: api, Audiences: []string{"a"}},
+			msg: "tokenreview: Config.Local is set in ReviewOnly mode, which never validates locally"},
+		{name: "no reviewer", cfg: tokenreview.Config{Local: local, Audiences: []string{"a"}},
+			msg: "tokenreview: Config.Reviewer is required"},
+		{name: "no audiences", cfg: tokenreview.Config{Local: local, Reviewer: api},
+			msg: "tokenreview: Config.Audiences is required: a review without audiences accepts tokens meant for the apiserver"},
+		{name: "empty audience", cfg: tokenreview.Config{Local: local, Reviewer: api, Audiences: []string{""}},
+			msg: "tokenreview: Config.Audiences holds an empty string, which no token can name"},
+		{name: "unknown mode", cfg: tokenreview.Config{Mode: 7, Local: local, Reviewer: api, Audiences: []string{"a"}},
+			msg: "tokenreview: Config.Mode is Mode(7), not LocalThenReview or ReviewOnly"},
+		{name: "negative size", cfg: tokenreview.Config{Local: local, Reviewer: api, Audiences: []string{"a"}, MaxTokenBytes: -1},
+			msg: "tokenreview: Config.MaxTokenBytes is negative"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := tokenreview.New(tt.cfg)
+			require.ErrorIs(t, err, tokenreview.ErrInvalidConfig)
+			assert.Equal(t, tt.msg, err.Error())
+		})
+	}
+}
+
+// The default size limit is tokens.DefaultMaxTokenBytes: a token of that
+// size is sent, one byte more is not.
+func TestDefaultMaxTokenBytes(t *testing.T) {
+	api := &apiserver{user: ksa.Identity{ServiceAccount: sa}.UserInfo()}
+	v, err := tokenreview.New(tokenreview.Config{Mode: tokenreview.ReviewOnly, Reviewer: api, Audiences: []string{"vault"}})
+	require.NoError(t, err)
+	_, err = v.Validate(t.Context(), strings.Repeat("a", tokens.DefaultMaxTokenBytes))
+	require.NoError(t, err)
+	_, err = v.Validate(t.Context(), strings.Repeat("a", tokens.DefaultMaxTokenBytes+1))
+	require.ErrorIs(t, err, tokens.ErrTooLarge)
+	assert.Equal(t, 1, api.calls)
+}
+
+func TestIdentityOfIsUserInfosInverse(t *testing.T) {
+	ids := []ksa.Identity{
+		{ServiceAccount: sa},
+		{ServiceAccount: sa, Pod: ksa.ObjectRef{Name: "p", UID: "pu"}, Node: ksa.ObjectRef{Name: "n", UID: "nu"}, CredentialID: "JTI=abc"},
+		{ServiceAccount: sa, Node: ksa.ObjectRef{Name: "n"}},
+	}
+	for _, id := range ids {
+		got, err := tokenreview.IdentityOf(id.UserInfo())
+		require.NoError(t, err)
+		assert.Equal(t, id, got)
+	}
+}

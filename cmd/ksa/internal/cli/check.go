@@ -359,7 +359,7 @@ func documentName(what string) string {
 
 // describeFailure says why a GET failed.
 func describeFailure(f *httpget.Failure) string {
-	return httpget.Describe("", "", "", f.Reason, f.Err)
+	return errs.Msg("", f.Reason, f.Err)
 }
 
 // fetchFix says how to fix a failed GET; notFound is the advice for a

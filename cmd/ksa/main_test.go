@@ -42,7 +42,8 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"serve": cmdServe,
+			"serve":  cmdServe,
+			"cmpdoc": cmdCmpDoc,
 		},
 	})
 }
@@ -92,6 +93,23 @@ func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]+"-ca.pem"), ca, 0o644))
 	ts.Setenv(args[0], srv.URL)
+}
+
+// cmpdoc compares a rendered document, which like kube-apiserver's has no
+// final newline, with an expected file of the archive, which has one:
+//
+//	cmpdoc FILE WANT
+func cmdCmpDoc(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: cmpdoc FILE WANT")
+	}
+	got, want := ts.ReadFile(args[0]), ts.ReadFile(args[1])
+	if strings.HasSuffix(got, "\n") {
+		ts.Fatalf("%s ends with a newline; kube-apiserver's documents do not", args[0])
+	}
+	if got+"\n" != want {
+		ts.Fatalf("%s differs from %s:\n got: %s\nwant: %s", args[0], args[1], got, want)
+	}
 }
 
 // copyDir copies the regular files of one directory into another.

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/pem"
 	"flag"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -44,6 +46,12 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"serve":  cmdServe,
 			"cmpdoc": cmdCmpDoc,
+			"bigfile": func(ts *testscript.TestScript, neg bool, args []string) {
+				// bigfile NAME BYTES writes a file of that many 'a's.
+				n, err := strconv.Atoi(args[1])
+				ts.Check(err)
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), bytes.Repeat([]byte("a"), n), 0o644))
+			},
 		},
 	})
 }

@@ -386,7 +386,7 @@ tests: anyone with the key can impersonate every service account.`,
 			}
 			tok, err := m.Mint(context.Background(), req)
 			if err != nil {
-				return fail(nil, "fix the flag it names (see ksa token mint --help)", "%s", errs.Text(err))
+				return fail(nil, "see 'ksa token mint --help': --duration is 10m to 2^32 s, --pod needs --pod-uid, --node needs --pod", "%s", errs.Text(err))
 			}
 			res := mintResult{Token: tok.Raw, ExpirationTimestamp: tok.ExpirationTimestamp.UTC(), Warnings: tok.Warnings, Claims: tok.Claims.AppendJSON(nil)}
 			if out != "" {

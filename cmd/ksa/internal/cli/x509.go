@@ -186,13 +186,13 @@ certificates.k8s.io/v1 CertificateSigningRequest manifest to create.`,
 			der, err := x509sa.CreateCSR(rand.Reader, key, x509sa.CSROptions{Subject: x509sa.Subject{ServiceAccount: sa, PodName: pod},
 				Usage: u, Hosts: hosts, TrustDomain: trustDomain})
 			if err != nil {
-				return fail(nil, "fix the flag it names (see ksa x509 csr --help)", "%s", errs.Text(err))
+				return fail(nil, "see 'ksa x509 csr --help' for what each flag allows", "%s", errs.Text(err))
 			}
 			var doc []byte
 			if object {
 				obj, err := x509sa.NewCertificateSigningRequest(der, x509sa.RequestOptions{Name: objName, SignerName: signerName, Usage: u, Lifetime: lifetime})
 				if err != nil {
-					return fail(nil, "fix the flag it names (see ksa x509 csr --help)", "%s", errs.Text(err))
+					return fail(nil, "see 'ksa x509 csr --help' for what each flag allows", "%s", errs.Text(err))
 				}
 				if doc, err = yaml.Marshal(obj); err != nil {
 					return fail(err, "", "encoding the request")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -112,6 +113,13 @@ func group(use, short string, subs ...*cobra.Command) *cobra.Command {
 		},
 	}
 	c.AddCommand(subs...)
+	var ex []string
+	for _, sub := range subs {
+		if first, _, _ := strings.Cut(sub.Example, "\n"); first != "" {
+			ex = append(ex, first)
+		}
+	}
+	c.Example = strings.Join(ex, "\n")
 	return c
 }
 

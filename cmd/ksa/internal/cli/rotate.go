@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/tokens"
 )
 
@@ -72,6 +73,22 @@ Nothing is deleted or overwritten; each step is a command to run at its time.`,
 			}
 			if err := checkIssuerURL(issuer); err != nil {
 				return err
+			}
+			// Everything but the new key must render before the key is
+			// written, so a refused flag leaves nothing behind.
+			if _, err := loadSetup(issuer, jwksURI, keys, signing); err != nil {
+				return err
+			}
+			uri := jwksURI
+			if uri == "" {
+				uri = oidc.JWKSURL(issuer)
+			}
+			curKey, err := jwks.NewKey(current)
+			if err != nil {
+				return keyFileError(signing, err)
+			}
+			if _, err := oidc.Render(oidc.IssuerConfig{Issuer: issuer, JWKSURI: uri}, []jwks.Key{curKey}); err != nil {
+				return fail(err, "use an https:// URL without query or fragment for --issuer and --jwks-uri", "the issuer cannot be published")
 			}
 			s, err := spec.generate()
 			if err != nil {

@@ -1,0 +1,153 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// runKSA runs the command in dir and returns its exit status and output.
+func runKSA(t *testing.T, dir string, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	t.Chdir(dir)
+	var out, errOut bytes.Buffer
+	code = Main(args, strings.NewReader(""), &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+func TestExitCodes(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{name: "help", args: []string{"--help"}, code: exitOK},
+		{name: "unknown command", args: []string{"frobnicate"}, code: exitUsage},
+		{name: "unknown subcommand", args: []string{"issuer", "frobnicate"}, code: exitUsage},
+		{name: "group without subcommand", args: []string{"token"}, code: exitUsage},
+		{name: "unknown flag", args: []string{"issuer", "keygen", "--bogus"}, code: exitUsage},
+		{name: "missing required flag", args: []string{"issuer", "keygen"}, code: exitUsage},
+		{name: "bad output format", args: []string{"credspec", "crd", "-o", "xml"}, code: exitUsage},
+		{name: "too many arguments", args: []string{"token", "inspect", "a", "b"}, code: exitUsage},
+		{name: "bad --now", args: []string{"credspec", "crd", "--now", "noon"}, code: exitUsage},
+		{name: "bad flag value", args: []string{"issuer", "keygen", "--bits", "1024", "--out", "k.key"}, code: exitUsage},
+		{name: "failure: missing key file", args: []string{"issuer", "render", "--issuer", "https://x", "--key", "none.key", "--out", "site"}, code: exitFailure},
+		{name: "failure: not https", args: []string{"issuer", "check", "http://x"}, code: exitFailure},
+		{name: "success", args: []string{"credspec", "crd"}, code: exitOK},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runKSA(t, t.TempDir(), tc.args...)
+			assert.Equal(t, tc.code, code, stderr)
+			if code != exitOK {
+				assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+				assert.True(t, strings.HasPrefix(stderr, "ksa: "), stderr)
+			}
+		})
+	}
+}
+
+func TestKeygenWritesPrivateKeyMode0600AndNeverOverwrites(t *testing.T) {
+	dir := t.TempDir()
+	code, _, stderr := runKSA(t, dir, "issuer", "keygen", "--type", "ecdsa", "--curve", "P-384", "--out", "sa.key")
+	require.Equal(t, exitOK, code, stderr)
+	st, err := os.Stat(filepath.Join(dir, "sa.key"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+	st, err = os.Stat(filepath.Join(dir, "sa.pub"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o644), st.Mode().Perm())
+	before, err := os.ReadFile(filepath.Join(dir, "sa.key"))
+	require.NoError(t, err)
+
+	code, _, stderr = runKSA(t, dir, "issuer", "keygen", "--out", "sa.key")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "sa.key already exists")
+	after, err := os.ReadFile(filepath.Join(dir, "sa.key"))
+	require.NoError(t, err)
+	assert.Equal(t, before, after)
+
+	// Only the public file exists: the private one is not written either.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "other.pub"), []byte("x"), 0o644))
+	code, _, _ = runKSA(t, dir, "issuer", "keygen", "--out", "other.key")
+	assert.Equal(t, exitFailure, code)
+	assert.NoFileExists(t, filepath.Join(dir, "other.key"))
+	assertNoTempFiles(t, dir)
+}
+
+func TestWriteFile(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, "sub", "f")
+	require.NoError(t, writeFile(name, []byte("one"), 0o600, true))
+	assert.ErrorIs(t, writeFile(name, []byte("two"), 0o600, true), os.ErrExist)
+	got, err := os.ReadFile(name)
+	require.NoError(t, err)
+	assert.Equal(t, "one", string(got))
+	require.NoError(t, writeFile(name, []byte("three"), 0o644, false))
+	got, err = os.ReadFile(name)
+	require.NoError(t, err)
+	assert.Equal(t, "three", string(got))
+	assertNoTempFiles(t, filepath.Join(dir, "sub"))
+	// A directory where the file should go: an error, nothing left behind.
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "d"), 0o755))
+	assert.Error(t, writeFile(filepath.Join(dir, "d"), []byte("x"), 0o644, false))
+	assertNoTempFiles(t, dir)
+}
+
+func TestReadInputLimit(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		size    int
+		wantErr bool
+	}{
+		{name: "at the limit", size: 10},
+		{name: "one over", size: 11, wantErr: true},
+		{name: "empty", size: 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			data, err := readInput("-", strings.NewReader(strings.Repeat("a", tc.size)), 10)
+			if tc.wantErr {
+				assert.ErrorIs(t, err, errTooLarge)
+				return
+			}
+			require.NoError(t, err)
+			assert.Len(t, data, tc.size)
+		})
+	}
+	_, err := readInput("-", nil, 10)
+	assert.Error(t, err)
+}
+
+func TestRelTime(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		d    int64
+		want string
+	}{
+		{name: "now", d: 0, want: "now"},
+		{name: "future", d: 3600 + 61, want: "in 1h1m1s"},
+		{name: "past days", d: -(2*86400 + 60), want: "2d1m ago"},
+		{name: "seconds", d: 5, want: "in 5s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, relTime(unix(tc.d), unix(0)))
+		})
+	}
+}
+
+type unix int64
+
+func (u unix) Unix() int64 { return int64(u) }
+
+func assertNoTempFiles(t *testing.T, dir string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.False(t, strings.Contains(e.Name(), ".tmp-"), "temporary file left: %s", e.Name())
+	}
+}

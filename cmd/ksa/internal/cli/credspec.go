@@ -1,0 +1,204 @@
+package cli
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ksa-go/ksa/credspec"
+	"github.com/ksa-go/ksa/internal/errs"
+)
+
+func newCredspecCmd(a *app) *cobra.Command {
+	return group("credspec", "Generate GMSA credential specs and their CRD, on any OS",
+		newCredspecGenerateCmd(a), newCredspecCRDCmd(a))
+}
+
+// domainFacts are what New-CredentialSpec reads from Active Directory.
+type domainFacts struct {
+	Account     string
+	DNSName     string
+	NetBIOSName string
+	GUID        string
+	SID         string
+	Forest      string
+	Additional  []string
+	AKVObjectID string
+	AKVSecret   string
+}
+
+var (
+	guidPattern    = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
+	sidPattern     = regexp.MustCompile(`^S-1-5-21-\d+-\d+-\d+$`)
+	netbiosPattern = regexp.MustCompile(`^[A-Za-z0-9!@#$%^&'().\-_{}~]{1,15}$`)
+	dnsPattern     = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$`)
+	accountPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,14}$`)
+)
+
+// spec builds the credential spec New-CredentialSpec writes for these facts.
+func (d domainFacts) spec() (*credspec.CredentialSpec, error) {
+	account := strings.TrimSuffix(d.Account, "$")
+	const adFix = "read it with Get-ADDomain (DNSRoot, NetBIOSName, ObjectGUID, DomainSID) on any domain member"
+	switch {
+	case !accountPattern.MatchString(account):
+		return nil, usage("give the gMSA's sAMAccountName, at most 15 characters, with or without the trailing $", "--account %q is not a gMSA account name", d.Account)
+	case !dnsPattern.MatchString(d.DNSName):
+		return nil, usage(adFix, "--dns-name %q is not a DNS domain name (e.g. contoso.com)", d.DNSName)
+	case !netbiosPattern.MatchString(d.NetBIOSName):
+		return nil, usage(adFix, "--netbios-name %q is not a NetBIOS domain name (at most 15 characters, e.g. CONTOSO)", d.NetBIOSName)
+	case !guidPattern.MatchString(d.GUID):
+		return nil, usage(adFix, "--domain-guid %q is not a GUID (e.g. 244818ae-87ca-4fcd-92ec-e79e5252348a)", d.GUID)
+	case !sidPattern.MatchString(d.SID):
+		return nil, usage(adFix, "--domain-sid %q is not a domain SID (S-1-5-21-x-y-z)", d.SID)
+	case d.Forest != "" && !dnsPattern.MatchString(d.Forest):
+		return nil, usage(adFix+" (Forest)", "--forest %q is not a DNS domain name", d.Forest)
+	case (d.AKVObjectID == "") != (d.AKVSecret == ""):
+		return nil, usage("give both --akv-object-id and --akv-secret-uri, or neither", "--akv-object-id and --akv-secret-uri go together")
+	}
+	forest := d.Forest
+	if forest == "" {
+		forest = d.DNSName
+	}
+	gmsas := []credspec.GroupManagedServiceAccount{{Name: account, Scope: d.DNSName}, {Name: account, Scope: d.NetBIOSName}}
+	for _, add := range d.Additional {
+		name, scope, ok := strings.Cut(add, "@")
+		if !ok || !accountPattern.MatchString(strings.TrimSuffix(name, "$")) || !dnsPattern.MatchString(scope) {
+			return nil, usage("give ACCOUNT@DOMAIN, e.g. LogAgent@fabrikam.com", "--additional-account %q is not ACCOUNT@DOMAIN", add)
+		}
+		gmsas = append(gmsas, credspec.GroupManagedServiceAccount{Name: strings.TrimSuffix(name, "$"), Scope: scope})
+	}
+	spec := &credspec.CredentialSpec{
+		CMSPlugins: []string{"ActiveDirectory"},
+		DomainJoinConfig: &credspec.DomainJoinConfig{DNSName: d.DNSName, GUID: strings.ToLower(d.GUID), DNSTreeName: forest,
+			NetBIOSName: d.NetBIOSName, SID: d.SID, MachineAccountName: account},
+		ActiveDirectoryConfig: &credspec.ActiveDirectoryConfig{GroupManagedServiceAccounts: gmsas},
+	}
+	if d.AKVObjectID != "" {
+		spec.ActiveDirectoryConfig.HostAccountConfig = &credspec.HostAccountConfig{
+			PortableCCGVersion: "1",
+			PluginGUID:         "{CCC2A336-D7F3-4818-A213-272B7924213E}",
+			PluginInput:        "ObjectId=" + d.AKVObjectID + ";SecretUri=" + d.AKVSecret,
+		}
+	}
+	return spec, nil
+}
+
+func newCredspecGenerateCmd(a *app) *cobra.Command {
+	var d domainFacts
+	var name, from string
+	var f format
+	cmd := &cobra.Command{
+		Use:   "generate --account NAME --dns-name DOMAIN --netbios-name NAME --domain-guid GUID --domain-sid SID",
+		Short: "Write a GMSACredentialSpec manifest from domain and account facts",
+		Long: `Write a windows.k8s.io/v1 GMSACredentialSpec manifest holding the credential
+spec PowerShell's New-CredentialSpec writes for the same account and domain,
+without a domain-joined Windows host: the facts come from Get-ADDomain
+(DNSRoot, NetBIOSName, ObjectGUID, DomainSID, Forest) and the gMSA's name.
+GroupManagedServiceAccounts lists the account under the DNS scope, then the
+NetBIOS scope, then each --additional-account. With --akv-object-id and
+--akv-secret-uri the spec gets the HostAccountConfig of ccg.exe's Azure Key
+Vault plug-in (non-domain-joined nodes).
+
+With --from-file, an existing credential-spec JSON file is turned into the
+manifest instead (what GenerateCredentialSpecResource.ps1 does).
+
+The manifest is YAML; -o json writes the object as JSON.`,
+		Example: `  ksa credspec generate --account WebApp01 --dns-name contoso.com --netbios-name CONTOSO \
+      --domain-guid 244818ae-87ca-4fcd-92ec-e79e5252348a \
+      --domain-sid S-1-5-21-2126729477-2524075714-3094792973 | kubectl apply -f -
+  ksa credspec generate --from-file WebApp01.json --name webapp01`,
+		Args: args(0, 0),
+		RunE: run(func(cmd *cobra.Command, _ []string) error {
+			var spec *credspec.CredentialSpec
+			if from != "" {
+				data, err := readInput(from, a.stdin, credspec.MaxSize)
+				switch {
+				case errors.Is(err, errTooLarge):
+					return fail(nil, "pass the credential-spec JSON file New-CredentialSpec wrote", "%s is over the %d-byte limit", inputName(from), credspec.MaxSize)
+				case errors.Is(err, fs.ErrNotExist):
+					return fail(nil, "check the path", "%s does not exist", from)
+				case err != nil:
+					return fail(err, "pass a readable file", "reading %s", inputName(from))
+				}
+				spec, err = credspec.ParseCredentialSpec(data)
+				if err != nil {
+					return fail(nil, "pass the credential-spec JSON file New-CredentialSpec wrote, unchanged", "%s is not a credential spec: %s", inputName(from), errs.Text(err))
+				}
+			} else {
+				for _, fl := range []string{"account", "dns-name", "netbios-name", "domain-guid", "domain-sid"} {
+					if !cmd.Flags().Changed(fl) {
+						return usage("give --"+fl+", or --from-file with a credential-spec JSON file", "--%s is required", fl)
+					}
+				}
+				var err error
+				if spec, err = d.spec(); err != nil {
+					return err
+				}
+			}
+			if name == "" {
+				name = spec.DefaultName()
+			}
+			obj := credspec.NewGMSACredentialSpec(name, spec)
+			manifest, err := obj.Manifest()
+			if err != nil {
+				return fail(nil, "give --name a lowercase DNS-1123 name, e.g. webapp01", "object name %q is not valid", name)
+			}
+			if f == formatJSON {
+				j, err := yaml.YAMLToJSON(manifest)
+				if err != nil {
+					return fail(err, "", "encoding the manifest")
+				}
+				return printData(a.stdout, f, json.RawMessage(j), nil)
+			}
+			_, err = a.stdout.Write(manifest)
+			return err
+		}),
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&d.Account, "account", "", "the gMSA's account name (sAMAccountName, trailing $ optional)")
+	fl.StringVar(&d.DNSName, "dns-name", "", "the domain's DNS name (Get-ADDomain DNSRoot)")
+	fl.StringVar(&d.NetBIOSName, "netbios-name", "", "the domain's NetBIOS name (Get-ADDomain NetBIOSName)")
+	fl.StringVar(&d.GUID, "domain-guid", "", "the domain's GUID (Get-ADDomain ObjectGUID)")
+	fl.StringVar(&d.SID, "domain-sid", "", "the domain's SID (Get-ADDomain DomainSID)")
+	fl.StringVar(&d.Forest, "forest", "", "the forest's DNS name (Get-ADDomain Forest; default: --dns-name)")
+	fl.StringArrayVar(&d.Additional, "additional-account", nil, "another gMSA as ACCOUNT@DOMAIN (repeatable)")
+	fl.StringVar(&d.AKVObjectID, "akv-object-id", "", "Azure Key Vault plug-in: the managed identity's object ID")
+	fl.StringVar(&d.AKVSecret, "akv-secret-uri", "", "Azure Key Vault plug-in: the secret URI of the account's credentials")
+	fl.StringVar(&name, "name", "", "object name (default: the account name in lower case)")
+	fl.StringVar(&from, "from-file", "", "turn this credential-spec JSON file into the manifest instead")
+	addOutputFlag(cmd, &f)
+	return cmd
+}
+
+func newCredspecCRDCmd(a *app) *cobra.Command {
+	var f format
+	cmd := &cobra.Command{
+		Use:   "crd",
+		Short: "Print the GMSACredentialSpec CustomResourceDefinition",
+		Long: `Print the CustomResourceDefinition of GMSACredentialSpec
+(gmsacredentialspecs.windows.k8s.io) with windows-gmsa's schema: YAML by
+default, -o json for JSON.`,
+		Example: `  ksa credspec crd | kubectl apply -f -
+  ksa credspec crd -o json`,
+		Args: args(0, 0),
+		RunE: run(func(cmd *cobra.Command, _ []string) error {
+			if f == formatJSON {
+				j, err := credspec.CRDJSON()
+				if err != nil {
+					return fail(err, "", "encoding the CRD")
+				}
+				return printData(a.stdout, f, json.RawMessage(j), nil)
+			}
+			_, err := fmt.Fprint(a.stdout, string(credspec.CRD()))
+			return err
+		}),
+	}
+	addOutputFlag(cmd, &f)
+	return cmd
+}

@@ -1,0 +1,287 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/oidc"
+)
+
+func newIssuerCmd(a *app) *cobra.Command {
+	return group("issuer", "Set up, rotate and check a service-account issuer",
+		newKeygenCmd(a), newRenderCmd(a), newRotateCmd(a), newCheckCmd(a))
+}
+
+// keyInfo describes a key in output.
+type keyInfo struct {
+	KeyID     string `json:"kid"`
+	Algorithm string `json:"alg"`
+	Type      string `json:"type"`
+	File      string `json:"file,omitempty"`
+	Signing   bool   `json:"signing,omitempty"`
+}
+
+type keygenResult struct {
+	PrivateKeyFile string  `json:"private_key_file"`
+	PublicKeyFile  string  `json:"public_key_file"`
+	Key            keyInfo `json:"key"`
+}
+
+func newKeygenCmd(a *app) *cobra.Command {
+	var spec keySpec
+	var out, pubOut string
+	var f format
+	cmd := &cobra.Command{
+		Use:   "keygen --out FILE",
+		Short: "Generate a service-account signing key pair (PEM, private key mode 0600)",
+		Long: `Generate a signing key pair for kube-apiserver's
+--service-account-signing-key-file: the private key (PKCS #8 PEM, mode 0600)
+at --out and its public key (PKIX PEM) beside it (sa.key gives sa.pub).
+Existing files are never overwritten.
+
+Microsoft Entra ID accepts RS256 tokens only: keep the default RSA key for
+Azure workload identity. ECDSA keys suit AWS, Google and Kubernetes itself.`,
+		Example: `  ksa issuer keygen --out sa.key
+  ksa issuer keygen --out sa-2026.key --bits 3072
+  ksa issuer keygen --type ecdsa --curve P-384 --out ec.key -o json`,
+		Args: args(0, 0),
+		RunE: run(func(cmd *cobra.Command, _ []string) error {
+			s, err := spec.generate()
+			if err != nil {
+				return err
+			}
+			if pubOut == "" {
+				pubOut = publicPath(out)
+			}
+			if err := writeKeyPair(s, out, pubOut); err != nil {
+				return err
+			}
+			k, err := jwks.NewKey(s)
+			if err != nil {
+				return fail(err, "", "the generated key")
+			}
+			res := keygenResult{PrivateKeyFile: out, PublicKeyFile: pubOut,
+				Key: keyInfo{KeyID: k.KeyID, Algorithm: k.Algorithm, Type: describeKey(k.Public)}}
+			return printData(a.stdout, f, res, func(w io.Writer) {
+				fmt.Fprintf(w, "wrote %s (private, mode 0600) and %s (public)\n", out, pubOut)
+				fmt.Fprintf(w, "key: %s, %s, kid %s\n", res.Key.Type, res.Key.Algorithm, res.Key.KeyID)
+			})
+		}),
+	}
+	cmd.Flags().StringVar(&spec.Type, "type", "rsa", "key type: rsa or ecdsa")
+	cmd.Flags().IntVar(&spec.Bits, "bits", 2048, "RSA modulus size, 2048 to 8192")
+	cmd.Flags().StringVar(&spec.Curve, "curve", "P-256", "ECDSA curve: P-256, P-384 or P-521")
+	cmd.Flags().StringVar(&out, "out", "", "private key file to create (required)")
+	cmd.Flags().StringVar(&pubOut, "public-out", "", "public key file to create (default: --out with .key replaced by .pub)")
+	addOutputFlag(cmd, &f)
+	required(cmd, "out")
+	return cmd
+}
+
+// renderResult is what render and rotate report about the documents.
+type renderResult struct {
+	Issuer             string    `json:"issuer"`
+	DiscoveryURL       string    `json:"discovery_url"`
+	JWKSURI            string    `json:"jwks_uri"`
+	Keys               []keyInfo `json:"keys"`
+	Files              []string  `json:"files"`
+	KubeAPIServerFlags []string  `json:"kube_apiserver_flags"`
+	Warnings           []string  `json:"warnings,omitempty"`
+}
+
+// issuerSetup is the input of a rendering: the issuer, where its key set
+// lives, the key files and which one signs.
+type issuerSetup struct {
+	Issuer  string
+	JWKSURI string
+	Files   []*keyFile
+	// Signing is the file of the signing key; nil when none holds a private key.
+	Signing *keyFile
+}
+
+// render renders the documents of an issuer setup and writes them under dir.
+func (s issuerSetup) render(dir string) (*renderResult, error) {
+	if err := checkIssuerURL(s.Issuer); err != nil {
+		return nil, err
+	}
+	jwksURI := s.JWKSURI
+	if jwksURI == "" {
+		jwksURI = oidc.JWKSURL(s.Issuer)
+	}
+	res := &renderResult{Issuer: s.Issuer, DiscoveryURL: oidc.DiscoveryURL(s.Issuer), JWKSURI: jwksURI}
+	var keys []jwks.Key
+	seen := map[string]bool{}
+	rs256 := false
+	for _, kf := range s.Files {
+		for _, k := range kf.Keys {
+			if seen[k.KeyID] {
+				continue // the same key from a private and a public file
+			}
+			seen[k.KeyID] = true
+			keys = append(keys, k)
+			rs256 = rs256 || k.Algorithm == jwks.RS256
+			res.Keys = append(res.Keys, keyInfo{KeyID: k.KeyID, Algorithm: k.Algorithm, Type: describeKey(k.Public), File: kf.Path,
+				Signing: kf == s.Signing && kf.Signer != nil && mustKeyID(kf) == k.KeyID})
+		}
+	}
+	docs, err := oidc.Render(oidc.IssuerConfig{Issuer: s.Issuer, JWKSURI: jwksURI}, keys)
+	if err != nil {
+		if errors.Is(err, oidc.ErrInvalidIssuer) {
+			return nil, fail(err, "use an https:// URL without query or fragment for --issuer and --jwks-uri", "the issuer cannot be published")
+		}
+		return nil, fail(err, keyFix, "rendering the documents")
+	}
+	if err := oidc.WriteStatic(dir, docs); err != nil {
+		return nil, fail(err, "choose a writable --out directory", "writing the documents")
+	}
+	azwi := filepath.Join(dir, "jwks.json")
+	if err := writeFile(azwi, docs.JWKS, 0o644, false); err != nil {
+		return nil, fail(err, "choose a writable --out directory", "writing %s", azwi)
+	}
+	res.Files = []string{
+		filepath.Join(dir, ".well-known", "openid-configuration"),
+		filepath.Join(dir, "openid", "v1", "jwks"),
+		azwi,
+	}
+	res.KubeAPIServerFlags = []string{"--service-account-issuer=" + s.Issuer, "--service-account-jwks-uri=" + jwksURI}
+	if s.Signing != nil {
+		res.KubeAPIServerFlags = append(res.KubeAPIServerFlags, "--service-account-signing-key-file="+s.Signing.Path)
+	}
+	for _, kf := range s.Files {
+		res.KubeAPIServerFlags = append(res.KubeAPIServerFlags, "--service-account-key-file="+kf.Path)
+	}
+	if !rs256 {
+		res.Warnings = append(res.Warnings, "no RS256 key: Microsoft Entra ID accepts RS256 tokens only; add an RSA key (ksa issuer keygen) for Azure workload identity")
+	}
+	if s.Signing == nil {
+		res.Warnings = append(res.Warnings, "no --key file holds a private key: give kube-apiserver --service-account-signing-key-file yourself")
+	}
+	if strings.HasSuffix(s.Issuer, "/") {
+		res.Warnings = append(res.Warnings, "the issuer ends with a slash: --service-account-issuer and every federated credential must end with it too, byte for byte")
+	}
+	return res, nil
+}
+
+// mustKeyID returns the key ID of a file's private key.
+func mustKeyID(kf *keyFile) string {
+	kid, _ := jwks.KeyID(kf.Signer)
+	return kid
+}
+
+// checkIssuerURL refuses an issuer Kubernetes and the clouds refuse, with the fix.
+func checkIssuerURL(issuer string) error {
+	if !strings.HasPrefix(issuer, "https://") {
+		return fail(nil, "use an https:// issuer URL (Kubernetes and every cloud refuse http), e.g. https://oidc.example.com/cluster-1", "issuer %q is not https", issuer)
+	}
+	return nil
+}
+
+// printRender writes a render result as text.
+func printRender(w io.Writer, res *renderResult) {
+	for _, f := range res.Files {
+		fmt.Fprintf(w, "wrote %s\n", f)
+	}
+	fmt.Fprintln(w, "\nkeys published:")
+	for _, k := range res.Keys {
+		role := "verifies"
+		if k.Signing {
+			role = "signs"
+		}
+		fmt.Fprintf(w, "  %s  %s  %-11s %s (%s)\n", k.KeyID, k.Algorithm, k.Type, role, k.File)
+	}
+	fmt.Fprintf(w, "\nhost the files so that anyone can read, over https:\n  %s  (Content-Type: %s)\n  %s  (Content-Type: %s)\n",
+		res.DiscoveryURL, oidc.DiscoveryContentType, res.JWKSURI, oidc.JWKSContentType)
+	fmt.Fprintln(w, "\nkube-apiserver flags:")
+	for _, fl := range res.KubeAPIServerFlags {
+		fmt.Fprintf(w, "  %s\n", fl)
+	}
+	for _, warn := range res.Warnings {
+		fmt.Fprintf(w, "\nwarning: %s\n", warn)
+	}
+}
+
+// loadSetup reads the key files of a rendering; signing names the file
+// whose private key signs ("" means the first file holding one).
+func loadSetup(issuer, jwksURI string, keyPaths []string, signing string) (issuerSetup, error) {
+	s := issuerSetup{Issuer: issuer, JWKSURI: jwksURI}
+	if signing != "" && !containsPath(keyPaths, signing) {
+		keyPaths = append([]string{signing}, keyPaths...)
+	}
+	for _, p := range keyPaths {
+		kf, err := loadKeyFile(p)
+		if err != nil {
+			return s, err
+		}
+		s.Files = append(s.Files, kf)
+		if s.Signing == nil && kf.Signer != nil && (signing == "" || p == signing) {
+			s.Signing = kf
+		}
+	}
+	if signing != "" && s.Signing == nil {
+		return s, fail(nil, "pass the private key file as --signing-key", "--signing-key %s holds no private key", signing)
+	}
+	return s, nil
+}
+
+func containsPath(paths []string, p string) bool {
+	for _, q := range paths {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+func newRenderCmd(a *app) *cobra.Command {
+	var issuer, jwksURI, out, signing string
+	var keys []string
+	var f format
+	cmd := &cobra.Command{
+		Use:   "render --issuer URL --key FILE... --out DIR",
+		Short: "Write the discovery document and JWKS for blob hosting, and the kube-apiserver flags",
+		Long: `Render the issuer's OpenID discovery document and key set, byte-identical
+to what kube-apiserver serves for the same flags, into DIR laid out for blob
+or CDN hosting:
+
+  DIR/.well-known/openid-configuration   the discovery document
+  DIR/openid/v1/jwks                     the key set (jwks_uri)
+  DIR/jwks.json                          the same key set, where azwi users expect it
+
+The jwks_uri is the issuer (one trailing slash removed) + /openid/v1/jwks
+unless --jwks-uri says otherwise. Every key of every --key file is published
+(private key files publish their public half only); the first private key
+signs unless --signing-key names another. The matching kube-apiserver flags
+are printed. Files are written atomically; re-rendering replaces them.`,
+		Example: `  ksa issuer render --issuer https://oidc.example.com/cluster-1 --key sa.key --out site
+  # Azure blob hosting; a trailing slash stays part of the issuer:
+  ksa issuer render --issuer https://oidcissuer.blob.core.windows.net/cluster-1/ --key sa.key --out site
+  # publish the previous key during a rotation:
+  ksa issuer render --issuer https://oidc.example.com/cluster-1 --key new.key --key old.pub --out site -o json`,
+		Args: args(0, 0),
+		RunE: run(func(cmd *cobra.Command, _ []string) error {
+			s, err := loadSetup(issuer, jwksURI, keys, signing)
+			if err != nil {
+				return err
+			}
+			res, err := s.render(out)
+			if err != nil {
+				return err
+			}
+			return printData(a.stdout, f, res, func(w io.Writer) { printRender(w, res) })
+		}),
+	}
+	cmd.Flags().StringVar(&issuer, "issuer", "", "issuer URL, exactly as --service-account-issuer and the federated credentials say it (required)")
+	cmd.Flags().StringArrayVar(&keys, "key", nil, "PEM key file to publish (repeatable; required)")
+	cmd.Flags().StringVar(&signing, "signing-key", "", "private key file that signs (default: the first --key holding a private key)")
+	cmd.Flags().StringVar(&jwksURI, "jwks-uri", "", "where the key set is hosted (default: issuer + /openid/v1/jwks)")
+	cmd.Flags().StringVar(&out, "out", "", "directory to write the documents into (required)")
+	addOutputFlag(cmd, &f)
+	required(cmd, "issuer", "key", "out")
+	return cmd
+}

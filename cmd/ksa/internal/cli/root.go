@@ -1,0 +1,185 @@
+package cli
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+// app is what every command shares: the streams and the clock.
+type app struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	// nowFlag is the hidden --now flag: an RFC 3339 time to use as the
+	// clock, for reproducible output.
+	nowFlag string
+	clock   time.Time
+}
+
+// now returns the command's clock.
+func (a *app) now() time.Time {
+	if !a.clock.IsZero() {
+		return a.clock
+	}
+	return time.Now()
+}
+
+// Main runs the ksa command with args (without the program name) and
+// returns its exit status.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	root := newRoot(a)
+	root.SetArgs(args)
+	err := root.Execute()
+	if err != nil {
+		fmt.Fprintln(stderr, "ksa: "+oneLine(err.Error()))
+	}
+	return exitCode(err)
+}
+
+func newRoot(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "ksa",
+		Short: "Kubernetes workload identity for operators: issuers, tokens, GMSA, certificates",
+		Long: `ksa sets up and checks the identity of Kubernetes workloads.
+
+It creates a self-managed service-account issuer (signing keys, the OIDC
+discovery document and key set byte-identical to kube-apiserver's, key
+rotation), checks an issuer as Microsoft Entra ID, AWS and Google fetch it,
+inspects, verifies and mints service-account tokens, generates GMSA
+credential specs, reads and requests service-account certificates, and runs
+the GMSA admission webhook and the external JWT signer.
+
+Exit status: 0 on success, 1 on failure (or when a check finds problems),
+2 for a usage error.`,
+		Example: `  # A self-managed issuer for Azure workload identity, end to end:
+  ksa issuer keygen --out sa.key
+  ksa issuer render --issuer https://oidcissuer.blob.core.windows.net/cluster-1/ --key sa.key --out site
+  # upload site/ to the issuer URL, start kube-apiserver with the flags printed, then:
+  ksa issuer check https://oidcissuer.blob.core.windows.net/cluster-1/`,
+		SilenceErrors:     true,
+		SilenceUsage:      true,
+		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			if a.nowFlag == "" {
+				return nil
+			}
+			t, err := time.Parse(time.RFC3339, a.nowFlag)
+			if err != nil {
+				return usage("give an RFC 3339 time, e.g. 2026-01-02T15:04:05Z", "--now %q does not parse", a.nowFlag)
+			}
+			a.clock = t
+			return nil
+		},
+	}
+	root.SetIn(a.stdin)
+	root.SetOut(a.stdout)
+	root.SetErr(a.stderr)
+	root.PersistentFlags().StringVar(&a.nowFlag, "now", "", "use this RFC 3339 time as the clock (for tests)")
+	_ = root.PersistentFlags().MarkHidden("now")
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return usage(fmt.Sprintf("see '%s --help'", cmd.CommandPath()), "%s", err.Error())
+	})
+	root.AddCommand(
+		newIssuerCmd(a),
+		newTokenCmd(a),
+		newCredspecCmd(a),
+		newX509Cmd(a),
+		newWebhookCmd(a),
+		newSignerCmd(a),
+	)
+	return root
+}
+
+// group returns a command that only holds subcommands.
+func group(use, short string, subs ...*cobra.Command) *cobra.Command {
+	c := &cobra.Command{
+		Use:   use,
+		Short: short,
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usage(fmt.Sprintf("see '%s --help'", cmd.CommandPath()), "unknown command %q for %q", args[0], cmd.CommandPath())
+			}
+			return usage(fmt.Sprintf("see '%s --help'", cmd.CommandPath()), "%q needs a subcommand", cmd.CommandPath())
+		},
+	}
+	c.AddCommand(subs...)
+	var ex []string
+	for _, sub := range subs {
+		if first, _, _ := strings.Cut(sub.Example, "\n"); first != "" {
+			ex = append(ex, first)
+		}
+	}
+	c.Example = strings.Join(ex, "\n")
+	return c
+}
+
+// run adapts a command's function: any error that is not already an
+// *Error becomes a failure.
+func run(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		err := fn(cmd, args)
+		if err == nil {
+			return nil
+		}
+		var e *Error
+		if errors.As(err, &e) {
+			return err
+		}
+		return &Error{What: cmd.CommandPath() + " failed", Err: err}
+	}
+}
+
+// args checks the number of positional arguments, as a usage error.
+func args(min, max int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < min || (max >= 0 && len(args) > max) {
+			want := fmt.Sprintf("%d", min)
+			switch {
+			case max < 0:
+				want = fmt.Sprintf("at least %d", min)
+			case max != min:
+				want = fmt.Sprintf("%d to %d", min, max)
+			}
+			return usage(fmt.Sprintf("see '%s --help'", cmd.CommandPath()), "%s takes %s argument(s), got %d", cmd.CommandPath(), want, len(args))
+		}
+		return nil
+	}
+}
+
+// required marks flags required (a missing one is a usage error).
+func required(cmd *cobra.Command, names ...string) {
+	for _, n := range names {
+		_ = cmd.MarkFlagRequired(n)
+	}
+}
+
+// httpClient returns the client that fetches issuers: a timeout, and the
+// system roots plus, with caFile, that CA.
+func httpClient(caFile string) (*http.Client, error) {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fail(err, "pass a readable PEM file of CA certificates", "reading --ca-file")
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fail(nil, "pass a PEM file of CA certificates", "--ca-file %s holds no certificate", caFile)
+		}
+		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	}
+	return &http.Client{Transport: tr, Timeout: 15 * time.Second}, nil
+}

@@ -1,0 +1,205 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/oidc"
+	"github.com/ksa-go/ksa/tokens"
+)
+
+// rotationStep is one step of a key rotation plan.
+type rotationStep struct {
+	// At is the earliest time the step is safe.
+	At     time.Time `json:"at"`
+	Action string    `json:"action"`
+	// Signs is the kid of the key that signs after the step.
+	Signs string `json:"signs"`
+	// Published are the kids of the key set after the step.
+	Published          []string `json:"published"`
+	KubeAPIServerFlags []string `json:"kube_apiserver_flags,omitempty"`
+	Command            string   `json:"command,omitempty"`
+}
+
+type rotateResult struct {
+	NextKey  keygenResult   `json:"next_key"`
+	Render   *renderResult  `json:"render"`
+	Plan     []rotationStep `json:"plan"`
+	Notes    []string       `json:"notes,omitempty"`
+	Duration string         `json:"duration"`
+}
+
+func newRotateCmd(a *app) *cobra.Command {
+	var issuer, jwksURI, out, signing, next string
+	var keys []string
+	var spec keySpec
+	var propagation, lifetime time.Duration
+	var f format
+	cmd := &cobra.Command{
+		Use:   "rotate --issuer URL --signing-key CURRENT --next-key FILE --out DIR",
+		Short: "Generate the next signing key, publish it beside the current one, and print the overlap plan",
+		Long: `Start a key rotation without breaking a live token:
+
+ 1. now: the next key is generated (like the current one unless --type,
+    --bits or --curve say otherwise) and published beside the current key:
+    the documents in DIR are re-rendered; upload them. kube-apiserver gets
+    the next key's public file as one more --service-account-key-file.
+ 2. after --propagation (how long relying parties may keep the old key set;
+    Kubernetes sends max-age one hour, clouds refresh within a day): the next
+    key signs (--service-account-signing-key-file); the old key stays
+    published, since tokens it signed are still in use.
+ 3. after the longest token lifetime more (--max-token-lifetime, plus a
+    minute of clock skew): the old key is withdrawn, with the command given.
+
+Nothing is deleted or overwritten; each step is a command to run at its time.`,
+		Example: `  ksa issuer rotate --issuer https://oidc.example.com/cluster-1 \
+      --signing-key sa.key --next-key sa-2.key --out site
+  # tokens live at most 24h (--service-account-max-token-expiration=24h):
+  ksa issuer rotate --issuer https://oidc.example.com/cluster-1 --signing-key sa.key \
+      --next-key sa-2.key --out site --max-token-lifetime 24h -o json`,
+		Args: args(0, 0),
+		RunE: run(func(cmd *cobra.Command, _ []string) error {
+			current, err := loadSigningKey(signing)
+			if err != nil {
+				return err
+			}
+			if !cmd.Flags().Changed("type") && !cmd.Flags().Changed("bits") && !cmd.Flags().Changed("curve") {
+				spec = specOf(current)
+			}
+			if err := checkIssuerURL(issuer); err != nil {
+				return err
+			}
+			// Everything but the new key must render before the key is
+			// written, so a refused flag leaves nothing behind.
+			if _, err := loadSetup(issuer, jwksURI, keys, signing); err != nil {
+				return err
+			}
+			uri := jwksURI
+			if uri == "" {
+				uri = oidc.JWKSURL(issuer)
+			}
+			curKey, err := jwks.NewKey(current)
+			if err != nil {
+				return keyFileError(signing, err)
+			}
+			if _, err := oidc.Render(oidc.IssuerConfig{Issuer: issuer, JWKSURI: uri}, []jwks.Key{curKey}); err != nil {
+				return fail(err, "use an https:// URL without query or fragment for --issuer and --jwks-uri", "the issuer cannot be published")
+			}
+			s, err := spec.generate()
+			if err != nil {
+				return err
+			}
+			nextPub := publicPath(next)
+			if err := writeKeyPair(s, next, nextPub); err != nil {
+				return err
+			}
+			nextKey, err := jwks.NewKey(s)
+			if err != nil {
+				return fail(err, "", "the generated key")
+			}
+			curKID, _ := jwks.KeyID(current)
+			others := append([]string{nextPub}, keys...)
+			setup, err := loadSetup(issuer, jwksURI, others, signing)
+			if err != nil {
+				return err
+			}
+			res, err := setup.render(out)
+			if err != nil {
+				return err
+			}
+			published := kids(res.Keys)
+			withoutOld := make([]string, 0, len(published))
+			for _, k := range published {
+				if k != curKID {
+					withoutOld = append(withoutOld, k)
+				}
+			}
+			now := a.now().UTC().Truncate(time.Second)
+			switchAt := now.Add(propagation)
+			retireAt := switchAt.Add(lifetime + tokens.DefaultLeeway)
+			keyFlags := func(paths ...string) []string {
+				var fl []string
+				for _, p := range paths {
+					fl = append(fl, "--service-account-key-file="+p)
+				}
+				return fl
+			}
+			retire := []string{"ksa issuer render", "--issuer " + issuer}
+			if jwksURI != "" {
+				retire = append(retire, "--jwks-uri "+jwksURI)
+			}
+			retire = append(retire, "--signing-key "+next)
+			for _, k := range keys {
+				retire = append(retire, "--key "+k)
+			}
+			retire = append(retire, "--out "+out)
+			result := rotateResult{
+				NextKey: keygenResult{PrivateKeyFile: next, PublicKeyFile: nextPub,
+					Key: keyInfo{KeyID: nextKey.KeyID, Algorithm: nextKey.Algorithm, Type: describeKey(nextKey.Public)}},
+				Render:   res,
+				Duration: secs(int64(retireAt.Sub(now) / time.Second)),
+				Plan: []rotationStep{
+					{At: now, Action: "publish the next key: upload " + out + "; add its public key to kube-apiserver and restart it",
+						Signs: curKID, Published: published,
+						KubeAPIServerFlags: append([]string{"--service-account-signing-key-file=" + signing}, keyFlags(append([]string{signing, nextPub}, keys...)...)...)},
+					{At: switchAt, Action: "switch signing to the next key: restart kube-apiserver with these flags (the old key stays published)",
+						Signs: nextKey.KeyID, Published: published,
+						KubeAPIServerFlags: append([]string{"--service-account-signing-key-file=" + next}, keyFlags(append([]string{nextPub, signing}, keys...)...)...)},
+					{At: retireAt, Action: "withdraw the old key: every token it signed has expired; re-render, upload, and restart kube-apiserver with these flags",
+						Signs: nextKey.KeyID, Published: withoutOld,
+						KubeAPIServerFlags: append([]string{"--service-account-signing-key-file=" + next}, keyFlags(append([]string{nextPub}, keys...)...)...),
+						Command:            strings.Join(retire, " ")},
+				},
+				Notes: []string{
+					"kube-api-access tokens (extended to a year, with warnafter) are replaced by the kubelet within about an hour of the switch; withdrawing the old key ends the rest",
+					"keep " + signing + " until step 3, then delete it yourself",
+				},
+			}
+			return printData(a.stdout, f, result, func(w io.Writer) {
+				fmt.Fprintf(w, "wrote %s and %s: the next key, %s, %s, kid %s\n\n", next, nextPub, result.NextKey.Key.Type, nextKey.Algorithm, nextKey.KeyID)
+				printRender(w, res)
+				fmt.Fprintf(w, "\nrotation plan (%s in all):\n", result.Duration)
+				for i, st := range result.Plan {
+					fmt.Fprintf(w, "\n%d. %s (%s)\n   %s\n   signs: %s\n   published: %s\n", i+1, st.At.Format(time.RFC3339), relTime(st.At, now), st.Action, st.Signs, strings.Join(st.Published, ", "))
+					for _, fl := range st.KubeAPIServerFlags {
+						fmt.Fprintf(w, "   %s\n", fl)
+					}
+					if st.Command != "" {
+						fmt.Fprintf(w, "   run: %s\n", st.Command)
+					}
+				}
+				fmt.Fprintln(w)
+				for _, n := range result.Notes {
+					fmt.Fprintf(w, "note: %s\n", n)
+				}
+			})
+		}),
+	}
+	cmd.Flags().StringVar(&issuer, "issuer", "", "issuer URL (required)")
+	cmd.Flags().StringVar(&signing, "signing-key", "", "the current signing key file (required)")
+	cmd.Flags().StringVar(&next, "next-key", "", "private key file to create for the next key (required; never overwritten)")
+	cmd.Flags().StringArrayVar(&keys, "key", nil, "other key files to keep published (repeatable)")
+	cmd.Flags().StringVar(&jwksURI, "jwks-uri", "", "where the key set is hosted (default: issuer + /openid/v1/jwks)")
+	cmd.Flags().StringVar(&out, "out", "", "directory to re-render the documents into (required)")
+	cmd.Flags().StringVar(&spec.Type, "type", "rsa", "next key type: rsa or ecdsa (default: as the current key)")
+	cmd.Flags().IntVar(&spec.Bits, "bits", 2048, "RSA modulus size of the next key")
+	cmd.Flags().StringVar(&spec.Curve, "curve", "P-256", "ECDSA curve of the next key")
+	cmd.Flags().DurationVar(&propagation, "propagation", 24*time.Hour, "how long relying parties may cache the old key set")
+	cmd.Flags().DurationVar(&lifetime, "max-token-lifetime", 24*time.Hour, "the longest lifetime of a token the old key signed (kube-apiserver's --service-account-max-token-expiration)")
+	addOutputFlag(cmd, &f)
+	required(cmd, "issuer", "signing-key", "next-key", "out")
+	return cmd
+}
+
+func kids(keys []keyInfo) []string {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		out[i] = k.KeyID
+	}
+	return out
+}

@@ -1,0 +1,426 @@
+package cli
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/internal/errs"
+	"github.com/ksa-go/ksa/oidc"
+	"github.com/ksa-go/ksa/tokens"
+)
+
+func newTokenCmd(a *app) *cobra.Command {
+	return group("token", "Inspect, verify and mint service-account tokens",
+		newInspectCmd(a), newVerifyCmd(a), newMintCmd(a))
+}
+
+// readToken reads a token from a file or standard input, bounded by the
+// validator's size limit, without surrounding white space or "Bearer ".
+func readToken(name string, stdin io.Reader) (string, error) {
+	data, err := readInput(name, stdin, tokens.DefaultMaxTokenBytes)
+	switch {
+	case errors.Is(err, errTooLarge):
+		return "", fail(nil, "pass one service-account token, a compact JWT (kube-apiserver's are about 1 KiB)",
+			"%s is over the %d-byte token limit", inputName(name), tokens.DefaultMaxTokenBytes)
+	case errors.Is(err, fs.ErrNotExist):
+		return "", fail(nil, "check the path (a pod's projected token is usually /var/run/secrets/tokens/...)", "token file %s does not exist", name)
+	case err != nil:
+		return "", fail(err, "pass a readable token file, or - for standard input", "reading the token from %s", inputName(name))
+	}
+	tok := strings.TrimSpace(string(data))
+	tok = strings.TrimSpace(strings.TrimPrefix(tok, "Bearer "))
+	if tok == "" {
+		return "", fail(nil, "pass a file holding a token, e.g. from kubectl create token NAME", "%s is empty", inputName(name))
+	}
+	return tok, nil
+}
+
+// decodeHeader decodes a token's JOSE header without verifying anything.
+func decodeHeader(tok string) (map[string]any, error) {
+	head, _, ok := strings.Cut(tok, ".")
+	if !ok {
+		return nil, errors.New("not a compact JWT")
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(head)
+	if err != nil {
+		return nil, err
+	}
+	var h map[string]any
+	if err := json.Unmarshal(b, &h); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// timeInfo is a time claim and how far it is from now.
+type timeInfo struct {
+	Time     time.Time `json:"time"`
+	Relative string    `json:"relative"`
+}
+
+func newTimeInfo(t, now time.Time) *timeInfo {
+	if t.IsZero() {
+		return nil
+	}
+	return &timeInfo{Time: t.UTC(), Relative: relTime(t, now)}
+}
+
+// binding is who a token names and what it is bound to.
+type binding struct {
+	Username       string `json:"username,omitempty"`
+	Namespace      string `json:"namespace,omitempty"`
+	ServiceAccount string `json:"service_account,omitempty"`
+	UID            string `json:"service_account_uid,omitempty"`
+	Pod            string `json:"pod,omitempty"`
+	PodUID         string `json:"pod_uid,omitempty"`
+	Node           string `json:"node,omitempty"`
+	NodeUID        string `json:"node_uid,omitempty"`
+	Secret         string `json:"secret,omitempty"`
+	SecretUID      string `json:"secret_uid,omitempty"`
+	CredentialID   string `json:"credential_id,omitempty"`
+}
+
+func bindingOf(c *tokens.Claims) binding {
+	id := c.Identity()
+	b := binding{Namespace: id.ServiceAccount.Namespace, ServiceAccount: id.ServiceAccount.Name, UID: id.ServiceAccount.UID,
+		Pod: id.Pod.Name, PodUID: id.Pod.UID, Node: id.Node.Name, NodeUID: id.Node.UID, CredentialID: id.CredentialID}
+	if id.ServiceAccount.Namespace != "" && id.ServiceAccount.Name != "" {
+		b.Username = id.ServiceAccount.Username()
+	}
+	if k := c.Kubernetes; k != nil && k.Secret != nil {
+		b.Secret, b.SecretUID = k.Secret.Name, k.Secret.UID
+	}
+	if l := c.Legacy; l != nil {
+		b.Secret = l.SecretName
+	}
+	return b
+}
+
+// tokenReport is what inspect and verify print.
+type tokenReport struct {
+	Verified  bool            `json:"verified"`
+	Note      string          `json:"note,omitempty"`
+	Header    map[string]any  `json:"header,omitempty"`
+	Issuer    string          `json:"iss"`
+	Subject   string          `json:"sub"`
+	Audience  []string        `json:"aud"`
+	Accepted  []string        `json:"accepted_audiences,omitempty"`
+	ID        string          `json:"jti,omitempty"`
+	Binding   binding         `json:"binding"`
+	IssuedAt  *timeInfo       `json:"iat,omitempty"`
+	NotBefore *timeInfo       `json:"nbf,omitempty"`
+	Expiry    *timeInfo       `json:"exp,omitempty"`
+	WarnAfter *timeInfo       `json:"warnafter,omitempty"`
+	Expired   bool            `json:"expired"`
+	Stale     bool            `json:"stale"`
+	Legacy    bool            `json:"legacy,omitempty"`
+	Claims    json.RawMessage `json:"claims"`
+}
+
+func newTokenReport(c *tokens.Claims, now time.Time) *tokenReport {
+	r := &tokenReport{Issuer: c.Issuer, Subject: c.Subject, Audience: c.Audience, ID: c.ID, Binding: bindingOf(c),
+		IssuedAt: newTimeInfo(c.IssuedAt, now), NotBefore: newTimeInfo(c.NotBefore, now), Expiry: newTimeInfo(c.Expiry, now),
+		Legacy: c.Legacy != nil, Claims: c.AppendJSON(nil)}
+	if r.Audience == nil {
+		r.Audience = []string{}
+	}
+	r.Expired = !c.Expiry.IsZero() && !now.Before(c.Expiry)
+	if c.Kubernetes != nil && !c.Kubernetes.WarnAfter.IsZero() {
+		r.WarnAfter = newTimeInfo(c.Kubernetes.WarnAfter, now)
+		r.Stale = now.After(c.Kubernetes.WarnAfter)
+	}
+	return r
+}
+
+func printTokenReport(w io.Writer, r *tokenReport) {
+	if r.Verified {
+		fmt.Fprintln(w, "VERIFIED: signature, issuer, audience and times checked")
+	} else {
+		fmt.Fprintln(w, "UNVERIFIED: decoded only; the signature was not checked, trust nothing below")
+	}
+	if len(r.Header) > 0 {
+		fmt.Fprintf(w, "header:     alg %v, kid %v\n", r.Header["alg"], r.Header["kid"])
+	}
+	fmt.Fprintf(w, "issuer:     %s\nsubject:    %s\naudiences:  %s\n", r.Issuer, r.Subject, strings.Join(r.Audience, ", "))
+	if len(r.Accepted) > 0 {
+		fmt.Fprintf(w, "accepted:   %s\n", strings.Join(r.Accepted, ", "))
+	}
+	b := r.Binding
+	if b.Username != "" {
+		fmt.Fprintf(w, "user:       %s (uid %s)\n", b.Username, b.UID)
+	}
+	if b.Pod != "" {
+		fmt.Fprintf(w, "pod:        %s (uid %s)\n", b.Pod, b.PodUID)
+	}
+	if b.Node != "" {
+		fmt.Fprintf(w, "node:       %s (uid %s)\n", b.Node, b.NodeUID)
+	}
+	if b.Secret != "" {
+		fmt.Fprintf(w, "secret:     %s (uid %s)\n", b.Secret, b.SecretUID)
+	}
+	if r.ID != "" {
+		fmt.Fprintf(w, "jti:        %s\n", r.ID)
+	}
+	for _, t := range []struct {
+		name string
+		t    *timeInfo
+	}{{"issued:    ", r.IssuedAt}, {"not before:", r.NotBefore}, {"expires:   ", r.Expiry}, {"warnafter: ", r.WarnAfter}} {
+		if t.t != nil {
+			fmt.Fprintf(w, "%s %s (%s)\n", t.name, t.t.Time.Format(time.RFC3339), t.t.Relative)
+		}
+	}
+	state := "current"
+	switch {
+	case r.Expired:
+		state = "EXPIRED"
+	case r.Stale:
+		state = "STALE (past warnafter: kube-apiserver still accepts it and reports it)"
+	}
+	fmt.Fprintf(w, "state:      %s\n", state)
+	if r.Legacy {
+		fmt.Fprintln(w, "legacy:     a Secret-based token without audience or expiry: replace it with a TokenRequest token")
+	}
+}
+
+func newInspectCmd(a *app) *cobra.Command {
+	var f format
+	cmd := &cobra.Command{
+		Use:   "inspect [FILE|-]",
+		Short: "Decode a token without verifying it: header, claims, binding, times",
+		Long: `Decode a service-account token and show its header, claims, the service
+account, pod, node or secret it is bound to, and its times relative to now
+(expired, stale past warnafter). Nothing is verified: the output says so.
+Use "ksa token verify" to check a token. Reads standard input without FILE.`,
+		Example: `  ksa token inspect /var/run/secrets/tokens/vault-token
+  kubectl create token default | ksa token inspect -
+  ksa token inspect token.jwt -o json`,
+		Args: args(0, 1),
+		RunE: run(func(cmd *cobra.Command, args []string) error {
+			name := "-"
+			if len(args) > 0 {
+				name = args[0]
+			}
+			tok, err := readToken(name, a.stdin)
+			if err != nil {
+				return err
+			}
+			claims, err := tokens.ParseUnverified(tok)
+			if err != nil {
+				return fail(err, "pass the token alone, a compact JWT of three base64url parts", "%s is not a token", inputName(name))
+			}
+			r := newTokenReport(claims, a.now())
+			r.Note = "UNVERIFIED: decoded only, the signature was not checked"
+			r.Header, _ = decodeHeader(tok)
+			return printData(a.stdout, f, r, func(w io.Writer) { printTokenReport(w, r) })
+		}),
+	}
+	addOutputFlag(cmd, &f)
+	return cmd
+}
+
+func newVerifyCmd(a *app) *cobra.Command {
+	var issuers, audiences []string
+	var caFile string
+	var f format
+	cmd := &cobra.Command{
+		Use:   "verify --issuer URL --audience A [FILE|-]",
+		Short: "Verify a token through its issuer's discovery document and key set",
+		Long: `Verify a service-account token as a relying party that knows only the
+issuer URL: discover the issuer (anonymously, over https), fetch its key set,
+and check the issuer, key, signature, audience and times. Bound objects (pod,
+secret, node) are not checked: outside the cluster a token stays valid until
+it expires. Reads standard input without FILE. Exit status 1 when the token
+is refused.`,
+		Example: `  ksa token verify --issuer https://oidc.example.com/cluster-1 --audience vault token.jwt
+  kubectl create token billing --audience vault | \
+      ksa token verify --issuer https://oidc.example.com/cluster-1 --audience vault -o json`,
+		Args: args(0, 1),
+		RunE: run(func(cmd *cobra.Command, args []string) error {
+			name := "-"
+			if len(args) > 0 {
+				name = args[0]
+			}
+			tok, err := readToken(name, a.stdin)
+			if err != nil {
+				return err
+			}
+			for _, iss := range issuers {
+				if err := checkIssuerURL(iss); err != nil {
+					return err
+				}
+			}
+			client, err := httpClient(caFile)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			v, err := oidc.NewVerifier(ctx, oidc.VerifierConfig{Issuers: issuers, Audiences: audiences, Client: client, Now: a.now})
+			if err != nil {
+				return verifierError(err)
+			}
+			res, err := v.Verify(ctx, tok)
+			if err != nil {
+				return verifyError(err, tok, issuers, audiences)
+			}
+			r := newTokenReport(res.Claims, a.now())
+			r.Verified = true
+			r.Accepted = res.Audiences
+			r.Header = map[string]any{"alg": res.Algorithm, "kid": res.KeyID}
+			return printData(a.stdout, f, r, func(w io.Writer) { printTokenReport(w, r) })
+		}),
+	}
+	cmd.Flags().StringArrayVar(&issuers, "issuer", nil, "accepted issuer URL (repeatable; required)")
+	cmd.Flags().StringArrayVar(&audiences, "audience", nil, "accepted audience (repeatable; required)")
+	cmd.Flags().StringVar(&caFile, "ca-file", "", "also trust these CA certificates (test setups)")
+	addOutputFlag(cmd, &f)
+	required(cmd, "issuer", "audience")
+	return cmd
+}
+
+// verifierError explains a failed discovery.
+func verifierError(err error) error {
+	var mm *oidc.IssuerMismatchError
+	switch {
+	case errors.As(err, &mm) && strings.TrimSuffix(mm.Expected, "/") == strings.TrimSuffix(mm.Discovered, "/"):
+		return fail(nil, "pass --issuer exactly as the discovery document says it, trailing slash included: "+mm.Discovered,
+			"the issuer %q differs from the discovery document's %q by a trailing slash", mm.Expected, mm.Discovered)
+	case errors.As(err, &mm):
+		return fail(nil, "pass the issuer the token and the discovery document name", "the discovery document names the issuer %q, not %q", mm.Discovered, mm.Expected)
+	case errors.Is(err, oidc.ErrDiscovery):
+		return fail(err, "check the issuer URL, then run \"ksa issuer check URL\" for a full diagnosis", "discovery failed")
+	}
+	return fail(err, "check --issuer and --audience", "cannot verify")
+}
+
+// verifyError explains a refused token.
+func verifyError(err error, tok string, issuers, audiences []string) error {
+	claims, _ := tokens.ParseUnverified(tok)
+	switch {
+	case errors.Is(err, tokens.ErrUnknownIssuer) && claims != nil:
+		return fail(nil, "verify it against its own issuer, or use a token of "+strings.Join(issuers, ", "),
+			"the token's issuer %q is not %s", claims.Issuer, quoteAll(issuers))
+	case errors.Is(err, tokens.ErrAudienceMismatch) && claims != nil:
+		return fail(nil, "request the token for one of the accepted audiences (kubectl create token --audience, or the projected volume's audience)",
+			"the token's audiences %s do not include %s", quoteAll(claims.Audience), quoteAll(audiences))
+	case errors.Is(err, tokens.ErrExpired):
+		return fail(err, "use a fresh token", "the token is refused")
+	case errors.Is(err, tokens.ErrUnknownKeyID):
+		return fail(err, "publish the signing key in the issuer's key set (ksa issuer render) and upload it", "the token is refused")
+	case errors.Is(err, tokens.ErrMalformed), errors.Is(err, tokens.ErrTooLarge):
+		return fail(err, "pass the token alone, a compact JWT", "the token is refused")
+	}
+	return fail(err, "run \"ksa issuer check\" on the issuer for a diagnosis", "the token is refused")
+}
+
+func quoteAll(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+type mintResult struct {
+	Token               string          `json:"token"`
+	ExpirationTimestamp time.Time       `json:"expiration_timestamp"`
+	Warnings            []string        `json:"warnings,omitempty"`
+	Claims              json.RawMessage `json:"claims"`
+}
+
+func newMintCmd(a *app) *cobra.Command {
+	var issuer, keyFile, out, jti string
+	var sa ksa.ServiceAccount
+	var audiences []string
+	var lifetime time.Duration
+	var pod, podUID, node, nodeUID string
+	var f format
+	cmd := &cobra.Command{
+		Use:   "mint --issuer URL --signing-key FILE --namespace NS --service-account NAME --uid UID",
+		Short: "Mint a service-account token from a signing key (test clusters)",
+		Long: `Mint a service-account token as kube-apiserver's TokenRequest would with the
+same key and issuer: its lifetime rules (10 minutes to 2^32 seconds, one hour
+by default), audiences and pod binding. For test clusters and relying-party
+tests: anyone with the key can impersonate every service account.`,
+		Example: `  ksa token mint --issuer https://oidc.example.com/cluster-1 --signing-key sa.key \
+      --namespace prod --service-account billing --uid 7a3c1a8e-1c5e-4d55-9d0e-2f3b4c5d6e7f \
+      --audience api://AzureADTokenExchange > token.jwt
+  ksa token mint --issuer https://oidc.example.com/cluster-1 --signing-key sa.key \
+      --namespace prod --service-account billing --uid 7a3c1a8e-1c5e-4d55-9d0e-2f3b4c5d6e7f \
+      --pod billing-0 --pod-uid 0c0e5c4e-8a4b-4cf4-9e55-7b8e3f7f6a10 --duration 10m -o json`,
+		Args: args(0, 0),
+		RunE: run(func(cmd *cobra.Command, _ []string) error {
+			if err := checkIssuerURL(issuer); err != nil {
+				return err
+			}
+			signer, err := loadSigningKey(keyFile)
+			if err != nil {
+				return err
+			}
+			cfg := tokens.MinterConfig{Issuer: issuer, Signer: signer, Now: a.now}
+			if jti != "" {
+				cfg.NewJTI = func() string { return jti }
+			}
+			m, err := tokens.NewMinter(cfg)
+			if err != nil {
+				return fail(err, keyFix, "cannot mint with %s", keyFile)
+			}
+			req := tokens.Request{ServiceAccount: sa, Audiences: audiences, ExpirationSeconds: int64(lifetime / time.Second)}
+			if pod != "" || podUID != "" {
+				req.BoundObject = &tokens.BoundObject{Kind: tokens.BoundPod, Name: pod, UID: podUID}
+				if node != "" {
+					req.Node = &ksa.ObjectRef{Name: node, UID: nodeUID}
+				}
+			}
+			tok, err := m.Mint(context.Background(), req)
+			if err != nil {
+				return fail(nil, "see 'ksa token mint --help': --duration is 10m to 2^32 s, --pod needs --pod-uid, --node needs --pod", "%s", errs.Text(err))
+			}
+			res := mintResult{Token: tok.Raw, ExpirationTimestamp: tok.ExpirationTimestamp.UTC(), Warnings: tok.Warnings, Claims: tok.Claims.AppendJSON(nil)}
+			if out != "" {
+				if err := writeFile(out, []byte(tok.Raw+"\n"), 0o600, false); err != nil {
+					return fail(err, "choose a writable --out", "writing %s", out)
+				}
+			}
+			return printData(a.stdout, f, res, func(w io.Writer) {
+				if out == "" {
+					fmt.Fprintln(w, tok.Raw)
+				} else {
+					fmt.Fprintf(w, "wrote %s (expires %s)\n", out, res.ExpirationTimestamp.Format(time.RFC3339))
+				}
+				for _, warn := range tok.Warnings {
+					fmt.Fprintf(a.stderr, "warning: %s\n", warn)
+				}
+			})
+		}),
+	}
+	cmd.Flags().StringVar(&issuer, "issuer", "", "issuer URL, the tokens' iss (required)")
+	cmd.Flags().StringVar(&keyFile, "signing-key", "", "private key file (required)")
+	cmd.Flags().StringVar(&sa.Namespace, "namespace", "", "service account namespace (required)")
+	cmd.Flags().StringVar(&sa.Name, "service-account", "", "service account name (required)")
+	cmd.Flags().StringVar(&sa.UID, "uid", "", "service account UID (required; kubectl get sa NAME -o jsonpath='{.metadata.uid}')")
+	cmd.Flags().StringArrayVar(&audiences, "audience", nil, "audience (repeatable; default: the issuer, as kube-apiserver's --api-audiences)")
+	cmd.Flags().DurationVar(&lifetime, "duration", time.Hour, "token lifetime, 10m to 2^32 s")
+	cmd.Flags().StringVar(&pod, "pod", "", "bind the token to this pod")
+	cmd.Flags().StringVar(&podUID, "pod-uid", "", "the pod's UID (required with --pod)")
+	cmd.Flags().StringVar(&node, "node", "", "the node the pod runs on")
+	cmd.Flags().StringVar(&nodeUID, "node-uid", "", "the node's UID")
+	cmd.Flags().StringVar(&out, "out", "", "write the token to this file (mode 0600) instead of standard output")
+	cmd.Flags().StringVar(&jti, "jti", "", "token ID (for tests; default a random UUID)")
+	_ = cmd.Flags().MarkHidden("jti")
+	addOutputFlag(cmd, &f)
+	required(cmd, "issuer", "signing-key", "namespace", "service-account", "uid")
+	return cmd
+}

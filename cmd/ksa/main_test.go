@@ -1,0 +1,149 @@
+package main
+
+import (
+	"bytes"
+	"encoding/pem"
+	"flag"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/ksa-go/ksa/cmd/ksa/internal/cli"
+	"github.com/ksa-go/ksa/oidc"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected outputs in testdata/script")
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"ksa": func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScripts runs the workflows in testdata/script as a user would type
+// them. Each script starts in a directory holding keys/ (fixed keys from
+// testdata/keys) and x509/ (a fixed certificate); the serve command
+// hosts a directory over https on loopback.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir:                 "testdata/script",
+		UpdateScripts:       *update,
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			for _, dir := range []string{"keys", "x509"} {
+				if err := copyDir(filepath.Join("testdata", dir), filepath.Join(env.WorkDir, dir)); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"serve":  cmdServe,
+			"cmpdoc": cmdCmpDoc,
+			"bigfile": func(ts *testscript.TestScript, neg bool, args []string) {
+				// bigfile NAME BYTES writes a file of that many 'a's.
+				n, err := strconv.Atoi(args[1])
+				ts.Check(err)
+				ts.Check(os.WriteFile(ts.MkAbs(args[0]), bytes.Repeat([]byte("a"), n), 0o644))
+			},
+		},
+	})
+}
+
+// cmdServe hosts a directory over https on loopback, as blob storage
+// would, until the script ends:
+//
+//	serve [-octet-stream] [-no-cache-control] [-forbidden] VAR DIR
+//
+// It sets $VAR to the server's https URL and writes the server's CA
+// certificate to $WORK/VAR-ca.pem. Discovery documents are served as
+// application/json and key sets as application/jwk-set+json with
+// Cache-Control: public, max-age=3600, unless the flags break that.
+func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
+	if neg {
+		ts.Fatalf("unsupported: ! serve")
+	}
+	opts := map[string]bool{}
+	for len(args) > 0 && strings.HasPrefix(args[0], "-") {
+		opts[args[0]] = true
+		args = args[1:]
+	}
+	if len(args) != 2 {
+		ts.Fatalf("usage: serve [-octet-stream] [-no-cache-control] [-forbidden] VAR DIR")
+	}
+	dir := ts.MkAbs(args[1])
+	files := http.FileServer(http.Dir(dir))
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if opts["-forbidden"] {
+			http.Error(w, "public access is not permitted on this storage account", http.StatusForbidden)
+			return
+		}
+		switch {
+		case opts["-octet-stream"]:
+			w.Header().Set("Content-Type", "application/octet-stream")
+		case strings.HasSuffix(r.URL.Path, oidc.DiscoveryPath):
+			w.Header().Set("Content-Type", oidc.DiscoveryContentType)
+		case strings.HasSuffix(r.URL.Path, oidc.JWKSPath), strings.HasSuffix(r.URL.Path, ".json"):
+			w.Header().Set("Content-Type", oidc.JWKSContentType)
+		}
+		if !opts["-no-cache-control"] {
+			w.Header().Set("Cache-Control", "public, max-age=3600")
+		}
+		files.ServeHTTP(w, r)
+	}))
+	ts.Defer(srv.Close)
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	ts.Check(os.WriteFile(ts.MkAbs(args[0]+"-ca.pem"), ca, 0o644))
+	ts.Setenv(args[0], srv.URL)
+}
+
+// cmpdoc compares a rendered document, which like kube-apiserver's has no
+// final newline, with an expected file of the archive, which has one:
+//
+//	cmpdoc FILE WANT
+func cmdCmpDoc(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: cmpdoc FILE WANT")
+	}
+	got, want := ts.ReadFile(args[0]), ts.ReadFile(args[1])
+	if strings.HasSuffix(got, "\n") {
+		ts.Fatalf("%s ends with a newline; kube-apiserver's documents do not", args[0])
+	}
+	if got+"\n" != want {
+		ts.Fatalf("%s differs from %s:\n got: %s\nwant: %s", args[0], args[1], got, want)
+	}
+}
+
+// copyDir copies the regular files of one directory into another.
+func copyDir(from, to string) error {
+	entries, err := os.ReadDir(from)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(to, 0o755); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(from, e.Name()))
+		if err != nil {
+			return err
+		}
+		perm := os.FileMode(0o644)
+		if strings.HasSuffix(e.Name(), ".key") {
+			perm = 0o600
+		}
+		if err := os.WriteFile(filepath.Join(to, e.Name()), data, perm); err != nil {
+			return err
+		}
+	}
+	return nil
+}

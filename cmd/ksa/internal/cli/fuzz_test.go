@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"io"
+	"os"
+	"strings"
+	"testing"
+)
+
+// fuzzInput runs the command with input on standard input: whatever the
+// input, it never panics and exits 0 (read) or 1 (refused), never with a
+// usage error.
+func fuzzInput(t *testing.T, input string, args ...string) {
+	code := Main(args, strings.NewReader(input), io.Discard, io.Discard)
+	if code != 0 && code != 1 {
+		t.Fatalf("ksa %s: exit %d for input %q", strings.Join(args, " "), code, input)
+	}
+}
+
+// FuzzTokenInspect feeds arbitrary tokens to ksa token inspect, in text and
+// JSON.
+func FuzzTokenInspect(f *testing.F) {
+	f.Add("eyJhbGciOiJSUzI1NiIsImtpZCI6ImsifQ.eyJpc3MiOiJodHRwczovL2lzc3VlciIsInN1YiI6InN5c3RlbTpzZXJ2aWNlYWNjb3VudDpwcm9kOmJpbGxpbmciLCJhdWQiOlsidmF1bHQiXSwiZXhwIjoxNzAwMDAzNjAwLCJpYXQiOjE3MDAwMDAwMDAsIm5iZiI6MTcwMDAwMDAwMH0.c2ln")
+	f.Add("Bearer a.b.c")
+	f.Add("e30.e30.")
+	f.Add("")
+	f.Add("eyJhbGciOiJub25lIn0.eyJrdWJlcm5ldGVzLmlvIjp7InBvZCI6bnVsbH19.")
+	f.Fuzz(func(t *testing.T, token string) {
+		fuzzInput(t, token, "token", "inspect", "-", "--now", "2023-11-14T22:13:20Z")
+		fuzzInput(t, token, "token", "inspect", "-", "-o", "json", "--now", "2023-11-14T22:13:20Z")
+	})
+}
+
+// FuzzX509Inspect feeds arbitrary PEM to ksa x509 inspect.
+func FuzzX509Inspect(f *testing.F) {
+	if cert, err := os.ReadFile("../../testdata/x509/cart.crt"); err == nil {
+		f.Add(string(cert))
+	}
+	f.Add("-----BEGIN CERTIFICATE-----\nMAA=\n-----END CERTIFICATE-----\n")
+	f.Add("not PEM")
+	f.Fuzz(func(t *testing.T, pem string) {
+		fuzzInput(t, pem, "x509", "inspect", "-")
+	})
+}

@@ -28,6 +28,7 @@ import (
 	"github.com/ksa-go/ksa/extsigner/signertest"
 	"github.com/ksa-go/ksa/federation"
 	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/ksaprom"
 	"github.com/ksa-go/ksa/kubeapi"
 	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/oidc/oidctest"
@@ -37,7 +38,7 @@ import (
 )
 
 // packagePrefixes are the message prefixes of the module's packages.
-var packagePrefixes = []string{"ksa", "jwks", "tokens", "oidc", "oidctest", "x509sa", "credspec", "federation", "entratest", "kubeapi", "extsigner", "signertest", "tokenreview"}
+var packagePrefixes = []string{"ksa", "jwks", "tokens", "oidc", "oidctest", "x509sa", "credspec", "federation", "entratest", "kubeapi", "extsigner", "signertest", "tokenreview", "ksaprom"}
 
 var word = regexp.MustCompile(`[\p{L}\p{N}]+`)
 
@@ -251,6 +252,10 @@ func TestErrorMessages(t *testing.T) {
 	// kubeapi
 	_, err = kubeapi.NewManager(kubeapi.ManagerConfig{})
 	add("kubeapi config", err)
+
+	// ksaprom
+	_, err = ksaprom.New(ksaprom.Config{})
+	add("ksaprom config", err)
 
 	// tokenreview
 	_, err = tokenreview.New(tokenreview.Config{})

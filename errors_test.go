@@ -27,6 +27,7 @@ import (
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/extsigner/signertest"
 	"github.com/ksa-go/ksa/federation"
+	"github.com/ksa-go/ksa/golangjwt"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/ksaprom"
 	"github.com/ksa-go/ksa/kubeapi"
@@ -38,7 +39,7 @@ import (
 )
 
 // packagePrefixes are the message prefixes of the module's packages.
-var packagePrefixes = []string{"ksa", "jwks", "tokens", "oidc", "oidctest", "x509sa", "credspec", "federation", "entratest", "kubeapi", "extsigner", "signertest", "tokenreview", "ksaprom"}
+var packagePrefixes = []string{"ksa", "jwks", "tokens", "oidc", "oidctest", "x509sa", "credspec", "federation", "entratest", "kubeapi", "extsigner", "signertest", "tokenreview", "ksaprom", "golangjwt"}
 
 var word = regexp.MustCompile(`[\p{L}\p{N}]+`)
 
@@ -252,6 +253,13 @@ func TestErrorMessages(t *testing.T) {
 	// kubeapi
 	_, err = kubeapi.NewManager(kubeapi.ManagerConfig{})
 	add("kubeapi config", err)
+
+	// golangjwt
+	_, err = golangjwt.NewKeys(nil, golangjwt.Config{})
+	add("golangjwt config", err)
+	add("golangjwt key", &golangjwt.KeyError{KeyID: "k", Algorithm: "HS256", Problem: tokens.ErrAlgorithmNotAllowed})
+	add("golangjwt key source", &golangjwt.KeyError{KeyID: "k", Algorithm: "ES256", Problem: tokens.ErrKeySource, Err: &jwks.FetchError{URL: "https://x/jwks", Reason: "unexpected status 503"}})
+	add("golangjwt claim", (&golangjwt.Claims{}).Validate())
 
 	// ksaprom
 	_, err = ksaprom.New(ksaprom.Config{})

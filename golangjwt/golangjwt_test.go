@@ -1,0 +1,252 @@
+package golangjwt_test
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/golangjwt"
+	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/oidc"
+	"github.com/ksa-go/ksa/oidc/oidctest"
+	"github.com/ksa-go/ksa/tokens"
+)
+
+var (
+	now = time.Unix(1700000000, 0)
+	sa  = ksa.ServiceAccount{Namespace: "prod", Name: "billing", UID: "sa-uid"}
+	req = tokens.Request{ServiceAccount: sa, Audiences: []string{"vault"},
+		BoundObject: &tokens.BoundObject{Kind: tokens.BoundPod, Name: "billing-0", UID: "pod-uid"},
+		Node:        &ksa.ObjectRef{Name: "node-1", UID: "node-uid"}}
+)
+
+func clock() time.Time { return now }
+
+// parse is what a golang-jwt user writes: the parser options, issuer,
+// audience and clock, and the key function.
+func parse(keys *golangjwt.Keys, issuer, token string, opts ...jwt.ParserOption) (*golangjwt.Claims, error) {
+	var claims golangjwt.Claims
+	opts = append(append(golangjwt.ParserOptions(), jwt.WithIssuer(issuer), jwt.WithAudience("vault"), jwt.WithTimeFunc(clock)), opts...)
+	_, err := jwt.ParseWithClaims(token, &claims, keys.KeyfuncContext(context.Background()), opts...)
+	return &claims, err
+}
+
+// TestRemoteKeySet: a token with Kubernetes' exact bytes, verified by
+// golang-jwt with ksa's remote key set of the issuer, proves the identity
+// ksa's validator reports.
+func TestRemoteKeySet(t *testing.T) {
+	srv := oidctest.Start(t, oidctest.Config{Now: clock})
+	remote, err := jwks.NewRemote(jwks.RemoteConfig{URL: oidc.JWKSURL(srv.Issuer()), Client: srv.Client(), Now: clock})
+	require.NoError(t, err)
+	keys, err := golangjwt.NewKeys(remote, golangjwt.Config{})
+	require.NoError(t, err)
+	token, err := srv.Mint(t.Context(), req)
+	require.NoError(t, err)
+
+	claims, err := parse(keys, srv.Issuer(), token)
+	require.NoError(t, err)
+
+	v, err := tokens.NewValidator(tokens.ValidatorConfig{Issuers: []string{srv.Issuer()}, Keys: remote,
+		Audiences: []string{"vault"}, SkipObjectCheck: true, Now: clock})
+	require.NoError(t, err)
+	res, err := v.Validate(t.Context(), token)
+	require.NoError(t, err)
+	assert.Equal(t, res.Identity, claims.Identity())
+	assert.Equal(t, "system:serviceaccount:prod:billing", claims.Subject)
+}
+
+// forger signs arbitrary headers and claims with golang-jwt.
+func sign(t *testing.T, method jwt.SigningMethod, key any, header map[string]any, claims jwt.Claims) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(method, claims)
+	for k, v := range header {
+		tok.Header[k] = v
+	}
+	s, err := tok.SignedString(key)
+	require.NoError(t, err)
+	return s
+}
+
+// TestForgeries: each forged token is refused by golang-jwt with the key
+// function and by ksa's validator, for the same reason.
+func TestForgeries(t *testing.T) {
+	const issuer = "https://issuer.example"
+	ecKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	attacker, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	ecPub, err := jwks.NewKey(ecKey.Public())
+	require.NoError(t, err)
+	rsaPub, err := jwks.NewKey(rsaKey.Public())
+	require.NoError(t, err)
+	src, err := jwks.NewStaticSource(ecPub, rsaPub)
+	require.NoError(t, err)
+	keys, err := golangjwt.NewKeys(src, golangjwt.Config{})
+	require.NoError(t, err)
+	validator, err := tokens.NewValidator(tokens.ValidatorConfig{Issuers: []string{issuer}, Keys: src,
+		Audiences: []string{"vault"}, SkipObjectCheck: true, Now: clock})
+	require.NoError(t, err)
+
+	minter, err := tokens.NewMinter(tokens.MinterConfig{Issuer: issuer, Signer: ecKey, Now: clock})
+	require.NoError(t, err)
+	genuine, err := minter.Mint(t.Context(), req)
+	require.NoError(t, err)
+	// The genuine claims, as golang-jwt sees them, to sign forgeries with.
+	var claims golangjwt.Claims
+	_, err = parse(keys, issuer, genuine.Raw)
+	require.NoError(t, err, "the genuine token passes")
+	_, _, err = jwt.NewParser().ParseUnverified(genuine.Raw, &claims)
+	require.NoError(t, err)
+	pkix, err := x509.MarshalPKIXPublicKey(ecKey.Public())
+	require.NoError(t, err)
+
+	tests := []struct {
+		name  string
+		token string
+		// ksa is the sentinel ksa's validator refuses with, and the key
+		// function when it is the one that refuses; jwtErr is golang-jwt's
+		// sentinel with ParserOptions.
+		ksa, jwtErr error
+	}{
+		{name: "unknown kid", token: sign(t, jwt.SigningMethodES256, attacker, map[string]any{"kid": "nope"}, &claims),
+			ksa: tokens.ErrUnknownKeyID, jwtErr: jwt.ErrTokenUnverifiable},
+		{name: "another key under the real kid", token: sign(t, jwt.SigningMethodES256, attacker, map[string]any{"kid": ecPub.KeyID}, &claims),
+			ksa: tokens.ErrBadSignature, jwtErr: jwt.ErrTokenSignatureInvalid},
+		{name: "tampered payload", token: tamper(t, genuine.Raw),
+			ksa: tokens.ErrBadSignature, jwtErr: jwt.ErrTokenSignatureInvalid},
+		{name: "alg none", token: sign(t, jwt.SigningMethodNone, jwt.UnsafeAllowNoneSignatureType, map[string]any{"kid": ecPub.KeyID}, &claims),
+			ksa: tokens.ErrAlgorithmNotAllowed, jwtErr: jwt.ErrTokenSignatureInvalid},
+		{name: "HS256 keyed with the public key", token: sign(t, jwt.SigningMethodHS256, pkix, map[string]any{"kid": ecPub.KeyID}, &claims),
+			ksa: tokens.ErrAlgorithmNotAllowed, jwtErr: jwt.ErrTokenSignatureInvalid},
+		{name: "RS256 header on the EC key's kid", token: sign(t, jwt.SigningMethodRS256, rsaKey, map[string]any{"kid": ecPub.KeyID}, &claims),
+			ksa: tokens.ErrAlgorithmNotAllowed, jwtErr: jwt.ErrTokenUnverifiable},
+		{name: "kid not a string", token: sign(t, jwt.SigningMethodES256, ecKey, map[string]any{"kid": 7}, &claims),
+			ksa: tokens.ErrMalformed, jwtErr: jwt.ErrTokenUnverifiable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, ksaErr := validator.Validate(t.Context(), tt.token)
+			require.ErrorIs(t, ksaErr, tt.ksa, "ksa's validator")
+
+			// With the parser options: golang-jwt's own error, and the key
+			// function's reason where it refused.
+			_, err := parse(keys, issuer, tt.token)
+			require.ErrorIs(t, err, tt.jwtErr, "golang-jwt with the parser options")
+			if errors.Is(err, jwt.ErrTokenUnverifiable) {
+				require.ErrorIs(t, err, tt.ksa, "the key function's reason")
+			}
+			// Without them, the key function alone guards the algorithm.
+			var c golangjwt.Claims
+			_, err = jwt.ParseWithClaims(tt.token, &c, keys.Keyfunc, jwt.WithTimeFunc(clock))
+			if errors.Is(err, jwt.ErrTokenUnverifiable) {
+				require.ErrorIs(t, err, tt.ksa, "the key function's reason")
+			} else {
+				require.ErrorIs(t, err, jwt.ErrTokenSignatureInvalid)
+				require.Equal(t, tokens.ErrBadSignature, tt.ksa, "only a bad signature gets past the key function")
+			}
+		})
+	}
+}
+
+// tamper binds the token to another pod, keeping its header and
+// signature.
+func tamper(t *testing.T, token string) string {
+	t.Helper()
+	parts := strings.Split(token, ".")
+	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
+	require.NoError(t, err)
+	payload = bytes.Replace(payload, []byte("billing-0"), []byte("billing-1"), 1)
+	parts[1] = base64.RawURLEncoding.EncodeToString(payload)
+	return strings.Join(parts, ".")
+}
+
+// TestKeyLimit: a token without kid is checked against at most
+// MaxKeysPerToken keys, as ksa's validator does.
+func TestKeyLimit(t *testing.T) {
+	var all []jwks.Key
+	var signers []crypto.Signer
+	for range 4 {
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		require.NoError(t, err)
+		pub, err := jwks.NewKey(k.Public())
+		require.NoError(t, err)
+		all = append(all, pub)
+		signers = append(signers, k)
+	}
+	src, err := jwks.NewStaticSource(all...)
+	require.NoError(t, err)
+	keys, err := golangjwt.NewKeys(src, golangjwt.Config{MaxKeysPerToken: 3})
+	require.NoError(t, err)
+	claims := jwt.RegisteredClaims{ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour))}
+	within := sign(t, jwt.SigningMethodES256, signers[2], nil, claims)
+	beyond := sign(t, jwt.SigningMethodES256, signers[3], nil, claims)
+	_, err = jwt.ParseWithClaims(within, &jwt.RegisteredClaims{}, keys.Keyfunc, jwt.WithTimeFunc(clock))
+	require.NoError(t, err)
+	_, err = jwt.ParseWithClaims(beyond, &jwt.RegisteredClaims{}, keys.Keyfunc, jwt.WithTimeFunc(clock))
+	require.ErrorIs(t, err, jwt.ErrTokenSignatureInvalid, "the fourth key is not tried")
+}
+
+func TestClaimsValidate(t *testing.T) {
+	ok := golangjwt.Claims{
+		RegisteredClaims: jwt.RegisteredClaims{Subject: "system:serviceaccount:prod:billing", IssuedAt: jwt.NewNumericDate(now)},
+		Kubernetes:       &golangjwt.KubernetesClaims{Namespace: "prod", ServiceAccount: &golangjwt.ObjectRef{Name: "billing", UID: "u"}},
+	}
+	require.NoError(t, ok.Validate())
+	tests := []struct {
+		name string
+		edit func(*golangjwt.Claims)
+		err  error
+		msg  string
+	}{
+		{name: "no kubernetes.io", edit: func(c *golangjwt.Claims) { c.Kubernetes = nil }, err: tokens.ErrMissingClaim,
+			msg: "golangjwt: claim kubernetes.io is missing"},
+		{name: "no namespace", edit: func(c *golangjwt.Claims) { c.Kubernetes.Namespace = "" }, err: tokens.ErrMissingClaim},
+		{name: "no service account UID", edit: func(c *golangjwt.Claims) { c.Kubernetes.ServiceAccount.UID = "" }, err: tokens.ErrMissingClaim},
+		{name: "no iat", edit: func(c *golangjwt.Claims) { c.IssuedAt = nil }, err: tokens.ErrMissingClaim},
+		{name: "another subject", edit: func(c *golangjwt.Claims) { c.Subject = "system:serviceaccount:prod:admin" }, err: tokens.ErrMalformed,
+			msg: `golangjwt: claim sub "system:serviceaccount:prod:admin" is not the username of service account prod/billing`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := ok
+			k := *ok.Kubernetes
+			sa := *k.ServiceAccount
+			k.ServiceAccount = &sa
+			c.Kubernetes = &k
+			tt.edit(&c)
+			err := c.Validate()
+			require.ErrorIs(t, err, tt.err)
+			if tt.msg != "" {
+				assert.Equal(t, tt.msg, err.Error())
+			}
+		})
+	}
+}
+
+func TestNewKeysRefuses(t *testing.T) {
+	src, err := jwks.NewStaticSource()
+	require.NoError(t, err)
+	for _, cfg := range []golangjwt.Config{{AllowedAlgorithms: []string{"HS256"}}, {AllowedAlgorithms: []string{"none"}}, {MaxKeysPerToken: -1}} {
+		_, err := golangjwt.NewKeys(src, cfg)
+		require.ErrorIs(t, err, golangjwt.ErrInvalidConfig)
+	}
+	_, err = golangjwt.NewKeys(nil, golangjwt.Config{})
+	require.ErrorIs(t, err, golangjwt.ErrInvalidConfig)
+}

@@ -8,8 +8,8 @@ require (
 	github.com/stretchr/testify v1.12.1
 	google.golang.org/grpc v1.82.1
 	google.golang.org/protobuf v1.36.12-0.20260120151049-f2248ac996af
-	k8s.io/api v0.36.3
-	k8s.io/apimachinery v0.36.3
+	k8s.io/api v0.37.2
+	k8s.io/apimachinery v0.37.2
 	k8s.io/externaljwt v0.37.2
 	sigs.k8s.io/yaml v1.6.0
 )

@@ -174,8 +174,12 @@ func TestStatusCheckerAgreesWithKubernetes(t *testing.T) {
 		{name: "refresh 10m after notBefore", updated: issued(nb, nb.Add(time.Hour), nb.Add(10*time.Minute), nil), accept: true},
 		{name: "refresh 10m before notAfter", updated: issued(nb, nb.Add(time.Hour), nb.Add(50*time.Minute), nil), accept: true},
 		{name: "refresh 9m59s before notAfter", updated: issued(nb, nb.Add(time.Hour), nb.Add(50*time.Minute+time.Second), nil)},
-		{name: "notBefore differs from the leaf", updated: then(good, func(_ *testing.T, p *certificatesv1.PodCertificateRequest) { p.Status.NotBefore = mt(nb.Add(time.Second)) })},
-		{name: "notAfter differs from the leaf", updated: then(good, func(_ *testing.T, p *certificatesv1.PodCertificateRequest) { p.Status.NotAfter = mt(nb.Add(2 * time.Hour)) })},
+		{name: "notBefore differs from the leaf", updated: then(good, func(_ *testing.T, p *certificatesv1.PodCertificateRequest) {
+			p.Status.NotBefore = mt(nb.Add(time.Second))
+		})},
+		{name: "notAfter differs from the leaf", updated: then(good, func(_ *testing.T, p *certificatesv1.PodCertificateRequest) {
+			p.Status.NotAfter = mt(nb.Add(2 * time.Hour))
+		})},
 		{name: "no beginRefreshAt", updated: then(good, func(_ *testing.T, p *certificatesv1.PodCertificateRequest) { p.Status.BeginRefreshAt = nil })},
 		{name: "no notBefore", updated: then(good, func(_ *testing.T, p *certificatesv1.PodCertificateRequest) { p.Status.NotBefore = nil })},
 		{name: "DNS name with an empty label", updated: issued(nb, nb.Add(time.Hour), nb.Add(30*time.Minute), func(c *x509.Certificate) { c.DNSNames = []string{"a..b"} })},
@@ -217,9 +221,13 @@ func TestStatusCheckerAgreesWithKubernetes(t *testing.T) {
 		{name: "chain without a condition", updated: then(good, func(_ *testing.T, p *certificatesv1.PodCertificateRequest) { p.Status.Conditions = nil })},
 		{name: "issued, then again", old: func(p *certificatesv1.PodCertificateRequest) { good(t, p) }, updated: good},
 		{name: "issued, unchanged", old: func(p *certificatesv1.PodCertificateRequest) { good(t, p) }, updated: func(*testing.T, *certificatesv1.PodCertificateRequest) {}, accept: true},
-		{name: "denied, then failed", old: func(p *certificatesv1.PodCertificateRequest) { p.Status.Conditions = []metav1.Condition{cond("Denied", "X")} },
+		{name: "denied, then failed", old: func(p *certificatesv1.PodCertificateRequest) {
+			p.Status.Conditions = []metav1.Condition{cond("Denied", "X")}
+		},
 			updated: setStatus(certificatesv1.PodCertificateRequestStatus{Conditions: []metav1.Condition{cond("Failed", "X")}})},
-		{name: "failed, then issued", old: func(p *certificatesv1.PodCertificateRequest) { p.Status.Conditions = []metav1.Condition{cond("Failed", "X")} }, updated: good},
+		{name: "failed, then issued", old: func(p *certificatesv1.PodCertificateRequest) {
+			p.Status.Conditions = []metav1.Condition{cond("Failed", "X")}
+		}, updated: good},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"io"
 	"os"
 	"strconv"
@@ -235,7 +236,7 @@ func (s *Source) load() error {
 	for i, p := range s.paths {
 		f, err := os.Open(p)
 		if err != nil {
-			return &BundleError{Path: p, Reason: "cannot open", Err: err}
+			return &BundleError{Path: p, Reason: "cannot open", Err: errors.Unwrap(err)}
 		}
 		st, err := f.Stat()
 		if err == nil && st.Size() > int64(MaxBundleSize-total) {
@@ -246,7 +247,7 @@ func (s *Source) load() error {
 		}
 		_ = f.Close()
 		if err != nil {
-			return &BundleError{Path: p, Reason: "cannot read", Err: err}
+			return &BundleError{Path: p, Reason: "cannot read", Err: errors.Unwrap(err)}
 		}
 		stamp[i], total = st, total+len(data[i])
 	}

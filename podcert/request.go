@@ -113,9 +113,9 @@ func FromV1beta1(pcr *certificatesv1beta1.PodCertificateRequest) Request {
 		ServiceAccountName: s.ServiceAccountName, ServiceAccountUID: string(s.ServiceAccountUID),
 		NodeName: string(s.NodeName), NodeUID: string(s.NodeUID),
 		StubPKCS10Request: s.StubPKCS10Request,
-		//nolint:staticcheck // SA1019: the older form is still served by v1beta1.
+		//lint:ignore SA1019 the older form is still served by v1beta1 and must be checked.
 		PKIXPublicKey: s.PKIXPublicKey,
-		//nolint:staticcheck // SA1019: as above.
+		//lint:ignore SA1019 as above.
 		ProofOfPossession:         s.ProofOfPossession,
 		UnverifiedUserAnnotations: s.UnverifiedUserAnnotations,
 	}

@@ -7,6 +7,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"math/big"
@@ -33,13 +34,14 @@ import (
 	"github.com/ksa-go/ksa/kubeapi"
 	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/oidc/oidctest"
+	"github.com/ksa-go/ksa/podcert"
 	"github.com/ksa-go/ksa/tokenreview"
 	"github.com/ksa-go/ksa/tokens"
 	"github.com/ksa-go/ksa/x509sa"
 )
 
 // packagePrefixes are the message prefixes of the module's packages.
-var packagePrefixes = []string{"ksa", "jwks", "tokens", "oidc", "oidctest", "x509sa", "credspec", "federation", "entratest", "kubeapi", "extsigner", "signertest", "tokenreview", "ksaprom", "golangjwt"}
+var packagePrefixes = []string{"ksa", "jwks", "tokens", "oidc", "oidctest", "x509sa", "credspec", "federation", "entratest", "kubeapi", "extsigner", "signertest", "tokenreview", "ksaprom", "golangjwt", "podcert"}
 
 var word = regexp.MustCompile(`[\p{L}\p{N}]+`)
 
@@ -301,6 +303,38 @@ func TestErrorMessages(t *testing.T) {
 	_, err = x509sa.NewVerifier(x509sa.VerifierConfig{})
 	add("x509sa config", err)
 
+	// podcert
+	_, err = podcert.New(podcert.Config{SignerName: "example.com/x"})
+	add("podcert config", err)
+	_, err = podcert.New(podcert.Config{SignerName: "nope"})
+	add("podcert signer name", err)
+	bad := podcert.Request{Namespace: "ns", SignerName: "example.com/x", PodName: "p", PodUID: "u", ServiceAccountName: "sa",
+		ServiceAccountUID: "u", NodeName: "n", NodeUID: "u", MaxExpirationSeconds: 60}
+	add("podcert request", bad.Validate())
+	bad.MaxExpirationSeconds, bad.PodName = 0, "Bad!"
+	add("podcert request subject", bad.Validate())
+	_, err = bad.PublicKey()
+	add("podcert no proof", err)
+	bad.StubPKCS10Request = []byte("not DER")
+	_, err = bad.PublicKey()
+	add("podcert stub CSR", err)
+	bad.StubPKCS10Request = make([]byte, podcert.MaxStubPKCS10RequestSize+1)
+	_, err = bad.PublicKey()
+	add("podcert stub CSR size", err)
+	bad.StubPKCS10Request, bad.PKIXPublicKey, bad.ProofOfPossession = nil, mustPKIX(t, key.Public()), []byte{1}
+	_, err = bad.PublicKey()
+	add("podcert proof", err)
+	add("podcert key", podcert.CheckKey(&weak.PublicKey))
+	add("podcert annotation", &podcert.AnnotationError{Key: "example.com/x", Reason: "refused by policy", Err: errors.New("host a.b is outside the namespace")})
+	add("podcert status", podcert.CheckStatus(&bad, podcert.Status{}, podcert.Status{CertificateChain: "x"}, now))
+	add("podcert signing", &podcert.SigningError{Reason: "signing the certificate", Err: errors.New("kms: key version disabled")})
+	_, err = podcert.ParseBundle([]byte("junk"))
+	add("podcert bundle", err)
+	_, err = podcert.NewSource(podcert.SourceConfig{BundlePath: filepath.Join(t.TempDir(), "missing.pem")})
+	add("podcert bundle file", err)
+	_, err = podcert.NewPeers(podcert.PeerConfig{TrustBundle: []byte("junk")})
+	add("podcert peers config", err)
+
 	// federation
 	_, err = federation.NewAzureCredential(&federation.AzureConfig{Getenv: func(string) string { return "" }})
 	add("federation config", err)
@@ -374,6 +408,13 @@ func TestErrorMessages(t *testing.T) {
 			assert.Empty(t, messageProblems(err.Error()), err.Error())
 		})
 	}
+}
+
+// mustPKIX marshals a public key.
+func mustPKIX(t *testing.T, pub crypto.PublicKey) []byte {
+	der, err := x509.MarshalPKIXPublicKey(pub)
+	require.NoError(t, err)
+	return der
 }
 
 // remoteErr fetches a key set from a server answering status and body.

@@ -1,0 +1,292 @@
+package podcert
+
+import (
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"net"
+	"net/url"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ksa-go/ksa/internal/errs"
+	"github.com/ksa-go/ksa/x509sa"
+)
+
+// Outcome is the terminal condition a decision sets.
+type Outcome uint8
+
+// The outcomes, named as the condition types of the API.
+const (
+	// Issued: a certificate was issued.
+	Issued Outcome = iota + 1
+	// Denied: the signer refuses the request (an unsupported key, refused
+	// annotations).
+	Denied
+	// Failed: the signer cannot issue for this request (a malformed
+	// request or proof, a CA that expires too soon).
+	Failed
+)
+
+// String returns the condition type: "Issued", "Denied" or "Failed".
+func (o Outcome) String() string {
+	switch o {
+	case Issued:
+		return ConditionIssued
+	case Denied:
+		return ConditionDenied
+	case Failed:
+		return ConditionFailed
+	}
+	return "Unknown"
+}
+
+// Condition types and reasons of the API, and this package's own reasons.
+const (
+	ConditionIssued = "Issued"
+	ConditionDenied = "Denied"
+	ConditionFailed = "Failed"
+
+	// ReasonIssued is the reason of the Issued condition.
+	ReasonIssued = "Issued"
+	// ReasonUnsupportedKeyType denies a key the signer does not issue to
+	// (an API reason).
+	ReasonUnsupportedKeyType = "UnsupportedKeyType"
+	// ReasonInvalidUnverifiedUserAnnotations denies annotations that are
+	// unknown, malformed or refused by the policy (an API reason).
+	ReasonInvalidUnverifiedUserAnnotations = "InvalidUnverifiedUserAnnotations"
+	// ReasonInvalidRequest fails a request whose spec or proof is not
+	// usable.
+	ReasonInvalidRequest = "InvalidRequest"
+	// ReasonCAUnavailable fails a request when the CA is not valid now or
+	// expires within the shortest lifetime.
+	ReasonCAUnavailable = "CAUnavailable"
+)
+
+// Decision is what a [Signer] decided for a request: an outcome with its
+// condition reason and message, and for Issued the chain and times. Apply it
+// with [Decision.ApplyV1] or [Decision.ApplyV1beta1], or read
+// [Decision.Status].
+type Decision struct {
+	Outcome Outcome
+	// Reason and Message go into the condition.
+	Reason, Message string
+	// Err is why a request was Denied or Failed.
+	Err error
+	// Leaf is the issued certificate; CertificateChain is the leaf and the
+	// CA's chain (see Config.Chain) as PEM.
+	Leaf             *x509.Certificate
+	CertificateChain string
+	// NotBefore and NotAfter are the leaf's; BeginRefreshAt is halfway
+	// between them, kept at least [RefreshMargin] from both.
+	NotBefore, BeginRefreshAt, NotAfter time.Time
+	// At is when the decision was made (the condition's
+	// lastTransitionTime); Generation is the request's, the condition's
+	// observedGeneration.
+	At         time.Time
+	Generation int64
+}
+
+// Status returns the status the decision sets: one condition, and for
+// Issued the chain and times.
+func (d *Decision) Status() Status {
+	st := Status{Conditions: []metav1.Condition{{
+		Type:               d.Outcome.String(),
+		Status:             metav1.ConditionTrue,
+		ObservedGeneration: d.Generation,
+		LastTransitionTime: metav1.NewTime(d.At.UTC().Truncate(time.Second)),
+		Reason:             d.Reason,
+		Message:            d.Message,
+	}}}
+	if d.Outcome == Issued {
+		nb, bra, na := metav1.NewTime(d.NotBefore), metav1.NewTime(d.BeginRefreshAt), metav1.NewTime(d.NotAfter)
+		st.CertificateChain, st.NotBefore, st.BeginRefreshAt, st.NotAfter = d.CertificateChain, &nb, &bra, &na
+	}
+	return st
+}
+
+// maxMessage bounds a condition message (the API allows 32 KiB).
+const maxMessage = 1 << 10
+
+func (s *Signer) refuse(req *Request, now time.Time, o Outcome, reason string, err error) Decision {
+	msg := errs.Text(err)
+	if len(msg) > maxMessage {
+		msg = msg[:maxMessage]
+	}
+	if reason == ReasonUnsupportedKeyType {
+		msg += " (this signer issues to RSA3072, RSA4096, ECDSAP256, ECDSAP384, ECDSAP521 and ED25519 keys)"
+	}
+	return Decision{Outcome: o, Reason: reason, Message: msg, Err: err, At: now, Generation: req.Generation}
+}
+
+// Decide decides a request:
+//
+//   - a request for another signer name is not decided: the error is a
+//     *[RequestError] and nothing must be written;
+//   - a spec [Request.Validate] refuses, a stub CSR that does not verify or
+//     is not empty, or a failed proof of possession is Failed
+//     (InvalidRequest);
+//   - a key [CheckKey] refuses is Denied (UnsupportedKeyType);
+//   - any annotation other than the serve-hosts and extensions keys, a
+//     malformed one, or one the policy refuses (every one without a
+//     policy) is Denied (InvalidUnverifiedUserAnnotations);
+//   - a CA that is not valid now or would cut the lifetime under an hour
+//     is Failed (CAUnavailable);
+//   - otherwise the certificate is Issued: the subject x509sa encodes for
+//     the service account (with its UID) and the pod, plus admitted
+//     extensions; the SPIFFE ID URI SAN; admitted hosts as DNS and IP SANs;
+//     client and server auth; key usage digital signature (and key
+//     encipherment for RSA); notBefore the clock's time minus the
+//     backdate, whole seconds; a lifetime of the smallest of
+//     Config.MaxLifetime, maxExpirationSeconds and the CA's remaining life.
+//
+// Every decision's status passes [CheckStatus] before it is returned. An
+// error other than for the signer name is a *[SigningError] (a CA signer
+// or random source that failed, worth a retry) or a self-check that
+// failed; nothing must be written then either.
+func (s *Signer) Decide(req *Request) (Decision, error) {
+	if req == nil {
+		return Decision{}, &RequestError{Field: "request", Reason: "nil"}
+	}
+	if req.SignerName != s.cfg.SignerName {
+		return Decision{}, &RequestError{Field: "spec.signerName", Reason: "\"" + req.SignerName + "\" is not this signer's name \"" + s.cfg.SignerName + "\""}
+	}
+	now := s.cfg.Clock()
+	d, err := s.decide(req, now)
+	if err != nil {
+		return Decision{}, err
+	}
+	if err := CheckStatus(req, Status{}, d.Status(), now); err != nil {
+		return Decision{}, &SigningError{Reason: "the decision fails the status rules", Err: err}
+	}
+	return d, nil
+}
+
+func (s *Signer) decide(req *Request, now time.Time) (Decision, error) {
+	if err := req.Validate(); err != nil {
+		return s.refuse(req, now, Failed, ReasonInvalidRequest, err), nil
+	}
+	pub, err := req.PublicKey()
+	if err != nil {
+		if errors.Is(err, ErrUnsupportedKey) {
+			return s.refuse(req, now, Denied, ReasonUnsupportedKeyType, err), nil
+		}
+		return s.refuse(req, now, Failed, ReasonInvalidRequest, err), nil
+	}
+	asked, err := parseAnnotations(req.UnverifiedUserAnnotations, s.cfg.ServeHostsKey, s.cfg.ExtensionsKey)
+	if err == nil && !asked.IsZero() {
+		if s.cfg.Policy == nil {
+			err = &AnnotationError{Reason: "this signer admits none (no policy)"}
+		} else if perr := s.cfg.Policy.Admit(req, asked); perr != nil {
+			err = &AnnotationError{Reason: "refused by policy", Err: perr}
+		}
+	}
+	subject := req.Subject()
+	subject.Extensions = asked.Extensions
+	if err == nil && len(asked.Extensions) > 0 {
+		if verr := subject.Validate(); verr != nil {
+			err = &AnnotationError{Key: s.cfg.ExtensionsKey, Reason: "invalid extension", Err: verr}
+		}
+	}
+	if err != nil {
+		return s.refuse(req, now, Denied, ReasonInvalidUnverifiedUserAnnotations, err), nil
+	}
+
+	nb, na, reason := s.validity(req, now)
+	if reason != "" {
+		return s.refuse(req, now, Failed, ReasonCAUnavailable, &RequestError{Field: "spec.maxExpirationSeconds", Reason: reason}), nil
+	}
+	name, err := subject.Name()
+	if err != nil {
+		return s.refuse(req, now, Failed, ReasonInvalidRequest, err), nil
+	}
+	id, err := x509sa.NewSPIFFEID(s.cfg.TrustDomain, subject.ServiceAccount)
+	if err != nil {
+		return s.refuse(req, now, Failed, ReasonInvalidRequest, err), nil
+	}
+	serial, err := s.serial()
+	if err != nil {
+		return Decision{}, err
+	}
+	ku := x509.KeyUsageDigitalSignature
+	if _, ok := pub.(*rsa.PublicKey); ok {
+		ku |= x509.KeyUsageKeyEncipherment
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               name,
+		NotBefore:             nb,
+		NotAfter:              na,
+		KeyUsage:              ku,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		DNSNames:              asked.DNSNames,
+		URIs:                  []*url.URL{id.URL()},
+	}
+	for _, ip := range asked.IPAddresses {
+		tmpl.IPAddresses = append(tmpl.IPAddresses, net.IP(ip.AsSlice()))
+	}
+	der, err := x509.CreateCertificate(s.cfg.Rand, tmpl, s.caCert, pub, s.cfg.CA)
+	if err != nil {
+		return Decision{}, &SigningError{Reason: "signing the certificate", Err: err}
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return Decision{}, &SigningError{Reason: "the issued certificate does not parse", Err: err}
+	}
+	got, err := x509sa.DecodeCertificate(leaf)
+	if err != nil {
+		return Decision{}, &SigningError{Reason: "the issued certificate does not decode", Err: err}
+	}
+	if !got.Subject.Equal(subject) || got.SPIFFEID != id {
+		return Decision{}, &SigningError{Reason: "the issued certificate does not carry the requested identity"}
+	}
+	chain := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	chain = append(chain, s.chainPEM...)
+	return Decision{
+		Outcome:          Issued,
+		Reason:           ReasonIssued,
+		Message:          "issued to " + subject.ServiceAccount.Username() + " in pod " + req.PodName,
+		Leaf:             leaf,
+		CertificateChain: string(chain),
+		NotBefore:        nb,
+		NotAfter:         na,
+		BeginRefreshAt:   refreshAt(nb, na),
+		At:               now,
+		Generation:       req.Generation,
+	}, nil
+}
+
+// validity chooses notBefore and notAfter, or says why none fits.
+func (s *Signer) validity(req *Request, now time.Time) (nb, na time.Time, reason string) {
+	ca := s.caCert
+	if now.Before(ca.NotBefore) || !now.Before(ca.NotAfter) {
+		return nb, na, "the issuing CA is not valid at " + now.UTC().Format(time.RFC3339)
+	}
+	lifetime := min(s.cfg.MaxLifetime, time.Duration(req.MaxLifetime())*time.Second)
+	nb = now.Add(-s.cfg.Backdate).UTC().Truncate(time.Second)
+	na = nb.Add(lifetime)
+	if caEnd := ca.NotAfter.UTC().Truncate(time.Second); na.After(caEnd) {
+		na = caEnd
+	}
+	if na.Sub(nb) < MinLifetime {
+		return nb, na, "the issuing CA expires within the shortest lifetime (1h)"
+	}
+	return nb, na, ""
+}
+
+// refreshAt returns the middle of the validity, kept RefreshMargin from
+// both ends, whole seconds.
+func refreshAt(nb, na time.Time) time.Time {
+	at := nb.Add(na.Sub(nb) / 2).Truncate(time.Second)
+	lo, hi := nb.Add(RefreshMargin), na.Add(-RefreshMargin)
+	if at.Before(lo) {
+		at = lo
+	}
+	if at.After(hi) {
+		at = hi
+	}
+	return at
+}

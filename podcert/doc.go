@@ -1,0 +1,75 @@
+// Package podcert is the library a PodCertificateRequest signer and its
+// workloads are built on: Kubernetes' pod certificates
+// (certificates.k8s.io/v1, GA in 1.37; v1beta1 in 1.35 and 1.36) carrying
+// service-account identity as x509sa encodes it.
+//
+// # Deciding
+//
+// The kubelet creates a PodCertificateRequest per pod; a [Signer] for the
+// request's signer name decides it. Read the object with [FromV1] or
+// [FromV1beta1], decide, and write the status the decision sets:
+//
+//	s, err := podcert.New(podcert.Config{
+//		SignerName: "example.com/workload",
+//		CA:         caKey,                       // any crypto.Signer: a KMS key works
+//		Chain:      []*x509.Certificate{caCert}, // the CA's certificate first
+//	})
+//	req := podcert.FromV1(pcr)
+//	d, err := s.Decide(&req) // an error: write nothing, retry later
+//	if err == nil && d.ApplyV1(pcr) == nil {
+//		// client.CertificatesV1().PodCertificateRequests(ns).UpdateStatus(ctx, pcr, ...)
+//	}
+//
+// The request is checked first ([Request.Validate], [Request.PublicKey]):
+// the stub PKCS#10 request's signature (or the older proof of possession)
+// and the key type (RSA 3072/4096, ECDSA P-256/P-384/P-521, Ed25519). An
+// unsupported key is Denied with UnsupportedKeyType; a malformed request
+// or a failed proof is Failed.
+//
+// An issued certificate has the subject x509sa encodes for the service
+// account and the pod (CN system:serviceaccount:<ns>:<name>, O its groups,
+// OU the pod, the service-account UID attribute), the SPIFFE ID
+// spiffe://<trust domain>/ns/<ns>/sa/<name>, client and server auth. Its
+// times satisfy every status rule: notBefore two minutes back (inside the
+// API server's five-minute tolerance), a lifetime of the smallest of the
+// signer's cap, maxExpirationSeconds and the CA's remaining life (never
+// under an hour), beginRefreshAt halfway, at least ten minutes from
+// either end.
+//
+// # Hosts and extensions
+//
+// A pod asks for serving hosts and subject extensions through the
+// projection's unverifiedUserAnnotations ([DefaultServeHostsKey],
+// [DefaultExtensionsKey]). Nothing there is verified, so only a [Policy]
+// the operator supplies admits them; without one, any annotation denies the
+// request with InvalidUnverifiedUserAnnotations, as does an unknown key.
+//
+// # Checking a status
+//
+// [CheckStatus] (and [CheckStatusV1], [CheckStatusV1beta1]) mirrors
+// kube-apiserver's status validation rule for rule; [Signer.Decide] and
+// the Apply methods run it before anything is written, so a status the
+// API server would refuse never leaves the signer. A test in the interop
+// module holds it to Kubernetes' own validation code.
+//
+// # The workload side
+//
+// The kubelet mounts the key and chain in one file (credentialBundlePath)
+// or two (keyPath, certificateChainPath) and replaces them before expiry.
+// A [Source] serves them to crypto/tls and follows the replacements
+// atomically; [Peers] verifies the other side's chain against the signer's
+// trust bundle (a ClusterTrustBundle) and returns its service account:
+//
+//	src, err := podcert.NewSource(podcert.SourceConfig{BundlePath: "/var/run/podcert/credentialbundle.pem"})
+//	peers, err := podcert.NewPeers(podcert.PeerConfig{TrustBundle: bundlePEM})
+//	srv := &http.Server{TLSConfig: peers.ServerConfig(src, nil)}
+//	// in a handler: id, err := peers.VerifyClient(r.TLS.PeerCertificates)
+//
+// # Errors and limits
+//
+// Every rejection matches a sentinel (ErrInvalidRequest, ErrProof,
+// ErrUnsupportedKey, ErrAnnotation, ErrInvalidStatus, ErrInvalidBundle,
+// ErrLimit, ...) with errors.Is; typed errors carry the details. Inputs are
+// bounded by the Max* constants before they are parsed; bad input never
+// panics.
+package podcert

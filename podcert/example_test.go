@@ -1,0 +1,95 @@
+package podcert_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"fmt"
+	"math/big"
+	"time"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ksa-go/ksa/podcert"
+	"github.com/ksa-go/ksa/x509sa"
+)
+
+// A signer decides a request the kubelet made, and the status goes onto
+// the object.
+func ExampleSigner_Decide() {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	// The CA: any crypto.Signer with its certificate.
+	caKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	caTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "workload CA"},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.AddDate(1, 0, 0), IsCA: true, BasicConstraintsValid: true,
+		KeyUsage: x509.KeyUsageCertSign}
+	caDER, _ := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, caKey.Public(), caKey)
+	caCert, _ := x509.ParseCertificate(caDER)
+	s, err := podcert.New(podcert.Config{SignerName: "example.com/workload", CA: caKey, Chain: []*x509.Certificate{caCert},
+		Clock: func() time.Time { return now }})
+	if err != nil {
+		panic(err)
+	}
+
+	// The kubelet's request: a key and an empty CSR signed with it.
+	podKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	stub, _ := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{}, podKey)
+	maxSeconds := int32(3 * 3600)
+	pcr := &certificatesv1.PodCertificateRequest{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "req-x7k2p"},
+		Spec: certificatesv1.PodCertificateRequestSpec{
+			SignerName: "example.com/workload", PodName: "cart-0", PodUID: "pod-uid",
+			ServiceAccountName: "cart", ServiceAccountUID: "sa-uid", NodeName: "node-1", NodeUID: "node-uid",
+			MaxExpirationSeconds: &maxSeconds, StubPKCS10Request: stub,
+		},
+	}
+
+	req := podcert.FromV1(pcr)
+	d, err := s.Decide(&req)
+	if err != nil {
+		panic(err)
+	}
+	if err := d.ApplyV1(pcr); err != nil {
+		panic(err)
+	}
+	cert, _ := x509sa.DecodeCertificate(d.Leaf)
+	fmt.Println(pcr.Status.Conditions[0].Type, pcr.Status.Conditions[0].Reason)
+	fmt.Println(cert.Subject.ServiceAccount.Username(), cert.Subject.PodName)
+	fmt.Println(cert.SPIFFEID)
+	fmt.Println(pcr.Status.NotBefore.UTC().Format(time.TimeOnly), pcr.Status.BeginRefreshAt.UTC().Format(time.TimeOnly), pcr.Status.NotAfter.UTC().Format(time.TimeOnly))
+
+	// Annotations without a policy are refused.
+	req.UnverifiedUserAnnotations = map[string]string{podcert.DefaultServeHostsKey: "cart.shop.svc"}
+	d, _ = s.Decide(&req)
+	fmt.Println(d.Outcome, d.Reason)
+	// Output:
+	// Issued Issued
+	// system:serviceaccount:shop:cart cart-0
+	// spiffe://cluster.local/ns/shop/sa/cart
+	// 11:58:00 13:28:00 14:58:00
+	// Denied InvalidUnverifiedUserAnnotations
+}
+
+// A policy admitting serving hosts inside the pod's namespace.
+func ExamplePolicyFunc() {
+	policy := podcert.PolicyFunc(func(req *podcert.Request, asked podcert.Asked) error {
+		for _, h := range asked.DNSNames {
+			if h != req.PodName+"."+req.Namespace+".svc" {
+				return fmt.Errorf("host %s is not the pod's service name", h)
+			}
+		}
+		if len(asked.IPAddresses) > 0 || len(asked.Extensions) > 0 {
+			return fmt.Errorf("only DNS names are admitted")
+		}
+		return nil
+	})
+	req := &podcert.Request{Namespace: "shop", PodName: "cart"}
+	fmt.Println(policy.Admit(req, podcert.Asked{DNSNames: []string{"cart.shop.svc"}}))
+	fmt.Println(policy.Admit(req, podcert.Asked{DNSNames: []string{"bank.shop.svc"}}))
+	// Output:
+	// <nil>
+	// host bank.shop.svc is not the pod's service name
+}

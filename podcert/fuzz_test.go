@@ -1,0 +1,79 @@
+package podcert_test
+
+import (
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ksa-go/ksa/internal/testkeys"
+	"github.com/ksa-go/ksa/podcert"
+)
+
+// FuzzRequest feeds arbitrary stub CSRs, PKIX keys, proofs and
+// annotations to the signer. Every request is decided (or refused as not
+// for the signer) with a status the API rules accept; nothing panics.
+func FuzzRequest(f *testing.F) {
+	ca := newCA(f, false)
+	s := newSigner(f, ca, func(c *podcert.Config) {
+		c.Policy = podcert.PolicyFunc(func(*podcert.Request, podcert.Asked) error { return nil })
+	})
+	good := stubCSR(f, testkeys.Generated("p256"))
+	pkix, err := x509.MarshalPKIXPublicKey(testkeys.Generated("ed25519").Public())
+	require.NoError(f, err)
+	f.Add(good, []byte(nil), []byte(nil), "", "")
+	f.Add(stubCSR(f, testkeys.Generated("rsa2048")), []byte(nil), []byte(nil), "", "")
+	f.Add(stubCSR(f, testkeys.Generated("p224")), []byte(nil), []byte(nil), "", "")
+	f.Add(good[:len(good)-4], []byte(nil), []byte(nil), "", "")
+	f.Add([]byte(nil), pkix, proof(f, testkeys.Generated("ed25519"), "0f4d7c2a-1111-4c1e-9a7f-1b2c3d4e5f60"), "", "")
+	f.Add(good, []byte(nil), []byte(nil), "a.svc,10.0.0.1,::1", "k=v,example.com/x=y")
+	f.Add(good, []byte(nil), []byte(nil), "*.x,a..b,0.0.0.0", "system:x=y,k")
+	f.Fuzz(func(t *testing.T, stub, pkixKey, pop []byte, hosts, exts string) {
+		pcr := newPCR(t, testkeys.Generated("p256"))
+		req := podcert.FromV1(pcr)
+		req.StubPKCS10Request, req.PKIXPublicKey, req.ProofOfPossession = stub, pkixKey, pop
+		req.UnverifiedUserAnnotations = map[string]string{}
+		if hosts != "" {
+			req.UnverifiedUserAnnotations[podcert.DefaultServeHostsKey] = hosts
+		}
+		if exts != "" {
+			req.UnverifiedUserAnnotations[podcert.DefaultExtensionsKey] = exts
+		}
+		d, err := s.Decide(&req)
+		if err != nil {
+			t.Fatalf("decide: %v", err)
+		}
+		if d.Outcome == podcert.Issued {
+			_, err := req.PublicKey()
+			require.NoError(t, err)
+		}
+		require.NoError(t, podcert.CheckStatus(&req, podcert.Status{}, d.Status(), t0))
+	})
+}
+
+// FuzzParseBundle feeds arbitrary bundles to the parser: whatever it
+// accepts has a key matching its leaf and an identity.
+func FuzzParseBundle(f *testing.F) {
+	ca := newCA(f, true)
+	s := newSigner(f, ca, nil)
+	keyPEM, chainPEM := issue(f, s, testkeys.Generated("p256"), nil)
+	f.Add(append(append([]byte{}, keyPEM...), chainPEM...))
+	f.Add(append(append([]byte{}, chainPEM...), keyPEM...))
+	f.Add(keyPEM)
+	f.Add(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte{0x30, 0x03, 1, 2, 3}}))
+	f.Add([]byte("-----BEGIN PRIVATE KEY-----\n-----END PRIVATE KEY-----\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := podcert.ParseBundle(data)
+		if err != nil {
+			if !errors.Is(err, podcert.ErrInvalidBundle) && !errors.Is(err, podcert.ErrLimit) {
+				t.Fatalf("unexpected error type: %v", err)
+			}
+			return
+		}
+		if c.Identity.ServiceAccount.Name == "" || c.Certificate.Leaf == nil {
+			t.Fatalf("accepted a bundle without an identity")
+		}
+	})
+}

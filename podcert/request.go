@@ -1,0 +1,325 @@
+package podcert
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"fmt"
+	"strconv"
+	"strings"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
+
+	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/x509sa"
+)
+
+// Limits and defaults of the PodCertificateRequest API, as kube-apiserver
+// applies them.
+const (
+	// MaxStubPKCS10RequestSize bounds spec.stubPKCS10Request, in bytes.
+	MaxStubPKCS10RequestSize = 10 << 10
+	// MaxPKIXPublicKeySize bounds the older spec.pkixPublicKey.
+	MaxPKIXPublicKeySize = 10 << 10
+	// MaxProofOfPossessionSize bounds the older spec.proofOfPossession.
+	MaxProofOfPossessionSize = 10 << 10
+	// MaxCertificateChainSize bounds status.certificateChain, in bytes.
+	MaxCertificateChainSize = 100 << 10
+	// MaxUIDLength bounds the pod, service-account and node UIDs.
+	MaxUIDLength = 128
+	// MinMaxExpirationSeconds is the smallest spec.maxExpirationSeconds,
+	// and the shortest certificate lifetime: one hour.
+	MinMaxExpirationSeconds = 3600
+	// DefaultMaxExpirationSeconds is what kube-apiserver sets when
+	// spec.maxExpirationSeconds is omitted: 24 hours.
+	DefaultMaxExpirationSeconds = 86400
+	// KubernetesMaxExpirationSeconds is the largest value for signers named
+	// kubernetes.io/...: 24 hours.
+	KubernetesMaxExpirationSeconds = 86400
+	// MaxMaxExpirationSeconds is the largest value for other signers: 91
+	// days.
+	MaxMaxExpirationSeconds = 91 * 86400
+)
+
+// Request is a PodCertificateRequest read from certificates.k8s.io/v1 or
+// v1beta1 ([FromV1], [FromV1beta1]): the object's identity and its spec, in
+// one version-neutral shape. Byte slices and the map are shared with the
+// object, not copied.
+type Request struct {
+	// Namespace and Name identify the object; Namespace is the pod's and
+	// the service account's namespace.
+	Namespace, Name string
+	// Generation is metadata.generation, copied into the observed
+	// generation of the condition a decision sets.
+	Generation int64
+
+	SignerName                            string
+	PodName, PodUID                       string
+	ServiceAccountName, ServiceAccountUID string
+	NodeName, NodeUID                     string
+	// MaxExpirationSeconds is the requester's bound on the lifetime; zero
+	// means unset ([DefaultMaxExpirationSeconds]).
+	MaxExpirationSeconds int32
+	// StubPKCS10Request is the DER PKCS#10 request whose signature proves
+	// possession of the key (v1, and v1beta1 from Kubernetes 1.36).
+	StubPKCS10Request []byte
+	// PKIXPublicKey and ProofOfPossession are the older form (v1beta1
+	// only): a DER public key and its signature over the pod UID.
+	PKIXPublicKey, ProofOfPossession []byte
+	// UnverifiedUserAnnotations are the pod author's free-form requests
+	// (see [Annotations]).
+	UnverifiedUserAnnotations map[string]string
+}
+
+// FromV1 reads a certificates.k8s.io/v1 PodCertificateRequest. A nil
+// object gives a zero Request, which [Request.Validate] refuses.
+func FromV1(pcr *certificatesv1.PodCertificateRequest) Request {
+	if pcr == nil {
+		return Request{}
+	}
+	s := &pcr.Spec
+	r := Request{
+		Namespace: pcr.Namespace, Name: pcr.Name, Generation: pcr.Generation,
+		SignerName: s.SignerName,
+		PodName:    s.PodName, PodUID: string(s.PodUID),
+		ServiceAccountName: s.ServiceAccountName, ServiceAccountUID: string(s.ServiceAccountUID),
+		NodeName: string(s.NodeName), NodeUID: string(s.NodeUID),
+		StubPKCS10Request:         s.StubPKCS10Request,
+		UnverifiedUserAnnotations: s.UnverifiedUserAnnotations,
+	}
+	if s.MaxExpirationSeconds != nil {
+		r.MaxExpirationSeconds = *s.MaxExpirationSeconds
+	}
+	return r
+}
+
+// FromV1beta1 reads a certificates.k8s.io/v1beta1 PodCertificateRequest,
+// with either form of proof. A nil object gives a zero Request.
+func FromV1beta1(pcr *certificatesv1beta1.PodCertificateRequest) Request {
+	if pcr == nil {
+		return Request{}
+	}
+	s := &pcr.Spec
+	r := Request{
+		Namespace: pcr.Namespace, Name: pcr.Name, Generation: pcr.Generation,
+		SignerName: s.SignerName,
+		PodName:    s.PodName, PodUID: string(s.PodUID),
+		ServiceAccountName: s.ServiceAccountName, ServiceAccountUID: string(s.ServiceAccountUID),
+		NodeName: string(s.NodeName), NodeUID: string(s.NodeUID),
+		StubPKCS10Request: s.StubPKCS10Request,
+		//lint:ignore SA1019 the older form is still served by v1beta1 and must be checked.
+		PKIXPublicKey: s.PKIXPublicKey,
+		//lint:ignore SA1019 as above.
+		ProofOfPossession:         s.ProofOfPossession,
+		UnverifiedUserAnnotations: s.UnverifiedUserAnnotations,
+	}
+	if s.MaxExpirationSeconds != nil {
+		r.MaxExpirationSeconds = *s.MaxExpirationSeconds
+	}
+	return r
+}
+
+// ServiceAccount returns the requesting service account (namespace, name
+// and UID).
+func (r *Request) ServiceAccount() ksa.ServiceAccount {
+	return ksa.ServiceAccount{Namespace: r.Namespace, Name: r.ServiceAccountName, UID: r.ServiceAccountUID}
+}
+
+// Subject returns the identity subject x509sa encodes for the request: the
+// service account with its UID, and the pod.
+func (r *Request) Subject() x509sa.Subject {
+	return x509sa.Subject{ServiceAccount: r.ServiceAccount(), PodName: r.PodName}
+}
+
+// MaxLifetime returns the requester's bound, with the API's default when
+// unset.
+func (r *Request) MaxLifetime() int32 {
+	if r.MaxExpirationSeconds == 0 {
+		return DefaultMaxExpirationSeconds
+	}
+	return r.MaxExpirationSeconds
+}
+
+// Validate checks the spec fields kube-apiserver checks at creation, except
+// the proof (see [Request.PublicKey]): the names, the UIDs (non-empty, at
+// most [MaxUIDLength] bytes; the service-account UID as x509sa carries it),
+// the signer name's form and the lifetime bound for it. A signer runs it
+// because a request may come from an API server older or laxer than the
+// rules assumed here. Errors are a *[RequestError].
+func (r *Request) Validate() error {
+	if reason := checkSignerName(r.SignerName); reason != "" {
+		return &RequestError{Field: "spec.signerName", Reason: fmt.Sprintf("%q: %s", r.SignerName, reason)}
+	}
+	if err := r.Subject().Validate(); err != nil {
+		return &RequestError{Field: "spec", Reason: "service account and pod", Err: err}
+	}
+	if !ksa.IsObjectName(r.NodeName) {
+		return &RequestError{Field: "spec.nodeName", Reason: "invalid node name", Err: ksa.CheckObjectName("node name", r.NodeName)}
+	}
+	for _, f := range [...]struct{ field, uid string }{
+		{"spec.podUID", r.PodUID}, {"spec.serviceAccountUID", r.ServiceAccountUID}, {"spec.nodeUID", r.NodeUID},
+	} {
+		if f.uid == "" || len(f.uid) > MaxUIDLength {
+			return &RequestError{Field: f.field, Reason: "must be 1 to " + strconv.Itoa(MaxUIDLength) + " bytes"}
+		}
+	}
+	hi := int32(MaxMaxExpirationSeconds)
+	if IsKubernetesSignerName(r.SignerName) {
+		hi = KubernetesMaxExpirationSeconds
+	}
+	if m := r.MaxLifetime(); m < MinMaxExpirationSeconds || m > hi {
+		return &RequestError{Field: "spec.maxExpirationSeconds", Reason: fmt.Sprintf("%d is not in [%d, %d]", m, MinMaxExpirationSeconds, hi)}
+	}
+	return nil
+}
+
+// checkSignerName returns why name is not a signer name of the form
+// Kubernetes requires (a DNS subdomain with at least two labels, '/', a path
+// of DNS-subdomain form, at most 571 bytes in all), or "".
+func checkSignerName(name string) string {
+	domain, path, ok := strings.Cut(name, "/")
+	switch {
+	case len(name) > 571:
+		return "longer than 571 bytes"
+	case !ok || domain == "" || path == "":
+		return "must be of the form example.com/signer-name"
+	case !ksa.IsObjectName(domain) || !strings.Contains(domain, "."):
+		return "the domain must be a DNS subdomain with at least two labels"
+	case !ksa.IsObjectName(path):
+		return "the path must be a lower-case DNS subdomain"
+	}
+	return ""
+}
+
+// IsKubernetesSignerName reports whether a signer name is reserved for the
+// Kubernetes project (kubernetes.io/... or a subdomain of kubernetes.io).
+func IsKubernetesSignerName(name string) bool {
+	domain, _, _ := strings.Cut(name, "/")
+	return domain == "kubernetes.io" || strings.HasSuffix(domain, ".kubernetes.io")
+}
+
+// emptySubject is the DER of an empty name, the subject of the kubelet's
+// stub request.
+var emptySubject = []byte{0x30, 0x00}
+
+// PublicKey returns the key the certificate is to be issued to, after
+// checking that its holder proved possession of it:
+//
+//   - exactly one form: the stub PKCS#10 request, or the public key with
+//     its proof of possession, within their size limits (*[LimitError]);
+//   - the stub request parses and its signature verifies; it is empty (no
+//     subject, no extensions), as the kubelet makes it and as Kubernetes
+//     asks signers to require: identity comes from the spec, never from
+//     the request;
+//   - the older proof is the key's signature over the pod UID: Ed25519
+//     over the bytes, ECDSA (ASN.1) over their SHA-256, RSA-PSS with
+//     SHA-256;
+//   - the key is RSA of 3072 or 4096 bits, ECDSA on P-256, P-384 or P-521,
+//     or Ed25519, and passes jwks.CheckPublicKey (*[KeyError]).
+//
+// Failed proofs match [ErrProof]; other errors are a *[RequestError].
+func (r *Request) PublicKey() (crypto.PublicKey, error) {
+	stub, pkix, pop := len(r.StubPKCS10Request) > 0, len(r.PKIXPublicKey) > 0, len(r.ProofOfPossession) > 0
+	switch {
+	case stub && !pkix && !pop:
+		return checkStubRequest(r.StubPKCS10Request)
+	case !stub && pkix && pop:
+		return checkProofOfPossession(r.PKIXPublicKey, r.ProofOfPossession, r.PodUID)
+	}
+	return nil, &RequestError{Field: "spec", Reason: "exactly one of stubPKCS10Request or (pkixPublicKey, proofOfPossession) must be set"}
+}
+
+func checkStubRequest(der []byte) (crypto.PublicKey, error) {
+	const field = "spec.stubPKCS10Request"
+	if len(der) > MaxStubPKCS10RequestSize {
+		return nil, &LimitError{What: "stub CSR bytes", Size: len(der), Limit: MaxStubPKCS10RequestSize}
+	}
+	csr, err := x509.ParseCertificateRequest(der)
+	if err != nil {
+		return nil, &RequestError{Field: field, Reason: "not a PKCS#10 request", Err: err}
+	}
+	if err := CheckKey(csr.PublicKey); err != nil {
+		return nil, err
+	}
+	if err := csr.CheckSignature(); err != nil {
+		return nil, &RequestError{Field: field, Reason: "signature does not verify", Proof: true, Err: err}
+	}
+	if !bytes.Equal(csr.RawSubject, emptySubject) || len(csr.Extensions) > 0 {
+		return nil, &RequestError{Field: field, Reason: "must be empty (no subject, no extensions): identity comes from the spec"}
+	}
+	return csr.PublicKey, nil
+}
+
+func checkProofOfPossession(pkixDER, proof []byte, podUID string) (crypto.PublicKey, error) {
+	switch {
+	case len(pkixDER) > MaxPKIXPublicKeySize:
+		return nil, &LimitError{What: "PKIX public key bytes", Size: len(pkixDER), Limit: MaxPKIXPublicKeySize}
+	case len(proof) > MaxProofOfPossessionSize:
+		return nil, &LimitError{What: "proof-of-possession bytes", Size: len(proof), Limit: MaxProofOfPossessionSize}
+	}
+	pub, err := x509.ParsePKIXPublicKey(pkixDER)
+	if err != nil {
+		return nil, &RequestError{Field: "spec.pkixPublicKey", Reason: "not a PKIX public key", Err: err}
+	}
+	if err := CheckKey(pub); err != nil {
+		return nil, err
+	}
+	msg := []byte(podUID)
+	sum := sha256.Sum256(msg)
+	ok := false
+	switch k := pub.(type) {
+	case ed25519.PublicKey:
+		ok = ed25519.Verify(k, msg, proof)
+	case *ecdsa.PublicKey:
+		ok = ecdsa.VerifyASN1(k, sum[:], proof)
+	case *rsa.PublicKey:
+		ok = rsa.VerifyPSS(k, crypto.SHA256, sum[:], proof, nil) == nil
+	}
+	if !ok {
+		return nil, &RequestError{Field: "spec.proofOfPossession", Reason: "signature over the pod UID does not verify", Proof: true}
+	}
+	return pub, nil
+}
+
+// CheckKey reports whether pub is a key pod certificates may be issued to:
+// RSA with a 3072- or 4096-bit modulus, ECDSA on P-256, P-384 or P-521, or
+// Ed25519, that also passes jwks.CheckPublicKey (on-curve points, a
+// modest RSA exponent). The error is a *[KeyError].
+func CheckKey(pub crypto.PublicKey) error {
+	if err := jwks.CheckPublicKey(pub); err != nil {
+		return &KeyError{Key: describeKey(pub), Err: err}
+	}
+	if k, ok := pub.(*rsa.PublicKey); ok {
+		if bits := k.N.BitLen(); bits != 3072 && bits != 4096 {
+			return &KeyError{Key: describeKey(pub)}
+		}
+	}
+	return nil
+}
+
+// describeKey names a key's type and size for messages.
+func describeKey(pub crypto.PublicKey) string {
+	switch k := pub.(type) {
+	case *rsa.PublicKey:
+		if k == nil || k.N == nil {
+			return "RSA (nil)"
+		}
+		return "RSA-" + strconv.Itoa(k.N.BitLen())
+	case *ecdsa.PublicKey:
+		if k == nil || k.Curve == nil {
+			return "ECDSA (nil)"
+		}
+		return "ECDSA " + k.Curve.Params().Name
+	case ed25519.PublicKey:
+		return "Ed25519"
+	case nil:
+		return "none"
+	}
+	return fmt.Sprintf("%T", pub)
+}

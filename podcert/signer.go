@@ -1,0 +1,227 @@
+package podcert
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"io"
+	"math/big"
+	"strconv"
+	"time"
+
+	"github.com/ksa-go/ksa/x509sa"
+)
+
+// Signer defaults and bounds.
+const (
+	// DefaultTrustDomain is the SPIFFE trust domain when
+	// Config.TrustDomain is empty.
+	DefaultTrustDomain = "cluster.local"
+	// DefaultMaxLifetime caps certificates when Config.MaxLifetime is
+	// zero: 24 hours, the API's default maxExpirationSeconds.
+	DefaultMaxLifetime = 24 * time.Hour
+	// MinLifetime is the shortest certificate the API accepts: one hour.
+	MinLifetime = time.Hour
+	// DefaultBackdate moves notBefore into the past when Config.Backdate
+	// is zero, for clocks behind the signer's.
+	DefaultBackdate = 2 * time.Minute
+	// MaxBackdate is the largest Config.Backdate: kube-apiserver wants
+	// notBefore strictly within 5 minutes of its own clock, and leaves a
+	// minute for the signer's clock and the write.
+	MaxBackdate = 4 * time.Minute
+	// RefreshMargin keeps beginRefreshAt at least this far from notBefore
+	// and notAfter, as the API requires.
+	RefreshMargin = 10 * time.Minute
+	// MaxChainLength bounds Config.Chain.
+	MaxChainLength = 8
+)
+
+// Config configures a [Signer]. SignerName, CA and Chain are required;
+// every other zero value is a documented default.
+type Config struct {
+	// SignerName is the signer this Signer answers for
+	// (example.com/signer-name); requests for other signers are not
+	// decided.
+	SignerName string
+	// CA is the issuing key: any crypto.Signer (a KMS or HSM key works)
+	// whose public key is Chain[0]'s.
+	CA crypto.Signer
+	// Chain is the CA's certificate first, then its issuers, if any, up to
+	// and possibly including the root. Issued chains carry the leaf and
+	// every certificate of Chain except a self-signed root (which belongs
+	// in the trust bundle; see [Signer.TrustBundle]).
+	Chain []*x509.Certificate
+	// TrustDomain is the SPIFFE trust domain of the URI SAN
+	// spiffe://<TrustDomain>/ns/<namespace>/sa/<name>. Empty means
+	// [DefaultTrustDomain].
+	TrustDomain string
+	// MaxLifetime caps every certificate; the request's
+	// maxExpirationSeconds and the CA's own expiry lower it further. Zero
+	// means [DefaultMaxLifetime]; it must be in [MinLifetime, 91 days] (24
+	// hours for kubernetes.io signers).
+	MaxLifetime time.Duration
+	// Backdate moves notBefore before the clock's time. Zero means
+	// [DefaultBackdate]; negative means none; at most [MaxBackdate].
+	Backdate time.Duration
+	// Policy admits serving hosts and subject extensions asked for through
+	// unverifiedUserAnnotations. Nil refuses every annotation: such
+	// requests are Denied with InvalidUnverifiedUserAnnotations.
+	Policy Policy
+	// ServeHostsKey and ExtensionsKey are the annotation keys read. Empty
+	// means [DefaultServeHostsKey] and [DefaultExtensionsKey].
+	ServeHostsKey, ExtensionsKey string
+	// Clock returns the current time. Nil means time.Now.
+	Clock func() time.Time
+	// Rand is the source of serial numbers and signing randomness. Nil
+	// means crypto/rand.Reader.
+	Rand io.Reader
+}
+
+// Signer decides PodCertificateRequests for one signer name: it checks
+// each request, and issues, denies or fails it with a status the API
+// server accepts. It is safe for concurrent use if its CA, Policy, Clock
+// and Rand are.
+type Signer struct {
+	cfg      Config
+	caCert   *x509.Certificate
+	chainPEM []byte
+	rootPEM  []byte
+}
+
+// New validates the configuration: a signer name of the form
+// example.com/name, a CA key whose public key is the first certificate's,
+// which must be a CA allowed to sign certificates and of a supported key
+// type, bounds within range. Errors are a *[ConfigError].
+func New(cfg Config) (*Signer, error) {
+	c := cfg
+	if c.SignerName == "" {
+		return nil, &ConfigError{Field: "SignerName", Reason: "required"}
+	}
+	if reason := checkSignerName(c.SignerName); reason != "" {
+		return nil, &ConfigError{Field: "SignerName", Reason: reason}
+	}
+	switch {
+	case c.CA == nil:
+		return nil, &ConfigError{Field: "CA", Reason: "required"}
+	case len(c.Chain) == 0:
+		return nil, &ConfigError{Field: "Chain", Reason: "required (the CA's certificate first)"}
+	case len(c.Chain) > MaxChainLength:
+		return nil, &ConfigError{Field: "Chain", Reason: "more than " + strconv.Itoa(MaxChainLength) + " certificates"}
+	}
+	for i, cert := range c.Chain {
+		if cert == nil {
+			return nil, &ConfigError{Field: "Chain", Reason: "nil certificate at index " + strconv.Itoa(i)}
+		}
+	}
+	ca := c.Chain[0]
+	if !ca.BasicConstraintsValid || !ca.IsCA {
+		return nil, &ConfigError{Field: "Chain", Reason: "the first certificate is not a CA (basic constraints without the CA flag)"}
+	}
+	if ca.KeyUsage != 0 && ca.KeyUsage&x509.KeyUsageCertSign == 0 {
+		return nil, &ConfigError{Field: "Chain", Reason: "the CA's key usage does not include certificate signing"}
+	}
+	if err := checkCAKey(ca.PublicKey); err != nil {
+		return nil, &ConfigError{Field: "Chain", Reason: "the CA's key", Err: err}
+	}
+	if pub, ok := c.CA.Public().(interface{ Equal(crypto.PublicKey) bool }); !ok || !pub.Equal(ca.PublicKey) {
+		return nil, &ConfigError{Field: "CA", Reason: "is not the key of the first certificate of Chain"}
+	}
+	if c.TrustDomain == "" {
+		c.TrustDomain = DefaultTrustDomain
+	}
+	if err := x509sa.ValidateTrustDomain(c.TrustDomain); err != nil {
+		return nil, &ConfigError{Field: "TrustDomain", Reason: "invalid", Err: err}
+	}
+	hi := time.Duration(MaxMaxExpirationSeconds) * time.Second
+	if IsKubernetesSignerName(c.SignerName) {
+		hi = KubernetesMaxExpirationSeconds * time.Second
+	}
+	if c.MaxLifetime == 0 {
+		c.MaxLifetime = min(DefaultMaxLifetime, hi)
+	}
+	if c.MaxLifetime < MinLifetime || c.MaxLifetime > hi {
+		return nil, &ConfigError{Field: "MaxLifetime", Reason: "must be in [1h, " + hi.String() + "]"}
+	}
+	switch {
+	case c.Backdate == 0:
+		c.Backdate = DefaultBackdate
+	case c.Backdate < 0:
+		c.Backdate = 0
+	case c.Backdate > MaxBackdate:
+		return nil, &ConfigError{Field: "Backdate", Reason: "must be at most " + MaxBackdate.String()}
+	}
+	if c.ServeHostsKey == "" {
+		c.ServeHostsKey = DefaultServeHostsKey
+	}
+	if c.ExtensionsKey == "" {
+		c.ExtensionsKey = DefaultExtensionsKey
+	}
+	if c.ServeHostsKey == c.ExtensionsKey {
+		return nil, &ConfigError{Field: "ExtensionsKey", Reason: "must differ from ServeHostsKey"}
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	if c.Rand == nil {
+		c.Rand = rand.Reader
+	}
+	s := &Signer{cfg: c, caCert: ca}
+	for _, cert := range c.Chain {
+		block := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
+		if isSelfSigned(cert) {
+			s.rootPEM = append(s.rootPEM, block...)
+			continue
+		}
+		s.chainPEM = append(s.chainPEM, block...)
+	}
+	if s.rootPEM == nil {
+		last := c.Chain[len(c.Chain)-1]
+		s.rootPEM = pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: last.Raw})
+	}
+	c.Chain = append([]*x509.Certificate(nil), c.Chain...)
+	return s, nil
+}
+
+// checkCAKey accepts the CA key types x509sa and jwks accept.
+func checkCAKey(pub crypto.PublicKey) error {
+	if err := CheckKey(pub); err != nil {
+		// A CA may use any RSA size jwks accepts (2048 to 8192 bits).
+		if _, ok := pub.(*rsa.PublicKey); !ok {
+			return err
+		}
+		if ke, ok := err.(*KeyError); ok && ke.Err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func isSelfSigned(c *x509.Certificate) bool {
+	return bytes.Equal(c.RawIssuer, c.RawSubject) && c.CheckSignatureFrom(c) == nil
+}
+
+// SignerName returns the signer name the Signer answers for.
+func (s *Signer) SignerName() string { return s.cfg.SignerName }
+
+// TrustBundle returns the PEM certificates a relying party trusts for this
+// signer: the self-signed root at the end of Config.Chain, or the last
+// certificate of the chain when no root was given. It is what a
+// ClusterTrustBundle for the signer carries.
+func (s *Signer) TrustBundle() []byte { return bytes.Clone(s.rootPEM) }
+
+// serial draws a positive 127-bit serial number.
+func (s *Signer) serial() (*big.Int, error) {
+	var b [16]byte
+	if _, err := io.ReadFull(s.cfg.Rand, b[:]); err != nil {
+		return nil, &SigningError{Reason: "drawing a serial number", Err: err}
+	}
+	b[0] &= 0x7f
+	n := new(big.Int).SetBytes(b[:])
+	if n.Sign() == 0 {
+		return nil, &SigningError{Reason: "drawing a serial number: the random source returned zeros"}
+	}
+	return n, nil
+}

@@ -1,0 +1,339 @@
+package podcert
+
+import (
+	"crypto"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"net/mail"
+	"regexp"
+	"strings"
+	"time"
+
+	certificatesv1 "k8s.io/api/certificates/v1"
+	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ksa-go/ksa/internal/errs"
+)
+
+// Status is a PodCertificateRequest's status in a version-neutral shape
+// (the v1 and v1beta1 statuses have the same fields).
+type Status struct {
+	Conditions                          []metav1.Condition
+	CertificateChain                    string
+	NotBefore, BeginRefreshAt, NotAfter *metav1.Time
+}
+
+// StatusFromV1 reads a v1 status.
+func StatusFromV1(st *certificatesv1.PodCertificateRequestStatus) Status {
+	return Status{Conditions: st.Conditions, CertificateChain: st.CertificateChain, NotBefore: st.NotBefore, BeginRefreshAt: st.BeginRefreshAt, NotAfter: st.NotAfter}
+}
+
+// StatusFromV1beta1 reads a v1beta1 status.
+func StatusFromV1beta1(st *certificatesv1beta1.PodCertificateRequestStatus) Status {
+	return Status{Conditions: st.Conditions, CertificateChain: st.CertificateChain, NotBefore: st.NotBefore, BeginRefreshAt: st.BeginRefreshAt, NotAfter: st.NotAfter}
+}
+
+// V1 returns the status as v1's.
+func (st Status) V1() certificatesv1.PodCertificateRequestStatus {
+	return certificatesv1.PodCertificateRequestStatus{Conditions: st.Conditions, CertificateChain: st.CertificateChain, NotBefore: st.NotBefore, BeginRefreshAt: st.BeginRefreshAt, NotAfter: st.NotAfter}
+}
+
+// V1beta1 returns the status as v1beta1's.
+func (st Status) V1beta1() certificatesv1beta1.PodCertificateRequestStatus {
+	return certificatesv1beta1.PodCertificateRequestStatus{Conditions: st.Conditions, CertificateChain: st.CertificateChain, NotBefore: st.NotBefore, BeginRefreshAt: st.BeginRefreshAt, NotAfter: st.NotAfter}
+}
+
+// ApplyV1 sets the decision's status on a v1 object after checking the
+// update with [CheckStatus] against the object's current status at the
+// decision's time. On error the object is unchanged.
+func (d *Decision) ApplyV1(pcr *certificatesv1.PodCertificateRequest) error {
+	req := FromV1(pcr)
+	st := d.Status()
+	if err := CheckStatus(&req, StatusFromV1(&pcr.Status), st, d.At); err != nil {
+		return err
+	}
+	pcr.Status = st.V1()
+	return nil
+}
+
+// ApplyV1beta1 is [Decision.ApplyV1] for a v1beta1 object.
+func (d *Decision) ApplyV1beta1(pcr *certificatesv1beta1.PodCertificateRequest) error {
+	req := FromV1beta1(pcr)
+	st := d.Status()
+	if err := CheckStatus(&req, StatusFromV1beta1(&pcr.Status), st, d.At); err != nil {
+		return err
+	}
+	pcr.Status = st.V1beta1()
+	return nil
+}
+
+// CheckStatusV1 is [CheckStatus] for a v1 object's status update, old to
+// updated, with the API server's clock at now.
+func CheckStatusV1(updated, old *certificatesv1.PodCertificateRequest, now time.Time) error {
+	req := FromV1(old)
+	return CheckStatus(&req, StatusFromV1(&old.Status), StatusFromV1(&updated.Status), now)
+}
+
+// CheckStatusV1beta1 is [CheckStatus] for a v1beta1 object.
+func CheckStatusV1beta1(updated, old *certificatesv1beta1.PodCertificateRequest, now time.Time) error {
+	req := FromV1beta1(old)
+	return CheckStatus(&req, StatusFromV1beta1(&old.Status), StatusFromV1beta1(&updated.Status), now)
+}
+
+// Condition limits of the API.
+const (
+	maxReasonLen  = 1 << 10
+	maxMessageLen = 32 << 10
+	// clockTolerance is how far notBefore may be from kube-apiserver's
+	// clock.
+	clockTolerance = 5 * time.Minute
+)
+
+var reasonRE = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
+
+// CheckStatus reports whether kube-apiserver would accept a status update
+// from old to updated for the request, its clock reading now. It mirrors
+// the API's status validation rule for rule (a test in interop/ holds it
+// to Kubernetes' own code):
+//
+//   - conditions: only Issued, Denied or Failed, at most one, status True;
+//     each with a reason of the condition form (at most 1 KiB), a
+//     lastTransitionTime, a non-negative observedGeneration, a message of
+//     at most 32 KiB; no type twice;
+//   - a status that was Issued, Denied or Failed never changes;
+//   - Denied and Failed set nothing but the condition;
+//   - Issued: a chain of at most [MaxCertificateChainSize] bytes of
+//     CERTIFICATE PEM blocks that parse, the leaf first, issued to the
+//     request's key; leaf DNS names neither empty nor with empty labels,
+//     e-mail addresses that parse; notBefore and notAfter equal to the
+//     leaf's, notBefore strictly within 5 minutes of now; a lifetime of at
+//     least one hour and at most maxExpirationSeconds; beginRefreshAt in
+//     [notBefore+10m, notAfter-10m];
+//   - otherwise the status does not change.
+//
+// The error lists every problem found, each a *[StatusError] (matching
+// [ErrInvalidStatus]); like the API server, checking stops at the first
+// problem of a stage.
+func CheckStatus(req *Request, old, updated Status, now time.Time) error {
+	var list []error
+	add := func(field, reason string) { list = append(list, &StatusError{Field: field, Reason: reason}) }
+	done := func() error { return errs.Join(prefix, "status update refused", list) }
+
+	known := 0
+	seen := make(map[string]bool, len(updated.Conditions))
+	for i, c := range updated.Conditions {
+		path := fmt.Sprintf("status.conditions[%d]", i)
+		switch c.Type {
+		case ConditionIssued, ConditionDenied, ConditionFailed:
+			known++
+			if known > 1 {
+				add(path+".type", "at most one condition of type Issued, Denied or Failed")
+			}
+			if c.Status != metav1.ConditionTrue {
+				add(path+".status", fmt.Sprintf("%q is not supported (only True)", c.Status))
+			}
+		default:
+			add(path+".type", fmt.Sprintf("%q is not supported (only Issued, Denied or Failed)", c.Type))
+		}
+		if seen[c.Type] {
+			add(path, fmt.Sprintf("duplicate type %q", c.Type))
+		}
+		seen[c.Type] = true
+		if c.ObservedGeneration < 0 {
+			add(path+".observedGeneration", "must not be negative")
+		}
+		if c.LastTransitionTime.IsZero() {
+			add(path+".lastTransitionTime", "required")
+		}
+		switch {
+		case c.Reason == "":
+			add(path+".reason", "required")
+		case len(c.Reason) > maxReasonLen:
+			add(path+".reason", "longer than 1024 bytes")
+		case !reasonRE.MatchString(c.Reason):
+			add(path+".reason", "must start with a letter, hold only letters, digits and _,: and end with a letter, digit or _")
+		}
+		if len(c.Message) > maxMessageLen {
+			add(path+".message", "longer than 32768 bytes")
+		}
+	}
+	if len(list) > 0 {
+		return done()
+	}
+
+	if terminal(old) != 0 {
+		if !statusEqual(old, updated) {
+			add("status", "immutable once Issued, Denied or Failed")
+		}
+		return done()
+	}
+	switch terminal(updated) {
+	case Denied, Failed:
+		if !statusEqual(updated, Status{Conditions: updated.Conditions}) {
+			add("status", "only the condition may be set when denying or failing")
+		}
+		return done()
+	case Issued:
+		checkIssued(req, updated, now, add)
+		return done()
+	}
+	if !statusEqual(old, updated) {
+		add("status", "immutable unless becoming Issued, Denied or Failed")
+	}
+	return done()
+}
+
+// terminal returns the outcome a status records (a True Issued, Denied or
+// Failed condition), or zero.
+func terminal(st Status) Outcome {
+	for _, c := range st.Conditions {
+		if c.Status != metav1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case ConditionIssued:
+			return Issued
+		case ConditionDenied:
+			return Denied
+		case ConditionFailed:
+			return Failed
+		}
+	}
+	return 0
+}
+
+func checkIssued(req *Request, st Status, now time.Time, add func(field, reason string)) {
+	const chainField = "status.certificateChain"
+	if len(st.CertificateChain) > MaxCertificateChainSize {
+		add(chainField, fmt.Sprintf("%d bytes is over the limit of %d", len(st.CertificateChain), MaxCertificateChainSize))
+		return
+	}
+	block, rest := pem.Decode([]byte(st.CertificateChain))
+	switch {
+	case block == nil:
+		add(chainField, "must hold at least one certificate")
+		return
+	case block.Type != "CERTIFICATE":
+		add(chainField, "must hold only CERTIFICATE PEM blocks")
+		return
+	}
+	leaf, err := x509.ParseCertificate(block.Bytes)
+	if err != nil {
+		add(chainField, "the leaf does not parse")
+		return
+	}
+	for _, name := range leaf.DNSNames {
+		if name == "" {
+			add(chainField, "the leaf has an empty DNS name")
+		}
+		if strings.Contains(name, "..") {
+			add(chainField, fmt.Sprintf("the leaf's DNS name %q has an empty label", name))
+		}
+		if strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".") {
+			add(chainField, fmt.Sprintf("the leaf's DNS name %q starts or ends with a dot", name))
+		}
+	}
+	for _, addr := range leaf.EmailAddresses {
+		if _, err := mail.ParseAddress(addr); err != nil {
+			add(chainField, fmt.Sprintf("the leaf's e-mail address %q does not parse", addr))
+		}
+	}
+	want, reason := requestedKey(req)
+	if reason != "" {
+		add("spec", reason)
+		return
+	}
+	if k, ok := want.(interface{ Equal(crypto.PublicKey) bool }); ok && !k.Equal(leaf.PublicKey) {
+		add(chainField, "the leaf was not issued to the requested key")
+		return
+	}
+	if st.NotBefore == nil {
+		add("status.notBefore", "required")
+	}
+	if st.NotAfter == nil {
+		add("status.notAfter", "required")
+	}
+	if st.BeginRefreshAt == nil {
+		add("status.beginRefreshAt", "required")
+	}
+	if st.NotBefore == nil || st.NotAfter == nil || st.BeginRefreshAt == nil {
+		return
+	}
+	nb, na, bra := st.NotBefore.Time, st.NotAfter.Time, st.BeginRefreshAt.Time
+	switch lifetime := leaf.NotAfter.Sub(leaf.NotBefore); {
+	case !nb.Equal(leaf.NotBefore):
+		add("status.notBefore", "must equal the leaf's notBefore")
+	case !(nb.After(now.Add(-clockTolerance)) && nb.Before(now.Add(clockTolerance))):
+		add("status.notBefore", "must be within 5 minutes of the API server's clock")
+	case !na.Equal(leaf.NotAfter):
+		add("status.notAfter", "must equal the leaf's notAfter")
+	case lifetime < MinLifetime:
+		add(chainField, fmt.Sprintf("leaf lifetime %v is under one hour", lifetime))
+	case lifetime > time.Duration(req.MaxLifetime())*time.Second:
+		add(chainField, fmt.Sprintf("leaf lifetime %v is over spec.maxExpirationSeconds (%d)", lifetime, req.MaxLifetime()))
+	case bra.Before(nb.Add(RefreshMargin)):
+		add("status.beginRefreshAt", "must be at least 10 minutes after notBefore")
+	case bra.After(na.Add(-RefreshMargin)):
+		add("status.beginRefreshAt", "must be at least 10 minutes before notAfter")
+	default:
+		for {
+			block, rest = pem.Decode(rest)
+			if block == nil {
+				return
+			}
+			if block.Type != "CERTIFICATE" {
+				add(chainField, "must hold only CERTIFICATE PEM blocks")
+				return
+			}
+			if _, err := x509.ParseCertificate(block.Bytes); err != nil {
+				add(chainField, "an intermediate does not parse")
+				return
+			}
+		}
+	}
+}
+
+// requestedKey reads the request's public key as the API server does when
+// checking a status: from the stub CSR if set, else the PKIX key, without
+// verifying the proof again.
+func requestedKey(req *Request) (crypto.PublicKey, string) {
+	if len(req.StubPKCS10Request) > 0 {
+		csr, err := x509.ParseCertificateRequest(req.StubPKCS10Request)
+		if err != nil {
+			return nil, "stubPKCS10Request is not a PKCS#10 request"
+		}
+		return csr.PublicKey, ""
+	}
+	pub, err := x509.ParsePKIXPublicKey(req.PKIXPublicKey)
+	if err != nil {
+		return nil, "pkixPublicKey is not a PKIX public key"
+	}
+	return pub, ""
+}
+
+// statusEqual compares statuses as the API server does: times by instant,
+// nil and empty condition lists alike.
+func statusEqual(a, b Status) bool {
+	if a.CertificateChain != b.CertificateChain || !timeEqual(a.NotBefore, b.NotBefore) ||
+		!timeEqual(a.BeginRefreshAt, b.BeginRefreshAt) || !timeEqual(a.NotAfter, b.NotAfter) ||
+		len(a.Conditions) != len(b.Conditions) {
+		return false
+	}
+	for i := range a.Conditions {
+		x, y := a.Conditions[i], b.Conditions[i]
+		if x.Type != y.Type || x.Status != y.Status || x.ObservedGeneration != y.ObservedGeneration ||
+			!x.LastTransitionTime.Time.Equal(y.LastTransitionTime.Time) || x.Reason != y.Reason || x.Message != y.Message {
+			return false
+		}
+	}
+	return true
+}
+
+func timeEqual(a, b *metav1.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Time.Equal(b.Time)
+}

@@ -30,6 +30,7 @@ import (
 	"github.com/ksa-go/ksa/federation"
 	"github.com/ksa-go/ksa/golangjwt"
 	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/jwxkeys"
 	"github.com/ksa-go/ksa/ksaprom"
 	"github.com/ksa-go/ksa/kubeapi"
 	"github.com/ksa-go/ksa/oidc"
@@ -41,7 +42,7 @@ import (
 )
 
 // packagePrefixes are the message prefixes of the module's packages.
-var packagePrefixes = []string{"ksa", "jwks", "tokens", "oidc", "oidctest", "x509sa", "credspec", "federation", "entratest", "kubeapi", "extsigner", "signertest", "tokenreview", "ksaprom", "golangjwt", "podcert"}
+var packagePrefixes = []string{"ksa", "jwks", "tokens", "oidc", "oidctest", "x509sa", "credspec", "federation", "entratest", "kubeapi", "extsigner", "signertest", "tokenreview", "ksaprom", "golangjwt", "podcert", "jwxkeys"}
 
 var word = regexp.MustCompile(`[\p{L}\p{N}]+`)
 
@@ -262,6 +263,12 @@ func TestErrorMessages(t *testing.T) {
 	add("golangjwt key", &golangjwt.KeyError{KeyID: "k", Algorithm: "HS256", Problem: tokens.ErrAlgorithmNotAllowed})
 	add("golangjwt key source", &golangjwt.KeyError{KeyID: "k", Algorithm: "ES256", Problem: tokens.ErrKeySource, Err: &jwks.FetchError{URL: "https://x/jwks", Reason: "unexpected status 503"}})
 	add("golangjwt claim", (&golangjwt.Claims{}).Validate())
+
+	// jwxkeys
+	_, err = jwxkeys.NewKeyProvider(nil, jwxkeys.Config{})
+	add("jwxkeys config", err)
+	add("jwxkeys key", &jwxkeys.KeyError{KeyID: "k", Algorithm: "HS256", Problem: tokens.ErrAlgorithmNotAllowed})
+	add("jwxkeys convert", &jwxkeys.ConvertError{What: "the key set to jwx", Err: errors.New("jwk.Parse: failed to parse key")})
 
 	// ksaprom
 	_, err = ksaprom.New(ksaprom.Config{})

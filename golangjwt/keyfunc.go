@@ -2,23 +2,14 @@ package golangjwt
 
 import (
 	"context"
-	"crypto"
-	"crypto/rsa"
-	"fmt"
 	"slices"
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/ksa-go/ksa/internal/keysel"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokens"
 )
-
-// Algorithms are the algorithms the parser options admit: the asymmetric
-// ones golang-jwt implements. Never none, never HMAC.
-var algorithms = []string{
-	jwks.RS256, jwks.RS384, jwks.RS512, jwks.PS256, jwks.PS384, jwks.PS512,
-	jwks.ES256, jwks.ES384, jwks.ES512, jwks.EdDSA,
-}
 
 // Config configures [NewKeys]. Its zero value is ready to use.
 type Config struct {
@@ -40,9 +31,8 @@ type Config struct {
 // most MaxKeysPerToken keys are offered per token. It is safe for
 // concurrent use.
 type Keys struct {
-	src       jwks.KeySource
-	extraAlgs []string
-	maxKeys   int
+	src    jwks.KeySource
+	policy keysel.Policy
 }
 
 // NewKeys checks the config and returns the key function's source.
@@ -50,19 +40,11 @@ func NewKeys(src jwks.KeySource, cfg Config) (*Keys, error) {
 	if src == nil {
 		return nil, &ConfigError{Field: "src", Reason: "is nil"}
 	}
-	for _, alg := range cfg.AllowedAlgorithms {
-		if !slices.Contains(algorithms, alg) {
-			return nil, &ConfigError{Field: "Config.AllowedAlgorithms", Reason: fmt.Sprintf("names %q, which cannot be allowed", alg)}
-		}
+	policy, field, reason := keysel.NewPolicy(cfg.AllowedAlgorithms, cfg.MaxKeysPerToken)
+	if field != "" {
+		return nil, &ConfigError{Field: field, Reason: reason}
 	}
-	k := &Keys{src: src, extraAlgs: slices.Clone(cfg.AllowedAlgorithms), maxKeys: cfg.MaxKeysPerToken}
-	switch {
-	case k.maxKeys < 0:
-		return nil, &ConfigError{Field: "Config.MaxKeysPerToken", Reason: "is negative"}
-	case k.maxKeys == 0:
-		k.maxKeys = tokens.DefaultMaxKeysPerToken
-	}
-	return k, nil
+	return &Keys{src: src, policy: policy}, nil
 }
 
 // Keyfunc is a jwt.Keyfunc; a remote key set is asked with
@@ -82,69 +64,23 @@ func (k *Keys) keys(ctx context.Context, t *jwt.Token) (any, error) {
 		return nil, &KeyError{KeyID: kid, Algorithm: alg, Problem: problem, Err: err}
 	}
 	switch {
-	case t.Method == nil || t.Method.Alg() != alg || !slices.Contains(algorithms, alg):
+	case t.Method == nil || t.Method.Alg() != alg:
 		return fail(tokens.ErrAlgorithmNotAllowed, nil)
 	case hasKid && !isString:
 		return fail(tokens.ErrMalformed, nil)
 	}
-	found, err := k.src.Keys(ctx, kid)
-	if err != nil {
-		return fail(tokens.ErrKeySource, err)
-	}
-	var offered []jwt.VerificationKey
-	var pubs []crypto.PublicKey
-	refusedAlg := false
-	for _, key := range found {
-		if kid != "" && key.KeyID != kid {
-			continue // a source that ignores the kid must not widen the search
-		}
-		if !k.fits(alg, key) {
-			refusedAlg = true
-			continue
-		}
-		if seen(pubs, key.Public) {
-			continue
-		}
-		if len(offered) == k.maxKeys {
-			break
-		}
-		pubs = append(pubs, key.Public)
-		offered = append(offered, key.Public)
-	}
+	keys, problem, cause := k.policy.Select(ctx, k.src, kid, alg)
 	switch {
-	case len(offered) == 1:
-		return offered[0], nil
-	case len(offered) > 1:
-		return jwt.VerificationKeySet{Keys: offered}, nil
-	case refusedAlg:
-		return fail(tokens.ErrAlgorithmNotAllowed, nil)
-	case kid != "":
-		return fail(tokens.ErrUnknownKeyID, nil)
+	case problem != nil:
+		return fail(problem, cause)
+	case len(keys) == 1:
+		return keys[0], nil
 	}
-	return fail(jwks.ErrNoKeys, nil)
-}
-
-// fits reports whether the key may verify alg: its own algorithm, or an
-// allowed one that fits its type; RSA keys within jwks' bounds.
-func (k *Keys) fits(alg string, key jwks.Key) bool {
-	if _, ok := key.Public.(*rsa.PublicKey); ok && jwks.CheckPublicKey(key.Public) != nil {
-		return false
+	set := jwt.VerificationKeySet{Keys: make([]jwt.VerificationKey, len(keys))}
+	for i, pub := range keys {
+		set.Keys[i] = pub
 	}
-	return alg == key.Algorithm || (slices.Contains(k.extraAlgs, alg) && jwks.Fits(alg, key.Public))
-}
-
-// seen reports whether pub is among pubs.
-func seen(pubs []crypto.PublicKey, pub crypto.PublicKey) bool {
-	eq, ok := pub.(interface{ Equal(crypto.PublicKey) bool })
-	if !ok {
-		return false
-	}
-	for _, p := range pubs {
-		if eq.Equal(p) {
-			return true
-		}
-	}
-	return false
+	return set, nil
 }
 
 // ParserOptions are the options a parser of service-account tokens
@@ -153,7 +89,7 @@ func seen(pubs []crypto.PublicKey, pub crypto.PublicKey) bool {
 // Kubernetes' leeway (tokens.DefaultLeeway) on times.
 func ParserOptions() []jwt.ParserOption {
 	return []jwt.ParserOption{
-		jwt.WithValidMethods(slices.Clone(algorithms)),
+		jwt.WithValidMethods(slices.Clone(keysel.Algorithms)),
 		jwt.WithExpirationRequired(),
 		jwt.WithLeeway(tokens.DefaultLeeway),
 	}

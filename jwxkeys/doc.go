@@ -3,10 +3,12 @@
 //
 //   - [ToSet] turns ksa keys into a jwk.Set (public halves only, with kid
 //     and alg), for jws.Verify with jws.WithKeySet.
+//
 //   - [FromSet] turns a jwk.Set into ksa keys, always through ksa's
 //     public-only audit (jwks.Audit): a set holding a private or symmetric
 //     member anywhere is refused whole. jwx's own jwk.PublicSetOf kept
 //     symmetric keys before v3.3, and still does with WithAllowSymmetric.
+//
 //   - [KeyProvider] is a jws.KeyProvider over any jwks.KeySource (a remote
 //     JWKS with ksa's caching and refetch limits, an oidc.Verifier's key
 //     set), with the key rules of ksa's validator: the kid selects the keys
@@ -15,8 +17,8 @@
 //     the sentinel ksa's validator gives the same token, through jwx's
 //     verification error.
 //
-//	provider, err := jwxkeys.NewKeyProvider(remote, jwxkeys.Config{})
-//	payload, err := jws.Verify(raw, jws.WithKeyProvider(provider))
+//     provider, err := jwxkeys.NewKeyProvider(remote, jwxkeys.Config{})
+//     payload, err := jws.Verify(raw, jws.WithKeyProvider(provider))
 //
 // jws.Verify checks the signature only: the claims (issuer, audience,
 // times, the kubernetes.io binding) are the caller's to check, with jwx's

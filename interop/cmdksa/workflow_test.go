@@ -54,8 +54,8 @@ func buildKSA(t *testing.T, bin string) {
 	require.NoError(t, err, "building cmd/ksa: %s", out)
 }
 
-// ksa runs the command in dir and returns its standard output and exit
-// code.
+// ksa runs the command in dir and returns its standard output followed by
+// its standard error, and its exit code.
 func ksa(t *testing.T, bin, dir string, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
@@ -66,10 +66,10 @@ func ksa(t *testing.T, bin, dir string, args ...string) (string, int) {
 	var exit *exec.ExitError
 	if errors.As(err, &exit) {
 		t.Logf("ksa %s: exit %d\n%s%s", strings.Join(args, " "), exit.ExitCode(), stdout.String(), stderr.String())
-		return stdout.String(), exit.ExitCode()
+		return stdout.String() + stderr.String(), exit.ExitCode()
 	}
 	require.NoError(t, err)
-	return stdout.String(), 0
+	return stdout.String() + stderr.String(), 0
 }
 
 // host serves dir over https as blob storage does for an issuer.
@@ -161,6 +161,7 @@ func TestSelfManagedIssuerWorkflow(t *testing.T) {
 		assert.Contains(t, out, "trailing slash")
 		out, code = ksa(t, bin, work, "token", "verify", "--ca-file", caFile, "--issuer", issuer, "--audience", "api://other", "token.jwt")
 		assert.Equal(t, 1, code)
+		assert.Contains(t, out, "api://other")
 
 		// 4. The token exchanged at the Entra ID stand-in, which fetches
 		// the issuer as Entra ID does.

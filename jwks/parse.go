@@ -89,7 +89,7 @@ func (j *rawJWK) key() (Key, *MemberError) {
 	if len(j.private) > 0 {
 		return Key{}, &MemberError{Index: j.index, Member: j.private[0], Reason: "private or symmetric key member", Kind: ErrPrivateMaterial}
 	}
-	if j.nested != "" {
+	if j.hasNested {
 		return Key{}, &MemberError{Index: j.index, Member: j.nested, Reason: "holds a private or symmetric key member", Kind: ErrPrivateMaterial}
 	}
 	if j.problem != nil {

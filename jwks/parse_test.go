@@ -159,6 +159,8 @@ func TestParseSet(t *testing.T) {
 		{name: "private d", doc: set(with(ecJWK, `"d":"AQ"`)), wantSkipped: []problem{private(0, "d")}},
 		{name: "private D", doc: set(with(ecJWK, `"D":"AQ"`)), wantSkipped: []problem{private(0, "D")}},
 		{name: "private oth", doc: set(with(rsaJWK, `"oth":[]`)), wantSkipped: []problem{private(0, "oth")}},
+		{name: "private d nested in a member", doc: set(with(ecJWK, `"meta":[{"d":"AQ"}]`)), wantSkipped: []problem{private(0, "meta")}},
+		{name: "private d nested in a member with an empty name", doc: set(with(ecJWK, `"":[{"":{"K":""}}]`)), wantSkipped: []problem{private(0, "")}},
 		{name: "kty oct", doc: set(`{"kty":"oct","alg":"HS256"}`), wantSkipped: []problem{unknownKty(0)}},
 		{name: "missing kty", doc: set(`{"n":"` + k8sRSAN + `","e":"AQAB"}`), wantSkipped: []problem{unknownKty(0)}},
 		{name: "kty not a string", doc: set(`{"kty":["RSA"]}`), wantSkipped: []problem{unsupported(0, "kty")}},

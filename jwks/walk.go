@@ -32,8 +32,10 @@ type rawJWK struct {
 	// private lists the private or symmetric members present.
 	private []string
 	// nested names a member whose value holds a private or symmetric
-	// member somewhere inside it.
-	nested string
+	// member somewhere inside it, when hasNested is set (the name may be
+	// empty).
+	nested    string
+	hasNested bool
 	// problem is the first member that could not be read, or was repeated.
 	problem *MemberError
 	seen    jsonx.Names
@@ -173,8 +175,8 @@ func readJWK(r *jsonx.Reader, j *rawJWK) error {
 			// An unknown member is not read, but private material inside
 			// it still marks the key as leaked.
 			err := r.WalkValue("", func(m jsonx.Member) bool {
-				if isPrivateMember(m.Name) && j.nested == "" {
-					j.nested = member
+				if isPrivateMember(m.Name) && !j.hasNested {
+					j.nested, j.hasNested = member, true
 				}
 				return false
 			})

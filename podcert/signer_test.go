@@ -320,3 +320,25 @@ func TestTrustBundle(t *testing.T) {
 	// The chain carries the intermediate, not the root.
 	assert.Equal(t, 2, strings.Count(d.CertificateChain, "BEGIN CERTIFICATE"))
 }
+
+func TestStatusOutcome(t *testing.T) {
+	cond := func(typ string, status metav1.ConditionStatus) metav1.Condition {
+		return metav1.Condition{Type: typ, Status: status, Reason: "R"}
+	}
+	for _, tc := range []struct {
+		name       string
+		conditions []metav1.Condition
+		want       podcert.Outcome
+	}{
+		{name: "no conditions: not decided"},
+		{name: "Issued", conditions: []metav1.Condition{cond(podcert.ConditionIssued, metav1.ConditionTrue)}, want: podcert.Issued},
+		{name: "Denied", conditions: []metav1.Condition{cond(podcert.ConditionDenied, metav1.ConditionTrue)}, want: podcert.Denied},
+		{name: "Failed", conditions: []metav1.Condition{cond(podcert.ConditionFailed, metav1.ConditionTrue)}, want: podcert.Failed},
+		{name: "False Issued: not decided", conditions: []metav1.Condition{cond(podcert.ConditionIssued, metav1.ConditionFalse)}},
+		{name: "another condition type: not decided", conditions: []metav1.Condition{cond("Progressing", metav1.ConditionTrue)}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, podcert.Status{Conditions: tc.conditions}.Outcome())
+		})
+	}
+}

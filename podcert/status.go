@@ -185,6 +185,12 @@ func CheckStatus(req *Request, old, updated Status, now time.Time) error {
 	return done()
 }
 
+// Outcome returns the outcome the status records (its True Issued, Denied
+// or Failed condition), or zero for a request not yet decided: a
+// controller decides only those, as the API server refuses any change to a
+// decided request.
+func (st Status) Outcome() Outcome { return terminal(st) }
+
 // terminal returns the outcome a status records (a True Issued, Denied or
 // Failed condition), or zero.
 func terminal(st Status) Outcome {

@@ -95,6 +95,7 @@ Exit status: 0 on success, 1 on failure (or when a check finds problems),
 		newX509Cmd(a),
 		newWebhookCmd(a),
 		newSignerCmd(a),
+		newPodcertCmd(a),
 	)
 	return root
 }

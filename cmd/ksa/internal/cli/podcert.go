@@ -114,7 +114,8 @@ func newPodcertServeCmd(a *app) *cobra.Command {
 	var f podcertFlags
 	var kubeconfig, apiVersion, bundle string
 	var noBundle bool
-	var workers int
+	var workers, burst int
+	var qps float32
 	cmd := &cobra.Command{
 		Use:   "serve --signer-name NAME --ca-key FILE --ca-cert FILE",
 		Short: "Issue, deny or fail the PodCertificateRequests of a signer name",
@@ -145,7 +146,7 @@ Stops on SIGINT or SIGTERM.`,
 				return fail(err, "pass --kubeconfig, set $KUBECONFIG, or run in a pod", "loading the cluster's configuration")
 			}
 			rc.UserAgent = "ksa-podcert"
-			rc.QPS, rc.Burst = 50, 100
+			rc.QPS, rc.Burst = qps, burst
 			cs, err := kubernetes.NewForConfig(rc)
 			if err != nil {
 				return fail(err, "", "configuring the client")
@@ -179,6 +180,8 @@ Stops on SIGINT or SIGTERM.`,
 	fl.StringVar(&apiVersion, "api-version", "", "certificates.k8s.io version: v1 or v1beta1 (default: discovered)")
 	fl.StringVar(&bundle, "trust-bundle", "", "ClusterTrustBundle to publish the CA in (default <signer name with : for />:primary-bundle)")
 	fl.BoolVar(&noBundle, "no-trust-bundle", false, "do not publish the CA")
+	fl.Float32Var(&qps, "kube-api-qps", 50, "requests per second to kube-apiserver (client-side limit)")
+	fl.IntVar(&burst, "kube-api-burst", 100, "burst of requests to kube-apiserver above --kube-api-qps")
 	fl.IntVar(&workers, "workers", 0, fmt.Sprintf("requests decided at once (default %d)", podcertctl.DefaultWorkers))
 	required(cmd, "signer-name", "ca-key", "ca-cert")
 	return cmd

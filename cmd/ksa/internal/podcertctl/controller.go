@@ -36,6 +36,9 @@ const (
 	DefaultResync = 10 * time.Minute
 )
 
+// writeTimeout bounds one status write.
+const writeTimeout = 30 * time.Second
+
 // Config configures a Controller. Client and Signer are required; every
 // other zero value is a documented default.
 type Config struct {
@@ -175,7 +178,8 @@ func (c *Controller) APIVersion() (string, error) {
 }
 
 // Run publishes the trust bundle, then decides requests until ctx ends. It
-// returns nil when ctx ends, or the error that kept it from starting.
+// returns nil when ctx ends, once the status writes under way are done, or
+// the error that kept it from starting.
 func (c *Controller) Run(ctx context.Context) error {
 	version, err := c.APIVersion()
 	if err != nil {
@@ -207,10 +211,13 @@ func (c *Controller) Run(ctx context.Context) error {
 		return nil // ctx ended
 	}
 	c.log.Info("deciding requests", "signer", c.cfg.Signer.SignerName(), "version", version, "workers", c.cfg.Workers)
+	// A write under way when ctx ends is finished (within
+	// writeTimeout), so the count of statuses written is exact.
+	writes := context.WithoutCancel(ctx)
 	var wg sync.WaitGroup
 	for range c.cfg.Workers {
 		wg.Go(func() {
-			for c.next(ctx, queue, inf.GetStore(), api) {
+			for c.next(writes, queue, inf.GetStore(), api) {
 			}
 		})
 	}
@@ -232,6 +239,8 @@ func (c *Controller) next(ctx context.Context, queue workqueue.TypedRateLimiting
 		queue.Forget(key)
 		return true
 	}
+	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	defer cancel()
 	d, err := api.decide(ctx, c.cfg.Client, c.cfg.Signer, obj)
 	ev := Event{Key: key, Decision: d, Err: err}
 	switch {

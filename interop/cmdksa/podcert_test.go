@@ -1,0 +1,566 @@
+package cmdksa
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"fmt"
+	"math/big"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	certificatesv1 "k8s.io/api/certificates/v1"
+	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/yaml"
+
+	ksaid "github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/interop/controlplane"
+	"github.com/ksa-go/ksa/podcert"
+	"github.com/ksa-go/ksa/x509sa"
+)
+
+const podSigner = "pods.ksa.example/identity"
+
+// bulkRequests is how many requests the timing step sends through the
+// signer.
+const bulkRequests = 1000
+
+// TestPodCertificateSigner runs "ksa podcert serve" against real
+// kube-apiservers (1.37: certificates.k8s.io/v1, GA; 1.36: v1beta1 behind
+// the feature gate) as a service account holding only the RBAC "ksa
+// podcert rbac" prints. Requests are created as the pod's node creates them
+// (node credentials, NodeRestriction on), and the proposal's stories are
+// checked end to end: the certificate authenticates to kube-apiserver as
+// the service account, two pods do mutual TLS through the mounted bundles
+// and the published ClusterTrustBundle, a serving certificate carries the
+// hosts asked for, refused hosts are Denied and a bad CSR Failed (statuses
+// the apiserver accepts), and 1,000 requests are all issued.
+func TestPodCertificateSigner(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "ksa")
+	controlplane.EachVersion(t, func(t *testing.T, version string) {
+		if _, _, err := controlplane.Binaries(version); err != nil {
+			controlplane.StartForTest(t, controlplane.Config{Version: version})
+		}
+		buildKSA(t, bin)
+		work := t.TempDir()
+		caCert, caKey := podCA(t)
+		writePEM(t, filepath.Join(work, "ca.crt"), "CERTIFICATE", caCert.Raw)
+		keyDER, err := x509.MarshalPKCS8PrivateKey(caKey)
+		require.NoError(t, err)
+		writePEM(t, filepath.Join(work, "ca.key"), "PRIVATE KEY", keyDER)
+
+		v1 := !strings.HasPrefix(version, "v1.36.")
+		cfg := controlplane.Config{
+			Version:                version,
+			ClientCAs:              []*x509.Certificate{caCert},
+			EnableAdmissionPlugins: []string{"NodeRestriction"},
+		}
+		if !v1 {
+			cfg.FeatureGates = map[string]bool{"PodCertificateRequest": true, "ClusterTrustBundle": true}
+			cfg.RuntimeConfig = map[string]string{"certificates.k8s.io/v1beta1": "true"}
+		}
+		cp := controlplane.StartForTest(t, cfg)
+		pcrs := pcrAPI{cs: cp.Clientset(), v1: v1}
+
+		// The signer, as a service account with the printed RBAC only.
+		signerNS := cp.Namespace(t)
+		rbac, code := ksa(t, bin, work, "podcert", "rbac", "--signer-name", podSigner, "--namespace", signerNS, "--service-account", "podcert-signer")
+		require.Equal(t, 0, code)
+		applyRBAC(t, cp.Clientset(), rbac)
+		kubeconfig := saKubeconfig(t, cp, signerNS, "podcert-signer", work)
+		stopSigner := startSigner(t, bin, work, "serve", "--signer-name", podSigner, "--ca-key", "ca.key", "--ca-cert", "ca.crt",
+			"--kubeconfig", kubeconfig, "--allow-host-suffix", ".{namespace}.svc", "--workers", "8", "--kube-api-qps", "1000", "--kube-api-burst", "2000")
+
+		// A node, and pods bound to it that mount pod certificates.
+		node := newNode(t, cp)
+		ns := cp.Namespace(t)
+		cart := newPod(t, cp, ns, "cart", node)
+		checkout := newPod(t, cp, ns, "checkout", node)
+
+		// 1. Issued, and the apiserver accepted the status.
+		cartKey := newKey(t)
+		name := pcrs.create(t, node, cart, stubCSR(t, cartKey, ""), nil)
+		st := pcrs.wait(t, ns, name)
+		require.Equal(t, podcert.Issued, st.Outcome(), "%+v", st.Conditions)
+		cartBundle := writeBundle(t, work, "cart", cartKey, st.CertificateChain)
+		leaf := firstCert(t, st.CertificateChain)
+		assert.Equal(t, leaf.NotBefore, st.NotBefore.Time.UTC())
+		assert.Equal(t, leaf.NotAfter, st.NotAfter.Time.UTC())
+
+		// 2. The certificate authenticates as the service account.
+		dec, err := x509sa.DecodeCertificate(leaf)
+		require.NoError(t, err)
+		want := dec.UserInfo()
+		got := whoAmICert(t, cp, st.CertificateChain, cartKey)
+		assert.Equal(t, "system:serviceaccount:"+ns+":cart", got.Username)
+		assert.Equal(t, want.UID, got.UID)
+		assert.ElementsMatch(t, append(want.Groups, "system:authenticated"), got.Groups)
+		assert.Equal(t, []string{x509sa.CredentialID(leaf)}, []string(got.Extra[ksaid.ExtraCredentialID]))
+
+		// 3. A serving certificate with the hosts asked for; mutual TLS
+		// between the two pods through their mounted bundles and the
+		// published trust bundle.
+		checkoutKey := newKey(t)
+		host := "checkout." + ns + ".svc"
+		name = pcrs.create(t, node, checkout, stubCSR(t, checkoutKey, ""), map[string]string{podcert.DefaultServeHostsKey: host})
+		st = pcrs.wait(t, ns, name)
+		require.Equal(t, podcert.Issued, st.Outcome(), "%+v", st.Conditions)
+		assert.Equal(t, []string{host}, firstCert(t, st.CertificateChain).DNSNames)
+		checkoutBundle := writeBundle(t, work, "checkout", checkoutKey, st.CertificateChain)
+		trust := pcrs.trustBundle(t)
+		assert.Equal(t, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caCert.Raw})), trust)
+		clientSaw, serverSaw := mutualTLS(t, trust, cartBundle, checkoutBundle, host)
+		assert.Equal(t, "system:serviceaccount:"+ns+":checkout", clientSaw.ServiceAccount.Username())
+		assert.Equal(t, "checkout", clientSaw.Pod.Name)
+		assert.Equal(t, "system:serviceaccount:"+ns+":cart", serverSaw.ServiceAccount.Username())
+		assert.Equal(t, "cart", serverSaw.Pod.Name)
+
+		// 4. Hosts the policy refuses: Denied. A CSR with a subject (the
+		// kubelet's is empty): Failed. The apiserver accepts both.
+		name = pcrs.create(t, node, checkout, stubCSR(t, newKey(t), ""), map[string]string{podcert.DefaultServeHostsKey: "bank.example.com"})
+		st = pcrs.wait(t, ns, name)
+		require.Equal(t, podcert.Denied, st.Outcome(), "%+v", st.Conditions)
+		assert.Equal(t, podcert.ReasonInvalidUnverifiedUserAnnotations, st.Conditions[0].Reason)
+		assert.Empty(t, st.CertificateChain)
+		name = pcrs.create(t, node, cart, stubCSR(t, newKey(t), "system:masters"), nil)
+		st = pcrs.wait(t, ns, name)
+		require.Equal(t, podcert.Failed, st.Outcome(), "%+v", st.Conditions)
+		assert.Equal(t, podcert.ReasonInvalidRequest, st.Conditions[0].Reason)
+
+		// 5. 1,000 requests, all issued.
+		bulkNS := cp.Namespace(t)
+		bulkPod := newPod(t, cp, bulkNS, "bulk", node)
+		csrs := make([][]byte, bulkRequests)
+		for i := range csrs {
+			csrs[i] = stubCSR(t, newKey(t), "")
+		}
+		start := time.Now()
+		done := make(chan map[string]podcert.Outcome, 1)
+		go func() { done <- pcrs.waitAll(t, bulkNS, bulkRequests) }()
+		var wg sync.WaitGroup
+		next := make(chan []byte)
+		for range 16 {
+			wg.Go(func() {
+				for csr := range next {
+					pcrs.create(t, node, bulkPod, csr, nil)
+				}
+			})
+		}
+		for _, csr := range csrs {
+			next <- csr
+		}
+		close(next)
+		wg.Wait()
+		created := time.Since(start)
+		outcomes := <-done
+		elapsed := time.Since(start)
+		issued := 0
+		for _, o := range outcomes {
+			if o == podcert.Issued {
+				issued++
+			}
+		}
+		assert.Equal(t, bulkRequests, issued)
+		t.Logf("%s: %d PodCertificateRequests created as the node in %v, all decided %v after the first (%.0f/s)",
+			version, bulkRequests, created.Round(time.Millisecond), elapsed.Round(time.Millisecond), float64(bulkRequests)/elapsed.Seconds())
+
+		out := lastLines(stopSigner(), 3)
+		assert.Contains(t, out, fmt.Sprintf("stopped: %d issued, 1 denied, 1 failed", bulkRequests+2))
+	})
+}
+
+// pcrAPI creates and watches requests in certificates.k8s.io v1 or v1beta1.
+type pcrAPI struct {
+	cs kubernetes.Interface
+	v1 bool
+}
+
+// create makes a request as the pod's node does, retrying while the
+// apiserver's caches have not seen the pod yet.
+func (a pcrAPI) create(t *testing.T, node nodeClient, pod *corev1.Pod, csr []byte, annotations map[string]string) string {
+	t.Helper()
+	max := int32(86400)
+	meta := metav1.ObjectMeta{GenerateName: "req-", Namespace: pod.Namespace,
+		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID}}}
+	var name string
+	err := wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		var err error
+		if a.v1 {
+			var got *certificatesv1.PodCertificateRequest
+			got, err = node.cs.CertificatesV1().PodCertificateRequests(pod.Namespace).Create(ctx, &certificatesv1.PodCertificateRequest{ObjectMeta: meta,
+				Spec: certificatesv1.PodCertificateRequestSpec{SignerName: podSigner, PodName: pod.Name, PodUID: pod.UID,
+					ServiceAccountName: pod.Spec.ServiceAccountName, ServiceAccountUID: node.saUIDs[pod.Namespace+"/"+pod.Spec.ServiceAccountName],
+					NodeName: types.NodeName(node.Name), NodeUID: node.UID, MaxExpirationSeconds: &max, StubPKCS10Request: csr, UnverifiedUserAnnotations: annotations}}, metav1.CreateOptions{})
+			if err == nil {
+				name = got.Name
+			}
+		} else {
+			var got *certificatesv1beta1.PodCertificateRequest
+			got, err = node.cs.CertificatesV1beta1().PodCertificateRequests(pod.Namespace).Create(ctx, &certificatesv1beta1.PodCertificateRequest{ObjectMeta: meta,
+				Spec: certificatesv1beta1.PodCertificateRequestSpec{SignerName: podSigner, PodName: pod.Name, PodUID: pod.UID,
+					ServiceAccountName: pod.Spec.ServiceAccountName, ServiceAccountUID: node.saUIDs[pod.Namespace+"/"+pod.Spec.ServiceAccountName],
+					NodeName: types.NodeName(node.Name), NodeUID: node.UID, MaxExpirationSeconds: &max, StubPKCS10Request: csr, UnverifiedUserAnnotations: annotations}}, metav1.CreateOptions{})
+			if err == nil {
+				name = got.Name
+			}
+		}
+		if err != nil {
+			t.Logf("creating a request as %s: %v (retrying)", node.Name, err)
+		}
+		return err == nil, nil
+	})
+	require.NoError(t, err, "creating a PodCertificateRequest as the node")
+	return name
+}
+
+// watchStatuses calls decided for every request of ns that carries an
+// outcome, as the apiserver reports them (existing ones first), until it
+// returns true.
+func (a pcrAPI) watchStatuses(t *testing.T, ns string, decided func(name string, st podcert.Status) bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
+	defer cancel()
+	var w watch.Interface
+	var err error
+	if a.v1 {
+		w, err = a.cs.CertificatesV1().PodCertificateRequests(ns).Watch(ctx, metav1.ListOptions{})
+	} else {
+		w, err = a.cs.CertificatesV1beta1().PodCertificateRequests(ns).Watch(ctx, metav1.ListOptions{})
+	}
+	require.NoError(t, err)
+	defer w.Stop()
+	for ev := range w.ResultChan() {
+		var name string
+		var st podcert.Status
+		switch o := ev.Object.(type) {
+		case *certificatesv1.PodCertificateRequest:
+			name, st = o.Name, podcert.StatusFromV1(&o.Status)
+		case *certificatesv1beta1.PodCertificateRequest:
+			name, st = o.Name, podcert.StatusFromV1beta1(&o.Status)
+		default:
+			continue
+		}
+		if st.Outcome() != 0 && decided(name, st) {
+			return
+		}
+	}
+	t.Fatalf("watching requests in %s ended: %v", ns, ctx.Err())
+}
+
+// wait returns the status of the named request once it is decided.
+func (a pcrAPI) wait(t *testing.T, ns, name string) podcert.Status {
+	t.Helper()
+	var got podcert.Status
+	a.watchStatuses(t, ns, func(n string, st podcert.Status) bool {
+		got = st
+		return n == name
+	})
+	return got
+}
+
+// waitAll returns the outcomes once n requests of ns are decided.
+func (a pcrAPI) waitAll(t *testing.T, ns string, n int) map[string]podcert.Outcome {
+	out := map[string]podcert.Outcome{}
+	a.watchStatuses(t, ns, func(name string, st podcert.Status) bool {
+		out[name] = st.Outcome()
+		return len(out) == n
+	})
+	return out
+}
+
+// trustBundle reads the published ClusterTrustBundle, as any authenticated
+// workload may.
+func (a pcrAPI) trustBundle(t *testing.T) string {
+	t.Helper()
+	name := strings.ReplaceAll(podSigner, "/", ":") + ":primary-bundle"
+	if a.v1 {
+		b, err := a.cs.CertificatesV1().ClusterTrustBundles().Get(t.Context(), name, metav1.GetOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, podSigner, b.Spec.SignerName)
+		return b.Spec.TrustBundle
+	}
+	b, err := a.cs.CertificatesV1beta1().ClusterTrustBundles().Get(t.Context(), name, metav1.GetOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, podSigner, b.Spec.SignerName)
+	return b.Spec.TrustBundle
+}
+
+// nodeClient is a node and a client holding its credentials.
+type nodeClient struct {
+	*corev1.Node
+	cs kubernetes.Interface
+	// saUIDs are the UIDs of the pods' service accounts, by namespace/name.
+	saUIDs map[string]types.UID
+}
+
+func newNode(t *testing.T, cp *controlplane.ControlPlane) nodeClient {
+	t.Helper()
+	node, err := cp.Clientset().CoreV1().Nodes().Create(t.Context(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	cert, err := cp.ClientCert("system:node:"+node.Name, "system:nodes")
+	require.NoError(t, err)
+	keyDER, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+	require.NoError(t, err)
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: cp.URL, QPS: 500, Burst: 1000, TLSClientConfig: rest.TLSClientConfig{
+		CAData:   cp.CAPEM,
+		CertData: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Certificate[0]}),
+		KeyData:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
+	}})
+	require.NoError(t, err)
+	return nodeClient{Node: node, cs: cs, saUIDs: map[string]types.UID{}}
+}
+
+// newPod creates a service account and a pod of that name on the node,
+// mounting a pod certificate from our signer (NodeRestriction lets the node
+// ask only for signers its pods mount).
+func newPod(t *testing.T, cp *controlplane.ControlPlane, ns, name string, node nodeClient) *corev1.Pod {
+	t.Helper()
+	sa, err := cp.Clientset().CoreV1().ServiceAccounts(ns).Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	pod, err := cp.Clientset().CoreV1().Pods(ns).Create(t.Context(), &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: corev1.PodSpec{
+			ServiceAccountName: name, NodeName: node.Name, AutomountServiceAccountToken: new(false),
+			Containers: []corev1.Container{{Name: "app", Image: "app",
+				VolumeMounts: []corev1.VolumeMount{{Name: "identity", MountPath: "/var/run/identity"}}}},
+			Volumes: []corev1.Volume{{Name: "identity", VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{
+				Sources: []corev1.VolumeProjection{{PodCertificate: &corev1.PodCertificateProjection{
+					SignerName: podSigner, KeyType: "ECDSAP256", CredentialBundlePath: "credentialbundle.pem"}}}}}}},
+		},
+	}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	node.saUIDs[ns+"/"+name] = sa.UID
+	return pod
+}
+
+// applyRBAC creates the objects of "ksa podcert rbac".
+func applyRBAC(t *testing.T, cs kubernetes.Interface, manifests string) {
+	t.Helper()
+	for doc := range strings.SplitSeq(manifests, "---\n") {
+		var meta metav1.TypeMeta
+		require.NoError(t, yaml.Unmarshal([]byte(doc), &meta))
+		var err error
+		switch meta.Kind {
+		case "ServiceAccount":
+			var o corev1.ServiceAccount
+			require.NoError(t, yaml.UnmarshalStrict([]byte(doc), &o))
+			_, err = cs.CoreV1().ServiceAccounts(o.Namespace).Create(t.Context(), &o, metav1.CreateOptions{})
+		case "ClusterRole":
+			var o rbacv1.ClusterRole
+			require.NoError(t, yaml.UnmarshalStrict([]byte(doc), &o))
+			_, err = cs.RbacV1().ClusterRoles().Create(t.Context(), &o, metav1.CreateOptions{})
+		case "ClusterRoleBinding":
+			var o rbacv1.ClusterRoleBinding
+			require.NoError(t, yaml.UnmarshalStrict([]byte(doc), &o))
+			_, err = cs.RbacV1().ClusterRoleBindings().Create(t.Context(), &o, metav1.CreateOptions{})
+		default:
+			t.Fatalf("unexpected kind %q in:\n%s", meta.Kind, doc)
+		}
+		require.NoError(t, err)
+	}
+}
+
+// saKubeconfig writes a kubeconfig holding a token of the service account.
+func saKubeconfig(t *testing.T, cp *controlplane.ControlPlane, ns, sa, dir string) string {
+	t.Helper()
+	exp := int64(3600)
+	tr, err := cp.Clientset().CoreV1().ServiceAccounts(ns).CreateToken(t.Context(), sa, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &exp}}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	cfg := clientcmdapi.NewConfig()
+	cfg.Clusters["test"] = &clientcmdapi.Cluster{Server: cp.URL, CertificateAuthorityData: cp.CAPEM}
+	cfg.AuthInfos["signer"] = &clientcmdapi.AuthInfo{Token: tr.Status.Token}
+	cfg.Contexts["signer"] = &clientcmdapi.Context{Cluster: "test", AuthInfo: "signer"}
+	cfg.CurrentContext = "signer"
+	path := filepath.Join(dir, "signer.kubeconfig")
+	require.NoError(t, clientcmd.WriteToFile(*cfg, path))
+	return path
+}
+
+// lockedBuffer collects a process's output while it runs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// startSigner runs "ksa podcert ARGS..." in the background; the function
+// returned stops it with SIGTERM and returns its output.
+func startSigner(t *testing.T, bin, dir string, args ...string) func() string {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"podcert"}, args...)...)
+	cmd.Dir = dir
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	require.NoError(t, cmd.Start())
+	var once sync.Once
+	stop := func() string {
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			err := cmd.Wait()
+			assert.NoError(t, err, "ksa podcert serve: %s", lastLines(out.String(), 20))
+		})
+		return out.String()
+	}
+	t.Cleanup(func() {
+		out := stop()
+		if t.Failed() {
+			t.Logf("ksa podcert serve:\n%s", lastLines(out, 40))
+		}
+	})
+	return stop
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func podCA(t *testing.T) (*x509.Certificate, *ecdsa.PrivateKey) {
+	t.Helper()
+	key := newKey(t)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ksa pod identity CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(30 * 24 * time.Hour),
+		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	require.NoError(t, err)
+	cert, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	return cert, key
+}
+
+func newKey(t *testing.T) *ecdsa.PrivateKey {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	return key
+}
+
+// stubCSR is the kubelet's proof of possession: a PKCS#10 request with an
+// empty subject (or, to be refused, one naming cn).
+func stubCSR(t *testing.T, key crypto.Signer, cn string) []byte {
+	t.Helper()
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: cn}}, key)
+	require.NoError(t, err)
+	return der
+}
+
+func writePEM(t *testing.T, path, typ string, der []byte) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600))
+}
+
+// writeBundle writes the credential bundle the kubelet mounts: the
+// PKCS#8 key, then the chain.
+func writeBundle(t *testing.T, dir, name string, key crypto.Signer, chain string) string {
+	t.Helper()
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	require.NoError(t, err)
+	path := filepath.Join(dir, name+"-credentialbundle.pem")
+	require.NoError(t, os.WriteFile(path, append(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), chain...), 0o600))
+	return path
+}
+
+func firstCert(t *testing.T, chain string) *x509.Certificate {
+	t.Helper()
+	b, _ := pem.Decode([]byte(chain))
+	require.NotNil(t, b)
+	c, err := x509.ParseCertificate(b.Bytes)
+	require.NoError(t, err)
+	return c
+}
+
+// whoAmICert asks kube-apiserver who the certificate's holder is.
+func whoAmICert(t *testing.T, cp *controlplane.ControlPlane, chain string, key crypto.Signer) authenticationv1.UserInfo {
+	t.Helper()
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	require.NoError(t, err)
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: cp.URL, TLSClientConfig: rest.TLSClientConfig{
+		CAData: cp.CAPEM, CertData: []byte(chain), KeyData: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der})}})
+	require.NoError(t, err)
+	r, err := cs.AuthenticationV1().SelfSubjectReviews().Create(t.Context(), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+	require.NoError(t, err)
+	return r.Status.UserInfo
+}
+
+// mutualTLS connects the client pod to the server pod over loopback TCP,
+// each presenting its mounted bundle and verifying the other with the
+// trust bundle; it returns what each learned of the other.
+func mutualTLS(t *testing.T, trust, clientBundle, serverBundle, serverName string) (clientSaw, serverSaw ksaid.Identity) {
+	t.Helper()
+	peers, err := podcert.NewPeers(podcert.PeerConfig{TrustBundle: []byte(trust), TrustDomain: podcert.DefaultTrustDomain})
+	require.NoError(t, err)
+	source := func(path string) *podcert.Source {
+		src, err := podcert.NewSource(podcert.SourceConfig{BundlePath: path})
+		require.NoError(t, err)
+		return src
+	}
+	l, err := tls.Listen("tcp", "127.0.0.1:0", peers.ServerConfig(source(serverBundle), nil))
+	require.NoError(t, err)
+	defer l.Close()
+	served := make(chan error, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			served <- err
+			return
+		}
+		defer c.Close()
+		tc := c.(*tls.Conn)
+		if err := tc.Handshake(); err != nil {
+			served <- err
+			return
+		}
+		serverSaw, err = peers.VerifyClient(tc.ConnectionState().PeerCertificates)
+		served <- err
+	}()
+	cfg := peers.ClientConfig(source(clientBundle), nil)
+	cfg.ServerName = serverName
+	c, err := tls.Dial("tcp", l.Addr().String(), cfg)
+	require.NoError(t, err)
+	defer c.Close()
+	clientSaw, err = peers.VerifyServer(c.ConnectionState().PeerCertificates)
+	require.NoError(t, err)
+	require.NoError(t, <-served)
+	return clientSaw, serverSaw
+}

@@ -20,6 +20,12 @@
 //		// client.CertificatesV1().PodCertificateRequests(ns).UpdateStatus(ctx, pcr, ...)
 //	}
 //
+// A controller decides only requests whose status records no outcome yet
+// ([Status.Outcome]): the API server refuses any change to a decided one.
+// The ksa command's "ksa podcert serve" is such a controller (a client-go
+// informer and work queue over a Signer, publishing the CA as a
+// ClusterTrustBundle), proven on real kube-apiservers.
+//
 // The request is checked first ([Request.Validate], [Request.PublicKey]):
 // the stub PKCS#10 request's signature (or the older proof of possession)
 // and the key type (RSA 3072/4096, ECDSA P-256/P-384/P-521, Ed25519). An

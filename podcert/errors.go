@@ -72,7 +72,7 @@ func (e *RequestError) Unwrap() error { return e.Err }
 // KeyError reports a requested key of a type or size pod certificates do
 // not allow. It matches [ErrUnsupportedKey] and jwks.ErrUnsupportedKey.
 type KeyError struct {
-	// Key describes the key: "RSA-2048", "ECDSA P-224", "DSA", ...
+	// Key describes the key: "RSA 2048", "ECDSA P-224", "DSA", ...
 	Key string
 	Err error
 }

@@ -16,6 +16,7 @@ import (
 	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/internal/keyname"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/x509sa"
 )
@@ -293,33 +294,12 @@ func checkProofOfPossession(pkixDER, proof []byte, podUID string) (crypto.Public
 // modest RSA exponent). The error is a *[KeyError].
 func CheckKey(pub crypto.PublicKey) error {
 	if err := jwks.CheckPublicKey(pub); err != nil {
-		return &KeyError{Key: describeKey(pub), Err: err}
+		return &KeyError{Key: keyname.Of(pub), Err: err}
 	}
 	if k, ok := pub.(*rsa.PublicKey); ok {
 		if bits := k.N.BitLen(); bits != 3072 && bits != 4096 {
-			return &KeyError{Key: describeKey(pub)}
+			return &KeyError{Key: keyname.Of(pub)}
 		}
 	}
 	return nil
-}
-
-// describeKey names a key's type and size for messages.
-func describeKey(pub crypto.PublicKey) string {
-	switch k := pub.(type) {
-	case *rsa.PublicKey:
-		if k == nil || k.N == nil {
-			return "RSA (nil)"
-		}
-		return "RSA-" + strconv.Itoa(k.N.BitLen())
-	case *ecdsa.PublicKey:
-		if k == nil || k.Curve == nil {
-			return "ECDSA (nil)"
-		}
-		return "ECDSA " + k.Curve.Params().Name
-	case ed25519.PublicKey:
-		return "Ed25519"
-	case nil:
-		return "none"
-	}
-	return fmt.Sprintf("%T", pub)
 }

@@ -163,7 +163,7 @@ func (e *HostError) Is(target error) bool { return target == ErrInvalidHost }
 // with an exponent up to jwks.MaxRSAExponent, ECDSA on P-256, P-384 or
 // P-521, Ed25519). It matches jwks.ErrUnsupportedKey and wraps jwks' error.
 type KeyError struct {
-	// Key describes the key: "RSA-1024", "ECDSA P-224", "DSA", ...
+	// Key describes the key: "RSA 1024", "ECDSA P-224", "DSA", ...
 	Key string
 	Err error
 }

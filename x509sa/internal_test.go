@@ -54,7 +54,7 @@ func TestCheckPublicKeyOddities(t *testing.T) {
 		{name: "nil", key: nil, want: "none"},
 		{name: "nil RSA", key: (*rsa.PublicKey)(nil), want: "RSA (nil)"},
 		{name: "RSA without modulus", key: &rsa.PublicKey{}, want: "RSA (nil)"},
-		{name: "RSA 8193", key: &rsa.PublicKey{N: new(big.Int).Lsh(big.NewInt(1), 8192), E: 65537}, want: "RSA-8193"},
+		{name: "RSA 8193", key: &rsa.PublicKey{N: new(big.Int).Lsh(big.NewInt(1), 8192), E: 65537}, want: "RSA 8193"},
 		{name: "nil ECDSA", key: (*ecdsa.PublicKey)(nil), want: "ECDSA (nil)"},
 		{name: "ECDSA without curve", key: &ecdsa.PublicKey{}, want: "ECDSA (nil)"},
 		{name: "short Ed25519", key: ed25519.PublicKey{1, 2}, want: "Ed25519 (malformed)"},

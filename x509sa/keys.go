@@ -2,13 +2,10 @@ package x509sa
 
 import (
 	"crypto"
-	"crypto/ecdsa"
-	"crypto/ed25519"
 	"crypto/rsa"
 	"crypto/x509"
-	"fmt"
-	"strconv"
 
+	"github.com/ksa-go/ksa/internal/keyname"
 	"github.com/ksa-go/ksa/jwks"
 )
 
@@ -23,31 +20,7 @@ func checkPublicKey(pub crypto.PublicKey) error {
 	if err == nil {
 		return nil
 	}
-	return &KeyError{Key: describeKey(pub), Err: err}
-}
-
-// describeKey names a key's type and size for messages.
-func describeKey(pub crypto.PublicKey) string {
-	switch k := pub.(type) {
-	case *rsa.PublicKey:
-		if k == nil || k.N == nil {
-			return "RSA (nil)"
-		}
-		return "RSA-" + strconv.Itoa(k.N.BitLen())
-	case *ecdsa.PublicKey:
-		if k == nil || k.Curve == nil {
-			return "ECDSA (nil)"
-		}
-		return "ECDSA " + k.Curve.Params().Name
-	case ed25519.PublicKey:
-		if len(k) != ed25519.PublicKeySize {
-			return "Ed25519 (malformed)"
-		}
-		return "Ed25519"
-	case nil:
-		return "none"
-	}
-	return fmt.Sprintf("%T", pub)
+	return &KeyError{Key: keyname.Of(pub), Err: err}
 }
 
 // signatureAlgorithm picks the signature algorithm for a signer's key the

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/internal/httpget"
+	"github.com/ksa-go/ksa/internal/keyname"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/tokens"
@@ -228,7 +229,7 @@ func (c *checker) keySet(ctx context.Context, res *checkResult, md *oidc.Provide
 	}
 	rs256 := false
 	for _, k := range set.Keys {
-		res.Keys = append(res.Keys, keyInfo{KeyID: k.KeyID, Algorithm: k.Algorithm, Type: describeKey(k.Public)})
+		res.Keys = append(res.Keys, keyInfo{KeyID: k.KeyID, Algorithm: k.Algorithm, Type: keyname.Of(k.Public)})
 		if k.Algorithm == jwks.RS256 {
 			rs256 = true
 		}

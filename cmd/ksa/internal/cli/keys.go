@@ -131,17 +131,6 @@ func specOf(s crypto.Signer) keySpec {
 	return keySpec{Type: "rsa", Bits: 2048}
 }
 
-// describeKey names a key's type and size: "RSA 2048", "ECDSA P-256".
-func describeKey(pub crypto.PublicKey) string {
-	switch k := pub.(type) {
-	case *rsa.PublicKey:
-		return fmt.Sprintf("RSA %d", k.N.BitLen())
-	case *ecdsa.PublicKey:
-		return "ECDSA " + k.Curve.Params().Name
-	}
-	return fmt.Sprintf("%T", pub)
-}
-
 // encodeKeyPair returns the PEM of a private key (PKCS #8) and of its
 // public key (PKIX).
 func encodeKeyPair(s crypto.Signer) (private, public []byte, err error) {

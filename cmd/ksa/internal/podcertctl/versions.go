@@ -30,107 +30,149 @@ type versionAPI interface {
 	publish(ctx context.Context, cs kubernetes.Interface, name, signerName, pem string) error
 }
 
-func apiFor(version string) versionAPI {
-	if version == V1beta1 {
-		return v1beta1API{}
-	}
-	return v1API{}
+// version is a versionAPI from the few calls that differ between v1 and
+// v1beta1: P is the request's type, B the trust bundle's.
+type version[P, B any] struct {
+	newInformer func(cs kubernetes.Interface, resync time.Duration, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer
+	// read returns the request and its status in podcert's shape.
+	read func(P) (podcert.Request, podcert.Status)
+	// apply writes the decision into a copy of the request.
+	apply        func(*podcert.Decision, P) (P, error)
+	updateStatus func(ctx context.Context, cs kubernetes.Interface, p P) error
+	// bundle builds the wanted trust bundle; sameSpec compares two; the
+	// rest are the client's calls.
+	bundle   func(name, signerName, pem string) B
+	sameSpec func(have, want B) (same bool, updated B)
+	create   func(ctx context.Context, cs kubernetes.Interface, b B) error
+	get      func(ctx context.Context, cs kubernetes.Interface, name string) (B, error)
+	update   func(ctx context.Context, cs kubernetes.Interface, b B) error
 }
 
-// bySigner restricts a list or watch to one signer's requests.
-func bySigner(signerName string) func(*metav1.ListOptions) {
+func apiFor(v string) versionAPI {
+	if v == V1beta1 {
+		return v1beta1API()
+	}
+	return v1API()
+}
+
+func (v version[P, B]) informer(cs kubernetes.Interface, signerName string, resync time.Duration) cache.SharedIndexInformer {
 	sel := fields.OneTermEqualSelector("spec.signerName", signerName).String()
-	return func(o *metav1.ListOptions) { o.FieldSelector = sel }
+	return v.newInformer(cs, resync, func(o *metav1.ListOptions) { o.FieldSelector = sel })
 }
 
-type v1API struct{}
-
-func (v1API) informer(cs kubernetes.Interface, signerName string, resync time.Duration) cache.SharedIndexInformer {
-	return certinformersv1.NewFilteredPodCertificateRequestInformer(cs, metav1.NamespaceAll, resync, cache.Indexers{}, bySigner(signerName))
-}
-
-func (v1API) decide(ctx context.Context, cs kubernetes.Interface, s *podcert.Signer, obj any) (*podcert.Decision, error) {
-	pcr, ok := obj.(*certificatesv1.PodCertificateRequest)
-	if !ok || pcr.Spec.SignerName != s.SignerName() || podcert.StatusFromV1(&pcr.Status).Outcome() != 0 {
+func (v version[P, B]) decide(ctx context.Context, cs kubernetes.Interface, s *podcert.Signer, obj any) (*podcert.Decision, error) {
+	p, ok := obj.(P)
+	if !ok {
 		return nil, nil
 	}
-	req := podcert.FromV1(pcr)
+	req, st := v.read(p)
+	if req.SignerName != s.SignerName() || st.Outcome() != 0 {
+		return nil, nil
+	}
 	d, err := s.Decide(&req)
 	if err != nil {
 		return nil, err
 	}
-	updated := pcr.DeepCopy()
-	if err := d.ApplyV1(updated); err != nil {
+	updated, err := v.apply(&d, p)
+	if err != nil {
 		return nil, err
 	}
-	_, err = cs.CertificatesV1().PodCertificateRequests(pcr.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
-	return &d, err
+	return &d, v.updateStatus(ctx, cs, updated)
 }
 
-func (v1API) publish(ctx context.Context, cs kubernetes.Interface, name, signerName, pem string) error {
-	api := cs.CertificatesV1().ClusterTrustBundles()
-	want := &certificatesv1.ClusterTrustBundle{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec:       certificatesv1.ClusterTrustBundleSpec{SignerName: signerName, TrustBundle: pem},
-	}
-	_, err := api.Create(ctx, want, metav1.CreateOptions{})
+func (v version[P, B]) publish(ctx context.Context, cs kubernetes.Interface, name, signerName, pem string) error {
+	want := v.bundle(name, signerName, pem)
+	err := v.create(ctx, cs, want)
 	if !apierrors.IsAlreadyExists(err) {
 		return err
 	}
-	have, err := api.Get(ctx, name, metav1.GetOptions{})
+	have, err := v.get(ctx, cs, name)
 	if err != nil {
 		return err
 	}
-	if have.Spec == want.Spec {
+	same, updated := v.sameSpec(have, want)
+	if same {
 		return nil
 	}
-	have.Spec = want.Spec
-	_, err = api.Update(ctx, have, metav1.UpdateOptions{})
-	return err
+	return v.update(ctx, cs, updated)
 }
 
-type v1beta1API struct{}
-
-func (v1beta1API) informer(cs kubernetes.Interface, signerName string, resync time.Duration) cache.SharedIndexInformer {
-	return certinformersv1beta1.NewFilteredPodCertificateRequestInformer(cs, metav1.NamespaceAll, resync, cache.Indexers{}, bySigner(signerName))
+// v1API is certificates.k8s.io/v1 (Kubernetes 1.37).
+func v1API() versionAPI {
+	return version[*certificatesv1.PodCertificateRequest, *certificatesv1.ClusterTrustBundle]{
+		newInformer: func(cs kubernetes.Interface, resync time.Duration, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
+			return certinformersv1.NewFilteredPodCertificateRequestInformer(cs, metav1.NamespaceAll, resync, cache.Indexers{}, tweak)
+		},
+		read: func(p *certificatesv1.PodCertificateRequest) (podcert.Request, podcert.Status) {
+			return podcert.FromV1(p), podcert.StatusFromV1(&p.Status)
+		},
+		apply: func(d *podcert.Decision, p *certificatesv1.PodCertificateRequest) (*certificatesv1.PodCertificateRequest, error) {
+			p = p.DeepCopy()
+			return p, d.ApplyV1(p)
+		},
+		updateStatus: func(ctx context.Context, cs kubernetes.Interface, p *certificatesv1.PodCertificateRequest) error {
+			_, err := cs.CertificatesV1().PodCertificateRequests(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+			return err
+		},
+		bundle: func(name, signerName, pem string) *certificatesv1.ClusterTrustBundle {
+			return &certificatesv1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: name},
+				Spec: certificatesv1.ClusterTrustBundleSpec{SignerName: signerName, TrustBundle: pem}}
+		},
+		sameSpec: func(have, want *certificatesv1.ClusterTrustBundle) (bool, *certificatesv1.ClusterTrustBundle) {
+			same := have.Spec == want.Spec
+			have.Spec = want.Spec
+			return same, have
+		},
+		create: func(ctx context.Context, cs kubernetes.Interface, b *certificatesv1.ClusterTrustBundle) error {
+			_, err := cs.CertificatesV1().ClusterTrustBundles().Create(ctx, b, metav1.CreateOptions{})
+			return err
+		},
+		get: func(ctx context.Context, cs kubernetes.Interface, name string) (*certificatesv1.ClusterTrustBundle, error) {
+			return cs.CertificatesV1().ClusterTrustBundles().Get(ctx, name, metav1.GetOptions{})
+		},
+		update: func(ctx context.Context, cs kubernetes.Interface, b *certificatesv1.ClusterTrustBundle) error {
+			_, err := cs.CertificatesV1().ClusterTrustBundles().Update(ctx, b, metav1.UpdateOptions{})
+			return err
+		},
+	}
 }
 
-func (v1beta1API) decide(ctx context.Context, cs kubernetes.Interface, s *podcert.Signer, obj any) (*podcert.Decision, error) {
-	pcr, ok := obj.(*certificatesv1beta1.PodCertificateRequest)
-	if !ok || pcr.Spec.SignerName != s.SignerName() || podcert.StatusFromV1beta1(&pcr.Status).Outcome() != 0 {
-		return nil, nil
+// v1beta1API is certificates.k8s.io/v1beta1 (Kubernetes 1.35 and 1.36).
+func v1beta1API() versionAPI {
+	return version[*certificatesv1beta1.PodCertificateRequest, *certificatesv1beta1.ClusterTrustBundle]{
+		newInformer: func(cs kubernetes.Interface, resync time.Duration, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
+			return certinformersv1beta1.NewFilteredPodCertificateRequestInformer(cs, metav1.NamespaceAll, resync, cache.Indexers{}, tweak)
+		},
+		read: func(p *certificatesv1beta1.PodCertificateRequest) (podcert.Request, podcert.Status) {
+			return podcert.FromV1beta1(p), podcert.StatusFromV1beta1(&p.Status)
+		},
+		apply: func(d *podcert.Decision, p *certificatesv1beta1.PodCertificateRequest) (*certificatesv1beta1.PodCertificateRequest, error) {
+			p = p.DeepCopy()
+			return p, d.ApplyV1beta1(p)
+		},
+		updateStatus: func(ctx context.Context, cs kubernetes.Interface, p *certificatesv1beta1.PodCertificateRequest) error {
+			_, err := cs.CertificatesV1beta1().PodCertificateRequests(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+			return err
+		},
+		bundle: func(name, signerName, pem string) *certificatesv1beta1.ClusterTrustBundle {
+			return &certificatesv1beta1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: name},
+				Spec: certificatesv1beta1.ClusterTrustBundleSpec{SignerName: signerName, TrustBundle: pem}}
+		},
+		sameSpec: func(have, want *certificatesv1beta1.ClusterTrustBundle) (bool, *certificatesv1beta1.ClusterTrustBundle) {
+			same := have.Spec == want.Spec
+			have.Spec = want.Spec
+			return same, have
+		},
+		create: func(ctx context.Context, cs kubernetes.Interface, b *certificatesv1beta1.ClusterTrustBundle) error {
+			_, err := cs.CertificatesV1beta1().ClusterTrustBundles().Create(ctx, b, metav1.CreateOptions{})
+			return err
+		},
+		get: func(ctx context.Context, cs kubernetes.Interface, name string) (*certificatesv1beta1.ClusterTrustBundle, error) {
+			return cs.CertificatesV1beta1().ClusterTrustBundles().Get(ctx, name, metav1.GetOptions{})
+		},
+		update: func(ctx context.Context, cs kubernetes.Interface, b *certificatesv1beta1.ClusterTrustBundle) error {
+			_, err := cs.CertificatesV1beta1().ClusterTrustBundles().Update(ctx, b, metav1.UpdateOptions{})
+			return err
+		},
 	}
-	req := podcert.FromV1beta1(pcr)
-	d, err := s.Decide(&req)
-	if err != nil {
-		return nil, err
-	}
-	updated := pcr.DeepCopy()
-	if err := d.ApplyV1beta1(updated); err != nil {
-		return nil, err
-	}
-	_, err = cs.CertificatesV1beta1().PodCertificateRequests(pcr.Namespace).UpdateStatus(ctx, updated, metav1.UpdateOptions{})
-	return &d, err
-}
-
-func (v1beta1API) publish(ctx context.Context, cs kubernetes.Interface, name, signerName, pem string) error {
-	api := cs.CertificatesV1beta1().ClusterTrustBundles()
-	want := &certificatesv1beta1.ClusterTrustBundle{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec:       certificatesv1beta1.ClusterTrustBundleSpec{SignerName: signerName, TrustBundle: pem},
-	}
-	_, err := api.Create(ctx, want, metav1.CreateOptions{})
-	if !apierrors.IsAlreadyExists(err) {
-		return err
-	}
-	have, err := api.Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	if have.Spec == want.Spec {
-		return nil
-	}
-	have.Spec = want.Spec
-	_, err = api.Update(ctx, have, metav1.UpdateOptions{})
-	return err
 }

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"errors"
 	"math/big"
 	"testing"
 	"time"
@@ -269,4 +270,24 @@ func TestNewValidates(t *testing.T) {
 
 func TestDefaultTrustBundleName(t *testing.T) {
 	assert.Equal(t, "example.com:pods:primary-bundle", podcertctl.DefaultTrustBundleName("example.com/pods"))
+}
+
+// A status the API server keeps failing to write is tried DefaultMaxRetries
+// more times, then given up until the request changes.
+func TestControllerGivesUpAfterMaxRetries(t *testing.T) {
+	pcr := &certificatesv1.PodCertificateRequest{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "req-1"}, Spec: spec(t, signerName, "")}
+	cs := fake.NewClientset(pcr)
+	cs.PrependReactor("update", "podcertificaterequests", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return a.GetSubresource() == "status", nil, apierrors.NewInternalError(errors.New("etcd is down"))
+	})
+	ctl, events := run(t, cs, podcertctl.Config{APIVersion: podcertctl.V1})
+	for i := range podcertctl.DefaultMaxRetries {
+		e := next(t, events)
+		require.True(t, e.Retry, "attempt %d", i+1)
+		assert.True(t, apierrors.IsInternalError(e.Err))
+	}
+	last := next(t, events)
+	assert.False(t, last.Retry)
+	assert.ErrorContains(t, last.Err, "etcd is down")
+	assert.Equal(t, podcertctl.Stats{Errors: podcertctl.DefaultMaxRetries + 1}, ctl.Stats())
 }

@@ -95,7 +95,7 @@ func TestPodCertificateSigner(t *testing.T) {
 		applyRBAC(t, cp.Clientset(), rbac)
 		kubeconfig := saKubeconfig(t, cp, signerNS, "podcert-signer", work)
 		stopSigner := startSigner(t, bin, work, "serve", "--signer-name", podSigner, "--ca-key", "ca.key", "--ca-cert", "ca.crt",
-			"--kubeconfig", kubeconfig, "--allow-host-suffix", ".{namespace}.svc", "--workers", "8", "--kube-api-qps", "1000", "--kube-api-burst", "2000")
+			"--kubeconfig", kubeconfig, "--allow-host", "{serviceaccount}.{namespace}.svc", "--workers", "8", "--kube-api-qps", "1000", "--kube-api-burst", "2000")
 
 		// A node, and pods bound to it that mount pod certificates.
 		node := newNode(t, cp)
@@ -141,9 +141,10 @@ func TestPodCertificateSigner(t *testing.T) {
 		assert.Equal(t, "system:serviceaccount:"+ns+":cart", serverSaw.ServiceAccount.Username())
 		assert.Equal(t, "cart", serverSaw.Pod.Name)
 
-		// 4. Hosts the policy refuses: Denied. A CSR with a subject (the
-		// kubelet's is empty): Failed. The apiserver accepts both.
-		name = pcrs.create(t, node, checkout, stubCSR(t, newKey(t), ""), map[string]string{podcert.DefaultServeHostsKey: "bank.example.com"})
+		// 4. Hosts the policy refuses (another service's name in the same
+		// namespace): Denied. A CSR with a subject (the kubelet's is
+		// empty): Failed. The apiserver accepts both.
+		name = pcrs.create(t, node, checkout, stubCSR(t, newKey(t), ""), map[string]string{podcert.DefaultServeHostsKey: "cart." + ns + ".svc"})
 		st = pcrs.wait(t, ns, name)
 		require.Equal(t, podcert.Denied, st.Outcome(), "%+v", st.Conditions)
 		assert.Equal(t, podcert.ReasonInvalidUnverifiedUserAnnotations, st.Conditions[0].Reason)

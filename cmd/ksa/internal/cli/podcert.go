@@ -28,17 +28,18 @@ func newPodcertCmd(a *app) *cobra.Command {
 type podcertFlags struct {
 	signerName, caKey, caCert, trustDomain string
 	maxLifetime                            time.Duration
-	hostSuffixes                           []string
+	hosts                                  []string
 	allowIPs, allowExtensions              bool
 }
 
-// hostPolicy admits serving hosts by DNS suffix ("{namespace}" stands for
-// the request's namespace), IP addresses and extensions when allowed.
+// policy admits serving DNS names matching a --allow-host pattern, IP
+// addresses and subject extensions only when allowed; nil when nothing is
+// (every annotation is then denied).
 func (f *podcertFlags) policy() podcert.Policy {
-	if len(f.hostSuffixes) == 0 && !f.allowIPs && !f.allowExtensions {
+	if len(f.hosts) == 0 && !f.allowIPs && !f.allowExtensions {
 		return nil
 	}
-	suffixes := f.hostSuffixes
+	patterns := f.hosts
 	allowIPs, allowExt := f.allowIPs, f.allowExtensions
 	return podcert.PolicyFunc(func(req *podcert.Request, asked podcert.Asked) error {
 		if len(asked.IPAddresses) > 0 && !allowIPs {
@@ -48,18 +49,27 @@ func (f *podcertFlags) policy() podcert.Policy {
 			return fmt.Errorf("subject extensions are not admitted (--allow-extensions)")
 		}
 		for _, name := range asked.DNSNames {
-			if !hostAdmitted(name, req.Namespace, suffixes) {
-				return fmt.Errorf("DNS name %q does not end with an admitted suffix (--allow-host-suffix)", name)
+			if !hostAdmitted(name, req, patterns) {
+				return fmt.Errorf("DNS name %q matches no --allow-host pattern", name)
 			}
 		}
 		return nil
 	})
 }
 
-func hostAdmitted(name, namespace string, suffixes []string) bool {
-	for _, s := range suffixes {
-		s = strings.ReplaceAll(s, "{namespace}", namespace)
-		if strings.HasSuffix(name, s) && len(name) > len(s) {
+// hostAdmitted reports whether a DNS name (lower case, as podcert reads
+// it) matches a pattern: {namespace}, {serviceaccount} and {pod} stand for
+// the request's; a pattern starting with "." admits the names below it,
+// any other only itself.
+func hostAdmitted(name string, req *podcert.Request, patterns []string) bool {
+	expand := strings.NewReplacer("{namespace}", req.Namespace, "{serviceaccount}", req.ServiceAccountName, "{pod}", req.PodName)
+	for _, p := range patterns {
+		p = strings.ToLower(expand.Replace(p))
+		if strings.HasPrefix(p, ".") {
+			if strings.HasSuffix(name, p) && len(name) > len(p) {
+				return true
+			}
+		} else if name == p {
 			return true
 		}
 	}
@@ -123,8 +133,8 @@ func newPodcertServeCmd(a *app) *cobra.Command {
 check the request (its stub CSR or proof of possession, the key type), then
 issue a certificate from the CA of --ca-key and --ca-cert (the CA first,
 then its issuers) carrying the pod's service-account identity, the SPIFFE
-ID and the serving hosts asked for through the pod's annotations when
---allow-host-suffix admits them; refused requests are Denied or Failed with
+ID and the serving hosts asked for through the pod's annotations when an
+--allow-host pattern admits them; refused requests are Denied or Failed with
 the API's reasons. Every status is checked as kube-apiserver checks it
 before it is written. The CA's root is published as a ClusterTrustBundle.
 
@@ -132,7 +142,7 @@ The identity needs the RBAC "ksa podcert rbac" prints. Connects with
 --kubeconfig, $KUBECONFIG or the pod's in-cluster configuration.
 Stops on SIGINT or SIGTERM.`,
 		Example: `  ksa podcert serve --signer-name example.com/pods --ca-key ca.key --ca-cert ca.crt
-  ksa podcert serve --signer-name example.com/pods --ca-key ca.key --ca-cert ca.crt --allow-host-suffix '.{namespace}.svc'`,
+  ksa podcert serve --signer-name example.com/pods --ca-key ca.key --ca-cert ca.crt --allow-host '{serviceaccount}.{namespace}.svc'`,
 		Args: args(0, 0),
 		RunE: run(func(cmd *cobra.Command, _ []string) error {
 			s, err := f.signer(a)
@@ -173,7 +183,7 @@ Stops on SIGINT or SIGTERM.`,
 	fl.StringVar(&f.caCert, "ca-cert", "", "PEM certificate of the issuing CA, then its issuers (required)")
 	fl.StringVar(&f.trustDomain, "trust-domain", "", "SPIFFE trust domain of the URI SAN (default "+podcert.DefaultTrustDomain+")")
 	fl.DurationVar(&f.maxLifetime, "max-lifetime", 0, "longest certificate lifetime (default 24h)")
-	fl.StringArrayVar(&f.hostSuffixes, "allow-host-suffix", nil, "admit serving DNS names ending with this suffix; {namespace} is the pod's (repeatable)")
+	fl.StringArrayVar(&f.hosts, "allow-host", nil, "admit a serving DNS name equal to this pattern, or below it when it starts with \".\"; {namespace}, {serviceaccount} and {pod} are the request's (repeatable)")
 	fl.BoolVar(&f.allowIPs, "allow-ip-hosts", false, "admit serving IP addresses")
 	fl.BoolVar(&f.allowExtensions, "allow-extensions", false, "admit subject extensions")
 	fl.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config or in-cluster)")

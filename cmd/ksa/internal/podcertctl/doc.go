@@ -14,5 +14,7 @@
 // A request is decided once: the controller skips requests that already
 // carry an Issued, Denied or Failed condition, and a conflict (another
 // writer, a stale cache) puts the request back on the queue to be read
-// again.
+// again. Status writes carry the resourceVersion read, so replicas running
+// side by side (no leader election) never both issue for one request: the
+// second write is refused and its reader then finds the request decided.
 package podcertctl

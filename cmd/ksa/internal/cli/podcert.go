@@ -60,10 +60,18 @@ func (f *podcertFlags) policy() podcert.Policy {
 // hostAdmitted reports whether a DNS name (lower case, as podcert reads
 // it) matches a pattern: {namespace}, {serviceaccount} and {pod} stand for
 // the request's; a pattern starting with "." admits the names below it,
-// any other only itself.
+// any other only itself. A placeholder stands for one DNS label only: a
+// pattern whose service account or pod name has a dot does not match, so
+// that the account "checkout.shop" in another namespace cannot become
+// "checkout.shop.svc.cluster.local" through "{serviceaccount}.svc.cluster.local".
 func hostAdmitted(name string, req *podcert.Request, patterns []string) bool {
 	expand := strings.NewReplacer("{namespace}", req.Namespace, "{serviceaccount}", req.ServiceAccountName, "{pod}", req.PodName)
 	for _, p := range patterns {
+		if (strings.Contains(p, "{serviceaccount}") && strings.Contains(req.ServiceAccountName, ".")) ||
+			(strings.Contains(p, "{pod}") && strings.Contains(req.PodName, ".")) ||
+			(strings.Contains(p, "{namespace}") && strings.Contains(req.Namespace, ".")) {
+			continue
+		}
 		p = strings.ToLower(expand.Replace(p))
 		if strings.HasPrefix(p, ".") {
 			if strings.HasSuffix(name, p) && len(name) > len(p) {
@@ -183,7 +191,7 @@ Stops on SIGINT or SIGTERM.`,
 	fl.StringVar(&f.caCert, "ca-cert", "", "PEM certificate of the issuing CA, then its issuers (required)")
 	fl.StringVar(&f.trustDomain, "trust-domain", "", "SPIFFE trust domain of the URI SAN (default "+podcert.DefaultTrustDomain+")")
 	fl.DurationVar(&f.maxLifetime, "max-lifetime", 0, "longest certificate lifetime (default 24h)")
-	fl.StringArrayVar(&f.hosts, "allow-host", nil, "admit a serving DNS name equal to this pattern, or below it when it starts with \".\"; {namespace}, {serviceaccount} and {pod} are the request's (repeatable)")
+	fl.StringArrayVar(&f.hosts, "allow-host", nil, "admit a serving DNS name equal to this pattern, or below it when it starts with \".\"; {namespace}, {serviceaccount} and {pod} are the request's, one DNS label each (repeatable)")
 	fl.BoolVar(&f.allowIPs, "allow-ip-hosts", false, "admit serving IP addresses")
 	fl.BoolVar(&f.allowExtensions, "allow-extensions", false, "admit subject extensions")
 	fl.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config or in-cluster)")

@@ -55,4 +55,13 @@ func TestPodcertHostPolicy(t *testing.T) {
 		})
 	}
 	assert.Nil(t, (&podcertFlags{}).policy(), "no flag: no policy, every annotation denied")
+
+	// A service account or pod name with dots never stands for a label:
+	// "checkout.shop" in namespace evil must not get the FQDN of the
+	// checkout service of namespace shop.
+	dotted := &podcert.Request{Namespace: "evil", ServiceAccountName: "checkout.shop", PodName: "checkout.shop"}
+	for _, pattern := range []string{"{serviceaccount}.svc.cluster.local", "{pod}.svc.cluster.local"} {
+		p := (&podcertFlags{hosts: []string{pattern}}).policy()
+		assert.Error(t, p.Admit(dotted, podcert.Asked{DNSNames: []string{"checkout.shop.svc.cluster.local"}}), pattern)
+	}
 }

@@ -62,13 +62,7 @@ const bulkRequests = 1000
 // hosts asked for, refused hosts are Denied and a bad CSR Failed (statuses
 // the apiserver accepts), and 1,000 requests are all issued.
 func TestPodCertificateSigner(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "ksa")
-	controlplane.EachVersion(t, func(t *testing.T, version string) {
-		if _, _, err := controlplane.Binaries(version); err != nil {
-			controlplane.StartForTest(t, controlplane.Config{Version: version})
-		}
-		buildKSA(t, bin)
-		work := t.TempDir()
+	eachVersion(t, func(t *testing.T, version, bin, work string) {
 		caCert, caKey := podCA(t)
 		writePEM(t, filepath.Join(work, "ca.crt"), "CERTIFICATE", caCert.Raw)
 		keyDER, err := x509.MarshalPKCS8PrivateKey(caKey)

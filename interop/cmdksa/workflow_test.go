@@ -37,6 +37,21 @@ import (
 	"github.com/ksa-go/ksa/oidc"
 )
 
+// eachVersion runs f on each kube-apiserver release with the command
+// built (bin) and a scratch directory (work). A release whose binaries are
+// missing skips (or fails, in CI) as every control-plane test does, before
+// the command is built for nothing.
+func eachVersion(t *testing.T, f func(t *testing.T, version, bin, work string)) {
+	bin := filepath.Join(t.TempDir(), "ksa")
+	controlplane.EachVersion(t, func(t *testing.T, version string) {
+		if _, _, err := controlplane.Binaries(version); err != nil {
+			controlplane.StartForTest(t, controlplane.Config{Version: version})
+		}
+		buildKSA(t, bin)
+		f(t, version, bin, t.TempDir())
+	})
+}
+
 // buildKSA builds the command from this checkout into bin, unless an
 // earlier subtest did.
 func buildKSA(t *testing.T, bin string) {
@@ -104,15 +119,7 @@ func readSigner(t *testing.T, path string) crypto.Signer {
 // self-managed cluster, each step through the ksa command or the real
 // kube-apiserver, on each release.
 func TestSelfManagedIssuerWorkflow(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "ksa")
-	controlplane.EachVersion(t, func(t *testing.T, version string) {
-		if _, _, err := controlplane.Binaries(version); err != nil {
-			// Skips (or fails, in CI) as every control-plane test does,
-			// before the command is built for nothing.
-			controlplane.StartForTest(t, controlplane.Config{Version: version})
-		}
-		buildKSA(t, bin)
-		work := t.TempDir()
+	eachVersion(t, func(t *testing.T, version, bin, work string) {
 		site := filepath.Join(work, "site")
 		srv := host(t, site)
 		issuer := srv.URL + "/cluster-1"

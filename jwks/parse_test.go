@@ -160,6 +160,7 @@ func TestParseSet(t *testing.T) {
 		{name: "private D", doc: set(with(ecJWK, `"D":"AQ"`)), wantSkipped: []problem{private(0, "D")}},
 		{name: "private oth", doc: set(with(rsaJWK, `"oth":[]`)), wantSkipped: []problem{private(0, "oth")}},
 		{name: "private d nested in a member", doc: set(with(ecJWK, `"meta":[{"d":"AQ"}]`)), wantSkipped: []problem{private(0, "meta")}},
+		{name: "private D in an array where a key should be", doc: `{"keys":[[{"D":""}]]}`, wantSkipped: []problem{private(0, "")}},
 		{name: "private d nested in a member with an empty name", doc: set(with(ecJWK, `"":[{"":{"K":""}}]`)), wantSkipped: []problem{private(0, "")}},
 		{name: "kty oct", doc: set(`{"kty":"oct","alg":"HS256"}`), wantSkipped: []problem{unknownKty(0)}},
 		{name: "missing kty", doc: set(`{"n":"` + k8sRSAN + `","e":"AQAB"}`), wantSkipped: []problem{unknownKty(0)}},

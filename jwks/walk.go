@@ -116,7 +116,14 @@ func walkSet(doc []byte, maxKeys int, visit func(*rawJWK)) error {
 func readJWK(r *jsonx.Reader, j *rawJWK) error {
 	if r.Peek() != '{' {
 		j.fail("", "key is not a JSON object", nil)
-		return r.Skip()
+		// Not a key, but private material inside it is still reported
+		// as such (an array holding a private JWK, say).
+		return r.WalkValue("", func(m jsonx.Member) bool {
+			if isPrivateMember(m.Name) && !j.hasNested {
+				j.hasNested = true
+			}
+			return false
+		})
 	}
 	obj, err := r.Object()
 	if err != nil {

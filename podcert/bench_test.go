@@ -6,6 +6,9 @@ import (
 	"crypto/x509/pkix"
 	"math/big"
 	"net/url"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -40,17 +43,84 @@ func BenchmarkIssue(b *testing.B) {
 		}
 	})
 	b.Run("x509.CreateCertificate", func(b *testing.B) {
-		pub := testkeys.Generated("p256").Public()
+		bare := bareIssue(b, ca)
 		b.ReportAllocs()
 		for b.Loop() {
-			tmpl := &x509.Certificate{SerialNumber: big.NewInt(42),
-				Subject:   pkix.Name{CommonName: "system:serviceaccount:shop:cart", Organization: []string{"system:serviceaccounts", "system:serviceaccounts:shop"}},
-				NotBefore: t0, NotAfter: t0.Add(24 * time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
-				ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth},
-				BasicConstraintsValid: true, URIs: []*url.URL{{Scheme: "spiffe", Host: "cluster.local", Path: "/ns/shop/sa/cart"}}}
-			if _, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, pub, ca.key); err != nil {
+			if err := bare(); err != nil {
 				b.Fatal(err)
 			}
 		}
 	})
+}
+
+// bareIssue returns a call of x509.CreateCertificate for a leaf like the
+// pod certificate, with the same CA.
+func bareIssue(b *testing.B, ca *testCA) func() error {
+	pub := testkeys.Generated("p256").Public()
+	return func() error {
+		tmpl := &x509.Certificate{SerialNumber: big.NewInt(42),
+			Subject:   pkix.Name{CommonName: "system:serviceaccount:shop:cart", Organization: []string{"system:serviceaccounts", "system:serviceaccounts:shop"}},
+			NotBefore: t0, NotAfter: t0.Add(24 * time.Hour), KeyUsage: x509.KeyUsageDigitalSignature,
+			ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth},
+			BasicConstraintsValid: true, URIs: []*url.URL{{Scheme: "spiffe", Host: "cluster.local", Path: "/ns/shop/sa/cart"}}}
+		_, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, pub, ca.key)
+		return err
+	}
+}
+
+// BenchmarkIssueThroughput compares the throughput of whole decisions with
+// that of the bare x509.CreateCertificate call in the same run, on every
+// core: it alternates blocks of each, so that other load on the machine
+// weighs on both alike, and reports certificates per second of each and
+// their ratio (decide/bare).
+func BenchmarkIssueThroughput(b *testing.B) {
+	ca := newCA(b, false)
+	s := newSigner(b, ca, nil)
+	req := podcert.FromV1(newPCR(b, testkeys.Generated("p256")))
+	decide := func() error {
+		d, err := s.Decide(&req)
+		if err == nil && d.Outcome != podcert.Issued {
+			err = d.Err
+		}
+		return err
+	}
+	bare := bareIssue(b, ca)
+	const block = 200
+	var decideT, bareT time.Duration
+	ops := 0
+	for i := 0; ops < b.N; i++ {
+		if i%2 == 0 {
+			decideT += onEveryCore(b, block, decide)
+			bareT += onEveryCore(b, block, bare)
+		} else {
+			bareT += onEveryCore(b, block, bare)
+			decideT += onEveryCore(b, block, decide)
+		}
+		ops += block
+	}
+	rate := func(d time.Duration) float64 { return float64(ops) / d.Seconds() }
+	b.ReportMetric(float64(decideT.Nanoseconds())/float64(ops), "ns/op")
+	b.ReportMetric(rate(decideT), "decide-cert/s")
+	b.ReportMetric(rate(bareT), "bare-cert/s")
+	b.ReportMetric(rate(decideT)/rate(bareT), "decide/bare")
+}
+
+// onEveryCore runs f n times on GOMAXPROCS goroutines and returns the wall
+// time.
+func onEveryCore(b *testing.B, n int, f func() error) time.Duration {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range runtime.GOMAXPROCS(0) {
+		wg.Go(func() {
+			for next.Add(1) <= int64(n) {
+				if err := f(); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return time.Since(start)
 }

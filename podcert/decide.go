@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ksa-go/ksa/internal/errs"
+	"github.com/ksa-go/ksa/internal/leafcert"
 	"github.com/ksa-go/ksa/x509sa"
 )
 
@@ -87,6 +88,10 @@ type Decision struct {
 	// observedGeneration.
 	At         time.Time
 	Generation int64
+
+	// parsed is what the Signer parsed of an Issued decision, for its
+	// self-checks.
+	parsed *parsed
 }
 
 // Status returns the status the decision sets: one condition, and for
@@ -158,7 +163,7 @@ func (s *Signer) Decide(req *Request) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
-	if err := CheckStatus(req, Status{}, d.Status(), now); err != nil {
+	if err := checkStatus(req, Status{}, d.Status(), now, d.parsed); err != nil {
 		return Decision{}, &SigningError{Reason: "the decision fails the status rules", Err: err}
 	}
 	return d, nil
@@ -210,25 +215,29 @@ func (s *Signer) decide(req *Request, now time.Time) (Decision, error) {
 	if err != nil {
 		return Decision{}, err
 	}
+	rawName, err := leafcert.Name(name.ToRDNSequence())
+	if err != nil {
+		return s.refuse(req, now, Failed, ReasonInvalidRequest, &RequestError{Field: "spec", Reason: "the subject does not encode", Err: err}), nil
+	}
 	ku := x509.KeyUsageDigitalSignature
 	if _, ok := pub.(*rsa.PublicKey); ok {
 		ku |= x509.KeyUsageKeyEncipherment
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		Subject:               name,
-		NotBefore:             nb,
-		NotAfter:              na,
-		KeyUsage:              ku,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		DNSNames:              asked.DNSNames,
-		URIs:                  []*url.URL{id.URL()},
+	tmpl := &leafcert.Template{
+		Serial:      serial,
+		Subject:     rawName,
+		NotBefore:   nb,
+		NotAfter:    na,
+		PublicKey:   pub,
+		KeyUsage:    ku,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth},
+		DNSNames:    asked.DNSNames,
+		URIs:        []*url.URL{id.URL()},
 	}
 	for _, ip := range asked.IPAddresses {
 		tmpl.IPAddresses = append(tmpl.IPAddresses, net.IP(ip.AsSlice()))
 	}
-	der, err := x509.CreateCertificate(s.cfg.Rand, tmpl, s.caCert, pub, s.cfg.CA)
+	der, err := s.issuer.Issue(s.cfg.Rand, tmpl)
 	if err != nil {
 		return Decision{}, &SigningError{Reason: "signing the certificate", Err: err}
 	}
@@ -243,8 +252,8 @@ func (s *Signer) decide(req *Request, now time.Time) (Decision, error) {
 	if !got.Subject.Equal(subject) || got.SPIFFEID != id {
 		return Decision{}, &SigningError{Reason: "the issued certificate does not carry the requested identity"}
 	}
-	chain := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	chain = append(chain, s.chainPEM...)
+	leafPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	chain := append(leafPEM[:len(leafPEM):len(leafPEM)], s.chainPEM...)
 	return Decision{
 		Outcome:          Issued,
 		Reason:           ReasonIssued,
@@ -256,6 +265,8 @@ func (s *Signer) decide(req *Request, now time.Time) (Decision, error) {
 		BeginRefreshAt:   refreshAt(nb, na),
 		At:               now,
 		Generation:       req.Generation,
+		parsed: &parsed{pem: string(leafPEM), leaf: leaf, stub: req.StubPKCS10Request, pkix: req.PKIXPublicKey, key: pub,
+			rest: s.chainPEM},
 	}, nil
 }
 

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ksa-go/ksa/internal/leafcert"
 	"github.com/ksa-go/ksa/x509sa"
 )
 
@@ -47,7 +48,12 @@ type Config struct {
 	// decided.
 	SignerName string
 	// CA is the issuing key: any crypto.Signer (a KMS or HSM key works)
-	// whose public key is Chain[0]'s.
+	// whose public key is Chain[0]'s. [New] has it sign once and verifies
+	// the signature against Chain[0]. After that, the signature on every
+	// certificate is verified before the certificate is returned, except
+	// for keys of crypto/ecdsa, crypto/ed25519 and crypto/rsa: those
+	// compute valid signatures by construction (crypto/rsa checks its
+	// own), and checking again would cost more than signing.
 	CA crypto.Signer
 	// Chain is the CA's certificate first, then its issuers, if any, up to
 	// and possibly including the root. Issued chains carry the leaf and
@@ -87,6 +93,7 @@ type Config struct {
 type Signer struct {
 	cfg      Config
 	caCert   *x509.Certificate
+	issuer   *leafcert.Issuer
 	chainPEM []byte
 	rootPEM  []byte
 }
@@ -168,7 +175,11 @@ func New(cfg Config) (*Signer, error) {
 	if c.Rand == nil {
 		c.Rand = rand.Reader
 	}
-	s := &Signer{cfg: c, caCert: ca}
+	issuer, err := leafcert.New(ca, c.CA, c.Rand)
+	if err != nil {
+		return nil, &ConfigError{Field: "CA", Reason: "cannot sign for the first certificate of Chain", Err: err}
+	}
+	s := &Signer{cfg: c, caCert: ca, issuer: issuer}
 	for _, cert := range c.Chain {
 		block := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: cert.Raw})
 		if isSelfSigned(cert) {

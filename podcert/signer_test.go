@@ -342,3 +342,69 @@ func TestStatusOutcome(t *testing.T) {
 		})
 	}
 }
+
+// TestDecisionChecksItsOwnRequest: a decision's status is checked against
+// the request it is applied to, not the one it was made for, and against
+// the chain it holds when applied.
+func TestDecisionChecksItsOwnRequest(t *testing.T) {
+	s := newSigner(t, newCA(t, false), nil)
+	mine := newPCR(t, testkeys.Generated("p256"))
+	req := podcert.FromV1(mine)
+	d, err := s.Decide(&req)
+	require.NoError(t, err)
+	require.Equal(t, podcert.Issued, d.Outcome)
+
+	other := newPCR(t, testkeys.Generated("p256-leaf"))
+	err = d.ApplyV1(other)
+	require.ErrorIs(t, err, podcert.ErrInvalidStatus)
+	assert.ErrorContains(t, err, "the leaf was not issued to the requested key")
+	assert.Empty(t, other.Status.Conditions)
+
+	otherReq := podcert.FromV1(other)
+	theirs, err := s.Decide(&otherReq)
+	require.NoError(t, err)
+	d.CertificateChain = theirs.CertificateChain
+	err = d.ApplyV1(mine.DeepCopy())
+	require.ErrorIs(t, err, podcert.ErrInvalidStatus)
+	assert.ErrorContains(t, err, "the leaf was not issued to the requested key")
+}
+
+// kmsKey hides a key's type as a KMS or HSM signer does, and can be made
+// to return corrupt signatures.
+type kmsKey struct {
+	crypto.Signer
+	corrupt *bool
+}
+
+func (k kmsKey) Sign(r io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
+	sig, err := k.Signer.Sign(r, digest, opts)
+	if err == nil && *k.corrupt {
+		sig[len(sig)-1] ^= 1
+	}
+	return sig, err
+}
+
+// TestOpaqueCAIsVerified: the signature of a CA key of unknown
+// implementation is verified on every certificate; one that does not
+// verify is refused when the Signer is built and fails a decision later.
+func TestOpaqueCAIsVerified(t *testing.T) {
+	ca := newCA(t, false)
+	corrupt := false
+	s := newSigner(t, ca, func(c *podcert.Config) { c.CA = kmsKey{Signer: ca.key, corrupt: &corrupt} })
+	req := podcert.FromV1(newPCR(t, testkeys.Generated("p256")))
+	d, err := s.Decide(&req)
+	require.NoError(t, err)
+	require.Equal(t, podcert.Issued, d.Outcome)
+	require.NoError(t, d.Leaf.CheckSignatureFrom(ca.cert))
+
+	corrupt = true
+	_, err = s.Decide(&req)
+	require.ErrorIs(t, err, podcert.ErrSigning)
+	assert.ErrorContains(t, err, "signature does not verify")
+
+	_, err = podcert.New(podcert.Config{SignerName: testSigner, CA: kmsKey{Signer: ca.key, corrupt: &corrupt}, Chain: ca.chain})
+	require.ErrorIs(t, err, podcert.ErrInvalidConfig)
+	var ce *podcert.ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "CA", ce.Field)
+}

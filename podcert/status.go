@@ -1,6 +1,7 @@
 package podcert
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/x509"
 	"encoding/pem"
@@ -51,7 +52,7 @@ func (st Status) V1beta1() certificatesv1beta1.PodCertificateRequestStatus {
 func (d *Decision) ApplyV1(pcr *certificatesv1.PodCertificateRequest) error {
 	req := FromV1(pcr)
 	st := d.Status()
-	if err := CheckStatus(&req, StatusFromV1(&pcr.Status), st, d.At); err != nil {
+	if err := checkStatus(&req, StatusFromV1(&pcr.Status), st, d.At, d.parsed); err != nil {
 		return err
 	}
 	pcr.Status = st.V1()
@@ -62,7 +63,7 @@ func (d *Decision) ApplyV1(pcr *certificatesv1.PodCertificateRequest) error {
 func (d *Decision) ApplyV1beta1(pcr *certificatesv1beta1.PodCertificateRequest) error {
 	req := FromV1beta1(pcr)
 	st := d.Status()
-	if err := CheckStatus(&req, StatusFromV1beta1(&pcr.Status), st, d.At); err != nil {
+	if err := checkStatus(&req, StatusFromV1beta1(&pcr.Status), st, d.At, d.parsed); err != nil {
 		return err
 	}
 	pcr.Status = st.V1beta1()
@@ -117,6 +118,24 @@ var reasonRE = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
 // [ErrInvalidStatus]); like the API server, checking stops at the first
 // problem of a stage.
 func CheckStatus(req *Request, old, updated Status, now time.Time) error {
+	return checkStatus(req, old, updated, now, nil)
+}
+
+// parsed is what a Signer already parsed of the status it decided: the
+// self-check reuses it wherever the status and request hold the same bytes.
+type parsed struct {
+	// pem and leaf are the issued leaf's PEM block, and the leaf parsed.
+	pem  string
+	leaf *x509.Certificate
+	// stub and pkix are the request's key fields, and key the key read
+	// from them.
+	stub, pkix []byte
+	key        crypto.PublicKey
+	// rest is the chain after the leaf, parsed when the Signer was built.
+	rest []byte
+}
+
+func checkStatus(req *Request, old, updated Status, now time.Time, prior *parsed) error {
 	var list []error
 	add := func(field, reason string) { list = append(list, &StatusError{Field: field, Reason: reason}) }
 	done := func() error { return errs.Join(prefix, "status update refused", list) }
@@ -176,7 +195,7 @@ func CheckStatus(req *Request, old, updated Status, now time.Time) error {
 		}
 		return done()
 	case Issued:
-		checkIssued(req, updated, now, add)
+		checkIssued(req, updated, now, add, prior)
 		return done()
 	}
 	if !statusEqual(old, updated) {
@@ -210,25 +229,33 @@ func terminal(st Status) Outcome {
 	return 0
 }
 
-func checkIssued(req *Request, st Status, now time.Time, add func(field, reason string)) {
+func checkIssued(req *Request, st Status, now time.Time, add func(field, reason string), prior *parsed) {
 	const chainField = "status.certificateChain"
 	if len(st.CertificateChain) > MaxCertificateChainSize {
 		add(chainField, fmt.Sprintf("%d bytes is over the limit of %d", len(st.CertificateChain), MaxCertificateChainSize))
 		return
 	}
-	block, rest := pem.Decode([]byte(st.CertificateChain))
-	switch {
-	case block == nil:
-		add(chainField, "must hold at least one certificate")
-		return
-	case block.Type != "CERTIFICATE":
-		add(chainField, "must hold only CERTIFICATE PEM blocks")
-		return
-	}
-	leaf, err := x509.ParseCertificate(block.Bytes)
-	if err != nil {
-		add(chainField, "the leaf does not parse")
-		return
+	var leaf *x509.Certificate
+	var rest []byte
+	if prior != nil && strings.HasPrefix(st.CertificateChain, prior.pem) {
+		// The leaf block the Signer wrote, as pem.Decode would read it.
+		leaf, rest = prior.leaf, []byte(st.CertificateChain[len(prior.pem):])
+	} else {
+		block, after := pem.Decode([]byte(st.CertificateChain))
+		switch {
+		case block == nil:
+			add(chainField, "must hold at least one certificate")
+			return
+		case block.Type != "CERTIFICATE":
+			add(chainField, "must hold only CERTIFICATE PEM blocks")
+			return
+		}
+		var err error
+		if leaf, err = x509.ParseCertificate(block.Bytes); err != nil {
+			add(chainField, "the leaf does not parse")
+			return
+		}
+		rest = after
 	}
 	for _, name := range leaf.DNSNames {
 		if name == "" {
@@ -246,10 +273,15 @@ func checkIssued(req *Request, st Status, now time.Time, add func(field, reason 
 			add(chainField, fmt.Sprintf("the leaf's e-mail address %q does not parse", addr))
 		}
 	}
-	want, reason := requestedKey(req)
-	if reason != "" {
-		add("spec", reason)
-		return
+	var want crypto.PublicKey
+	if prior != nil && bytes.Equal(req.StubPKCS10Request, prior.stub) && bytes.Equal(req.PKIXPublicKey, prior.pkix) {
+		want = prior.key
+	} else {
+		var reason string
+		if want, reason = requestedKey(req); reason != "" {
+			add("spec", reason)
+			return
+		}
 	}
 	if k, ok := want.(interface{ Equal(crypto.PublicKey) bool }); ok && !k.Equal(leaf.PublicKey) {
 		add(chainField, "the leaf was not issued to the requested key")
@@ -284,7 +316,11 @@ func checkIssued(req *Request, st Status, now time.Time, add func(field, reason 
 	case bra.After(na.Add(-RefreshMargin)):
 		add("status.beginRefreshAt", "must be at least 10 minutes before notAfter")
 	default:
+		if prior != nil && bytes.Equal(rest, prior.rest) {
+			return
+		}
 		for {
+			var block *pem.Block
 			block, rest = pem.Decode(rest)
 			if block == nil {
 				return

@@ -362,11 +362,16 @@ type ConfigError struct {
 	// Field names the option.
 	Field  string
 	Reason string
+	// Err is the cause, if any.
+	Err error
 }
 
 func (e *ConfigError) Error() string {
-	return errs.Msg(prefix, "configuration "+e.Field+": "+e.Reason, nil)
+	return errs.Msg(prefix, "configuration "+e.Field+": "+e.Reason, e.Err)
 }
+
+// Unwrap returns the cause.
+func (e *ConfigError) Unwrap() error { return e.Err }
 
 // prefix starts the messages of the package's errors.
 const prefix = "x509sa"

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
+
+	"github.com/ksa-go/ksa/internal/leafcert"
 )
 
 // Issuer defaults and bounds, modelled on Kubernetes' pod certificates
@@ -87,7 +89,7 @@ type IssuerConfig struct {
 // concurrent use if its Clock, Rand and Jitter are.
 type Issuer struct {
 	ca       *x509.Certificate
-	key      crypto.Signer
+	leaf     *leafcert.Issuer
 	opts     IssuerConfig
 	chainPEM []byte
 }
@@ -95,7 +97,12 @@ type Issuer struct {
 // NewIssuer validates the CA and options. The CA certificate must be a CA
 // (basic constraints with the CA flag; key usage, if present, including
 // certificate signing), key must be its private key, and both of a
-// supported type. Errors are a *[ConfigError] or a *[KeyError].
+// supported type. The key signs once and its signature must verify
+// against the CA certificate. After that, the signature of every
+// certificate is verified before it is returned, except for keys of
+// crypto/ecdsa, crypto/ed25519 and crypto/rsa, which compute valid
+// signatures by construction. Errors are a *[ConfigError] or a
+// *[KeyError].
 func NewIssuer(ca *x509.Certificate, key crypto.Signer, opts IssuerConfig) (*Issuer, error) {
 	if ca == nil {
 		return nil, &ConfigError{Field: "ca", Reason: "required"}
@@ -159,8 +166,12 @@ func NewIssuer(ca *x509.Certificate, key crypto.Signer, opts IssuerConfig) (*Iss
 	if o.Jitter == nil {
 		o.Jitter = defaultJitter
 	}
+	leaf, err := leafcert.New(ca, key, o.Rand)
+	if err != nil {
+		return nil, &ConfigError{Field: "key", Reason: "cannot sign for the CA certificate", Err: err}
+	}
 	o.Chain = slices.Clone(o.Chain)
-	return &Issuer{ca: ca, key: key, opts: o, chainPEM: chain}, nil
+	return &Issuer{ca: ca, leaf: leaf, opts: o, chainPEM: chain}, nil
 }
 
 func defaultJitter(n time.Duration) time.Duration {
@@ -271,21 +282,21 @@ func (is *Issuer) Issue(req IssueRequest) (*Issued, error) {
 	if err != nil {
 		return nil, err
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          serial,
-		RawSubject:            csr.req.RawSubject,
-		NotBefore:             nb,
-		NotAfter:              na,
-		KeyUsage:              keyUsageFor(csr.PublicKey),
-		ExtKeyUsage:           usage.ExtKeyUsages(),
-		BasicConstraintsValid: true,
-		DNSNames:              csr.DNSNames,
-		IPAddresses:           toNetIPs(csr.IPAddresses),
+	tmpl := &leafcert.Template{
+		Serial:      serial,
+		Subject:     csr.req.RawSubject,
+		NotBefore:   nb,
+		NotAfter:    na,
+		PublicKey:   csr.PublicKey,
+		KeyUsage:    keyUsageFor(csr.PublicKey),
+		ExtKeyUsage: usage.ExtKeyUsages(),
+		DNSNames:    csr.DNSNames,
+		IPAddresses: toNetIPs(csr.IPAddresses),
 	}
 	if !csr.SPIFFEID.IsZero() {
 		tmpl.URIs = csr.req.URIs
 	}
-	der, err := x509.CreateCertificate(is.opts.Rand, tmpl, is.ca, csr.PublicKey, is.key)
+	der, err := is.leaf.Issue(is.opts.Rand, tmpl)
 	if err != nil {
 		return nil, &SigningError{Reason: "signing the certificate", Err: err}
 	}

@@ -2,11 +2,13 @@ package x509sa_test
 
 import (
 	"bytes"
+	"crypto"
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
 	"errors"
+	"io"
 	"math/big"
 	"testing"
 	"time"
@@ -55,6 +57,7 @@ func TestNewIssuerConfig(t *testing.T) {
 		{name: "negative jitter", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{RefreshJitter: -time.Second}, wantErr: x509sa.ErrInvalidConfig},
 		{name: "unknown usages", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{Usages: 4}, wantErr: x509sa.ErrInvalidConfig},
 		{name: "nil chain entry", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{Chain: []*x509.Certificate{nil}}, wantErr: x509sa.ErrInvalidConfig},
+		{name: "key that cannot sign", ca: ca.cert, key: brokenSigner{ca.key.(crypto.Signer)}, wantErr: errKMS},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,6 +71,13 @@ func TestNewIssuerConfig(t *testing.T) {
 		})
 	}
 }
+
+var errKMS = errors.New("kms: unavailable")
+
+// brokenSigner is a CA key whose signing service is down.
+type brokenSigner struct{ crypto.Signer }
+
+func (brokenSigner) Sign(io.Reader, []byte, crypto.SignerOpts) ([]byte, error) { return nil, errKMS }
 
 type failingReader struct{ err error }
 

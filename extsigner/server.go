@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"net"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -92,11 +93,22 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 }
 
 // ServerOptions are the gRPC options [Server.Serve] uses: the
-// MaxRequestBytes limit on requests. A caller with a gRPC server of its
-// own gives them to grpc.NewServer.
+// MaxRequestBytes limit on requests, and [StreamWorkersPerCPU] worker
+// goroutines per CPU that take requests in turn (a goroutine per request,
+// gRPC's default, grows a fresh stack to the depth of a signature every
+// time: 5 % of the CPU of ES256 signing over the socket). A caller with a
+// gRPC server of its own gives them to grpc.NewServer.
 func ServerOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.MaxRecvMsgSize(MaxRequestBytes)}
+	return []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(MaxRequestBytes),
+		grpc.NumStreamWorkers(uint32(StreamWorkersPerCPU * runtime.GOMAXPROCS(0))),
+	}
 }
+
+// StreamWorkersPerCPU is how many goroutines per CPU (GOMAXPROCS) serve
+// requests: enough for kube-apiserver's concurrent TokenRequests; a
+// request finding all of them busy gets a goroutine of its own.
+const StreamWorkersPerCPU = 16
 
 // Register registers the ExternalJWTSigner service, v1 and v1alpha1, on a
 // gRPC server (made with [ServerOptions]).

@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/bits"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,6 +13,7 @@ import (
 	externaljwtv1 "k8s.io/externaljwt/apis/v1"
 
 	"github.com/ksa-go/ksa/extsigner"
+	"github.com/ksa-go/ksa/internal/bench"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokens"
 )
@@ -131,11 +131,11 @@ func BenchmarkSignThroughput(b *testing.B) {
 				for j := range 3 {
 					switch (i + j) % 3 {
 					case 0:
-						minterT += phase(b, procs, bk.block, func() error { return s.minted(ctx) })
+						minterT += bench.Phase(b, procs, bk.block, func() error { return s.minted(ctx) })
 					case 1:
-						ringT += phase(b, procs, bk.block, func() error { return s.inProcess(ctx) })
+						ringT += bench.Phase(b, procs, bk.block, func() error { return s.inProcess(ctx) })
 					case 2:
-						socketT += phase(b, callers, bk.block, func() error { return timed(ctx) })
+						socketT += bench.Phase(b, callers, bk.block, func() error { return timed(ctx) })
 					}
 				}
 				ops += bk.block
@@ -151,25 +151,6 @@ func BenchmarkSignThroughput(b *testing.B) {
 			b.ReportMetric(float64(hist.quantile(0.99))/1e3, "p99-µs")
 		})
 	}
-}
-
-// phase runs f n times on `workers` goroutines and returns the wall time.
-func phase(b *testing.B, workers, n int, f func() error) time.Duration {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range workers {
-		wg.Go(func() {
-			for next.Add(1) <= int64(n) {
-				if err := f(); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return time.Since(start)
 }
 
 // histogram counts durations in buckets 1/16 of a power of two wide (a

@@ -7,11 +7,10 @@ import (
 	"math/big"
 	"net/url"
 	"runtime"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/ksa-go/ksa/internal/bench"
 	"github.com/ksa-go/ksa/internal/testkeys"
 	"github.com/ksa-go/ksa/podcert"
 )
@@ -90,11 +89,11 @@ func BenchmarkIssueThroughput(b *testing.B) {
 	ops := 0
 	for i := 0; ops < b.N; i++ {
 		if i%2 == 0 {
-			decideT += onEveryCore(b, block, decide)
-			bareT += onEveryCore(b, block, bare)
+			decideT += bench.Phase(b, runtime.GOMAXPROCS(0), block, decide)
+			bareT += bench.Phase(b, runtime.GOMAXPROCS(0), block, bare)
 		} else {
-			bareT += onEveryCore(b, block, bare)
-			decideT += onEveryCore(b, block, decide)
+			bareT += bench.Phase(b, runtime.GOMAXPROCS(0), block, bare)
+			decideT += bench.Phase(b, runtime.GOMAXPROCS(0), block, decide)
 		}
 		ops += block
 	}
@@ -103,24 +102,4 @@ func BenchmarkIssueThroughput(b *testing.B) {
 	b.ReportMetric(rate(decideT), "decide-cert/s")
 	b.ReportMetric(rate(bareT), "bare-cert/s")
 	b.ReportMetric(rate(decideT)/rate(bareT), "decide/bare")
-}
-
-// onEveryCore runs f n times on GOMAXPROCS goroutines and returns the wall
-// time.
-func onEveryCore(b *testing.B, n int, f func() error) time.Duration {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	start := time.Now()
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
-			for next.Add(1) <= int64(n) {
-				if err := f(); err != nil {
-					b.Error(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return time.Since(start)
 }

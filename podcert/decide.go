@@ -88,10 +88,6 @@ type Decision struct {
 	// observedGeneration.
 	At         time.Time
 	Generation int64
-
-	// parsed is what the Signer parsed of an Issued decision, for its
-	// self-checks.
-	parsed *parsed
 }
 
 // Status returns the status the decision sets: one condition, and for
@@ -159,26 +155,28 @@ func (s *Signer) Decide(req *Request) (Decision, error) {
 		return Decision{}, &RequestError{Field: "spec.signerName", Reason: "\"" + req.SignerName + "\" is not this signer's name \"" + s.cfg.SignerName + "\""}
 	}
 	now := s.cfg.Clock()
-	d, err := s.decide(req, now)
+	d, prior, err := s.decide(req, now)
 	if err != nil {
 		return Decision{}, err
 	}
-	if err := checkStatus(req, Status{}, d.Status(), now, d.parsed); err != nil {
+	if err := checkStatus(req, Status{}, d.Status(), now, prior); err != nil {
 		return Decision{}, &SigningError{Reason: "the decision fails the status rules", Err: err}
 	}
 	return d, nil
 }
 
-func (s *Signer) decide(req *Request, now time.Time) (Decision, error) {
+// decide returns the decision and, for Issued, what it parsed of the
+// certificate, for the self-check.
+func (s *Signer) decide(req *Request, now time.Time) (Decision, *parsed, error) {
 	if err := req.Validate(); err != nil {
-		return s.refuse(req, now, Failed, ReasonInvalidRequest, err), nil
+		return s.refuse(req, now, Failed, ReasonInvalidRequest, err), nil, nil
 	}
 	pub, err := req.PublicKey()
 	if err != nil {
 		if errors.Is(err, ErrUnsupportedKey) {
-			return s.refuse(req, now, Denied, ReasonUnsupportedKeyType, err), nil
+			return s.refuse(req, now, Denied, ReasonUnsupportedKeyType, err), nil, nil
 		}
-		return s.refuse(req, now, Failed, ReasonInvalidRequest, err), nil
+		return s.refuse(req, now, Failed, ReasonInvalidRequest, err), nil, nil
 	}
 	asked, err := parseAnnotations(req.UnverifiedUserAnnotations, s.cfg.ServeHostsKey, s.cfg.ExtensionsKey)
 	if err == nil && !asked.IsZero() {
@@ -196,28 +194,28 @@ func (s *Signer) decide(req *Request, now time.Time) (Decision, error) {
 		}
 	}
 	if err != nil {
-		return s.refuse(req, now, Denied, ReasonInvalidUnverifiedUserAnnotations, err), nil
+		return s.refuse(req, now, Denied, ReasonInvalidUnverifiedUserAnnotations, err), nil, nil
 	}
 
 	nb, na, reason := s.validity(req, now)
 	if reason != "" {
-		return s.refuse(req, now, Failed, ReasonCAUnavailable, &RequestError{Field: "spec.maxExpirationSeconds", Reason: reason}), nil
+		return s.refuse(req, now, Failed, ReasonCAUnavailable, &RequestError{Field: "spec.maxExpirationSeconds", Reason: reason}), nil, nil
 	}
 	name, err := subject.Name()
 	if err != nil {
-		return s.refuse(req, now, Failed, ReasonInvalidRequest, err), nil
+		return s.refuse(req, now, Failed, ReasonInvalidRequest, err), nil, nil
 	}
 	id, err := x509sa.NewSPIFFEID(s.cfg.TrustDomain, subject.ServiceAccount)
 	if err != nil {
-		return s.refuse(req, now, Failed, ReasonInvalidRequest, err), nil
+		return s.refuse(req, now, Failed, ReasonInvalidRequest, err), nil, nil
 	}
 	serial, err := s.serial()
 	if err != nil {
-		return Decision{}, err
+		return Decision{}, nil, err
 	}
 	rawName, err := leafcert.Name(name.ToRDNSequence())
 	if err != nil {
-		return s.refuse(req, now, Failed, ReasonInvalidRequest, &RequestError{Field: "spec", Reason: "the subject does not encode", Err: err}), nil
+		return s.refuse(req, now, Failed, ReasonInvalidRequest, &RequestError{Field: "spec", Reason: "the subject does not encode", Err: err}), nil, nil
 	}
 	ku := x509.KeyUsageDigitalSignature
 	if _, ok := pub.(*rsa.PublicKey); ok {
@@ -239,18 +237,18 @@ func (s *Signer) decide(req *Request, now time.Time) (Decision, error) {
 	}
 	der, err := s.issuer.Issue(s.cfg.Rand, tmpl)
 	if err != nil {
-		return Decision{}, &SigningError{Reason: "signing the certificate", Err: err}
+		return Decision{}, nil, &SigningError{Reason: "signing the certificate", Err: err}
 	}
 	leaf, err := x509.ParseCertificate(der)
 	if err != nil {
-		return Decision{}, &SigningError{Reason: "the issued certificate does not parse", Err: err}
+		return Decision{}, nil, &SigningError{Reason: "the issued certificate does not parse", Err: err}
 	}
 	got, err := x509sa.DecodeCertificate(leaf)
 	if err != nil {
-		return Decision{}, &SigningError{Reason: "the issued certificate does not decode", Err: err}
+		return Decision{}, nil, &SigningError{Reason: "the issued certificate does not decode", Err: err}
 	}
 	if !got.Subject.Equal(subject) || got.SPIFFEID != id {
-		return Decision{}, &SigningError{Reason: "the issued certificate does not carry the requested identity"}
+		return Decision{}, nil, &SigningError{Reason: "the issued certificate does not carry the requested identity"}
 	}
 	leafPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 	chain := append(leafPEM[:len(leafPEM):len(leafPEM)], s.chainPEM...)
@@ -265,9 +263,7 @@ func (s *Signer) decide(req *Request, now time.Time) (Decision, error) {
 		BeginRefreshAt:   refreshAt(nb, na),
 		At:               now,
 		Generation:       req.Generation,
-		parsed: &parsed{pem: string(leafPEM), leaf: leaf, stub: req.StubPKCS10Request, pkix: req.PKIXPublicKey, key: pub,
-			rest: s.chainPEM},
-	}, nil
+	}, &parsed{pem: string(leafPEM), leaf: leaf, stub: req.StubPKCS10Request, pkix: req.PKIXPublicKey, key: pub, rest: s.chainPEM}, nil
 }
 
 // validity chooses notBefore and notAfter, or says why none fits.

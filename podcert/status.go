@@ -52,7 +52,7 @@ func (st Status) V1beta1() certificatesv1beta1.PodCertificateRequestStatus {
 func (d *Decision) ApplyV1(pcr *certificatesv1.PodCertificateRequest) error {
 	req := FromV1(pcr)
 	st := d.Status()
-	if err := checkStatus(&req, StatusFromV1(&pcr.Status), st, d.At, d.parsed); err != nil {
+	if err := CheckStatus(&req, StatusFromV1(&pcr.Status), st, d.At); err != nil {
 		return err
 	}
 	pcr.Status = st.V1()
@@ -63,7 +63,7 @@ func (d *Decision) ApplyV1(pcr *certificatesv1.PodCertificateRequest) error {
 func (d *Decision) ApplyV1beta1(pcr *certificatesv1beta1.PodCertificateRequest) error {
 	req := FromV1beta1(pcr)
 	st := d.Status()
-	if err := checkStatus(&req, StatusFromV1beta1(&pcr.Status), st, d.At, d.parsed); err != nil {
+	if err := CheckStatus(&req, StatusFromV1beta1(&pcr.Status), st, d.At); err != nil {
 		return err
 	}
 	pcr.Status = st.V1beta1()
@@ -121,8 +121,9 @@ func CheckStatus(req *Request, old, updated Status, now time.Time) error {
 	return checkStatus(req, old, updated, now, nil)
 }
 
-// parsed is what a Signer already parsed of the status it decided: the
-// self-check reuses it wherever the status and request hold the same bytes.
+// parsed is what Decide already parsed of the status it decided: its
+// self-check, before any caller sees the decision, reuses it wherever the
+// status and request hold the same bytes.
 type parsed struct {
 	// pem and leaf are the issued leaf's PEM block, and the leaf parsed.
 	pem  string

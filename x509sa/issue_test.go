@@ -57,7 +57,7 @@ func TestNewIssuerConfig(t *testing.T) {
 		{name: "negative jitter", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{RefreshJitter: -time.Second}, wantErr: x509sa.ErrInvalidConfig},
 		{name: "unknown usages", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{Usages: 4}, wantErr: x509sa.ErrInvalidConfig},
 		{name: "nil chain entry", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{Chain: []*x509.Certificate{nil}}, wantErr: x509sa.ErrInvalidConfig},
-		{name: "key that cannot sign", ca: ca.cert, key: brokenSigner{ca.key.(crypto.Signer)}, wantErr: errKMS},
+		{name: "key that cannot sign", ca: ca.cert, key: brokenSigner{ca.key}, wantErr: errKMS},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

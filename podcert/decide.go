@@ -3,10 +3,11 @@ package podcert
 import (
 	"crypto/rsa"
 	"crypto/x509"
-	"encoding/pem"
+	"encoding/base64"
 	"errors"
 	"net"
 	"net/url"
+	"strings"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -250,20 +251,42 @@ func (s *Signer) decide(req *Request, now time.Time) (Decision, *parsed, error) 
 	if !got.Subject.Equal(subject) || got.SPIFFEID != id {
 		return Decision{}, nil, &SigningError{Reason: "the issued certificate does not carry the requested identity"}
 	}
-	leafPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	chain := append(leafPEM[:len(leafPEM):len(leafPEM)], s.chainPEM...)
+	chain, leafLen := chainPEM(der, s.chainPEM)
 	return Decision{
 		Outcome:          Issued,
 		Reason:           ReasonIssued,
 		Message:          "issued to " + subject.ServiceAccount.Username() + " in pod " + req.PodName,
 		Leaf:             leaf,
-		CertificateChain: string(chain),
+		CertificateChain: chain,
 		NotBefore:        nb,
 		NotAfter:         na,
 		BeginRefreshAt:   refreshAt(nb, na),
 		At:               now,
 		Generation:       req.Generation,
-	}, &parsed{pem: string(leafPEM), leaf: leaf, stub: req.StubPKCS10Request, pkix: req.PKIXPublicKey, key: pub, rest: s.chainPEM}, nil
+	}, &parsed{pem: chain[:leafLen], leaf: leaf, stub: req.StubPKCS10Request, pkix: req.PKIXPublicKey, key: pub, rest: s.chainPEM}, nil
+}
+
+// chainPEM returns the leaf as a CERTIFICATE PEM block, as
+// pem.EncodeToMemory writes it, followed by rest, in one allocation, and
+// the length of the leaf's block.
+func chainPEM(der, rest []byte) (string, int) {
+	const begin, end = "-----BEGIN CERTIFICATE-----\n", "-----END CERTIFICATE-----\n"
+	n := base64.StdEncoding.EncodedLen(len(der))
+	leafLen := len(begin) + n + (n+63)/64 + len(end)
+	var b strings.Builder
+	b.Grow(leafLen + len(rest))
+	b.WriteString(begin)
+	var line [64]byte
+	for len(der) > 0 {
+		chunk := min(len(der), 48) // 48 bytes make one 64-character line
+		base64.StdEncoding.Encode(line[:], der[:chunk])
+		b.Write(line[:base64.StdEncoding.EncodedLen(chunk)])
+		b.WriteByte('\n')
+		der = der[chunk:]
+	}
+	b.WriteString(end)
+	b.Write(rest)
+	return b.String(), leafLen
 }
 
 // validity chooses notBefore and notAfter, or says why none fits.

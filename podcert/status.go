@@ -144,39 +144,39 @@ func checkStatus(req *Request, old, updated Status, now time.Time, prior *parsed
 	known := 0
 	seen := make(map[string]bool, len(updated.Conditions))
 	for i, c := range updated.Conditions {
-		path := fmt.Sprintf("status.conditions[%d]", i)
+		path := func() string { return fmt.Sprintf("status.conditions[%d]", i) } // only for errors
 		switch c.Type {
 		case ConditionIssued, ConditionDenied, ConditionFailed:
 			known++
 			if known > 1 {
-				add(path+".type", "at most one condition of type Issued, Denied or Failed")
+				add(path()+".type", "at most one condition of type Issued, Denied or Failed")
 			}
 			if c.Status != metav1.ConditionTrue {
-				add(path+".status", fmt.Sprintf("%q is not supported (only True)", c.Status))
+				add(path()+".status", fmt.Sprintf("%q is not supported (only True)", c.Status))
 			}
 		default:
-			add(path+".type", fmt.Sprintf("%q is not supported (only Issued, Denied or Failed)", c.Type))
+			add(path()+".type", fmt.Sprintf("%q is not supported (only Issued, Denied or Failed)", c.Type))
 		}
 		if seen[c.Type] {
-			add(path, fmt.Sprintf("duplicate type %q", c.Type))
+			add(path(), fmt.Sprintf("duplicate type %q", c.Type))
 		}
 		seen[c.Type] = true
 		if c.ObservedGeneration < 0 {
-			add(path+".observedGeneration", "must not be negative")
+			add(path()+".observedGeneration", "must not be negative")
 		}
 		if c.LastTransitionTime.IsZero() {
-			add(path+".lastTransitionTime", "required")
+			add(path()+".lastTransitionTime", "required")
 		}
 		switch {
 		case c.Reason == "":
-			add(path+".reason", "required")
+			add(path()+".reason", "required")
 		case len(c.Reason) > maxReasonLen:
-			add(path+".reason", "longer than 1024 bytes")
+			add(path()+".reason", "longer than 1024 bytes")
 		case !reasonRE.MatchString(c.Reason):
-			add(path+".reason", "must start with a letter, hold only letters, digits and _,: and end with a letter, digit or _")
+			add(path()+".reason", "must start with a letter, hold only letters, digits and _,: and end with a letter, digit or _")
 		}
 		if len(c.Message) > maxMessageLen {
-			add(path+".message", "longer than 32768 bytes")
+			add(path()+".message", "longer than 32768 bytes")
 		}
 	}
 	if len(list) > 0 {

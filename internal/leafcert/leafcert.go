@@ -131,7 +131,7 @@ func (is *Issuer) Issue(random io.Reader, t *Template) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var b builder
+	b := builder{buf: make([]byte, 0, 256+len(t.Subject)+len(is.ca.RawSubject)+len(spki)+len(exts))}
 	tbs := b.seq(func() {
 		b.tlv(0xa0, func() { b.integer(big.NewInt(2)) })
 		b.integer(t.Serial)
@@ -154,7 +154,7 @@ func (is *Issuer) Issue(random io.Reader, t *Template) ([]byte, error) {
 			return nil, fmt.Errorf("the signer's signature does not verify: %w", err)
 		}
 	}
-	var out builder
+	out := builder{buf: make([]byte, 0, len(tbs)+len(is.algID)+len(sig)+16)}
 	return out.seq(func() {
 		out.bytes(tbs)
 		out.bytes(is.algID)
@@ -166,7 +166,7 @@ func (is *Issuer) Issue(random io.Reader, t *Template) ([]byte, error) {
 // writes it: key usage, extended key usage, basic constraints, authority
 // key ID, subject alternative names.
 func (is *Issuer) extensions(t *Template) ([]byte, error) {
-	var b builder
+	b := builder{buf: make([]byte, 0, 256)}
 	var failed error
 	out := b.seq(func() {
 		if t.KeyUsage != 0 {

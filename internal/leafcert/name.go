@@ -17,7 +17,7 @@ func Name(rdns pkix.RDNSequence) ([]byte, error) {
 	if !plain(rdns) {
 		return asn1.Marshal(rdns)
 	}
-	var b builder
+	b := builder{buf: make([]byte, 0, 256)}
 	var failed error
 	out := b.seq(func() {
 		for _, rdn := range rdns {

@@ -25,9 +25,7 @@ func Name(rdns pkix.RDNSequence) ([]byte, error) {
 				start := len(b.buf)
 				ends := make([]int, 0, len(rdn))
 				for _, atv := range rdn {
-					if err := b.attribute(atv.Type, atv.Value.(string)); err != nil && failed == nil {
-						failed = err
-					}
+					failed = cmp(failed, b.attribute(atv.Type, atv.Value.(string)))
 					ends = append(ends, len(b.buf))
 				}
 				b.sortSet(start, ends)

@@ -3,11 +3,15 @@
 // ksa's issuers use. It differs in one way: CreateCertificate verifies
 // every signature it gets back; an Issuer verifies a signer's signature
 // once when it is built and then on every certificate only for signers
-// whose implementation it does not know (a KMS, an HSM). Keys of
-// crypto/ecdsa, crypto/ed25519 and crypto/rsa compute valid signatures by
-// construction (crypto/rsa checks its own), so verifying them again costs a
-// P-256 verification (three signatures' worth) per certificate and guards
-// against nothing.
+// whose implementation it does not know (a KMS, an HSM). A key of
+// crypto/ecdsa, crypto/ed25519 or crypto/rsa is copied when the Issuer is
+// built, its public half derived again from the private half (RSA: the
+// key validated and its CRT values computed afresh), and the copy signs a
+// probe that must verify against the CA certificate: from then on its
+// signatures are valid by construction (crypto/rsa also checks each one
+// itself), whatever the caller later does to its own key value, and
+// verifying each again would cost a P-256 verification (three signatures'
+// worth) per certificate.
 package leafcert
 
 import (
@@ -61,10 +65,18 @@ type Issuer struct {
 
 // New returns an Issuer for the CA certificate and its key: the key's
 // public half must be the certificate's, and a probe signature drawn with
-// random must verify against the certificate.
+// random must verify against the certificate. Keys of crypto/ecdsa,
+// crypto/ed25519 and crypto/rsa are copied (see the package comment).
 func New(ca *x509.Certificate, key crypto.Signer, random io.Reader) (*Issuer, error) {
 	if ca == nil || key == nil {
 		return nil, errors.New("a CA certificate and its key are required")
+	}
+	if len(ca.RawSubject) == 0 {
+		return nil, errors.New("the CA certificate has no encoded subject (parse it with x509.ParseCertificate)")
+	}
+	key, known, err := ownCopy(key)
+	if err != nil {
+		return nil, err
 	}
 	pub, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool })
 	if !ok || !pub.Equal(ca.PublicKey) {
@@ -98,11 +110,41 @@ func New(ca *x509.Certificate, key crypto.Signer, random io.Reader) (*Issuer, er
 	if err := ca.CheckSignature(is.alg, probe, sig); err != nil {
 		return nil, fmt.Errorf("the CA key's signature does not verify against the CA certificate: %w", err)
 	}
-	switch key.(type) {
-	case *ecdsa.PrivateKey, ed25519.PrivateKey, *rsa.PrivateKey:
-		is.verify = false
-	}
+	is.verify = !known
 	return is, nil
+}
+
+// ownCopy returns a copy of a key of crypto/ecdsa, crypto/ed25519 or
+// crypto/rsa whose public half is derived from its private half, and true;
+// any other signer is returned as it is, with false.
+func ownCopy(key crypto.Signer) (crypto.Signer, bool, error) {
+	switch k := key.(type) {
+	case *ecdsa.PrivateKey:
+		raw, err := k.Bytes()
+		if err != nil {
+			return nil, false, fmt.Errorf("the CA key: %w", err)
+		}
+		c, err := ecdsa.ParseRawPrivateKey(k.Curve, raw)
+		if err != nil {
+			return nil, false, fmt.Errorf("the CA key: %w", err)
+		}
+		return c, true, nil
+	case ed25519.PrivateKey:
+		if len(k) != ed25519.PrivateKeySize {
+			return nil, false, fmt.Errorf("the CA key: an Ed25519 private key of %d bytes, not %d", len(k), ed25519.PrivateKeySize)
+		}
+		return ed25519.NewKeyFromSeed(k.Seed()), true, nil
+	case *rsa.PrivateKey:
+		if err := k.Validate(); err != nil {
+			return nil, false, fmt.Errorf("the CA key: %w", err)
+		}
+		c, err := x509.ParsePKCS1PrivateKey(x509.MarshalPKCS1PrivateKey(k))
+		if err != nil {
+			return nil, false, fmt.Errorf("the CA key: %w", err)
+		}
+		return c, true, nil
+	}
+	return key, false, nil
 }
 
 // Verifies reports whether every signature is verified before a
@@ -122,6 +164,14 @@ func (is *Issuer) Issue(random io.Reader, t *Template) ([]byte, error) {
 		if y := at.UTC().Year(); y < 0 || y > 9999 {
 			return nil, fmt.Errorf("the year %d cannot be written in a certificate (0 to 9999)", y)
 		}
+	}
+	if t.KeyUsage&^(x509.KeyUsageDecipherOnly<<1-1) != 0 {
+		return nil, fmt.Errorf("unknown key usage bits %#x", uint(t.KeyUsage&^(x509.KeyUsageDecipherOnly<<1-1)))
+	}
+	switch t.PublicKey.(type) {
+	case *ecdsa.PublicKey, *rsa.PublicKey, ed25519.PublicKey:
+	default:
+		return nil, fmt.Errorf("unsupported public key type %T", t.PublicKey)
 	}
 	spki, err := x509.MarshalPKIXPublicKey(t.PublicKey)
 	if err != nil {
@@ -182,7 +232,7 @@ func (is *Issuer) extensions(t *Template) ([]byte, error) {
 						case x509.ExtKeyUsageClientAuth:
 							b.raw(oidClientAuth)
 						default:
-							failed = fmt.Errorf("unsupported extended key usage %d", u)
+							failed = cmp(failed, fmt.Errorf("unsupported extended key usage %d", u))
 						}
 					}
 				})

@@ -2,7 +2,12 @@ package leafcert_test
 
 import (
 	"crypto"
+	"crypto/ecdh"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/rsa"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
@@ -214,6 +219,57 @@ func TestOpaqueSignersAreVerified(t *testing.T) {
 	require.ErrorContains(t, err, "kms: unavailable")
 }
 
+// x25519 is a key CreateCertificate refuses to certify.
+func x25519(time.Time) crypto.PublicKey {
+	k, err := ecdh.X25519().GenerateKey(rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	return k.PublicKey()
+}
+
+// brokenRSA is an RSA key whose private exponent is not its modulus's.
+func brokenRSA() *rsa.PrivateKey {
+	k := *testkeys.Generated("rsa2048").(*rsa.PrivateKey)
+	k.D = new(big.Int).Add(k.D, big.NewInt(2))
+	return &k
+}
+
+// TestCallersKeyChangedAfterNew: the Issuer signs with its own copy of a
+// standard library key, so a caller changing its key value afterwards
+// (the case CreateCertificate's verification exists for) changes nothing.
+func TestCallersKeyChangedAfterNew(t *testing.T) {
+	ecKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	_, edKey, err := ed25519.GenerateKey(rand.Reader)
+	require.NoError(t, err)
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name   string
+		key    crypto.Signer
+		change func()
+	}{
+		{name: "ECDSA private scalar", key: ecKey, change: func() { ecKey.D.Add(ecKey.D, big.NewInt(1)) }},
+		{name: "Ed25519 seed", key: edKey, change: func() { edKey[0] ^= 1 }},
+		{name: "RSA precomputed values", key: rsaKey, change: func() { rsaKey.Precomputed = testkeys.Generated("rsa2048").(*rsa.PrivateKey).Precomputed }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ca := newCA(t, tc.key, true)
+			is, err := leafcert.New(ca, tc.key, rand.Reader)
+			require.NoError(t, err)
+			assert.False(t, is.Verifies())
+			tc.change()
+			der, err := is.Issue(rand.Reader, &leafcert.Template{Serial: big.NewInt(7), Subject: []byte{0x30, 0}, NotBefore: t0, NotAfter: t0.Add(time.Hour),
+				PublicKey: testkeys.Generated("p256").Public(), DNSNames: []string{"a.example"}})
+			require.NoError(t, err)
+			leaf, err := x509.ParseCertificate(der)
+			require.NoError(t, err)
+			require.NoError(t, leaf.CheckSignatureFrom(ca))
+		})
+	}
+}
+
 func TestRefused(t *testing.T) {
 	key := testkeys.Generated("p256")
 	ca := newCA(t, key, true)
@@ -239,6 +295,9 @@ func TestRefused(t *testing.T) {
 		{name: "unknown extended usage", change: func(t *leafcert.Template) {
 			t.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageCodeSigning}
 		}, want: "unsupported extended key usage"},
+		{name: "key usage beyond decipherOnly", change: func(t *leafcert.Template) { t.KeyUsage = 1 << 16 }, want: "unknown key usage bits 0x10000"},
+		{name: "negative key usage", change: func(t *leafcert.Template) { t.KeyUsage = -1 }, want: "unknown key usage bits"},
+		{name: "X25519 key", change: func(t *leafcert.Template) { t.PublicKey = x25519(t0) }, want: "unsupported public key type *ecdh.PublicKey"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tmpl := good
@@ -263,6 +322,9 @@ func TestRefused(t *testing.T) {
 		{name: "no key", ca: ca, want: "required"},
 		{name: "another key", ca: ca, key: testkeys.Generated("p384"), want: "not the CA certificate's"},
 		{name: "P-224", ca: newCA(t, testkeys.Generated("p224"), true), key: testkeys.Generated("p224"), want: "unsupported ECDSA curve P-224"},
+		{name: "CA without an encoded subject", ca: &x509.Certificate{PublicKey: key.Public()}, key: key, want: "no encoded subject"},
+		{name: "short Ed25519 key", ca: ca, key: ed25519.PrivateKey(make([]byte, 40)), want: "an Ed25519 private key of 40 bytes, not 64"},
+		{name: "inconsistent RSA key", ca: ca, key: brokenRSA(), want: "the CA key: crypto/rsa"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := leafcert.New(tc.ca, tc.key, rand.Reader)
@@ -274,21 +336,41 @@ func TestRefused(t *testing.T) {
 // FuzzIssue: whatever Issue accepts, x509.CreateCertificate writes the
 // same to-be-signed bytes for.
 func FuzzIssue(f *testing.F) {
-	f.Add("cart.shop.svc", []byte{10, 0, 0, 7}, "spiffe://cluster.local/ns/shop/sa/cart", int64(1795000000), uint32(3600), uint16(1), []byte{0x80, 1})
-	f.Add("", []byte{}, "", int64(-62135596800), uint32(0), uint16(0x1ff), []byte{1})
-	f.Add("a..b", []byte(net.ParseIP("fd00::1")), "x:%zz", int64(2524608000), uint32(1), uint16(0x100), []byte{0, 0, 1})
-	key := testkeys.Generated("p256")
-	ca := newCA(f, key, true)
-	is, err := leafcert.New(ca, key, rand.Reader)
-	if err != nil {
-		f.Fatal(err)
+	f.Add("cart.shop.svc", []byte{10, 0, 0, 7}, "spiffe://cluster.local/ns/shop/sa/cart", int64(1795000000), uint32(3600), int64(1), []byte{0x80, 1}, uint8(3), uint8(0))
+	f.Add("", []byte{}, "", int64(-62135596800), uint32(0), int64(0x1ff), []byte{1}, uint8(0), uint8(1))
+	f.Add("a..b", []byte(net.ParseIP("fd00::1")), "x:%zz", int64(2524608000), uint32(1), int64(0x100), []byte{0, 0, 1}, uint8(1), uint8(2))
+	f.Add("x", []byte{}, "", int64(0), uint32(60), int64(1<<16), []byte{9}, uint8(4), uint8(3))
+	f.Add("y", []byte{}, "", int64(0), uint32(60), int64(-1), []byte{9}, uint8(2), uint8(4))
+	type ca struct {
+		cert *x509.Certificate
+		key  crypto.Signer
+		is   *leafcert.Issuer
+	}
+	var cas []ca
+	for _, c := range []struct {
+		key string
+		ski bool
+	}{{"p256", true}, {"p256", false}, {"p384", true}, {"rsa2048", true}, {"ed25519", false}} {
+		key := testkeys.Generated(c.key)
+		cert := newCA(f, key, c.ski)
+		is, err := leafcert.New(cert, key, rand.Reader)
+		if err != nil {
+			f.Fatal(err)
+		}
+		cas = append(cas, ca{cert, key, is})
 	}
 	pub := testkeys.Generated("p256-leaf").Public()
-	f.Fuzz(func(t *testing.T, dns string, ip []byte, uri string, nb int64, lifetime uint32, ku uint16, serial []byte) {
+	f.Fuzz(func(t *testing.T, dns string, ip []byte, uri string, nb int64, lifetime uint32, ku int64, serial []byte, eku, caIndex uint8) {
+		ca := cas[int(caIndex)%len(cas)]
 		tmpl := x509.Certificate{
 			SerialNumber: new(big.Int).SetBytes(serial), Subject: pkix.Name{CommonName: dns},
 			NotBefore: time.Unix(nb, 0), NotAfter: time.Unix(nb, 0).Add(time.Duration(lifetime) * time.Second),
 			KeyUsage: x509.KeyUsage(ku), BasicConstraintsValid: true,
+		}
+		for i, u := range []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageCodeSigning} {
+			if eku&(1<<i) != 0 {
+				tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, u)
+			}
 		}
 		if dns != "" {
 			tmpl.DNSNames = []string{dns}
@@ -303,20 +385,25 @@ func FuzzIssue(f *testing.F) {
 		if err != nil {
 			return
 		}
-		got, err := is.Issue(rand.Reader, &leafcert.Template{
+		got, err := ca.is.Issue(rand.Reader, &leafcert.Template{
 			Serial: tmpl.SerialNumber, Subject: subject, NotBefore: tmpl.NotBefore, NotAfter: tmpl.NotAfter,
-			PublicKey: pub, KeyUsage: tmpl.KeyUsage, DNSNames: tmpl.DNSNames, IPAddresses: tmpl.IPAddresses, URIs: tmpl.URIs,
+			PublicKey: pub, KeyUsage: tmpl.KeyUsage, ExtKeyUsage: tmpl.ExtKeyUsage,
+			DNSNames: tmpl.DNSNames, IPAddresses: tmpl.IPAddresses, URIs: tmpl.URIs,
 		})
 		if err != nil {
 			return
 		}
-		want, err := x509.CreateCertificate(rand.Reader, &tmpl, ca, pub, key)
+		want, err := x509.CreateCertificate(rand.Reader, &tmpl, ca.cert, pub, ca.key)
 		require.NoError(t, err, "Issue accepted what CreateCertificate refuses")
 		wantTBS, err := tbsOf(want)
 		require.NoError(t, err)
 		gotTBS, err := tbsOf(got)
 		require.NoError(t, err)
 		assert.Equal(t, wantTBS, gotTBS)
+		leaf, err := x509.ParseCertificate(got)
+		if err == nil {
+			assert.NoError(t, leaf.CheckSignatureFrom(ca.cert), "an issued certificate that parses verifies under its CA")
+		}
 	})
 }
 

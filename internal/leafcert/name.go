@@ -92,7 +92,7 @@ func plain(rdns pkix.RDNSequence) bool {
 				return false
 			}
 			for _, arc := range oid {
-				if arc < 0 || arc > 1<<40 {
+				if arc < 0 || int64(arc) > 1<<40 {
 					return false
 				}
 			}
@@ -118,7 +118,7 @@ func printable(b byte) bool {
 // oid writes an OBJECT IDENTIFIER whose arcs plain accepted.
 func (b *builder) oid(oid asn1.ObjectIdentifier) {
 	b.tlv(0x06, func() {
-		b.base128(int64(oid[0]*40 + oid[1]))
+		b.base128(int64(oid[0])*40 + int64(oid[1]))
 		for _, arc := range oid[2:] {
 			b.base128(int64(arc))
 		}

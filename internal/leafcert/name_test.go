@@ -3,6 +3,7 @@ package leafcert_test
 import (
 	"crypto/x509/pkix"
 	"encoding/asn1"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -44,7 +45,7 @@ func TestName(t *testing.T) {
 		{name: "empty value", rdns: pkix.Name{ExtraNames: []pkix.AttributeTypeAndValue{{Type: uid, Value: ""}}}.ToRDNSequence()},
 		{name: "invalid UTF-8 fails", rdns: pkix.Name{CommonName: "\xff"}.ToRDNSequence()},
 		{name: "long value, long lengths", rdns: pkix.Name{CommonName: string(make([]byte, 70000))}.ToRDNSequence()},
-		{name: "large arcs", rdns: pkix.RDNSequence{{{Type: asn1.ObjectIdentifier{2, 999, 1 << 35, 0, 127, 128}, Value: "x"}}}},
+		{name: "large arcs", rdns: pkix.RDNSequence{{{Type: asn1.ObjectIdentifier{2, 999, math.MaxInt32, 0, 127, 128}, Value: "x"}}}},
 		{name: "multi-valued RDN, sorted", rdns: pkix.RDNSequence{{{Type: uid, Value: "bb"}, {Type: uid, Value: "a"}, {Type: uid, Value: "ab"}, {Type: uid, Value: "é"}}}},
 		{name: "one invalid value among several fails", rdns: pkix.RDNSequence{{{Type: uid, Value: "b"}, {Type: uid, Value: "\xff"}}}},
 		{name: "non-string value (left to asn1)", rdns: pkix.RDNSequence{{{Type: uid, Value: 7}}}},

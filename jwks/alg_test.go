@@ -26,6 +26,7 @@ func oddModulus(bits int) *big.Int {
 func TestCheckPublicKey(t *testing.T) {
 	rsaPub := testkeys.K8sRSA().Public().(*rsa.PublicKey)
 	withE := func(e int) *rsa.PublicKey { return &rsa.PublicKey{N: rsaPub.N, E: e} }
+	e31 := int64(1)<<31 + 1
 	withN := func(n *big.Int) *rsa.PublicKey { return &rsa.PublicKey{N: n, E: 65537} }
 	tests := []struct {
 		name string
@@ -60,7 +61,7 @@ func TestCheckPublicKey(t *testing.T) {
 		{name: "RSA e=0", key: withE(0)},
 		{name: "RSA e=-65537", key: withE(-65537)},
 		{name: "RSA e even", key: withE(65536)},
-		{name: "RSA e=2^31+1", key: withE(1<<31 + 1)},
+		{name: "RSA e=2^31+1 (wraps negative where int has 32 bits)", key: withE(int(e31))},
 		{name: "nil *ecdsa.PublicKey", key: (*ecdsa.PublicKey)(nil)},
 		{name: "EC without curve", key: &ecdsa.PublicKey{}},
 		{name: "EC without point", key: &ecdsa.PublicKey{Curve: elliptic.P256()}},

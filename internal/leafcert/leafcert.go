@@ -52,6 +52,10 @@ type Template struct {
 	URIs        []*url.URL
 }
 
+// knownKeyUsages are the key usage bits RFC 5280 defines, digitalSignature
+// to decipherOnly.
+const knownKeyUsages = x509.KeyUsageDecipherOnly<<1 - 1
+
 // Issuer signs leaves with one CA key. It is safe for concurrent use if
 // its signer is.
 type Issuer struct {
@@ -165,8 +169,8 @@ func (is *Issuer) Issue(random io.Reader, t *Template) ([]byte, error) {
 			return nil, fmt.Errorf("the year %d cannot be written in a certificate (0 to 9999)", y)
 		}
 	}
-	if t.KeyUsage&^(x509.KeyUsageDecipherOnly<<1-1) != 0 {
-		return nil, fmt.Errorf("unknown key usage bits %#x", uint(t.KeyUsage&^(x509.KeyUsageDecipherOnly<<1-1)))
+	if unknown := t.KeyUsage &^ knownKeyUsages; unknown != 0 {
+		return nil, fmt.Errorf("unknown key usage bits %#x", uint(unknown))
 	}
 	switch t.PublicKey.(type) {
 	case *ecdsa.PublicKey, *rsa.PublicKey, ed25519.PublicKey:

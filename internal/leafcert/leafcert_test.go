@@ -219,15 +219,6 @@ func TestOpaqueSignersAreVerified(t *testing.T) {
 	require.ErrorContains(t, err, "kms: unavailable")
 }
 
-// x25519 is a key CreateCertificate refuses to certify.
-func x25519(time.Time) crypto.PublicKey {
-	k, err := ecdh.X25519().GenerateKey(rand.Reader)
-	if err != nil {
-		panic(err)
-	}
-	return k.PublicKey()
-}
-
 // brokenRSA is an RSA key whose private exponent is not its modulus's.
 func brokenRSA() *rsa.PrivateKey {
 	k := *testkeys.Generated("rsa2048").(*rsa.PrivateKey)
@@ -280,6 +271,9 @@ func TestRefused(t *testing.T) {
 	require.NoError(t, err)
 	good := leafcert.Template{Serial: big.NewInt(1), Subject: []byte{0x30, 0}, NotBefore: t0, NotAfter: t0.Add(time.Hour),
 		PublicKey: testkeys.Generated("p256").Public()}
+	// An X25519 key is one CreateCertificate refuses to certify.
+	x25519, err := ecdh.X25519().GenerateKey(rand.Reader)
+	require.NoError(t, err)
 	for _, tc := range []struct {
 		name   string
 		change func(*leafcert.Template)
@@ -300,7 +294,7 @@ func TestRefused(t *testing.T) {
 		}, want: "unsupported extended key usage"},
 		{name: "key usage beyond decipherOnly", change: func(t *leafcert.Template) { t.KeyUsage = 1 << 16 }, want: "unknown key usage bits 0x10000"},
 		{name: "negative key usage", change: func(t *leafcert.Template) { t.KeyUsage = -1 }, want: "unknown key usage bits"},
-		{name: "X25519 key", change: func(t *leafcert.Template) { t.PublicKey = x25519(t0) }, want: "unsupported public key type *ecdh.PublicKey"},
+		{name: "X25519 key", change: func(t *leafcert.Template) { t.PublicKey = x25519.PublicKey() }, want: "unsupported public key type *ecdh.PublicKey"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tmpl := good

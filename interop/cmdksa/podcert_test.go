@@ -11,6 +11,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"math/big"
 	"os"
@@ -156,14 +157,22 @@ func TestPodCertificateSigner(t *testing.T) {
 			csrs[i] = stubCSR(t, newKey(t), "")
 		}
 		start := time.Now()
-		done := make(chan map[string]podcert.Outcome, 1)
-		go func() { done <- pcrs.waitAll(t, bulkNS, bulkRequests) }()
+		var outcomes map[string]podcert.Outcome
+		done := make(chan error, 1)
+		go func() {
+			var err error
+			outcomes, err = pcrs.waitAll(t, bulkNS, bulkRequests)
+			done <- err
+		}()
 		var wg sync.WaitGroup
 		next := make(chan []byte)
-		for range 16 {
+		errs := make([]error, 16)
+		for i := range errs {
 			wg.Go(func() {
 				for csr := range next {
-					pcrs.create(t, node, bulkPod, csr, nil)
+					if _, err := pcrs.tryCreate(t, node, bulkPod, csr, nil); err != nil && errs[i] == nil {
+						errs[i] = err
+					}
 				}
 			})
 		}
@@ -172,8 +181,9 @@ func TestPodCertificateSigner(t *testing.T) {
 		}
 		close(next)
 		wg.Wait()
+		require.NoError(t, errors.Join(errs...), "creating PodCertificateRequests as the node")
 		created := time.Since(start)
-		outcomes := <-done
+		require.NoError(t, <-done)
 		elapsed := time.Since(start)
 		issued := 0
 		for _, o := range outcomes {
@@ -200,6 +210,14 @@ type pcrAPI struct {
 // apiserver's caches have not seen the pod yet.
 func (a pcrAPI) create(t *testing.T, node nodeClient, pod *corev1.Pod, csr []byte, annotations map[string]string) string {
 	t.Helper()
+	name, err := a.tryCreate(t, node, pod, csr, annotations)
+	require.NoError(t, err, "creating a PodCertificateRequest as the node")
+	return name
+}
+
+// tryCreate is create returning its error, for goroutines other than the
+// test's.
+func (a pcrAPI) tryCreate(t *testing.T, node nodeClient, pod *corev1.Pod, csr []byte, annotations map[string]string) (string, error) {
 	max := int32(86400)
 	meta := metav1.ObjectMeta{GenerateName: "req-", Namespace: pod.Namespace,
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID}}}
@@ -230,63 +248,113 @@ func (a pcrAPI) create(t *testing.T, node nodeClient, pod *corev1.Pod, csr []byt
 		}
 		return err == nil, nil
 	})
-	require.NoError(t, err, "creating a PodCertificateRequest as the node")
-	return name
+	return name, err
 }
 
 // watchStatuses calls decided for every request of ns that carries an
 // outcome, as the apiserver reports them (existing ones first), until it
-// returns true.
-func (a pcrAPI) watchStatuses(t *testing.T, ns string, decided func(name string, st podcert.Status) bool) {
-	t.Helper()
+// returns true; it gives up after five minutes. When the apiserver ends a
+// watch early (its watch cache closes a watcher that falls behind, as one
+// taking a thousand requests' events on a loaded machine can), it lists the
+// requests again and watches on from there. It returns an error rather than
+// failing the test, so that it may run in a goroutine of its own.
+func (a pcrAPI) watchStatuses(t *testing.T, ns string, decided func(name string, st podcert.Status) bool) error {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	var w watch.Interface
-	var err error
+	for {
+		rv, done, err := a.listStatuses(ctx, ns, decided)
+		if err != nil {
+			return fmt.Errorf("listing requests in %s: %w", ns, err)
+		}
+		if done {
+			return nil
+		}
+		opts := metav1.ListOptions{ResourceVersion: rv}
+		var w watch.Interface
+		if a.v1 {
+			w, err = a.cs.CertificatesV1().PodCertificateRequests(ns).Watch(ctx, opts)
+		} else {
+			w, err = a.cs.CertificatesV1beta1().PodCertificateRequests(ns).Watch(ctx, opts)
+		}
+		if err != nil {
+			return fmt.Errorf("watching requests in %s: %w", ns, err)
+		}
+		done = false
+		for ev := range w.ResultChan() {
+			var name string
+			var st podcert.Status
+			switch o := ev.Object.(type) {
+			case *certificatesv1.PodCertificateRequest:
+				name, st = o.Name, podcert.StatusFromV1(&o.Status)
+			case *certificatesv1beta1.PodCertificateRequest:
+				name, st = o.Name, podcert.StatusFromV1beta1(&o.Status)
+			default:
+				continue
+			}
+			if st.Outcome() != 0 && decided(name, st) {
+				done = true
+				break
+			}
+		}
+		w.Stop()
+		if done {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("watching requests in %s: %w", ns, err)
+		}
+		t.Logf("the apiserver ended the watch of requests in %s; listing them again", ns)
+	}
+}
+
+// listStatuses calls decided for every listed request of ns that carries
+// an outcome until it returns true (done), and returns the list's resource
+// version.
+func (a pcrAPI) listStatuses(ctx context.Context, ns string, decided func(name string, st podcert.Status) bool) (rv string, done bool, err error) {
 	if a.v1 {
-		w, err = a.cs.CertificatesV1().PodCertificateRequests(ns).Watch(ctx, metav1.ListOptions{})
-	} else {
-		w, err = a.cs.CertificatesV1beta1().PodCertificateRequests(ns).Watch(ctx, metav1.ListOptions{})
-	}
-	require.NoError(t, err)
-	defer w.Stop()
-	for ev := range w.ResultChan() {
-		var name string
-		var st podcert.Status
-		switch o := ev.Object.(type) {
-		case *certificatesv1.PodCertificateRequest:
-			name, st = o.Name, podcert.StatusFromV1(&o.Status)
-		case *certificatesv1beta1.PodCertificateRequest:
-			name, st = o.Name, podcert.StatusFromV1beta1(&o.Status)
-		default:
-			continue
+		l, err := a.cs.CertificatesV1().PodCertificateRequests(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return "", false, err
 		}
-		if st.Outcome() != 0 && decided(name, st) {
-			return
+		for i := range l.Items {
+			if st := podcert.StatusFromV1(&l.Items[i].Status); st.Outcome() != 0 && decided(l.Items[i].Name, st) {
+				return "", true, nil
+			}
+		}
+		return l.ResourceVersion, false, nil
+	}
+	l, err := a.cs.CertificatesV1beta1().PodCertificateRequests(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return "", false, err
+	}
+	for i := range l.Items {
+		if st := podcert.StatusFromV1beta1(&l.Items[i].Status); st.Outcome() != 0 && decided(l.Items[i].Name, st) {
+			return "", true, nil
 		}
 	}
-	t.Fatalf("watching requests in %s ended: %v", ns, ctx.Err())
+	return l.ResourceVersion, false, nil
 }
 
 // wait returns the status of the named request once it is decided.
 func (a pcrAPI) wait(t *testing.T, ns, name string) podcert.Status {
 	t.Helper()
 	var got podcert.Status
-	a.watchStatuses(t, ns, func(n string, st podcert.Status) bool {
+	err := a.watchStatuses(t, ns, func(n string, st podcert.Status) bool {
 		got = st
 		return n == name
 	})
+	require.NoError(t, err)
 	return got
 }
 
 // waitAll returns the outcomes once n requests of ns are decided.
-func (a pcrAPI) waitAll(t *testing.T, ns string, n int) map[string]podcert.Outcome {
+func (a pcrAPI) waitAll(t *testing.T, ns string, n int) (map[string]podcert.Outcome, error) {
 	out := map[string]podcert.Outcome{}
-	a.watchStatuses(t, ns, func(name string, st podcert.Status) bool {
+	err := a.watchStatuses(t, ns, func(name string, st podcert.Status) bool {
 		out[name] = st.Outcome()
 		return len(out) == n
 	})
-	return out
+	return out, err
 }
 
 // trustBundle reads the published ClusterTrustBundle, as any authenticated

@@ -5,15 +5,18 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/interop/clientgo"
@@ -60,10 +63,13 @@ func testTokenReviewNoticesDeletedPod(t *testing.T, cp *controlplane.ControlPlan
 	}
 
 	// kube-apiserver caches a successful review for 10 s per token and
-	// audiences, so the token reviewed after the deletion is one it has
-	// not answered before; both are bound to the same pod.
+	// audiences, so the tokens reviewed after the deletion are ones it has
+	// not answered before (see untilRefused); all are bound to the same pod.
 	before := f.requestToken(t, []string{vaultAudience}, 3600, true).Status.Token
-	after := f.requestToken(t, []string{vaultAudience}, 3600, true).Status.Token
+	after := make([]string, deletionTries)
+	for i := range after {
+		after[i] = f.requestToken(t, []string{vaultAudience}, 3600, true).Status.Token
+	}
 	want := ksa.Identity{
 		ServiceAccount: ksa.ServiceAccount{Namespace: f.ns, Name: f.sa.Name, UID: string(f.sa.UID)},
 		Pod:            ksa.ObjectRef{Name: f.pod.Name, UID: string(f.pod.UID)},
@@ -94,12 +100,18 @@ func testTokenReviewNoticesDeletedPod(t *testing.T, cp *controlplane.ControlPlan
 	require.ErrorIs(t, err, tokenreview.ErrNotAuthenticated)
 
 	require.NoError(t, cp.Clientset().CoreV1().Pods(f.ns).Delete(t.Context(), f.pod.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}))
-	_, err = local.Validate(t.Context(), after)
-	require.NoError(t, err, "local validation alone cannot see the deletion")
-	_, err = thenReview.Validate(t.Context(), after)
-	require.ErrorIs(t, err, tokenreview.ErrNotAuthenticated)
-	assert.Contains(t, err.Error(), "invalidated")
-	_, err = reviewOnly.Validate(t.Context(), after)
+	for _, tok := range after {
+		_, err = local.Validate(t.Context(), tok)
+		require.NoError(t, err, "local validation alone cannot see the deletion")
+	}
+	// The last token is kept for the review-only party.
+	refused := untilRefused(t, after[:len(after)-1], func(ctx context.Context, token string) error {
+		_, err := thenReview.Validate(ctx, token)
+		return err
+	})
+	require.ErrorIs(t, refused, tokenreview.ErrNotAuthenticated)
+	assert.Contains(t, refused.Error(), "invalidated")
+	_, err = reviewOnly.Validate(t.Context(), after[len(after)-1])
 	require.ErrorIs(t, err, tokenreview.ErrNotAuthenticated)
 }
 
@@ -138,4 +150,35 @@ func testInClusterDiscovery(t *testing.T, cp *controlplane.ControlPlane) {
 	require.NoError(t, err)
 	assert.Equal(t, cp.Issuers[0], res.Issuer)
 	assert.Equal(t, "system:serviceaccount:"+f.ns+":billing", res.UserInfo().Username)
+}
+
+// deletionTries is how many fresh tokens untilRefused may present,
+// deletionPoll apart.
+const (
+	deletionTries = 25
+	deletionPoll  = 200 * time.Millisecond
+)
+
+// untilRefused presents tokens bound to a pod just deleted to review, one
+// at a time, deletionPoll apart, until it refuses one, and returns the
+// refusal; it fails the test if review accepts them
+// all. kube-apiserver looks a bound pod up in its informer's cache first,
+// which learns of a deletion a moment after the DELETE returns; until then
+// it accepts the token and caches that answer for 10 s, so each try takes a
+// token it has not seen.
+func untilRefused(t *testing.T, tokens []string, review func(ctx context.Context, token string) error) error {
+	t.Helper()
+	tries := 0
+	var refused error
+	err := wait.PollUntilContextTimeout(t.Context(), deletionPoll, time.Duration(len(tokens))*deletionPoll, true, func(ctx context.Context) (bool, error) {
+		if tries == len(tokens) {
+			return false, errors.New("every token was still accepted")
+		}
+		refused = review(ctx, tokens[tries])
+		tries++
+		return refused != nil, nil
+	})
+	require.NoError(t, err, "the apiserver did not notice the pod's deletion after %d tries", tries)
+	t.Logf("the apiserver refused the token of a deleted pod at try %d", tries)
+	return refused
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net"
 	"net/http"
 	"strings"
@@ -109,10 +110,22 @@ func testTokenRequestValidatesUntilPodDeleted(t *testing.T, cp *controlplane.Con
 	assert.Equal(t, review.Status.User.UID, user.UID)
 	assert.Subset(t, review.Status.User.Groups, user.Groups)
 
+	// Tokens of the same pod that the apiserver has not reviewed: they show
+	// when its informer has learnt of the deletion (see untilRefused).
+	probes := make([]string, deletionTries)
+	for i := range probes {
+		probes[i] = f.requestToken(t, []string{vaultAudience}, 3600, true).Status.Token
+	}
 	require.NoError(t, f.cp.Clientset().CoreV1().Pods(f.ns).Delete(t.Context(), f.pod.Name, metav1.DeleteOptions{GracePeriodSeconds: new(int64)}))
 	_, err = v.Validate(t.Context(), tr.Status.Token)
 	require.ErrorIs(t, err, tokens.ErrInvalidated)
 	require.ErrorIs(t, err, tokens.ErrBoundObjectNotFound)
+	untilRefused(t, probes, func(_ context.Context, token string) error {
+		if r := tokenReview(t, f.cp, token, []string{vaultAudience}); !r.Status.Authenticated {
+			return errors.New(r.Status.Error)
+		}
+		return nil
+	})
 	// Another audience list: kube-apiserver caches successes for 10 s per
 	// token and audiences, so ask for one it has not answered yet.
 	review = tokenReview(t, f.cp, tr.Status.Token, []string{controlplane.DefaultIssuer})

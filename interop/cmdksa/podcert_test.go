@@ -31,13 +31,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	watchtools "k8s.io/client-go/tools/watch"
 	"sigs.k8s.io/yaml"
 
 	ksaid "github.com/ksa-go/ksa"
@@ -253,86 +257,38 @@ func (a pcrAPI) tryCreate(t *testing.T, node nodeClient, pod *corev1.Pod, csr []
 
 // watchStatuses calls decided for every request of ns that carries an
 // outcome, as the apiserver reports them (existing ones first), until it
-// returns true; it gives up after five minutes. When the apiserver ends a
-// watch early (its watch cache closes a watcher that falls behind, as one
-// taking a thousand requests' events on a loaded machine can), it lists the
-// requests again and watches on from there. It returns an error rather than
-// failing the test, so that it may run in a goroutine of its own.
+// returns true; it gives up after five minutes. It follows the requests
+// with an informer, which lists them again when the apiserver ends a watch
+// early (its watch cache closes a watcher that falls behind, as one taking
+// a thousand requests' events on a loaded machine can). It returns an error
+// rather than failing the test, so that it may run in a goroutine of its
+// own.
 func (a pcrAPI) watchStatuses(t *testing.T, ns string, decided func(name string, st podcert.Status) bool) error {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute)
 	defer cancel()
-	for {
-		rv, done, err := a.listStatuses(ctx, ns, decided)
-		if err != nil {
-			return fmt.Errorf("listing requests in %s: %w", ns, err)
-		}
-		if done {
-			return nil
-		}
-		opts := metav1.ListOptions{ResourceVersion: rv}
-		var w watch.Interface
-		if a.v1 {
-			w, err = a.cs.CertificatesV1().PodCertificateRequests(ns).Watch(ctx, opts)
-		} else {
-			w, err = a.cs.CertificatesV1beta1().PodCertificateRequests(ns).Watch(ctx, opts)
-		}
-		if err != nil {
-			return fmt.Errorf("watching requests in %s: %w", ns, err)
-		}
-		done = false
-		for ev := range w.ResultChan() {
-			var name string
-			var st podcert.Status
-			switch o := ev.Object.(type) {
-			case *certificatesv1.PodCertificateRequest:
-				name, st = o.Name, podcert.StatusFromV1(&o.Status)
-			case *certificatesv1beta1.PodCertificateRequest:
-				name, st = o.Name, podcert.StatusFromV1beta1(&o.Status)
-			default:
-				continue
-			}
-			if st.Outcome() != 0 && decided(name, st) {
-				done = true
-				break
-			}
-		}
-		w.Stop()
-		if done {
-			return nil
-		}
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("watching requests in %s: %w", ns, err)
-		}
-		t.Logf("the apiserver ended the watch of requests in %s; listing them again", ns)
-	}
-}
-
-// listStatuses calls decided for every listed request of ns that carries
-// an outcome until it returns true (done), and returns the list's resource
-// version.
-func (a pcrAPI) listStatuses(ctx context.Context, ns string, decided func(name string, st podcert.Status) bool) (rv string, done bool, err error) {
+	var client cache.Getter = a.cs.CertificatesV1beta1().RESTClient()
+	var obj runtime.Object = &certificatesv1beta1.PodCertificateRequest{}
 	if a.v1 {
-		l, err := a.cs.CertificatesV1().PodCertificateRequests(ns).List(ctx, metav1.ListOptions{})
-		if err != nil {
-			return "", false, err
-		}
-		for i := range l.Items {
-			if st := podcert.StatusFromV1(&l.Items[i].Status); st.Outcome() != 0 && decided(l.Items[i].Name, st) {
-				return "", true, nil
-			}
-		}
-		return l.ResourceVersion, false, nil
+		client, obj = a.cs.CertificatesV1().RESTClient(), &certificatesv1.PodCertificateRequest{}
 	}
-	l, err := a.cs.CertificatesV1beta1().PodCertificateRequests(ns).List(ctx, metav1.ListOptions{})
+	lw := cache.NewListWatchFromClient(client, "podcertificaterequests", ns, fields.Everything())
+	_, err := watchtools.UntilWithSync(ctx, lw, obj, nil, func(ev watch.Event) (bool, error) {
+		var name string
+		var st podcert.Status
+		switch o := ev.Object.(type) {
+		case *certificatesv1.PodCertificateRequest:
+			name, st = o.Name, podcert.StatusFromV1(&o.Status)
+		case *certificatesv1beta1.PodCertificateRequest:
+			name, st = o.Name, podcert.StatusFromV1beta1(&o.Status)
+		default:
+			return false, nil
+		}
+		return st.Outcome() != 0 && decided(name, st), nil
+	})
 	if err != nil {
-		return "", false, err
+		return fmt.Errorf("watching requests in %s: %w", ns, err)
 	}
-	for i := range l.Items {
-		if st := podcert.StatusFromV1beta1(&l.Items[i].Status); st.Outcome() != 0 && decided(l.Items[i].Name, st) {
-			return "", true, nil
-		}
-	}
-	return l.ResourceVersion, false, nil
+	return nil
 }
 
 // wait returns the status of the named request once it is decided.

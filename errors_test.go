@@ -401,6 +401,8 @@ func TestErrorMessages(t *testing.T) {
 	add("extsigner metadata", err)
 	_, err = extsigner.Listen(extsigner.ListenConfig{})
 	add("extsigner listen config", err)
+	_, err = extsigner.Listen(extsigner.ListenConfig{Address: "@ksa-errors-test"})
+	add("extsigner listen abstract without peer check", err)
 
 	// signertest
 	_, err = signertest.Run(ctx, signertest.Config{})

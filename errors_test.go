@@ -315,11 +315,18 @@ func TestErrorMessages(t *testing.T) {
 	add("podcert config", err)
 	_, err = podcert.New(podcert.Config{SignerName: "nope"})
 	add("podcert signer name", err)
-	bad := podcert.Request{Namespace: "ns", SignerName: "example.com/x", PodName: "p", PodUID: "u", ServiceAccountName: "sa",
+	bad := podcert.Request{Namespace: "ns", Name: "req", SignerName: "example.com/x", PodName: "p", PodUID: "u", ServiceAccountName: "sa",
 		ServiceAccountUID: "u", NodeName: "n", NodeUID: "u", MaxExpirationSeconds: 60}
 	add("podcert request", bad.Validate())
 	bad.MaxExpirationSeconds, bad.PodName = 0, "Bad!"
-	add("podcert request subject", bad.Validate())
+	add("podcert request pod name", bad.Validate())
+	bad.PodName, bad.SignerName = "p", "example.com/a/b"
+	add("podcert request signer name", bad.Validate())
+	bad.SignerName, bad.UnverifiedUserAnnotations = "example.com/x", map[string]string{"serve-hosts": "a"}
+	add("podcert request annotation key", bad.Validate())
+	bad.UnverifiedUserAnnotations = map[string]string{"a.b/c": strings.Repeat("a", podcert.MaxUnverifiedUserAnnotationsSize)}
+	add("podcert request annotations size", bad.Validate())
+	bad.UnverifiedUserAnnotations = nil
 	_, err = bad.PublicKey()
 	add("podcert no proof", err)
 	bad.StubPKCS10Request = []byte("not DER")

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -263,6 +264,10 @@ func TestErrorMessages(t *testing.T) {
 	add("golangjwt key", &golangjwt.KeyError{KeyID: "k", Algorithm: "HS256", Problem: tokens.ErrAlgorithmNotAllowed})
 	add("golangjwt key source", &golangjwt.KeyError{KeyID: "k", Algorithm: "ES256", Problem: tokens.ErrKeySource, Err: &jwks.FetchError{URL: "https://x/jwks", Reason: "unexpected status 503"}})
 	add("golangjwt claim", (&golangjwt.Claims{}).Validate())
+	gjKeys, err := golangjwt.NewKeys(src, golangjwt.Config{})
+	require.NoError(t, err)
+	_, err = gjKeys.Keyfunc(&jwt.Token{Method: jwt.SigningMethodES256, Header: map[string]any{"alg": "ES256", "kid": "k", "crit": []any{"exp"}}})
+	add("golangjwt crit", err)
 
 	// jwxkeys
 	_, err = jwxkeys.NewKeyProvider(nil, jwxkeys.Config{})

@@ -164,6 +164,11 @@ func TestErrorMessages(t *testing.T) {
 	add("jwks fetch too large", remoteErr(t, http.StatusOK, `{"keys":[]}`+strings.Repeat(" ", 300<<10)))
 	add("jwks fetch bad document", remoteErr(t, http.StatusOK, `{"keys":`))
 	add("jwks fetch no usable key", remoteErr(t, http.StatusOK, `{"keys":[{"kty":"oct","k":"AQ"}]}`))
+	rateLimited := &jwks.RateLimitError{URL: "https://x/jwks", KeyID: "k", Next: time.Unix(1700000010, 0),
+		Last: &jwks.FetchError{URL: "https://x/jwks", Status: 503, Reason: "unexpected status 503 Service Unavailable"}}
+	add("jwks rate limited", rateLimited)
+	add("jwks rate limited, no keys held", &jwks.FetchError{URL: "https://x/jwks", Err: &jwks.RateLimitError{URL: "https://x/jwks", Next: time.Unix(1700000010, 0)}})
+	add("tokens unknown kid, rate limited", &tokens.KeyError{KeyID: "k", Err: rateLimited})
 
 	// tokens: validation failures as a relying party meets them.
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

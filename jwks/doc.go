@@ -42,4 +42,17 @@
 //
 //	src, err := jwks.NewStaticSource(pub1, pub2)
 //	v, err := tokens.NewValidator(tokens.ValidatorConfig{Keys: src, ...})
+//
+// [Remote] serves the key set at a URL (an OIDC discovery document's
+// jwks_uri): fetched on first use, kept while fresh (Cache-Control
+// max-age within bounds, [DefaultCacheAge] without one), fetched again when
+// a token names a key ID it does not know, and answering from stale keys
+// for at most [DefaultMaxStale] while the issuer fails. Fetches are
+// rate-limited ([DefaultRefetchBurst], then one per
+// [DefaultRefetchInterval]), so tokens with made-up key IDs cannot flood
+// the issuer: while the limit holds, an unknown key ID is refused with a
+// [*RateLimitError] whose Next says when the set may be fetched again.
+//
+//	remote, err := jwks.NewRemote(jwks.RemoteConfig{URL: "https://issuer.example/openid/v1/jwks"})
+//	keys, err := remote.Keys(ctx, kid)
 package jwks

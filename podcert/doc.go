@@ -17,7 +17,7 @@
 //	req := podcert.FromV1(pcr)
 //	d, err := s.Decide(&req) // an error: write nothing, retry later
 //	if err == nil && d.ApplyV1(pcr) == nil {
-//		// client.CertificatesV1().PodCertificateRequests(ns).UpdateStatus(ctx, pcr, ...)
+//		// clientset.CertificatesV1().PodCertificateRequests(ns).UpdateStatus(ctx, pcr, ...)
 //	}
 //
 // A controller decides only requests whose status records no outcome yet

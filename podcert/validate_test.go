@@ -28,6 +28,10 @@ func TestRequestValidate(t *testing.T) {
 	// namespace-sized part and a name-sized part: 571 bytes.
 	longDomain := label(63) + "." + label(63) + "." + label(63) + "." + label(61)
 	longPath := label(63) + "." + label(253)
+	// The documented limits: 571 bytes, 256 KiB.
+	require.Len(t, longDomain+"/"+longPath, podcert.MaxSignerNameLength)
+	assert.Equal(t, 571, podcert.MaxSignerNameLength)
+	assert.Equal(t, 256*1024, podcert.MaxUnverifiedUserAnnotationsSize)
 	for _, tc := range []struct {
 		name    string
 		mod     func(*podcert.Request)

@@ -20,28 +20,59 @@
 //
 // # The packages
 //
-//   - jwks: key IDs exactly as Kubernetes derives them, JWK and JWKS built
-//     from public keys only (with an audit for any JWKS), strict JWKS
-//     parsing, PEM key files, and key sources, static or remote (cached,
-//     rate-limited).
+// The core imports the standard library alone:
+//
+//   - ksa (this package): service accounts, identities and the user
+//     kube-apiserver authenticates, Kubernetes' name rules.
+//   - jwks: key IDs as Kubernetes derives them, JWK and JWKS built from
+//     public keys only, an audit for any JWKS, strict parsing, PEM key
+//     files, and key sources: static, or remote (cached, rate-limited).
 //   - tokens: minting bound service-account tokens byte-identical to
-//     kube-apiserver's under the TokenRequest rules, and validating them as
-//     kube-apiserver does (issuers, keys, audiences, time, live bound
-//     objects, stale tokens), stricter where Kubernetes is lenient; the
-//     client side: a projected-token file source and a TokenRequest cache.
-//   - oidc: the issuer's discovery document and JWKS as kube-apiserver
-//     serves them (an http.Handler, or files for blob hosting), and the
-//     relying party: discovery and a verifier for one or several issuers;
-//     oidc/oidctest starts a test issuer.
-//   - x509sa: service-account and pod identity in certificate subjects:
-//     encoding, strict decoding, CSRs, issuing, chain verification, SPIFFE
-//     IDs.
-//   - credspec: Windows GMSA credential specs: types and CRD, deep-equal,
-//     the effective spec per container, the admission expander and
-//     authorizer, and a ready webhook handler.
-//   - federation: an Azure SDK credential that exchanges projected tokens
-//     for Entra ID access tokens, checking them first; federation/entratest
-//     is a local Entra stand-in.
+//     kube-apiserver's, validating them as it does (stricter where it is
+//     lenient) with an optional result cache, and the projected-token file
+//     source a pod reads.
+//   - oidc: the issuer's discovery document and JWKS (an http.Handler, or
+//     files for blob hosting) and the relying party: discovery and a
+//     verifier for one or several issuers.
+//   - oidc/oidctest: a test issuer on loopback.
+//   - tokenreview: validation by kube-apiserver's TokenReview API, after
+//     local validation or instead of it.
+//
+// Each integration is a leaf package importing what it adapts:
+//
+//   - kubeapi (k8s.io/api): TokenRequest specs, the kubelet's token
+//     manager (a TokenRequest cache), live-object getters, the legacy
+//     Secret check, TokenReview conversion.
+//   - x509sa (k8s.io/api): service-account and pod identity in certificate
+//     subjects: encoding, strict decoding, CSRs and their approval,
+//     issuing, chain verification, SPIFFE IDs.
+//   - podcert (k8s.io/api): the PodCertificateRequest signer's checks and
+//     decision, the API's status rules, and the workload side: the mounted
+//     credential bundle and mTLS peers.
+//   - credspec (k8s.io/api): Windows GMSA credential specs: types and CRD,
+//     the effective spec per container, the admission webhook.
+//   - extsigner (gRPC): kube-apiserver's external JWT signer over any
+//     crypto.Signer, with key rotation and every answer checked.
+//   - extsigner/signertest: a conformance harness for any external signer,
+//     driven over its socket.
+//   - golangjwt (golang-jwt v5): a Keyfunc over any key source with the
+//     validator's key rules, and the kubernetes.io claims.
+//   - jwxkeys (jwx v3): jwk.Set to and from ksa keys, and a
+//     jws.KeyProvider over any key source.
+//   - ksaprom (Prometheus): Kubernetes' service-account metrics and ksa's
+//     own, from the validation and fetch hooks.
+//   - federation (azidentity): an Azure SDK credential that exchanges
+//     projected tokens for Entra ID access tokens, checking them first.
+//   - federation/entratest: a local Entra ID token endpoint.
+//
+// And the programs:
+//
+//   - cmd/ksa (a module of its own): the operator's command: issuer keys
+//     and documents, token inspection, verification and minting, GMSA
+//     specs, X.509 requests, and the servers (the GMSA webhook, the
+//     external signer, the pod-certificate signer).
+//   - examples/quickstart: the whole flow on loopback.
+//   - examples/gmsa-webhook: the GMSA admission webhook as a program.
 //
 // # The flow
 //

@@ -20,6 +20,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -163,6 +164,11 @@ func TestErrorMessages(t *testing.T) {
 	add("jwks fetch too large", remoteErr(t, http.StatusOK, `{"keys":[]}`+strings.Repeat(" ", 300<<10)))
 	add("jwks fetch bad document", remoteErr(t, http.StatusOK, `{"keys":`))
 	add("jwks fetch no usable key", remoteErr(t, http.StatusOK, `{"keys":[{"kty":"oct","k":"AQ"}]}`))
+	rateLimited := &jwks.RateLimitError{URL: "https://x/jwks", KeyID: "k", Next: time.Unix(1700000010, 0),
+		Last: &jwks.FetchError{URL: "https://x/jwks", Status: 503, Reason: "unexpected status 503 Service Unavailable"}}
+	add("jwks rate limited", rateLimited)
+	add("jwks rate limited, no keys held", &jwks.FetchError{URL: "https://x/jwks", Err: &jwks.RateLimitError{URL: "https://x/jwks", Next: time.Unix(1700000010, 0)}})
+	add("tokens unknown kid, rate limited", &tokens.KeyError{KeyID: "k", Err: rateLimited})
 
 	// tokens: validation failures as a relying party meets them.
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -263,6 +269,10 @@ func TestErrorMessages(t *testing.T) {
 	add("golangjwt key", &golangjwt.KeyError{KeyID: "k", Algorithm: "HS256", Problem: tokens.ErrAlgorithmNotAllowed})
 	add("golangjwt key source", &golangjwt.KeyError{KeyID: "k", Algorithm: "ES256", Problem: tokens.ErrKeySource, Err: &jwks.FetchError{URL: "https://x/jwks", Reason: "unexpected status 503"}})
 	add("golangjwt claim", (&golangjwt.Claims{}).Validate())
+	gjKeys, err := golangjwt.NewKeys(src, golangjwt.Config{})
+	require.NoError(t, err)
+	_, err = gjKeys.Keyfunc(&jwt.Token{Method: jwt.SigningMethodES256, Header: map[string]any{"alg": "ES256", "kid": "k", "crit": []any{"exp"}}})
+	add("golangjwt crit", err)
 
 	// jwxkeys
 	_, err = jwxkeys.NewKeyProvider(nil, jwxkeys.Config{})
@@ -315,11 +325,18 @@ func TestErrorMessages(t *testing.T) {
 	add("podcert config", err)
 	_, err = podcert.New(podcert.Config{SignerName: "nope"})
 	add("podcert signer name", err)
-	bad := podcert.Request{Namespace: "ns", SignerName: "example.com/x", PodName: "p", PodUID: "u", ServiceAccountName: "sa",
+	bad := podcert.Request{Namespace: "ns", Name: "req", SignerName: "example.com/x", PodName: "p", PodUID: "u", ServiceAccountName: "sa",
 		ServiceAccountUID: "u", NodeName: "n", NodeUID: "u", MaxExpirationSeconds: 60}
 	add("podcert request", bad.Validate())
 	bad.MaxExpirationSeconds, bad.PodName = 0, "Bad!"
-	add("podcert request subject", bad.Validate())
+	add("podcert request pod name", bad.Validate())
+	bad.PodName, bad.SignerName = "p", "example.com/a/b"
+	add("podcert request signer name", bad.Validate())
+	bad.SignerName, bad.UnverifiedUserAnnotations = "example.com/x", map[string]string{"serve-hosts": "a"}
+	add("podcert request annotation key", bad.Validate())
+	bad.UnverifiedUserAnnotations = map[string]string{"a.b/c": strings.Repeat("a", podcert.MaxUnverifiedUserAnnotationsSize)}
+	add("podcert request annotations size", bad.Validate())
+	bad.UnverifiedUserAnnotations = nil
 	_, err = bad.PublicKey()
 	add("podcert no proof", err)
 	bad.StubPKCS10Request = []byte("not DER")
@@ -401,6 +418,8 @@ func TestErrorMessages(t *testing.T) {
 	add("extsigner metadata", err)
 	_, err = extsigner.Listen(extsigner.ListenConfig{})
 	add("extsigner listen config", err)
+	_, err = extsigner.Listen(extsigner.ListenConfig{Address: "@ksa-errors-test"})
+	add("extsigner listen abstract without peer check", err)
 
 	// signertest
 	_, err = signertest.Run(ctx, signertest.Config{})

@@ -18,7 +18,7 @@ func TestServiceAccountNames(t *testing.T) {
 }
 
 // TestParseUsername holds ParseUsername to Kubernetes' SplitUsername cases
-// (reference/k8s-sa.md §6 item 71).
+// (k8s.io/apiserver/pkg/authentication/serviceaccount).
 func TestParseUsername(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -58,7 +58,7 @@ func TestParseUsername(t *testing.T) {
 }
 
 // TestMatchesUsername holds MatchesUsername to Kubernetes' cases
-// (reference/k8s-sa.md §6 item 72).
+// (k8s.io/apiserver/pkg/authentication/serviceaccount).
 func TestMatchesUsername(t *testing.T) {
 	tests := []struct {
 		name      string
@@ -90,7 +90,7 @@ func TestMatchesUsername(t *testing.T) {
 }
 
 // TestUserInfo holds Identity.UserInfo to Kubernetes' cases
-// (reference/k8s-sa.md §6 items 67-70).
+// (k8s.io/apiserver/pkg/authentication/serviceaccount).
 func TestUserInfo(t *testing.T) {
 	sa := ksa.ServiceAccount{Namespace: "ns", Name: "name", UID: "uid"}
 	groups := []string{"system:serviceaccounts", "system:serviceaccounts:ns"}

@@ -13,8 +13,9 @@ import (
 	"github.com/ksa-go/ksa/credspec"
 )
 
-// TestLocalSubjectAccessReview holds the review to windows-gmsa's
-// (reference/gmsa.md §2.8).
+// TestLocalSubjectAccessReview holds the review to windows-gmsa's: the
+// service account's user and groups without UID or extras, verb use on
+// windows.k8s.io/v1 gmsacredentialspecs, in the pod's namespace.
 func TestLocalSubjectAccessReview(t *testing.T) {
 	sa := ksa.ServiceAccount{Namespace: "ns", Name: "app"}
 	req := credspec.UseRequest{User: ksa.UserInfo{Username: sa.Username(), Groups: sa.Groups()}, Namespace: "ns", Name: "webapp01"}

@@ -55,9 +55,11 @@ func emptyOptionPods() map[string]*corev1.Pod {
 	}
 }
 
-// TestConformanceValidateCreate holds ValidateCreate to reference/gmsa.md
-// §4.B (cases 8-15) and case 57; harness cases run for 0-5 extra
-// containers x pod, container, init container and ephemeral container.
+// TestConformanceValidateCreate holds ValidateCreate to windows-gmsa's
+// TestValidateCreateRequest, and to a create whose contents the mutating
+// webhook did not inline (only the review is checked); harness cases run
+// for 0-5 extra containers x pod, container, init container and ephemeral
+// container.
 func TestConformanceValidateCreate(t *testing.T) {
 	t.Run("08_empty_or_nil_options_need_no_client", func(t *testing.T) {
 		for name, pod := range emptyOptionPods() {
@@ -194,8 +196,8 @@ func TestConformanceValidateCreate(t *testing.T) {
 	}
 }
 
-// TestConformanceMutateCreate holds ExpandCreate to reference/gmsa.md §4.C
-// (cases 16-21).
+// TestConformanceMutateCreate holds ExpandCreate to windows-gmsa's
+// TestMutateCreateRequest.
 func TestConformanceMutateCreate(t *testing.T) {
 	t.Run("16_empty_or_nil_options_no_patch", func(t *testing.T) {
 		for name, pod := range emptyOptionPods() {
@@ -317,8 +319,8 @@ func TestConformanceMutateCreate(t *testing.T) {
 	}
 }
 
-// TestConformanceValidateUpdate holds ValidateUpdate to reference/gmsa.md
-// §4.D (cases 22-27).
+// TestConformanceValidateUpdate holds ValidateUpdate to windows-gmsa's
+// TestValidateUpdateRequest.
 func TestConformanceValidateUpdate(t *testing.T) {
 	t.Run("22_empty_or_nil_options_allowed", func(t *testing.T) {
 		for name, pod := range emptyOptionPods() {

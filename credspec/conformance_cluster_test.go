@@ -22,7 +22,7 @@ import (
 )
 
 // expectedCredSpec0 is the contents windows-gmsa's integration tests expect
-// inlined for credspec-0 (reference/gmsa.md §4.F).
+// inlined for credspec-0.
 const expectedCredSpec0 = `{"ActiveDirectoryConfig":{"GroupManagedServiceAccounts":[{"Name":"WebApplication0","Scope":"CONTOSO"},{"Name":"WebApplication0","Scope":"contoso.com"}]},"CmsPlugins":["ActiveDirectory"],"DomainJoinConfig":{"DnsName":"contoso.com","DnsTreeName":"contoso.com","Guid":"244818ae-87ca-4fcd-92ec-e79e5252348a","MachineAccountName":"WebApplication0","NetBiosName":"CONTOSO","Sid":"S-1-5-21-2126729477-2524075714-3094792973"}}`
 
 const expectedCredSpecWithHostAccountConfig = `{"ActiveDirectoryConfig":{"GroupManagedServiceAccounts":[{"Name":"WebApplication0","Scope":"CONTOSO"},{"Name":"WebApplication0","Scope":"contoso.com"}],"HostAccountConfig":{"PluginGUID":"{GDMA0342-266A-4D1P-831J-20990E82944F}","PluginInput":"contoso.com:gmsaccg:\u003cpassword\u003e","PortableCcgVersion":"1"}},"CmsPlugins":["ActiveDirectory"],"DomainJoinConfig":{"DnsName":"contoso.com","DnsTreeName":"contoso.com","Guid":"244818ae-87ca-4fcd-92ec-e79e5252348a","MachineAccountName":"WebApplication0","NetBiosName":"CONTOSO","Sid":"S-1-5-21-2126729477-2524075714-3094792973"}}`
@@ -126,7 +126,7 @@ func effectiveByName(t *testing.T, pod *corev1.Pod) map[string]string {
 }
 
 // TestConformanceCluster holds the library to windows-gmsa's end-to-end
-// cases, reference/gmsa.md §4.F (cases 33-47), with the kind cluster
+// cases (its integration tests on a kind cluster), with the cluster
 // replaced by the mutate -> patch -> validate sequence the API server runs.
 func TestConformanceCluster(t *testing.T) {
 	contents := func(t *testing.T, c *cluster, name string) string {

@@ -19,8 +19,9 @@ import (
 	"github.com/ksa-go/ksa/credspec"
 )
 
-// TestConformanceConfig maps windows-gmsa's configuration cases,
-// reference/gmsa.md §4.E (cases 28-32), to this package's options. Where
+// TestConformanceConfig maps windows-gmsa's configuration cases (its
+// environment variables, options and certificate reloading) to this
+// package's options. Where
 // windows-gmsa reads environment variables and falls back to a default
 // (28, 29) or panics (30) on a bad value, options here are typed Go values
 // whose zero values are the documented defaults and whose invalid values are

@@ -109,8 +109,8 @@ func podWithPodLevelName() *corev1.Pod {
 	}
 }
 
-// TestConformanceHTTP holds the handler to reference/gmsa.md §4.A (cases
-// 1-7) and case 56.
+// TestConformanceHTTP holds the handler to windows-gmsa's HTTP tests, and
+// refuses a JSON content type with parameters (415).
 func TestConformanceHTTP(t *testing.T) {
 	tests := []struct {
 		name string

@@ -14,8 +14,12 @@ import (
 	"github.com/ksa-go/ksa/credspec"
 )
 
-// TestConformanceKubernetes holds the library to Kubernetes' own tests,
-// reference/gmsa.md §4.G (cases 48-51).
+// TestConformanceKubernetes holds the library to Kubernetes' own tests of
+// GMSA: the API validation of Windows security options
+// (k8s.io/kubernetes/pkg/apis/core/validation), the container and sandbox
+// configuration the kubelet passes to the runtime
+// (k8s.io/kubernetes/pkg/kubelet/kuberuntime), and the kubelet e2e test of
+// per-container credential specs.
 func TestConformanceKubernetes(t *testing.T) {
 	t.Run("48_validate_windows_options", func(t *testing.T) {
 		tests := []struct {
@@ -98,7 +102,10 @@ func runAs(user string) *corev1.WindowsSecurityContextOptions {
 	return &corev1.WindowsSecurityContextOptions{RunAsUserName: new(user)}
 }
 
-// TestConformanceCodeDerived covers reference/gmsa.md §4.H (cases 52-55).
+// TestConformanceCodeDerived covers behaviours of windows-gmsa's and the
+// kubelet's code that no upstream test covers: number forms, key case and
+// null in the contents comparison, the name-and-contents pair rule of the
+// effective spec, inheritance of the pod's pair, and init containers.
 func TestConformanceCodeDerived(t *testing.T) {
 	t.Run("52_number_forms_key_case_and_null", func(t *testing.T) {
 		tests := []struct {

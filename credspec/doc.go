@@ -53,7 +53,7 @@
 //
 //	src, err := credspec.NewStaticSource(objects...)
 //	authz, err := credspec.NewReviewAuthorizer(func(ctx context.Context, r *authorizationv1.LocalSubjectAccessReview) (*authorizationv1.LocalSubjectAccessReview, error) {
-//		return client.AuthorizationV1().LocalSubjectAccessReviews(r.Namespace).Create(ctx, r, metav1.CreateOptions{})
+//		return clientset.AuthorizationV1().LocalSubjectAccessReviews(r.Namespace).Create(ctx, r, metav1.CreateOptions{})
 //	})
 //	exp, err := credspec.NewExpander(credspec.ExpanderConfig{Source: src})
 //	val, err := credspec.NewValidator(credspec.ValidatorConfig{Source: src, Authorizer: authz})

@@ -10,8 +10,9 @@ import (
 	"github.com/ksa-go/ksa/credspec"
 )
 
-// TestEqual holds Equal to windows-gmsa's comparison, reference/gmsa.md
-// §2.6.
+// TestEqual holds Equal to windows-gmsa's comparison of credential spec
+// contents: byte-identical strings, else both parsed as JSON and compared
+// deeply.
 func TestEqual(t *testing.T) {
 	tests := []struct {
 		name      string

@@ -268,8 +268,8 @@ func TestDenialStatus(t *testing.T) {
 	assert.True(t, apierrors.IsBadRequest(err))
 }
 
-// TestLookupFailures maps Source answers to windows-gmsa's codes
-// (reference/gmsa.md §2.7).
+// TestLookupFailures maps Source answers to the codes windows-gmsa answers
+// when it fetches a GMSACredentialSpec.
 func TestLookupFailures(t *testing.T) {
 	tests := []struct {
 		name     string

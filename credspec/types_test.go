@@ -164,8 +164,9 @@ func TestDecodeAll(t *testing.T) {
 	assert.ErrorIs(t, err, credspec.ErrTooLarge)
 }
 
-// TestCRD holds the embedded manifest to the reference's table (§1.1) and
-// its schema to the Go types and to the strict decoder.
+// TestCRD holds the embedded manifest to windows-gmsa's CRD (group
+// windows.k8s.io, cluster-scoped, v1 served and stored, v1alpha1 served and
+// deprecated) and its schema to the Go types and to the strict decoder.
 func TestCRD(t *testing.T) {
 	j, err := credspec.CRDJSON()
 	require.NoError(t, err)

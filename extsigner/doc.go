@@ -129,12 +129,22 @@
 //
 // [Listen] listens on a socket file (mode 0600 by default; a stale file
 // left by a signer that is gone is replaced, a live one is not) or, with
-// an address "@name", on a Linux abstract socket, which has no file and is
-// reachable from the whole network namespace: for a signer in a pod,
-// KEP-740 advises checking the peer's user ID, which
-// ListenConfig.AllowedUIDs does (SO_PEERCRED), closing other connections
-// at once. [Server.Register] registers the service on a gRPC server of
-// the caller's, made with [ServerOptions]. ServerConfig.OnRequest reports
+// an address "@name", on a Linux abstract socket. An abstract socket has
+// no file, hence no permissions: every process of the network namespace
+// can connect and have tokens signed with the cluster's key. So Listen
+// refuses an abstract address unless ListenConfig.AllowedUIDs names the
+// users that may connect (kube-apiserver's; KEP-740 advises this check for
+// a signer in a pod): each peer's user ID is read (SO_PEERCRED) and other
+// connections are closed at once. ListenConfig.InsecureAllowAnyPeer lifts
+// the refusal where nothing else shares the network namespace.
+//
+//	l, err := extsigner.Listen(extsigner.ListenConfig{
+//		Address:     "@ksa-signer",
+//		AllowedUIDs: []uint32{0}, // kube-apiserver runs as root
+//	})
+//
+// [Server.Register] registers the service on a gRPC server of the
+// caller's, made with [ServerOptions]. ServerConfig.OnRequest reports
 // every request (method, version, key, status code, duration) for logs
 // and metrics.
 package extsigner

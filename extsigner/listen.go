@@ -20,9 +20,11 @@ const DefaultSocketMode fs.FileMode = 0o600
 // ListenConfig configures [Listen].
 type ListenConfig struct {
 	// Address is the path of a Unix socket, or "@name" for a Linux
-	// abstract socket (no file: any process of the network namespace can
-	// connect, so set AllowedUIDs), as kube-apiserver's
-	// --service-account-signing-endpoint names it. Required.
+	// abstract socket, as kube-apiserver's
+	// --service-account-signing-endpoint names it. Required. An abstract
+	// socket has no file, hence no permissions: any process of the network
+	// namespace can connect, so Listen refuses one unless AllowedUIDs is
+	// set (or InsecureAllowAnyPeer).
 	Address string
 	// Mode is the permission of the socket file; zero means
 	// DefaultSocketMode. Unused for an abstract socket.
@@ -30,8 +32,19 @@ type ListenConfig struct {
 	// AllowedUIDs, when not empty, are the only user IDs whose connections
 	// are kept: each peer's credentials are read (SO_PEERCRED) and other
 	// connections closed at once, as KEP-740 advises for a signer in a pod.
-	// Linux only. Empty: every peer that can reach the socket.
+	// Linux only. Empty: every peer that can reach the socket, which for
+	// a socket file is who its Mode and directories let in; an abstract
+	// socket needs AllowedUIDs (or InsecureAllowAnyPeer).
 	AllowedUIDs []uint32
+	// InsecureAllowAnyPeer lets Listen serve an abstract socket with no
+	// AllowedUIDs. Dangerous: every process of the network namespace (any
+	// container of the pod, any process of a host-network pod or of the
+	// host) can then connect and have tokens signed with the cluster's
+	// service-account key, that is, impersonate any service account. Use
+	// it only where nothing else shares the network namespace. It has no
+	// effect on a socket file (its Mode and directories decide who
+	// connects), and Listen refuses it together with AllowedUIDs.
+	InsecureAllowAnyPeer bool
 	// OnRefused, when set, is called for each connection AllowedUIDs
 	// refused, with the peer's UID or the error reading it.
 	OnRefused func(uid uint32, err error)
@@ -40,8 +53,10 @@ type ListenConfig struct {
 // Listen listens on a Unix socket for [Server.Serve]. A socket file left at
 // the path by a signer that is gone is replaced; a path in use by a live
 // listener, or holding anything but a socket, is refused. The socket file
-// is removed when the listener is closed. Errors match [ErrInvalidConfig]
-// or [ErrUnsupported], or are the system's.
+// is removed when the listener is closed. An abstract address ("@name")
+// is refused without ListenConfig.AllowedUIDs unless
+// ListenConfig.InsecureAllowAnyPeer is set. Errors match
+// [ErrInvalidConfig] or [ErrUnsupported], or are the system's.
 func Listen(cfg ListenConfig) (net.Listener, error) {
 	addr := cfg.Address
 	if addr == "" || addr == "@" {
@@ -53,6 +68,12 @@ func Listen(cfg ListenConfig) (net.Listener, error) {
 	abstract := strings.HasPrefix(addr, "@")
 	if abstract && runtime.GOOS != "linux" {
 		return nil, &ConfigError{Field: "ListenConfig.Address", Reason: "names an abstract socket", Err: ErrUnsupported}
+	}
+	if abstract && len(cfg.AllowedUIDs) == 0 && !cfg.InsecureAllowAnyPeer {
+		return nil, &ConfigError{Field: "ListenConfig.AllowedUIDs", Reason: "is required for an abstract socket (it has no file permissions: any process of the network namespace could connect), or set InsecureAllowAnyPeer"}
+	}
+	if cfg.InsecureAllowAnyPeer && len(cfg.AllowedUIDs) > 0 {
+		return nil, &ConfigError{Field: "ListenConfig.InsecureAllowAnyPeer", Reason: "contradicts AllowedUIDs"}
 	}
 	if !abstract {
 		if err := removeStale(addr); err != nil {

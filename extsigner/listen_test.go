@@ -98,10 +98,45 @@ func abstractName(t *testing.T) string {
 
 func TestListenAbstract(t *testing.T) {
 	addr := abstractName(t)
-	l, err := extsigner.Listen(extsigner.ListenConfig{Address: addr})
+	l, err := extsigner.Listen(extsigner.ListenConfig{Address: addr, InsecureAllowAnyPeer: true})
 	require.NoError(t, err)
 	serveOn(t, l)
 	require.NoError(t, metadata(t, addr))
+}
+
+// TestListenAbstractNeedsPeerCheck: an abstract socket has no file
+// permissions, so one that any process of the network namespace could
+// reach is refused unless the caller says so.
+func TestListenAbstractNeedsPeerCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		cfg   extsigner.ListenConfig
+		field string
+	}{
+		{name: "no AllowedUIDs", cfg: extsigner.ListenConfig{}, field: "ListenConfig.AllowedUIDs"},
+		{name: "empty AllowedUIDs", cfg: extsigner.ListenConfig{AllowedUIDs: []uint32{}}, field: "ListenConfig.AllowedUIDs"},
+		{name: "both AllowedUIDs and InsecureAllowAnyPeer", cfg: extsigner.ListenConfig{AllowedUIDs: []uint32{0}, InsecureAllowAnyPeer: true}, field: "ListenConfig.InsecureAllowAnyPeer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Address = abstractName(t)
+			l, err := extsigner.Listen(cfg)
+			if l != nil {
+				l.Close()
+			}
+			require.ErrorIs(t, err, extsigner.ErrInvalidConfig)
+			var ce *extsigner.ConfigError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, tc.field, ce.Field)
+			// Nothing listens: the name is free.
+			_, err = net.Dial("unix", cfg.Address)
+			assert.Error(t, err)
+		})
+	}
+	// A socket file is guarded by its mode: no peer check needed.
+	l, err := extsigner.Listen(extsigner.ListenConfig{Address: filepath.Join(t.TempDir(), "s.sock")})
+	require.NoError(t, err)
+	require.NoError(t, l.Close())
 }
 
 // TestListenPeerUID: with AllowedUIDs, only peers running as one of those

@@ -17,7 +17,7 @@ import (
 var aadstsCode = regexp.MustCompile(`AADSTS(\d+)`)
 
 // entraCodes maps the AADSTS codes users meet most with workload identity
-// to a sentinel and the usual fix (reference/federation.md §1.7).
+// to a sentinel and the usual fix.
 var entraCodes = map[int]struct {
 	sentinel, check error
 	fix             func(c *tokens.Claims) string

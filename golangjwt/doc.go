@@ -10,6 +10,9 @@
 //   - the header's alg must be asymmetric and fit the key (its own
 //     algorithm, or one of Config.AllowedAlgorithms of its type): never
 //     none, never HMAC, never an RSA alg on an EC key;
+//   - a header with critical extensions ("crit") is refused: no extension
+//     is understood, and RFC 7515 requires refusing a token that marks
+//     one critical (golang-jwt itself ignores crit);
 //   - RSA keys outside jwks' size bounds are not offered, and at most
 //     MaxKeysPerToken keys are tried for one token (a token without kid);
 //   - a refusal is a *KeyError matching the sentinel ksa's validator gives

@@ -25,6 +25,9 @@ func (e *ConfigError) Error() string { return errs.Msg(prefix, e.Field+" "+e.Rea
 // Is reports whether target is [ErrInvalidConfig].
 func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
 
+// errCritical is the cause of a refusal of a header with "crit".
+var errCritical = errors.New(`critical extensions ("crit") are not supported`)
+
 // KeyError reports why the key function found no key for a token. Problem
 // is the sentinel of package tokens (or jwks) the same token gets from
 // ksa's own validator: tokens.ErrAlgorithmNotAllowed,

@@ -139,6 +139,16 @@ func TestForgeries(t *testing.T) {
 			ksa: tokens.ErrAlgorithmNotAllowed, jwtErr: jwt.ErrTokenUnverifiable},
 		{name: "kid not a string", token: sign(t, jwt.SigningMethodES256, ecKey, map[string]any{"kid": 7}, &claims),
 			ksa: tokens.ErrMalformed, jwtErr: jwt.ErrTokenUnverifiable},
+		// Signed with the genuine key: an extension the verifier does not
+		// understand must be refused (RFC 7515, section 4.1.11).
+		{name: "crit naming a header member", token: sign(t, jwt.SigningMethodES256, ecKey, map[string]any{"kid": ecPub.KeyID, "crit": []string{"exp"}, "exp": 1}, &claims),
+			ksa: tokens.ErrMalformed, jwtErr: jwt.ErrTokenUnverifiable},
+		{name: "crit with b64 false", token: sign(t, jwt.SigningMethodES256, ecKey, map[string]any{"kid": ecPub.KeyID, "crit": []string{"b64"}, "b64": false}, &claims),
+			ksa: tokens.ErrMalformed, jwtErr: jwt.ErrTokenUnverifiable},
+		{name: "crit empty", token: sign(t, jwt.SigningMethodES256, ecKey, map[string]any{"kid": ecPub.KeyID, "crit": []string{}}, &claims),
+			ksa: tokens.ErrMalformed, jwtErr: jwt.ErrTokenUnverifiable},
+		{name: "crit null", token: sign(t, jwt.SigningMethodES256, ecKey, map[string]any{"kid": ecPub.KeyID, "crit": nil}, &claims),
+			ksa: tokens.ErrMalformed, jwtErr: jwt.ErrTokenUnverifiable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,8 +27,9 @@ type Config struct {
 // jwks.KeySource (a static set, a remote JWKS, an OIDC verifier's key
 // set), with the rules of ksa's validator: the token's kid selects the
 // keys (no fallback to others when none has it), the header's alg must be
-// asymmetric and fit the key, RSA keys are within jwks' size bounds, and at
-// most MaxKeysPerToken keys are offered per token. It is safe for
+// asymmetric and fit the key, a header with critical extensions ("crit")
+// is refused, RSA keys are within jwks' size bounds, and at most
+// MaxKeysPerToken keys are offered per token. It is safe for
 // concurrent use.
 type Keys struct {
 	src    jwks.KeySource
@@ -68,6 +69,11 @@ func (k *Keys) keys(ctx context.Context, t *jwt.Token) (any, error) {
 		return fail(tokens.ErrAlgorithmNotAllowed, nil)
 	case hasKid && !isString:
 		return fail(tokens.ErrMalformed, nil)
+	}
+	if _, crit := t.Header["crit"]; crit {
+		// No extension is understood, so a token that marks one critical
+		// is refused (RFC 7515, section 4.1.11), as ksa's validator does.
+		return fail(tokens.ErrMalformed, errCritical)
 	}
 	keys, problem, cause := k.policy.Select(ctx, k.src, kid, alg)
 	switch {

@@ -22,7 +22,9 @@
 //
 //	key, err := jwks.NewKey(signer)
 //	doc, err := jwks.MarshalSet([]jwks.Key{key})
-//	if err := jwks.Audit(doc); err != nil { ... }
+//	if err := jwks.Audit(doc); err != nil {
+//		return err // private material: never publish the document
+//	}
 //
 // # Reading keys
 //
@@ -40,6 +42,23 @@
 // a kid selects exactly the keys with that ID (no fallback to the others, as
 // in Kubernetes); no kid selects all keys.
 //
-//	src, err := jwks.NewStaticSource(pub1, pub2)
-//	v, err := tokens.NewValidator(tokens.ValidatorConfig{Keys: src, ...})
+//	current, err := jwks.NewKey(signer.Public())
+//	previous, err := jwks.NewKey(previousSigner.Public())
+//	src, err := jwks.NewStaticSource(current, previous)
+//	v, err := tokens.NewValidator(tokens.ValidatorConfig{
+//		Issuers: []string{issuer}, Keys: src, Audiences: []string{"vault"}, SkipObjectCheck: true,
+//	})
+//
+// [Remote] serves the key set at a URL (an OIDC discovery document's
+// jwks_uri): fetched on first use, kept while fresh (Cache-Control
+// max-age within bounds, [DefaultCacheAge] without one), fetched again when
+// a token names a key ID it does not know, and answering from stale keys
+// for at most [DefaultMaxStale] while the issuer fails. Fetches are
+// rate-limited ([DefaultRefetchBurst], then one per
+// [DefaultRefetchInterval]), so tokens with made-up key IDs cannot flood
+// the issuer: while the limit holds, an unknown key ID is refused with a
+// [*RateLimitError] whose Next says when the set may be fetched again.
+//
+//	remote, err := jwks.NewRemote(jwks.RemoteConfig{URL: "https://issuer.example/openid/v1/jwks"})
+//	keys, err := remote.Keys(ctx, kid)
 package jwks

@@ -13,6 +13,7 @@ import (
 // the public values alone, through a fixed list per key type, in the order
 // Kubernetes (go-jose) writes them:
 //
+//	# members, in order
 //	RSA: use, kty, kid, alg, n, e
 //	EC:  use, kty, kid, crv, alg, x, y
 //	OKP: use, kty, kid, crv, alg, x

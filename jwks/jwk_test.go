@@ -20,8 +20,8 @@ import (
 
 // TestMarshalSetKubernetes: the key set for Kubernetes' RSA and EC test keys
 // is byte-identical to kube-apiserver's, whether the keys come as public
-// keys, PEM files, private keys or signers (openidmetadata_test.go:440,
-// :461-467).
+// keys, PEM files, private keys or signers, as the OIDC metadata tests of
+// k8s.io/kubernetes/pkg/serviceaccount expect it.
 func TestMarshalSetKubernetes(t *testing.T) {
 	tests := []struct {
 		name string

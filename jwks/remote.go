@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -237,9 +238,12 @@ func (r *Remote) URL() string { return r.cfg.URL }
 
 // Keys implements [KeySource]. It answers from the held keys when they are
 // fresh and know kid; otherwise it fetches (rate limits permitting) and
-// answers from the new keys, or from the old ones if the fetch failed. The
-// error is a *FetchError only when no keys can answer: no keys held at all,
-// or kid unknown and the fetch failed.
+// answers from the new keys, or from the old ones if the fetch failed.
+// There is an error only when no keys can answer: a *FetchError when no
+// keys are held at all, or kid is unknown and the fetch failed; a
+// *[RateLimitError] when kid is unknown and the rate limit allows no fetch
+// (its Next says when one may happen). A kid still unknown after a
+// successful fetch yields no keys and no error.
 func (r *Remote) Keys(ctx context.Context, kid string) ([]Key, error) {
 	cur := r.current.Load()
 	now := r.now()
@@ -276,7 +280,14 @@ func (r *Remote) Keys(ctx context.Context, kid string) ([]Key, error) {
 		return nil, err
 	}
 	keys, _ := next.set.Keys(ctx, kid)
-	if len(keys) == 0 && err != nil && !errors.Is(err, ErrRateLimited) {
+	if len(keys) == 0 && err != nil {
+		var limited *RateLimitError
+		if errors.As(err, &limited) {
+			// The held keys do not know kid, and the set may not be
+			// fetched again yet: say so, and when it may.
+			limited.KeyID = kid
+			return nil, limited
+		}
 		// The kid may be in the set the issuer failed to serve.
 		return nil, err
 	}
@@ -296,31 +307,53 @@ func (r *Remote) refreshInBackground(ctx context.Context) {
 	go r.run(context.WithoutCancel(ctx), FetchExpired, call)
 }
 
-// ErrRateLimited matches (with ErrFetch) a fetch the rate limit did not
-// allow. Keys treats it as no news while keys are held: an unknown kid stays
-// unknown, without an error.
+// ErrRateLimited matches a *[RateLimitError]: a fetch the rate limit did
+// not allow. With no keys held, Keys returns it inside a *FetchError (it
+// then matches [ErrFetch] too); for a key ID the held keys do not know,
+// Keys returns it alone, saying when the set may be fetched again.
 var ErrRateLimited = errors.New("jwks: key set fetch rate limited")
 
-// rateLimitedError is the cause of a fetch the rate limit refused: it
-// matches ErrRateLimited and wraps the last fetch's failure, if any.
-type rateLimitedError struct{ last error }
-
-func (e *rateLimitedError) Error() string {
-	if e.last == nil {
-		return "no fetch failed before"
-	}
-	// The last failure is a *FetchError of the same URL: say what went
-	// wrong without naming the URL twice.
-	var fe *FetchError
-	if errors.As(e.last, &fe) {
-		return errs.Msg("", "the last fetch failed: "+fe.Reason, fe.Err)
-	}
-	return errs.Msg("", "the last fetch failed", e.last)
+// RateLimitError reports a fetch the rate limit did not allow. It matches
+// [ErrRateLimited] and wraps the last fetch's failure, if the last fetch
+// failed.
+type RateLimitError struct {
+	// URL is the key set's address.
+	URL string
+	// KeyID is the key ID the held keys do not know, when Keys was asked
+	// for one; empty when no keys are held.
+	KeyID string
+	// Next is when the rate limit allows the next fetch.
+	Next time.Time
+	// Last is the last fetch's failure, or nil if it succeeded.
+	Last error
 }
 
-func (e *rateLimitedError) Is(target error) bool { return target == ErrRateLimited }
+func (e *RateLimitError) Error() string {
+	msg := "rate limited until " + e.Next.UTC().Format(time.RFC3339)
+	if e.KeyID != "" {
+		msg = fmt.Sprintf("key ID %q unknown; fetching %s again is %s", e.KeyID, e.URL, msg)
+	}
+	if e.Last != nil {
+		// The last failure is a *FetchError of the same URL: say what went
+		// wrong without naming the URL twice.
+		msg += "; the last fetch failed"
+		var fe *FetchError
+		if errors.As(e.Last, &fe) {
+			if fe.Reason != "" {
+				msg += ": " + fe.Reason
+			}
+			return errs.Msg(prefix, msg, fe.Err)
+		}
+		return errs.Msg(prefix, msg, e.Last)
+	}
+	return errs.Msg(prefix, msg, nil)
+}
 
-func (e *rateLimitedError) Unwrap() error { return e.last }
+// Is reports whether target is [ErrRateLimited].
+func (e *RateLimitError) Is(target error) bool { return target == ErrRateLimited }
+
+// Unwrap returns the last fetch's failure, if any.
+func (e *RateLimitError) Unwrap() error { return e.Last }
 
 // Refresh fetches the key set now, bypassing freshness and the rate limit
 // (a merged fetch already under way is joined instead).
@@ -351,9 +384,9 @@ func (r *Remote) fetch(ctx context.Context, reason FetchReason, force bool) (*re
 	call := r.inflight
 	if call == nil {
 		if !force && !r.limiter.allow(r.now()) {
-			last := r.stats.LastError
+			limited := &RateLimitError{URL: r.cfg.URL, Next: r.limiter.next(), Last: r.stats.LastError}
 			r.mu.Unlock()
-			return nil, &FetchError{URL: r.cfg.URL, Reason: "rate limited after a recent fetch", Err: &rateLimitedError{last: last}}
+			return nil, &FetchError{URL: r.cfg.URL, Err: limited}
 		}
 		call = &fetchCall{done: make(chan struct{})}
 		r.inflight = call
@@ -479,6 +512,15 @@ type tokenBucket struct {
 	burst    float64
 	tokens   float64
 	last     time.Time
+}
+
+// next returns when allow will next succeed (after it refused).
+func (b *tokenBucket) next() time.Time {
+	need := 1 - b.tokens
+	if need <= 0 {
+		return b.last
+	}
+	return b.last.Add(time.Duration(math.Ceil(need * float64(b.interval))))
 }
 
 func (b *tokenBucket) allow(now time.Time) bool {

@@ -404,38 +404,60 @@ func TestRemoteRateLimit(t *testing.T) {
 	clk := newRemoteClock()
 	r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: clk.Now, RefetchInterval: 10 * time.Second, RefetchBurst: 2})
 
+	// wantNext, for a refused fetch, is when the next one is allowed, from
+	// remoteT0.
 	steps := []struct {
 		name      string
 		advance   time.Duration
 		kid       string
 		wantFetch bool
+		wantNext  time.Duration
 	}{
 		{name: "first fetch takes a token", kid: a.KeyID, wantFetch: true},
 		{name: "unknown kid takes the second token", kid: "x", wantFetch: true},
-		{name: "burst spent", kid: "y", wantFetch: false},
-		{name: "half an interval is not a token", advance: 5 * time.Second, kid: "y", wantFetch: false},
+		{name: "burst spent", kid: "y", wantNext: 10 * time.Second},
+		{name: "half an interval is not a token", advance: 5 * time.Second, kid: "y", wantNext: 10 * time.Second},
 		{name: "one interval gives one token", advance: 5 * time.Second, kid: "y", wantFetch: true},
-		{name: "and only one", kid: "z", wantFetch: false},
-		{name: "known kid needs no token", kid: a.KeyID, wantFetch: false},
-		{name: "clock going back gives no token", advance: -time.Minute, kid: "z", wantFetch: false},
-		{name: "nor does coming back", advance: time.Minute, kid: "z", wantFetch: false},
+		{name: "and only one", kid: "z", wantNext: 20 * time.Second},
+		{name: "known kid needs no token", kid: a.KeyID},
+		{name: "clock going back gives no token", advance: -time.Minute, kid: "z", wantNext: 20 * time.Second},
+		{name: "nor does coming back", advance: time.Minute, kid: "z", wantNext: 20 * time.Second},
 		{name: "long idle refills the burst", advance: 10 * time.Minute, kid: "z", wantFetch: true},
 		{name: "second token of the refilled burst", kid: "z", wantFetch: true},
-		{name: "refill is capped at the burst", kid: "z", wantFetch: false},
+		{name: "refill is capped at the burst", kid: "z", wantNext: 10*time.Minute + 20*time.Second},
 	}
 	for _, st := range steps {
 		clk.Advance(st.advance)
 		before := srv.count()
 		keys, err := r.Keys(t.Context(), st.kid)
-		require.NoError(t, err, st.name)
-		if st.kid == a.KeyID {
-			requireKeys(t, keys, a)
-		} else {
-			assert.Empty(t, keys, st.name)
-		}
 		fetched := srv.count() - before
 		assert.Equal(t, st.wantFetch, fetched == 1, "%s: %d requests", st.name, fetched)
+		switch {
+		case st.kid == a.KeyID:
+			require.NoError(t, err, st.name)
+			requireKeys(t, keys, a)
+		case st.wantFetch:
+			require.NoError(t, err, "%s: still unknown after a fetch", st.name)
+			assert.Empty(t, keys, st.name)
+		default:
+			assert.Empty(t, keys, st.name)
+			limited := requireRateLimited(t, err, srv.URL, st.kid)
+			assert.Equal(t, remoteT0.Add(st.wantNext), limited.Next, st.name)
+		}
 	}
+}
+
+// requireRateLimited checks the refusal of an unknown kid while fetches
+// are rate-limited.
+func requireRateLimited(t *testing.T, err error, url, kid string) *jwks.RateLimitError {
+	t.Helper()
+	require.ErrorIs(t, err, jwks.ErrRateLimited)
+	var limited *jwks.RateLimitError
+	require.ErrorAs(t, err, &limited)
+	assert.Equal(t, kid, limited.KeyID)
+	assert.Equal(t, url, limited.URL)
+	assert.Contains(t, err.Error(), limited.Next.UTC().Format(time.RFC3339))
+	return limited
 }
 
 func TestRemoteRateLimitCountsFailures(t *testing.T) {
@@ -463,19 +485,65 @@ func TestRemoteRateLimitCountsFailures(t *testing.T) {
 	assert.Equal(t, int64(3), r.Stats().Failures)
 }
 
+// TestRemoteRateLimitedUnknownKeyID: tokens naming unknown key IDs make one
+// fetch; then each is refused with when the next fetch may happen, until
+// it may, and the issuer is asked again then.
 func TestRemoteRateLimitedUnknownKeyID(t *testing.T) {
-	a, _, _ := remoteKeys(t)
+	a, b, _ := remoteKeys(t)
 	srv := newRemoteServer(t, remoteResponse{Body: remoteDoc(t, a)})
-	r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: newRemoteClock().Now, RefetchBurst: 1})
+	clk := newRemoteClock()
+	r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: clk.Now, RefetchBurst: 1})
 
 	_, err := r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
+	next := remoteT0.Add(jwks.DefaultRefetchInterval)
 	for range 10 {
 		keys, err := r.Keys(t.Context(), "unknown")
-		require.NoError(t, err, "an unknown kid is not an error while keys are held")
 		assert.Empty(t, keys)
+		limited := requireRateLimited(t, err, srv.URL, "unknown")
+		assert.Equal(t, next, limited.Next)
+		assert.NoError(t, limited.Last, "the last fetch succeeded")
+		assert.NotErrorIs(t, err, jwks.ErrFetch, "nothing failed to fetch")
+		assert.Equal(t, `jwks: key ID "unknown" unknown; fetching `+srv.URL+` again is rate limited until 2026-03-01T12:00:10Z`, err.Error())
 	}
 	assert.Equal(t, 1, srv.count())
+
+	// A nanosecond early: still refused.
+	clk.Advance(jwks.DefaultRefetchInterval - time.Nanosecond)
+	_, err = r.Keys(t.Context(), b.KeyID)
+	requireRateLimited(t, err, srv.URL, b.KeyID)
+	assert.Equal(t, 1, srv.count())
+
+	// At Next: fetched, and the issuer's new key is found.
+	srv.set(remoteResponse{Body: remoteDoc(t, a, b)})
+	clk.Advance(time.Nanosecond)
+	keys, err := r.Keys(t.Context(), b.KeyID)
+	require.NoError(t, err)
+	requireKeys(t, keys, b)
+	assert.Equal(t, 2, srv.count())
+}
+
+// TestRemoteRateLimitedAfterFailure: the refusal of an unknown kid carries
+// the last fetch's failure.
+func TestRemoteRateLimitedAfterFailure(t *testing.T) {
+	a, _, _ := remoteKeys(t)
+	srv := newRemoteServer(t, remoteResponse{Body: remoteDoc(t, a)})
+	clk := newRemoteClock()
+	r := newTestRemote(t, jwks.RemoteConfig{URL: srv.URL, Now: clk.Now, RefetchBurst: 2, RefetchInterval: time.Minute})
+	_, err := r.Keys(t.Context(), a.KeyID)
+	require.NoError(t, err)
+
+	srv.set(remoteResponse{Status: http.StatusServiceUnavailable})
+	_, err = r.Keys(t.Context(), "x")
+	requireFetchError(t, err, http.StatusServiceUnavailable)
+
+	clk.Advance(30 * time.Second)
+	_, err = r.Keys(t.Context(), "x")
+	limited := requireRateLimited(t, err, srv.URL, "x")
+	assert.Equal(t, remoteT0.Add(time.Minute), limited.Next, "half a token after 30 s, the other half in 30 s more")
+	requireFetchError(t, limited.Last, http.StatusServiceUnavailable)
+	assert.ErrorIs(t, err, r.Stats().LastError)
+	assert.Equal(t, 2, srv.count())
 }
 
 func TestRemoteMergesConcurrentFetches(t *testing.T) {
@@ -754,6 +822,11 @@ func TestRemoteExpiredKeys(t *testing.T) {
 	keys, err = r.Keys(t.Context(), a.KeyID)
 	require.NoError(t, err)
 	requireKeys(t, keys, a)
+	assert.Equal(t, 3, srv.count())
+	// Nor for an unknown kid, refused with when a fetch may happen.
+	_, err = r.Keys(t.Context(), b.KeyID)
+	limited := requireRateLimited(t, err, srv.URL, b.KeyID)
+	assert.Equal(t, clk.Now().Add(10*time.Second), limited.Next)
 	assert.Equal(t, 3, srv.count())
 
 	// Stale, kid unknown, fetch failed: no key can answer.
@@ -1231,7 +1304,7 @@ func TestRemoteRefreshBypassesLimiter(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 5, srv.count())
 	_, err = r.Keys(t.Context(), "y")
-	require.NoError(t, err)
+	require.ErrorIs(t, err, jwks.ErrRateLimited)
 	assert.Equal(t, 5, srv.count())
 
 	// Rate-limited Keys, but Refresh still fetches: a rotation is picked up.

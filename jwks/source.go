@@ -13,8 +13,9 @@ import (
 // For a non-empty kid only keys with exactly that ID are returned: there is
 // no fallback to other keys, as in Kubernetes. An empty kid asks for every
 // key. An unknown kid yields no keys and no error; an error means the source
-// itself failed (a remote set that could not be fetched). Callers MUST NOT
-// modify the returned slice.
+// itself failed (a remote set that could not be fetched) or could not look
+// for the kid (a remote set whose fetches are rate-limited: a
+// *[RateLimitError]). Callers MUST NOT modify the returned slice.
 type KeySource interface {
 	Keys(ctx context.Context, kid string) ([]Key, error)
 }

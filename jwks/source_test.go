@@ -15,7 +15,10 @@ import (
 var _ jwks.KeySource = (*jwks.StaticSource)(nil)
 
 // TestStaticSourceKubernetes follows Kubernetes' StaticPublicKeysGetter
-// tests (reference k8s-sa.md §6 items 4-8).
+// tests (k8s.io/kubernetes/pkg/serviceaccount): no keys gives an empty list,
+// keys are kept in order and found by kid, a private key is stored as its
+// public half, a value that is not a key is refused, and an unknown kid
+// finds nothing.
 func TestStaticSourceKubernetes(t *testing.T) {
 	ecPub := testkeys.K8sEC().Public()
 	rsaPub := testkeys.K8sRSA().Public()

@@ -25,11 +25,11 @@ const (
 )
 
 // Requester requests tokens through the TokenRequest API. With client-go it
-// is one line:
+// is one call:
 //
-//	func(ctx context.Context, ns, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
+//	requester := kubeapi.RequesterFunc(func(ctx context.Context, ns, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error) {
 //		return clientset.CoreV1().ServiceAccounts(ns).CreateToken(ctx, name, tr, metav1.CreateOptions{})
-//	}
+//	})
 type Requester interface {
 	RequestToken(ctx context.Context, namespace, name string, tr *authenticationv1.TokenRequest) (*authenticationv1.TokenRequest, error)
 }

@@ -60,7 +60,9 @@ func newManager(t *testing.T, now *time.Time) (*kubeapi.Manager, *fakeRequester)
 }
 
 // TestManagerCaching follows the kubelet's token manager tests
-// (reference/k8s-sa.md §6 items 88-91).
+// (k8s.io/kubernetes/pkg/kubelet/token): a second call served from the
+// cache, a fetch again after 80 % of the lifetime or 24 hours, and the held
+// token returned when that fetch fails.
 func TestManagerCaching(t *testing.T) {
 	tests := []struct {
 		name      string

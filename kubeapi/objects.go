@@ -21,13 +21,18 @@ type GetFunc func(ctx context.Context, kind tokens.ObjectKind, namespace, name s
 // to an error matching tokens.ErrObjectNotFound that still wraps the
 // original. With client-go:
 //
-//	kubeapi.ObjectGetter(func(ctx context.Context, kind tokens.ObjectKind, ns, name string) (metav1.Object, error) {
+//	getter := kubeapi.ObjectGetter(func(ctx context.Context, kind tokens.ObjectKind, ns, name string) (metav1.Object, error) {
 //		switch kind {
 //		case tokens.KindServiceAccount:
-//			return cs.CoreV1().ServiceAccounts(ns).Get(ctx, name, metav1.GetOptions{})
+//			return clientset.CoreV1().ServiceAccounts(ns).Get(ctx, name, metav1.GetOptions{})
 //		case tokens.KindPod:
-//			return cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
-//		...
+//			return clientset.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+//		case tokens.KindSecret:
+//			return clientset.CoreV1().Secrets(ns).Get(ctx, name, metav1.GetOptions{})
+//		case tokens.KindNode:
+//			return clientset.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+//		}
+//		return nil, fmt.Errorf("no getter for kind %s", kind)
 //	})
 func ObjectGetter(get GetFunc) tokens.ObjectGetter {
 	return tokens.ObjectGetterFunc(func(ctx context.Context, kind tokens.ObjectKind, ns, name string) (tokens.LiveObject, error) {

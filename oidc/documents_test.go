@@ -12,8 +12,8 @@ import (
 	"github.com/ksa-go/ksa/oidc"
 )
 
-// Kubernetes' exact documents for its test keys (reference/k8s-sa.md §4.3,
-// §4.4; openidmetadata_test.go).
+// Kubernetes' exact documents for its test keys, as the OIDC metadata tests
+// of k8s.io/kubernetes/pkg/serviceaccount expect them.
 const (
 	k8sDiscovery = `{"issuer":"https://issuer.example.com","jwks_uri":"https://issuer.example.com/openid/v1/jwks","response_types_supported":["id_token"],"subject_types_supported":["public"],"id_token_signing_alg_values_supported":["ES256","RS256"]}`
 	k8sJWKS      = `{"keys":[{"use":"sig","kty":"RSA","kid":"JHJehTTTZlsspKHT-GaJxK7Kd1NQgZJu3fyK6K_QDYU","alg":"RS256","n":"249XwEo9k4tM8fMxV7zxOhcrP-WvXn917koM5Qr2ZXs4vo26e4ytdlrV0bQ9SlcLpQVSYjIxNfhTZdDt-ecIzshKuv1gKIxbbLQMOuK1eA_4HALyEkFgmS_tleLJrhc65tKPMGD-pKQ_xhmzRuCG51RoiMgbQxaCyYxGfNLpLAZK9L0Tctv9a0mJmGIYnIOQM4kC1A1I1n3EsXMWmeJUj7OTh_AjjCnMnkgvKT2tpKxYQ59PgDgU8Ssc7RDSmSkLxnrv-OrN80j6xrw0OjEiB4Ycr0PqfzZcvy8efTtFQ_Jnc4Bp1zUtFXt7-QeevePtQ2EcyELXE0i63T1CujRMWw","e":"AQAB"},{"use":"sig","kty":"EC","kid":"SoABiieYuNx4UdqYvZRVeuC6SihxgLrhLy9peHMHpTc","crv":"P-256","alg":"ES256","x":"H6cuzP8XuD5wal6wf9M6xDljTOPLX2i8uIp_C_ASqiI","y":"BlHnikLV9PyEd6gl8k4T_3Wwoh6xd79XLoQTh2PAi1Y"}]}`
@@ -30,7 +30,10 @@ func mustKeys(t *testing.T, keys ...crypto.PublicKey) []jwks.Key {
 	return out
 }
 
-// TestRenderKubernetes reproduces reference/k8s-sa.md §6 items 76-87.
+// TestRenderKubernetes reproduces the cases of Kubernetes' OIDC metadata
+// tests (k8s.io/kubernetes/pkg/serviceaccount): the documents for EC, RSA
+// and both keys, public-only output from private keys, a jwks_uri built
+// from the external address, and the configurations refused.
 func TestRenderKubernetes(t *testing.T) {
 	rsaKey, ecKey := testkeys.K8sRSA(), testkeys.K8sEC()
 	tests := []struct {

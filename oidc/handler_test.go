@@ -34,8 +34,12 @@ func body(t *testing.T, resp *http.Response) string {
 	return string(b)
 }
 
-// TestHandlerServes follows Kubernetes' route tests (reference/k8s-sa.md §4.5
-// and §6 items 76, 78, 82).
+// TestHandlerServes follows kube-apiserver's routes
+// (k8s.io/kubernetes/pkg/routes) and the serving tests of
+// k8s.io/kubernetes/pkg/serviceaccount: the discovery document as
+// application/json and the key set as application/jwk-set+json, both with
+// Cache-Control public, max-age=3600; a query string ignored; other paths,
+// /.well-known and /openid/v1/jwks/foo among them, not found.
 func TestHandlerServes(t *testing.T) {
 	h, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: k8sIssuer.Issuer, JWKSURI: k8sIssuer.JWKSURI, ExternalAddress: k8sIssuer.ExternalAddress}, mustKeys(t, testkeys.K8sRSA(), testkeys.K8sEC()))
 	require.NoError(t, err)

@@ -140,6 +140,18 @@ func TestVerifierRateLimitsUnknownKids(t *testing.T) {
 	}
 	_, fetches := srv.Requests()
 	assert.Equal(t, int64(jwks.DefaultRefetchBurst), fetches, "the burst, then nothing")
+	// The refusal says the key set may not be fetched again yet, and when
+	// it may; it stays an unknown kid (for metrics and logs).
+	_, err = v.Verify(t.Context(), forged.Raw)
+	require.ErrorIs(t, err, jwks.ErrRateLimited)
+	var limited *jwks.RateLimitError
+	require.ErrorAs(t, err, &limited)
+	assert.Equal(t, clk.Now().Add(jwks.DefaultRefetchInterval), limited.Next)
+	strangerKid, kidErr := jwks.KeyID(testkeys.Generated("p256-stranger"))
+	require.NoError(t, kidErr)
+	assert.Equal(t, strangerKid, limited.KeyID)
+	assert.Equal(t, tokens.ErrUnknownKeyID, tokens.Reason(err))
+	assert.NotErrorIs(t, err, tokens.ErrKeySource)
 
 	clk.Advance(jwks.DefaultRefetchInterval)
 	for i := 0; i < 5; i++ {

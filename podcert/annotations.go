@@ -24,8 +24,9 @@ const (
 	// entries after the pod's.
 	DefaultExtensionsKey = "ksa-go.github.io/extensions"
 	// MaxAnnotationsSize bounds the annotations read, keys and values
-	// together, in bytes. kube-apiserver allows 256 KiB; a request asking
-	// for more than this is denied before any parsing.
+	// together, in bytes. kube-apiserver allows
+	// [MaxUnverifiedUserAnnotationsSize]; a request asking for more than
+	// this is denied before any parsing.
 	MaxAnnotationsSize = 16 << 10
 )
 

@@ -17,7 +17,7 @@
 //	req := podcert.FromV1(pcr)
 //	d, err := s.Decide(&req) // an error: write nothing, retry later
 //	if err == nil && d.ApplyV1(pcr) == nil {
-//		// client.CertificatesV1().PodCertificateRequests(ns).UpdateStatus(ctx, pcr, ...)
+//		// clientset.CertificatesV1().PodCertificateRequests(ns).UpdateStatus(ctx, pcr, ...)
 //	}
 //
 // A controller decides only requests whose status records no outcome yet
@@ -26,9 +26,12 @@
 // informer and work queue over a Signer, publishing the CA as a
 // ClusterTrustBundle), proven on real kube-apiservers.
 //
-// The request is checked first ([Request.Validate], [Request.PublicKey]):
-// the stub PKCS#10 request's signature (or the older proof of possession)
-// and the key type (RSA 3072/4096, ECDSA P-256/P-384/P-521, Ed25519). An
+// The request is checked first, with every rule kube-apiserver applies
+// when it is created ([Request.Validate]: the names, UIDs, signer name,
+// lifetime bound and annotation keys; a test in the interop module holds
+// it to Kubernetes' own validation code), then [Request.PublicKey]: the
+// stub PKCS#10 request's signature (or the older proof of possession) and
+// the key type (RSA 3072/4096, ECDSA P-256/P-384/P-521, Ed25519). An
 // unsupported key is Denied with UnsupportedKeyType; a malformed request
 // or a failed proof is Failed.
 //

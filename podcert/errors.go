@@ -46,7 +46,7 @@ var (
 
 // RequestError reports a request field that cannot be used. It matches
 // [ErrInvalidRequest], and [ErrProof] when Proof is set; Err, when set, is
-// the cause.
+// the cause (a *ksa.NameError for a bad name, a *[LimitError] for a size).
 type RequestError struct {
 	// Field is the spec field, such as "spec.stubPKCS10Request".
 	Field  string
@@ -57,6 +57,9 @@ type RequestError struct {
 }
 
 func (e *RequestError) Error() string {
+	if e.Reason == "" {
+		return errs.Msg(prefix, e.Field, e.Err)
+	}
 	return errs.Msg(prefix, e.Field+": "+e.Reason, e.Err)
 }
 

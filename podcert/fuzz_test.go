@@ -77,3 +77,28 @@ func FuzzParseBundle(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRequestValidate feeds arbitrary names, UIDs, lifetimes and
+// annotation keys to Request.Validate: nothing panics, every refusal is a
+// *RequestError, and whatever it accepts x509sa can encode as a subject.
+func FuzzRequestValidate(f *testing.F) {
+	f.Add("shop", "req-1", "example.com/workload", "cart-0", "pod-uid", "cart", "sa-uid", "node-1", int32(0), "example.com/x")
+	f.Add("", "", "", "", "", "", "", "", int32(-1), "")
+	f.Add("Shop", "a..b", "example.com/a/b", "Cart", "a b", "a/b", "a\x00", "node 1", int32(3599), "x")
+	f.Add("shop", "r", "kubernetes.io/x", "p", "u", "s", "u", "n", int32(86401), "A.B/C_d.e")
+	f.Fuzz(func(t *testing.T, ns, name, signerName, pod, podUID, sa, saUID, node string, maxSeconds int32, annotationKey string) {
+		req := podcert.Request{
+			Namespace: ns, Name: name, SignerName: signerName, PodName: pod, PodUID: podUID,
+			ServiceAccountName: sa, ServiceAccountUID: saUID, NodeName: node, NodeUID: podUID,
+			MaxExpirationSeconds: maxSeconds, UnverifiedUserAnnotations: map[string]string{annotationKey: "v"},
+		}
+		err := req.Validate()
+		if err != nil {
+			var re *podcert.RequestError
+			require.ErrorAs(t, err, &re)
+			return
+		}
+		_, err = req.Subject().Name()
+		require.NoError(t, err)
+	})
+}

@@ -8,9 +8,6 @@ import (
 	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
-	"fmt"
-	"strconv"
-	"strings"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
@@ -34,6 +31,13 @@ const (
 	MaxCertificateChainSize = 100 << 10
 	// MaxUIDLength bounds the pod, service-account and node UIDs.
 	MaxUIDLength = 128
+	// MaxSignerNameLength bounds spec.signerName: a 253-byte domain, '/',
+	// and a path of 317 bytes (a namespace, '.' and an object name).
+	MaxSignerNameLength = 253 + 1 + 253 + 1 + 63
+	// MaxUnverifiedUserAnnotationsSize bounds
+	// spec.unverifiedUserAnnotations, keys and values together, in bytes
+	// (a signer reads at most [MaxAnnotationsSize] of them).
+	MaxUnverifiedUserAnnotationsSize = 256 << 10
 	// MinMaxExpirationSeconds is the smallest spec.maxExpirationSeconds,
 	// and the shortest certificate lifetime: one hour.
 	MinMaxExpirationSeconds = 3600
@@ -145,64 +149,6 @@ func (r *Request) MaxLifetime() int32 {
 		return DefaultMaxExpirationSeconds
 	}
 	return r.MaxExpirationSeconds
-}
-
-// Validate checks the spec fields kube-apiserver checks at creation, except
-// the proof (see [Request.PublicKey]): the names, the UIDs (non-empty, at
-// most [MaxUIDLength] bytes; the service-account UID as x509sa carries it),
-// the signer name's form and the lifetime bound for it. A signer runs it
-// because a request may come from an API server older or laxer than the
-// rules assumed here. Errors are a *[RequestError].
-func (r *Request) Validate() error {
-	if reason := checkSignerName(r.SignerName); reason != "" {
-		return &RequestError{Field: "spec.signerName", Reason: fmt.Sprintf("%q: %s", r.SignerName, reason)}
-	}
-	if err := r.Subject().Validate(); err != nil {
-		return &RequestError{Field: "spec", Reason: "service account and pod", Err: err}
-	}
-	if !ksa.IsObjectName(r.NodeName) {
-		return &RequestError{Field: "spec.nodeName", Reason: "invalid node name", Err: ksa.CheckObjectName("node name", r.NodeName)}
-	}
-	for _, f := range [...]struct{ field, uid string }{
-		{"spec.podUID", r.PodUID}, {"spec.serviceAccountUID", r.ServiceAccountUID}, {"spec.nodeUID", r.NodeUID},
-	} {
-		if f.uid == "" || len(f.uid) > MaxUIDLength {
-			return &RequestError{Field: f.field, Reason: "must be 1 to " + strconv.Itoa(MaxUIDLength) + " bytes"}
-		}
-	}
-	hi := int32(MaxMaxExpirationSeconds)
-	if IsKubernetesSignerName(r.SignerName) {
-		hi = KubernetesMaxExpirationSeconds
-	}
-	if m := r.MaxLifetime(); m < MinMaxExpirationSeconds || m > hi {
-		return &RequestError{Field: "spec.maxExpirationSeconds", Reason: fmt.Sprintf("%d is not in [%d, %d]", m, MinMaxExpirationSeconds, hi)}
-	}
-	return nil
-}
-
-// checkSignerName returns why name is not a signer name of the form
-// Kubernetes requires (a DNS subdomain with at least two labels, '/', a path
-// of DNS-subdomain form, at most 571 bytes in all), or "".
-func checkSignerName(name string) string {
-	domain, path, ok := strings.Cut(name, "/")
-	switch {
-	case len(name) > 571:
-		return "longer than 571 bytes"
-	case !ok || domain == "" || path == "":
-		return "must be of the form example.com/signer-name"
-	case !ksa.IsObjectName(domain) || !strings.Contains(domain, "."):
-		return "the domain must be a DNS subdomain with at least two labels"
-	case !ksa.IsObjectName(path):
-		return "the path must be a lower-case DNS subdomain"
-	}
-	return ""
-}
-
-// IsKubernetesSignerName reports whether a signer name is reserved for the
-// Kubernetes project (kubernetes.io/... or a subdomain of kubernetes.io).
-func IsKubernetesSignerName(name string) bool {
-	domain, _, _ := strings.Cut(name, "/")
-	return domain == "kubernetes.io" || strings.HasSuffix(domain, ".kubernetes.io")
 }
 
 // emptySubject is the DER of an empty name, the subject of the kubelet's

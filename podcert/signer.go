@@ -107,8 +107,8 @@ func New(cfg Config) (*Signer, error) {
 	if c.SignerName == "" {
 		return nil, &ConfigError{Field: "SignerName", Reason: "required"}
 	}
-	if reason := checkSignerName(c.SignerName); reason != "" {
-		return nil, &ConfigError{Field: "SignerName", Reason: reason}
+	if err := checkSignerName(c.SignerName); err != nil {
+		return nil, &ConfigError{Field: "SignerName", Reason: "invalid", Err: err}
 	}
 	switch {
 	case c.CA == nil:

@@ -15,6 +15,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/internal/testkeys"
 	"github.com/ksa-go/ksa/podcert"
 	"github.com/ksa-go/ksa/x509sa"
@@ -170,7 +171,10 @@ func TestDecideRefuses(t *testing.T) {
 			wantOut: podcert.Failed, wantReason: "InvalidRequest", wantErr: podcert.ErrInvalidRequest},
 		{name: "bad pod name", key: "p256",
 			mod:     func(p *certificatesv1.PodCertificateRequest) { p.Spec.PodName = "Bad!" },
-			wantOut: podcert.Failed, wantReason: "InvalidRequest", wantErr: x509sa.ErrInvalidSubject},
+			wantOut: podcert.Failed, wantReason: "InvalidRequest", wantErr: ksa.ErrInvalidName},
+		{name: "no pod name", key: "p256",
+			mod:     func(p *certificatesv1.PodCertificateRequest) { p.Spec.PodName = "" },
+			wantOut: podcert.Failed, wantReason: "InvalidRequest", wantErr: ksa.ErrInvalidName},
 		{name: "CA expires within the hour", key: "p256",
 			cfg:     func(c *podcert.Config) { c.Clock = fixedClock(ca.cert.NotAfter.Add(-30 * time.Minute)) },
 			wantOut: podcert.Failed, wantReason: "CAUnavailable", wantErr: podcert.ErrInvalidRequest},

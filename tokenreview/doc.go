@@ -32,13 +32,13 @@
 // authentication/v1 TokenReview and its answer into a [Status], so a
 // client-go reviewer is a few lines (see the example):
 //
-//	local, _ := oidc.NewVerifier(ctx, oidc.VerifierConfig{Issuers: ..., Audiences: []string{"vault"}})
+//	local, _ := oidc.NewVerifier(ctx, oidc.VerifierConfig{Issuers: []string{issuer}, Audiences: []string{"vault"}})
 //	v, err := tokenreview.New(tokenreview.Config{
 //		Local:     local.VerifyFor, // LocalThenReview is the zero Mode
 //		Reviewer:  reviewer,
 //		Audiences: []string{"vault"},
 //	})
-//	res, err := v.Validate(ctx, token)
+//	res, err := v.Validate(ctx, raw)
 //
 // The identity of an answer is read with [IdentityOf], the inverse of
 // ksa.Identity.UserInfo. The caller needs RBAC permission to create

@@ -12,8 +12,9 @@ import (
 )
 
 // TestClaimsJSON holds the claim encoding to the payloads Kubernetes'
-// Claims() and go-jose's builder produce (reference/k8s-sa.md §1.1, §1.3 and
-// §6 items 25-32): sorted members, empty claims omitted, aud an array.
+// Claims() (k8s.io/kubernetes/pkg/serviceaccount) and go-jose's builder
+// produce, bound and legacy, as its claims tests expect them: sorted
+// members, empty claims omitted, aud an array.
 func TestClaimsJSON(t *testing.T) {
 	iat := k8sNow
 	ref := func(name, uid string) *ksa.ObjectRef { return &ksa.ObjectRef{Name: name, UID: uid} }

@@ -37,16 +37,17 @@
 // token is bound to still exist with the same UID. A token past its
 // warnafter time is reported in [Result.Stale], never refused.
 //
-//	keys, _ := jwks.NewStaticSource(publicKey)
+//	key, err := jwks.NewKey(publicKey)
+//	src, err := jwks.NewStaticSource(key)
 //	v, err := tokens.NewValidator(tokens.ValidatorConfig{
 //		Issuers:   []string{"https://kubernetes.default.svc.cluster.local"},
-//		Keys:      keys,
+//		Keys:      src,
 //		Audiences: []string{"vault"},
 //		Objects:   getter, // or SkipObjectCheck: true outside the cluster
 //	})
 //	res, err := v.Validate(ctx, raw)
 //	switch {
-//	case errors.Is(err, tokens.ErrExpired): ...
+//	case errors.Is(err, tokens.ErrExpired): // the client needs a new token
 //	case errors.Is(err, tokens.ErrInvalidated): // the pod is gone
 //	}
 //	user := res.UserInfo() // system:serviceaccount:prod:billing, groups, pod and node extras

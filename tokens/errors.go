@@ -156,14 +156,25 @@ func (e *IssuerError) Is(target error) bool { return target == ErrUnknownIssuer 
 
 // KeyError reports that no key could be tried: an unknown kid, an empty key
 // source, or a key source that failed. It matches [ErrUnknownKeyID],
-// jwks.ErrNoKeys or [ErrKeySource].
+// jwks.ErrNoKeys or [ErrKeySource]. A kid a remote key set does not know
+// and may not fetch again yet matches [ErrUnknownKeyID], and Err is the
+// *jwks.RateLimitError saying when it may.
 type KeyError struct {
 	KeyID string
 	Err   error
 }
 
+// rateLimited reports an unknown kid the key source could not look for
+// again yet.
+func (e *KeyError) rateLimited() bool {
+	var limited *jwks.RateLimitError
+	return e.KeyID != "" && errors.As(e.Err, &limited) && limited.KeyID == e.KeyID
+}
+
 func (e *KeyError) Error() string {
 	switch {
+	case e.rateLimited():
+		return errs.Msg(prefix, "invalid signature", e.Err)
 	case e.Err != nil:
 		return errs.Msg(prefix, "invalid signature, key source failed", e.Err)
 	case e.KeyID != "":
@@ -176,6 +187,8 @@ func (e *KeyError) Error() string {
 // Is matches the sentinel for the case.
 func (e *KeyError) Is(target error) bool {
 	switch {
+	case e.rateLimited():
+		return target == ErrUnknownKeyID
 	case e.Err != nil:
 		return target == ErrKeySource
 	case e.KeyID != "":

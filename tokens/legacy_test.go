@@ -11,9 +11,9 @@ import (
 	"github.com/ksa-go/ksa/tokens"
 )
 
-// TestLegacyTokens follows Kubernetes' legacy cases (reference/k8s-sa.md §3.3
-// and §6 items 13 and 19-22): opt-in only, claims checked in Kubernetes'
-// order, the secret and service account looked up.
+// TestLegacyTokens follows Kubernetes' legacy validator and its tests
+// (k8s.io/kubernetes/pkg/serviceaccount): opt-in only, claims checked in
+// Kubernetes' order, the secret and service account looked up.
 func TestLegacyTokens(t *testing.T) {
 	key := testkeys.K8sRSA()
 	m := mustMinter(t, key, func(c *tokens.MinterConfig) { c.Issuer = tokens.LegacyIssuer })

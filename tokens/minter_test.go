@@ -15,9 +15,9 @@ import (
 	"github.com/ksa-go/ksa/tokens"
 )
 
-// TestMintExactBytes checks the observed kube-apiserver token of
-// reference/k8s-sa.md §1.1: header and payload byte for byte, and (RSA
-// PKCS#1 v1.5 being deterministic) the same signature every time.
+// TestMintExactBytes checks a token kube-apiserver minted with Kubernetes'
+// RSA test key: header and payload byte for byte, and (RSA PKCS#1 v1.5
+// being deterministic) the same signature every time.
 func TestMintExactBytes(t *testing.T) {
 	m := mustMinter(t, testkeys.K8sRSA(), func(c *tokens.MinterConfig) {
 		c.NewJTI = func() string { return "4f1d3b6e-0000-0000-0000-000000000000" }
@@ -44,8 +44,9 @@ func TestMintExactBytes(t *testing.T) {
 }
 
 // TestMintLifetime covers the TokenRequest lifetime rules: default, limits,
-// the cluster cap with its warning, and the warnafter extension
-// (reference/k8s-sa.md §2.4 and §6 items 97-101).
+// the cluster cap with its warning, and the warnafter extension, as
+// Kubernetes' TokenRequest storage tests
+// (k8s.io/kubernetes/pkg/registry/core/serviceaccount/storage) expect them.
 func TestMintLifetime(t *testing.T) {
 	pod := &tokens.BoundObject{Kind: tokens.BoundPod, Name: "mypod", UID: "mypod-uid"}
 	secret := &tokens.BoundObject{Kind: tokens.BoundSecret, Name: "mysecret", UID: "mysecret-uid"}
@@ -149,8 +150,9 @@ func TestMintLifetime(t *testing.T) {
 	}
 }
 
-// TestMintBinding covers bindings and audiences (reference/k8s-sa.md §1.1 and
-// §6 items 24-32).
+// TestMintBinding covers bindings and audiences, as Kubernetes' claims
+// tests (k8s.io/kubernetes/pkg/serviceaccount) expect them: one object kind
+// at most (a node beside a pod), aud omitted when empty.
 func TestMintBinding(t *testing.T) {
 	tests := []struct {
 		name       string

@@ -17,8 +17,8 @@ import (
 )
 
 // TestAuthenticatorConformance follows Kubernetes' TestTokenGenerateAndValidate
-// (reference/k8s-sa.md §6 items 9-18 and 23): key selection by kid, several
-// issuers, key rotation.
+// (k8s.io/kubernetes/pkg/serviceaccount): key selection by kid, several
+// issuers, key rotation, a token in the JWS JSON serialization refused.
 func TestAuthenticatorConformance(t *testing.T) {
 	rsaKey, ecKey := testkeys.K8sRSA(), testkeys.K8sEC()
 	other := testkeys.K8sOtherRSAPublic()
@@ -97,7 +97,7 @@ func TestNoKeysWithoutKid(t *testing.T) {
 }
 
 // TestBoundValidatorConformance follows Kubernetes' TestValidatePrivateClaims
-// (reference/k8s-sa.md §6 items 33-66): time with leeway, then the service
+// (k8s.io/kubernetes/pkg/serviceaccount): time with leeway, then the service
 // account and bound objects with UID and deletion checks.
 func TestBoundValidatorConformance(t *testing.T) {
 	now := k8sNow
@@ -321,7 +321,7 @@ func TestTimeLeeway(t *testing.T) {
 }
 
 // TestAudiences follows Kubernetes' Audiences.Intersect and the
-// audience-agnostic wrapper (reference/k8s-sa.md §6 items 74-75).
+// audience-agnostic wrapper (k8s.io/apiserver/pkg/authentication/authenticator).
 func TestAudiences(t *testing.T) {
 	key := testkeys.K8sEC()
 	m := mustMinter(t, key)

@@ -85,8 +85,10 @@ func TestNewCertificateSigningRequest(t *testing.T) {
 	}
 }
 
-// TestValidateSignerName is reference §6 item 31 plus the signers that
-// cannot sign a service-account subject.
+// TestValidateSignerName holds ValidateSignerName to the cases of
+// Kubernetes' CSR validation tests
+// (k8s.io/kubernetes/pkg/apis/certificates/validation), plus the signers
+// that cannot sign a service-account subject.
 func TestValidateSignerName(t *testing.T) {
 	tests := []struct {
 		name   string

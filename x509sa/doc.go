@@ -12,6 +12,7 @@
 // optional pod name and optional caller extensions. It is laid out as
 // kube-apiserver reads it:
 //
+//	# attribute  value
 //	CN  system:serviceaccount:<namespace>:<name>
 //	O   system:serviceaccounts, system:serviceaccounts:<namespace>
 //	OU  system:pod-namespace=<namespace>, system:pod-name=<pod>, <key>=<value>...

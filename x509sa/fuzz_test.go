@@ -38,7 +38,7 @@ func subjectSeeds(t testing.TB) [][]byte {
 		OrganizationalUnit: []string{"system:pod-name=x", "SYSTEM:pod-namespace=a", "k=v=w"}})
 	add(pkix.Name{CommonName: "system:serviceaccount:a:b", Organization: []string{"system:serviceaccounts", "system:serviceaccounts:a"},
 		ExtraNames: []pkix.AttributeTypeAndValue{{Type: x509sa.UIDAttribute(), Value: ""}, {Type: x509sa.UIDAttribute(), Value: 7}}})
-	// A multi-valued RDN mixing CN and O (reference §6 item 20).
+	// A multi-valued RDN mixing CN and O (Kubernetes reads both).
 	der, err := asn1.Marshal(pkix.RDNSequence{{
 		{Type: asn1.ObjectIdentifier{2, 5, 4, 10}, Value: "system:serviceaccounts"},
 		{Type: asn1.ObjectIdentifier{2, 5, 4, 3}, Value: "system:serviceaccount:a:b"},

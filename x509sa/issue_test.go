@@ -166,8 +166,9 @@ func TestIssue(t *testing.T) {
 			assert.False(t, leaf.IsCA)
 			assert.Equal(t, 1, leaf.SerialNumber.Sign())
 
-			// The subject is the request's bytes: the UID survives
-			// (reference §6 items 27-28).
+			// The subject is the request's bytes: the UID survives (a
+			// subject parsed and encoded again, as Kubernetes' own CA
+			// does, loses it).
 			req, err := x509.ParseCertificateRequest(tt.req.CSR)
 			require.NoError(t, err)
 			assert.Equal(t, req.RawSubject, leaf.RawSubject)

@@ -12,7 +12,7 @@ import (
 )
 
 // TestParseSPIFFEID holds the parser to the SPIFFE ID rules and go-spiffe's
-// cases (reference §6 item 77).
+// cases (github.com/spiffe/go-spiffe/v2/spiffeid).
 func TestParseSPIFFEID(t *testing.T) {
 	tests := []struct {
 		name   string

@@ -14,6 +14,7 @@ import (
 // Subject is the identity a certificate subject carries, laid out as
 // kube-apiserver reads it:
 //
+//	# attribute  value
 //	CN  system:serviceaccount:<namespace>:<name>     (the username)
 //	O   system:serviceaccounts                       (the groups)
 //	O   system:serviceaccounts:<namespace>

@@ -44,8 +44,8 @@ func TestSubjectName(t *testing.T) {
 }
 
 // TestSubjectRoundTrip encodes subjects into real requests and certificates
-// and decodes them back: DER reorders the O and OU values (reference §6
-// item 23), the decoder must not care.
+// and decodes them back: DER reorders the O and OU values (a SET is
+// sorted), the decoder must not care.
 func TestSubjectRoundTrip(t *testing.T) {
 	key := testkeys.Generated("p256")
 	ca := newCA(t, "p256-ca")
@@ -85,8 +85,8 @@ func TestSubjectRoundTrip(t *testing.T) {
 	}
 }
 
-// TestGroupOrderIsDER is reference §6 item 23: the O values come back in
-// DER SET order, not the order written.
+// TestGroupOrderIsDER: the O values come back in DER SET order, not the
+// order written.
 func TestGroupOrderIsDER(t *testing.T) {
 	key := testkeys.Generated("p256")
 	der := rawCSR(t, key, &x509.CertificateRequest{Subject: pkix.Name{

@@ -8,12 +8,12 @@
 // directory, so curl --cacert can trust it), knows one GMSACredentialSpec,
 // webapp01, and lets system:serviceaccount:default:default use it:
 //
-//	go run ./examples/gmsa-webhook
+//	$ go run ./examples/gmsa-webhook
 //
 // In front of a cluster, give it the certificate files (reloaded when they
 // change), the objects, and who may use them:
 //
-//	gmsa-webhook -addr :8443 -tls-cert-file /tls/tls.crt -tls-key-file /tls/tls.key \
+//	$ gmsa-webhook -addr :8443 -tls-cert-file /tls/tls.crt -tls-key-file /tls/tls.key \
 //	    -credspecs credspecs.yaml -allow system:serviceaccount:web:frontend=webapp01
 //
 // This example keeps lookups and access rules static to stay free of

@@ -14,10 +14,14 @@
 // while its keys do not.
 //
 //	report, err := signertest.Run(ctx, signertest.Config{Address: "/run/signer.sock"})
-//	if err != nil { ... }             // a config Run refuses
-//	fmt.Print(report)                 // PASS/FAIL/SKIP, level, check, why
-//	if errors.Is(report.Err(), signertest.ErrKubernetes) { ... } // unusable
-//	if errors.Is(report.Err(), signertest.ErrStrict) { ... }     // usable, unsafe
+//	if err != nil {
+//		return err // a configuration Run refuses
+//	}
+//	fmt.Print(report) // PASS/FAIL/SKIP, level, check, why
+//	switch err := report.Err(); {
+//	case errors.Is(err, signertest.ErrKubernetes): // unusable: kube-apiserver refuses it
+//	case errors.Is(err, signertest.ErrStrict): // usable, but its tokens may fail later
+//	}
 //
 // Run sends Kubernetes-shaped claims for [Audience], issued now for
 // [Lifetime], verifies the answer with extsigner's check functions and

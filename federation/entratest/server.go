@@ -9,9 +9,9 @@
 //
 //	entra := entratest.Start(t, entratest.Config{
 //		TenantID:     "my-tenant",
-//		IssuerClient: issuer.Client(),
+//		IssuerClient: srv.Client(), // srv is an oidctest.Server
 //		Apps: []entratest.App{{ClientID: "my-app", Credentials: []entratest.FederatedCredential{{
-//			Issuer: issuer.Issuer(), Subject: "system:serviceaccount:prod:billing", Audience: "api://AzureADTokenExchange",
+//			Issuer: srv.Issuer(), Subject: "system:serviceaccount:prod:billing", Audience: "api://AzureADTokenExchange",
 //		}}}},
 //	})
 //	// azidentity: ClientOptions{Cloud: {ActiveDirectoryAuthorityHost: entra.URL()}, Transport: entra.Client()}

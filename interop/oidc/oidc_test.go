@@ -71,7 +71,9 @@ func TestDocumentsMatchKubernetes(t *testing.T) {
 }
 
 // TestConfigErrorsMatchKubernetes: the configurations Kubernetes refuses, ksa
-// refuses (reference/k8s-sa.md §6 item 87).
+// refuses: an issuer that is not https or has a query or fragment, a jwks URI
+// that is not an absolute https URL, an external address with a scheme, and
+// neither a jwks URI nor an external address.
 func TestConfigErrorsMatchKubernetes(t *testing.T) {
 	getter, err := serviceaccount.StaticPublicKeysGetter([]any{testkeys.K8sEC()})
 	require.NoError(t, err)

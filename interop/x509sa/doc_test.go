@@ -2,8 +2,9 @@
 // code: kube-apiserver's x509 authenticator
 // (k8s.io/apiserver/pkg/authentication/request/x509 with
 // CommonNameUserConversion) maps every certificate x509sa issues to the same
-// user (name, UID, groups, credential-id extra) x509sa decodes; the
-// conformance items of reference/x509sa.md §6 that apply are table tests;
+// user (name, UID, groups, credential-id extra) x509sa decodes; the cases
+// of that authenticator's tests that apply, and how Go's crypto/x509/pkix
+// encodes subjects, are table tests;
 // Kubernetes' CSR validation, its kube-apiserver-client signer and its
 // PodCertificateRequest status validation accept what x509sa builds and
 // issues.

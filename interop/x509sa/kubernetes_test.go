@@ -111,7 +111,7 @@ func requireSameUser(t *testing.T, kube user.Info, got ksa.UserInfo) {
 
 // TestAuthenticatorAgrees issues certificates with x509sa and authenticates
 // them with kube-apiserver's x509 authenticator: the user is the one x509sa
-// decodes, for every subject shape and key type (reference §6 item 19).
+// decodes, for every subject shape and key type.
 func TestAuthenticatorAgrees(t *testing.T) {
 	c := newCA(t, "p256-ca", t0)
 	subjects := []struct {
@@ -168,8 +168,10 @@ func atv(oid asn1.ObjectIdentifier, v string) pkix.AttributeTypeAndValue {
 	return pkix.AttributeTypeAndValue{Type: oid, Value: v}
 }
 
-// TestConformance runs the items of reference/x509sa.md §6.A/B that apply
-// through both Kubernetes' authenticator and x509sa. Where Kubernetes
+// TestConformance runs the cases of the x509 authenticator's tests
+// (k8s.io/apiserver/pkg/authentication/request/x509) that apply, and the
+// subject encodings of Go's crypto/x509/pkix, through both Kubernetes'
+// authenticator and x509sa. Where Kubernetes
 // accepts and x509sa refuses, the refusal is deliberate (fail closed) and
 // named in the case.
 func TestConformance(t *testing.T) {
@@ -297,7 +299,7 @@ func TestConformance(t *testing.T) {
 	}
 }
 
-// TestUIDFeatureGate is §6 item 7: with AllowParsingUserUIDFromCertAuth off
+// TestUIDFeatureGate: with AllowParsingUserUIDFromCertAuth off
 // (before 1.33, or disabled) Kubernetes ignores the UID attribute; x509sa
 // always reads it.
 func TestUIDFeatureGate(t *testing.T) {

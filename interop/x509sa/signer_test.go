@@ -30,7 +30,7 @@ import (
 	"github.com/ksa-go/ksa/x509sa"
 )
 
-// TestKubernetesSignerDropsUID is §6 items 27-28: Kubernetes' own CA
+// TestKubernetesSignerDropsUID: Kubernetes' own CA
 // (authority.Sign, the kube-controller-manager signer's core) re-encodes the
 // parsed subject and drops the UID attribute; x509sa's decoder then agrees
 // with kube-apiserver that there is no UID. x509sa's Issuer copies the raw
@@ -67,9 +67,9 @@ func TestKubernetesSignerDropsUID(t *testing.T) {
 	assert.Equal(t, testSA.UID, resp.User.GetUID())
 }
 
-// TestKubernetesValidatesCSRObjects is §6 items 29-32: the objects
+// TestKubernetesValidatesCSRObjects: the objects
 // NewCertificateSigningRequest builds pass the API server's create
-// validation.
+// validation (request PEM, usages, signer name, expirationSeconds).
 func TestKubernetesValidatesCSRObjects(t *testing.T) {
 	sub := x509sa.Subject{ServiceAccount: testSA, PodName: "web-0"}
 	tests := []struct {
@@ -99,7 +99,7 @@ func TestKubernetesValidatesCSRObjects(t *testing.T) {
 	}
 }
 
-// TestSignerNameAgreesWithKubernetes is §6 item 31: ValidateSignerName
+// TestSignerNameAgreesWithKubernetes: ValidateSignerName
 // accepts what Kubernetes' ValidateSignerName accepts, except the signers
 // that can never sign a service-account subject.
 func TestSignerNameAgreesWithKubernetes(t *testing.T) {
@@ -133,7 +133,7 @@ func TestSignerNameAgreesWithKubernetes(t *testing.T) {
 	}
 }
 
-// TestKubernetesCSRSigner is §6 items 35-36 with kube-controller-manager's
+// TestKubernetesCSRSigner runs kube-controller-manager's
 // own kubernetes.io/kube-apiserver-client signer controller running against
 // a fake API: the object x509sa builds is signed, and the certificate maps
 // to the same user in kube-apiserver and x509sa; a server-auth request for
@@ -241,7 +241,7 @@ func TestKubernetesCSRSigner(t *testing.T) {
 	assert.Contains(t, reasons, "SignerValidationFailure")
 }
 
-// TestPodCertificateStatusValidation is §6 items 57-62: certificates and
+// TestPodCertificateStatusValidation: certificates and
 // timing from x509sa.Issuer, set as an Issued PodCertificateRequest status,
 // pass kube-apiserver's status validation, with the x509sa request as the
 // stub PKCS#10 request.

@@ -1,8 +1,8 @@
 package ksa
 
 import (
-	"errors"
 	"strconv"
+	"strings"
 
 	"github.com/ksa-go/ksa/internal/errs"
 )
@@ -12,9 +12,12 @@ import (
 var (
 	// ErrInvalidUsername: a string is not system:serviceaccount:<ns>:<name>
 	// with valid parts.
-	ErrInvalidUsername = errors.New("ksa: invalid service-account username")
+	ErrInvalidUsername = errs.New(prefix, "invalid service-account username")
 	// ErrInvalidName: a namespace or object name Kubernetes would refuse.
-	ErrInvalidName = errors.New("ksa: invalid name")
+	ErrInvalidName = errs.New(prefix, "invalid name")
+	// ErrInvalidConfig: a constructor of one of the module's packages got
+	// a configuration it cannot use; every *ConfigError matches it.
+	ErrInvalidConfig = errs.New(prefix, "invalid configuration")
 )
 
 // prefix starts the messages of the package's errors.
@@ -60,3 +63,32 @@ func (e *NameError) Error() string {
 
 // Is reports whether target is [ErrInvalidName].
 func (e *NameError) Is(target error) bool { return target == ErrInvalidName }
+
+// ConfigError reports a configuration that a constructor refuses; it is
+// the configuration error of every package of the module, and matches
+// [ErrInvalidConfig].
+type ConfigError struct {
+	// Field is the configuration field at fault, qualified by the package
+	// that refuses it: "jwks.RemoteConfig.URL". The package's name starts
+	// the message, as in every error of that package: "jwks:
+	// RemoteConfig.URL is not https".
+	Field string
+	// Reason says what is wrong with the field.
+	Reason string
+	// Err is the cause, if any.
+	Err error
+}
+
+func (e *ConfigError) Error() string {
+	pkg, field, ok := strings.Cut(e.Field, ".")
+	if !ok {
+		pkg, field = prefix, e.Field
+	}
+	return errs.Msg(pkg, field+" "+e.Reason, e.Err)
+}
+
+// Is reports whether target is [ErrInvalidConfig].
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// Unwrap returns the cause, if any.
+func (e *ConfigError) Unwrap() error { return e.Err }

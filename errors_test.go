@@ -42,8 +42,33 @@ import (
 	"github.com/ksa-go/ksa/x509sa"
 )
 
-// packagePrefixes are the message prefixes of the module's packages.
-var packagePrefixes = []string{"ksa", "jwks", "tokens", "oidc", "oidctest", "x509sa", "credspec", "federation", "entratest", "kubeapi", "extsigner", "signertest", "tokenreview", "ksaprom", "golangjwt", "podcert", "jwxkeys"}
+// packagePrefixes are the message prefixes of the module's packages: the
+// names of the library's package directories (the root is "ksa").
+var packagePrefixes = libraryPackageNames()
+
+// libraryPackageNames lists the names of the module's packages from its
+// directories: every directory holding Go files, outside internal/,
+// testdata/, examples/ and the other modules (interop/, cmd/).
+func libraryPackageNames() []string {
+	names := []string{"ksa"}
+	_ = filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil || !d.IsDir() || path == "." {
+			return err
+		}
+		switch d.Name() {
+		case "internal", "testdata", "examples", "interop", "cmd", "api":
+			return filepath.SkipDir
+		}
+		if strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if files, _ := filepath.Glob(filepath.Join(path, "*.go")); len(files) > 0 {
+			names = append(names, d.Name())
+		}
+		return nil
+	})
+	return names
+}
 
 var word = regexp.MustCompile(`[\p{L}\p{N}]+`)
 
@@ -54,6 +79,9 @@ var word = regexp.MustCompile(`[\p{L}\p{N}]+`)
 // paths, label names, numbers) are not phrases.
 func messageProblems(msg string) []string {
 	var problems []string
+	if len(packagePrefixes) < 10 {
+		problems = append(problems, fmt.Sprintf("only %d package names found: %v", len(packagePrefixes), packagePrefixes))
+	}
 	for _, p := range packagePrefixes {
 		n := 0
 		for _, m := range regexp.MustCompile(`(^|[^\w/.-])`+p+`: `).FindAllStringIndex(msg, -1) {

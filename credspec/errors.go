@@ -1,7 +1,6 @@
 package credspec
 
 import (
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -17,50 +16,50 @@ import (
 var (
 	// ErrNotJSONObject: a credential spec is not a JSON object (not JSON at
 	// all, an array, a string, trailing garbage). See [ParseError].
-	ErrNotJSONObject = errors.New("credspec: not a JSON object")
+	ErrNotJSONObject = errs.New(prefix, "not a JSON object")
 	// ErrTooLarge: a credential spec is over [MaxSize], or a request body
 	// over the handler's limit. See [SizeError].
-	ErrTooLarge = errors.New("credspec: too large")
+	ErrTooLarge = errs.New(prefix, "too large")
 	// ErrSchema: a credential spec has a field the GMSACredentialSpec schema
 	// does not define, or a value of the wrong type. See [SchemaError].
-	ErrSchema = errors.New("credspec: does not match the GMSACredentialSpec schema")
+	ErrSchema = errs.New(prefix, "does not match the GMSACredentialSpec schema")
 	// ErrInvalidObject: a manifest is not a windows.k8s.io
 	// GMSACredentialSpec, or its name is not a valid object name.
-	ErrInvalidObject = errors.New("credspec: invalid GMSACredentialSpec object")
+	ErrInvalidObject = errs.New(prefix, "invalid GMSACredentialSpec object")
 	// ErrInvalidConfig: a constructor was given an unusable configuration.
 	// See [ConfigError].
-	ErrInvalidConfig = errors.New("credspec: invalid configuration")
+	ErrInvalidConfig = errs.New(prefix, "invalid configuration")
 
 	// ErrNotFound: the named GMSACredentialSpec does not exist (admission
 	// code 404). A [Source] returns it, or a Kubernetes NotFound error,
 	// for a missing object.
-	ErrNotFound = errors.New("credspec: GMSACredentialSpec not found")
+	ErrNotFound = errs.New(prefix, "GMSACredentialSpec not found")
 	// ErrNoContents: the named object has no credspec (admission code 417).
-	ErrNoContents = errors.New("credspec: GMSACredentialSpec has no credspec")
+	ErrNoContents = errs.New(prefix, "GMSACredentialSpec has no credspec")
 	// ErrLookupFailed: the [Source] failed otherwise, or returned contents
 	// that are not a JSON object (admission code 500).
-	ErrLookupFailed = errors.New("credspec: GMSACredentialSpec lookup failed")
+	ErrLookupFailed = errs.New(prefix, "GMSACredentialSpec lookup failed")
 	// ErrNotAuthorized: the service account (or the requesting user) may
 	// not `use` the named GMSACredentialSpec (admission code 403).
-	ErrNotAuthorized = errors.New("credspec: not authorized to use the GMSACredentialSpec")
+	ErrNotAuthorized = errs.New(prefix, "not authorized to use the GMSACredentialSpec")
 	// ErrContentsMismatch: a pod's inlined credential spec differs from the
 	// named object's, or cannot be parsed (admission code 422).
-	ErrContentsMismatch = errors.New("credspec: credential spec contents do not match")
+	ErrContentsMismatch = errs.New(prefix, "credential spec contents do not match")
 	// ErrAmbiguousSpec: a pod's inlined credential spec names a member twice
 	// in one object (at any depth) or is not strict JSON text (invalid
 	// UTF-8, lone surrogates): parsers may read it differently, and the
 	// container runtime may not read what was compared (admission code
 	// 422).
-	ErrAmbiguousSpec = errors.New("credspec: ambiguous credential spec")
+	ErrAmbiguousSpec = errs.New(prefix, "ambiguous credential spec")
 	// ErrNameMissing: a credential spec is inlined without the name of
 	// the object it came from (admission code 422).
-	ErrNameMissing = errors.New("credspec: credential spec set without a name")
+	ErrNameMissing = errs.New(prefix, "credential spec set without a name")
 	// ErrUpdateForbidden: a pod update changes GMSA settings (admission
 	// code 403).
-	ErrUpdateForbidden = errors.New("credspec: GMSA settings of an existing pod cannot change")
+	ErrUpdateForbidden = errs.New(prefix, "GMSA settings of an existing pod cannot change")
 	// ErrBadRequest: the admission review cannot be handled: not a pod,
 	// undecodable, an unexpected operation (admission code 400).
-	ErrBadRequest = errors.New("credspec: bad admission request")
+	ErrBadRequest = errs.New(prefix, "bad admission request")
 )
 
 // prefix starts the messages of the package's errors.

@@ -1,7 +1,6 @@
 package extsigner
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -17,43 +16,43 @@ const prefix = "extsigner"
 var (
 	// ErrInvalidConfig matches every *ConfigError: a constructor got a
 	// configuration it cannot use.
-	ErrInvalidConfig = errors.New("extsigner: invalid configuration")
+	ErrInvalidConfig = errs.New(prefix, "invalid configuration")
 	// ErrUnknownKeyID: no key of the ring has the key ID.
-	ErrUnknownKeyID = errors.New("extsigner: no key with that key ID")
+	ErrUnknownKeyID = errs.New(prefix, "no key with that key ID")
 	// ErrDuplicateKeyID: a key ID is already in the ring.
-	ErrDuplicateKeyID = errors.New("extsigner: key ID already in the ring")
+	ErrDuplicateKeyID = errs.New(prefix, "key ID already in the ring")
 	// ErrTooManyKeys: the ring already holds MaxKeys keys.
-	ErrTooManyKeys = errors.New("extsigner: too many keys")
+	ErrTooManyKeys = errs.New(prefix, "too many keys")
 	// ErrTooEarly: a rotation step asked before it is safe (a key promoted
 	// before every kube-apiserver and relying party can know it, or retired
 	// while tokens it signed may be live). RotationError.ReadyAt says when.
-	ErrTooEarly = errors.New("extsigner: rotation step too early")
+	ErrTooEarly = errs.New(prefix, "rotation step too early")
 	// ErrInvalidTransition: a rotation step that no waiting makes right
 	// (retiring the primary, promoting a key that cannot sign).
-	ErrInvalidTransition = errors.New("extsigner: invalid rotation step")
+	ErrInvalidTransition = errs.New(prefix, "invalid rotation step")
 	// ErrInvalidClaims: the claims of a Sign request are not a strict
 	// base64url JSON object within the limits.
-	ErrInvalidClaims = errors.New("extsigner: invalid claims")
+	ErrInvalidClaims = errs.New(prefix, "invalid claims")
 	// ErrSignerFailed: the signing key (a KMS or HSM call) returned an
 	// error.
-	ErrSignerFailed = errors.New("extsigner: signing key failed")
+	ErrSignerFailed = errs.New(prefix, "signing key failed")
 	// ErrSelfCheck: a signature the signing key returned does not verify
 	// with the key the ring publishes; it was not handed out.
-	ErrSelfCheck = errors.New("extsigner: signature does not verify with the published key")
+	ErrSelfCheck = errs.New(prefix, "signature does not verify with the published key")
 	// ErrInvalidHeader: a JWT header breaks kube-apiserver's rules for an
 	// external signer's header or the stricter ones of [CheckHeader].
-	ErrInvalidHeader = errors.New("extsigner: invalid header")
+	ErrInvalidHeader = errs.New(prefix, "invalid header")
 	// ErrInvalidSignature: a signature is not strict base64url or does not
 	// verify.
-	ErrInvalidSignature = errors.New("extsigner: invalid signature")
+	ErrInvalidSignature = errs.New(prefix, "invalid signature")
 	// ErrInvalidKeySet: a FetchKeys answer kube-apiserver would refuse, or
 	// one that breaks the stricter rules of [CheckKeySet].
-	ErrInvalidKeySet = errors.New("extsigner: invalid key set")
+	ErrInvalidKeySet = errs.New(prefix, "invalid key set")
 	// ErrInvalidMetadata: a Metadata answer kube-apiserver would refuse.
-	ErrInvalidMetadata = errors.New("extsigner: invalid metadata")
+	ErrInvalidMetadata = errs.New(prefix, "invalid metadata")
 	// ErrUnsupported: a feature this operating system lacks (peer
 	// credentials, abstract sockets).
-	ErrUnsupported = errors.New("extsigner: not supported on this system")
+	ErrUnsupported = errs.New(prefix, "not supported on this system")
 )
 
 // ConfigError reports a configuration a constructor refuses. It matches

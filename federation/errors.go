@@ -1,7 +1,6 @@
 package federation
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -17,50 +16,50 @@ import (
 var (
 	// ErrConfig: the credential cannot be built (missing client ID,
 	// tenant ID or token file; an invalid tenant or authority host).
-	ErrConfig = errors.New("federation: invalid configuration")
+	ErrConfig = errs.New(prefix, "invalid configuration")
 
 	// Pre-flight: the assertion would be refused; nothing was sent.
 
 	// ErrAssertionAudience: the token's aud does not contain the audience
 	// the federated credential expects.
-	ErrAssertionAudience = errors.New("federation: assertion audience mismatch")
+	ErrAssertionAudience = errs.New(prefix, "assertion audience mismatch")
 	// ErrAssertionIssuer: the token's iss is not the configured issuer.
-	ErrAssertionIssuer = errors.New("federation: assertion issuer mismatch")
+	ErrAssertionIssuer = errs.New(prefix, "assertion issuer mismatch")
 	// ErrAssertionSubject: the token's sub is not the configured subject.
-	ErrAssertionSubject = errors.New("federation: assertion subject mismatch")
+	ErrAssertionSubject = errs.New(prefix, "assertion subject mismatch")
 	// ErrAssertionExpired: the token is expired or about to expire
 	// (pre-flight), or Entra refused it as outside its validity window
 	// (AADSTS700024).
-	ErrAssertionExpired = errors.New("federation: assertion expired")
+	ErrAssertionExpired = errs.New(prefix, "assertion expired")
 	// ErrAssertionMalformed: the token source gave something that is not a
 	// compact JWT with readable claims; it also matches tokens'
 	// ErrMalformed or ErrTooLarge.
-	ErrAssertionMalformed = errors.New("federation: assertion malformed")
+	ErrAssertionMalformed = errs.New(prefix, "assertion malformed")
 
 	// Entra ID's answers, mapped from AADSTS codes.
 
 	// ErrNoMatchingCredential: AADSTS70021, no federated identity credential
 	// matches the assertion's issuer, subject and audience.
-	ErrNoMatchingCredential = errors.New("federation: no matching federated identity credential")
+	ErrNoMatchingCredential = errs.New(prefix, "no matching federated identity credential")
 	// ErrNoCredentialForIssuer: AADSTS700211, no credential has the
 	// assertion's issuer (also matches ErrAssertionIssuer).
-	ErrNoCredentialForIssuer = errors.New("federation: no federated identity credential for the assertion's issuer")
+	ErrNoCredentialForIssuer = errs.New(prefix, "no federated identity credential for the assertion's issuer")
 	// ErrNoCredentialForAudience: AADSTS700212, no credential has the
 	// assertion's audience (also matches ErrAssertionAudience).
-	ErrNoCredentialForAudience = errors.New("federation: no federated identity credential for the assertion's audience")
+	ErrNoCredentialForAudience = errs.New(prefix, "no federated identity credential for the assertion's audience")
 	// ErrNoCredentialForSubject: AADSTS700213, no credential has the
 	// assertion's subject (also matches ErrAssertionSubject). Entra often
 	// answers a subject mismatch with AADSTS70021 instead: check
 	// ErrNoMatchingCredential too.
-	ErrNoCredentialForSubject = errors.New("federation: no federated identity credential for the assertion's subject")
+	ErrNoCredentialForSubject = errs.New(prefix, "no federated identity credential for the assertion's subject")
 	// ErrSigningKeyNotFound: AADSTS7000272, the assertion's kid is not in
 	// the issuer's published JWKS.
-	ErrSigningKeyNotFound = errors.New("federation: assertion signing key not in the issuer's metadata")
+	ErrSigningKeyNotFound = errs.New(prefix, "assertion signing key not in the issuer's metadata")
 	// ErrIssuerUnreachable: AADSTS90061, Entra could not fetch the issuer's
 	// discovery document or JWKS.
-	ErrIssuerUnreachable = errors.New("federation: issuer metadata unreachable from Entra ID")
+	ErrIssuerUnreachable = errs.New(prefix, "issuer metadata unreachable from Entra ID")
 	// ErrEntra: any other error answer from Entra ID.
-	ErrEntra = errors.New("federation: token request refused by Entra ID")
+	ErrEntra = errs.New(prefix, "token request refused by Entra ID")
 )
 
 // ConfigError reports a credential that cannot be built. It matches

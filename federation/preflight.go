@@ -1,8 +1,9 @@
 package federation
 
 import (
+	"github.com/ksa-go/ksa/internal/errs"
+
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,7 +13,7 @@ import (
 )
 
 // errNoClaims reports a pre-flight without claims to check.
-var errNoClaims = errors.New("federation: no claims to check")
+var errNoClaims = errs.New(prefix, "no claims to check")
 
 // readAssertion decodes, without verifying, the claims of the assertion
 // about to be sent: the pre-flight checks what leaves, whatever a token

@@ -10,7 +10,7 @@ import (
 const prefix = "golangjwt"
 
 // ErrInvalidConfig matches every *ConfigError.
-var ErrInvalidConfig = errors.New("golangjwt: invalid configuration")
+var ErrInvalidConfig = errs.New(prefix, "invalid configuration")
 
 // ConfigError reports a configuration NewKeys refuses. It matches
 // [ErrInvalidConfig].

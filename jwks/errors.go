@@ -12,28 +12,28 @@ import (
 // errors.Is; the typed errors below carry the details.
 var (
 	// ErrUnsupportedKey: a key of a type, size or curve ksa does not use.
-	ErrUnsupportedKey = errors.New("jwks: unsupported key")
+	ErrUnsupportedKey = errs.New(prefix, "unsupported key")
 	// ErrPrivateMaterial: a key set holds private or symmetric key members.
-	ErrPrivateMaterial = errors.New("jwks: key set holds private or symmetric key material")
+	ErrPrivateMaterial = errs.New(prefix, "key set holds private or symmetric key material")
 	// ErrUnknownKeyType: a key set holds a key whose kty is not RSA, EC or OKP.
-	ErrUnknownKeyType = errors.New("jwks: key set holds an unknown key type")
+	ErrUnknownKeyType = errs.New(prefix, "key set holds an unknown key type")
 	// ErrMalformedSet: a key set document is not a JSON object with a keys
 	// array.
-	ErrMalformedSet = errors.New("jwks: malformed key set")
+	ErrMalformedSet = errs.New(prefix, "malformed key set")
 	// ErrSetTooLarge: a key set is over the byte or key-count limit.
-	ErrSetTooLarge = errors.New("jwks: key set too large")
+	ErrSetTooLarge = errs.New(prefix, "key set too large")
 	// ErrNoKeys: a PEM file or other key source holds no usable key.
-	ErrNoKeys = errors.New("jwks: no keys")
+	ErrNoKeys = errs.New(prefix, "no keys")
 	// ErrMalformedPEM: a PEM block that claims to be a key does not parse.
-	ErrMalformedPEM = errors.New("jwks: malformed PEM key")
+	ErrMalformedPEM = errs.New(prefix, "malformed PEM key")
 	// ErrKeyFile: a key file cannot be opened or read (the *PEMError also
 	// matches the cause, e.g. fs.ErrNotExist).
-	ErrKeyFile = errors.New("jwks: key file unreadable")
+	ErrKeyFile = errs.New(prefix, "key file unreadable")
 )
 
 // ErrInvalidConfig matches every *ConfigError: a constructor got a
 // configuration it cannot use.
-var ErrInvalidConfig = errors.New("jwks: invalid configuration")
+var ErrInvalidConfig = errs.New(prefix, "invalid configuration")
 
 // ConfigError reports a configuration a constructor refuses. It matches
 // [ErrInvalidConfig].

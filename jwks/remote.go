@@ -40,7 +40,7 @@ const (
 )
 
 // ErrFetch matches every failure to fetch or read a remote key set.
-var ErrFetch = errors.New("jwks: fetching key set failed")
+var ErrFetch = errs.New(prefix, "fetching key set failed")
 
 // FetchError reports a failed key set fetch. It matches [ErrFetch] and wraps
 // the cause (a context error, a transport error, a *SetError).
@@ -311,7 +311,7 @@ func (r *Remote) refreshInBackground(ctx context.Context) {
 // not allow. With no keys held, Keys returns it inside a *FetchError (it
 // then matches [ErrFetch] too); for a key ID the held keys do not know,
 // Keys returns it alone, saying when the set may be fetched again.
-var ErrRateLimited = errors.New("jwks: key set fetch rate limited")
+var ErrRateLimited = errs.New(prefix, "key set fetch rate limited")
 
 // RateLimitError reports a fetch the rate limit did not allow. It matches
 // [ErrRateLimited] and wraps the last fetch's failure, if the last fetch

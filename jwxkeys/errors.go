@@ -1,7 +1,6 @@
 package jwxkeys
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/ksa-go/ksa/internal/errs"
@@ -11,10 +10,10 @@ const prefix = "jwxkeys"
 
 var (
 	// ErrInvalidConfig matches every *ConfigError.
-	ErrInvalidConfig = errors.New("jwxkeys: invalid configuration")
+	ErrInvalidConfig = errs.New(prefix, "invalid configuration")
 	// ErrConvert: a key or set could not be converted between jwx and ksa
 	// (jwx failed to encode or decode it).
-	ErrConvert = errors.New("jwxkeys: conversion failed")
+	ErrConvert = errs.New(prefix, "conversion failed")
 )
 
 // ConfigError reports a configuration a constructor refuses. It matches

@@ -1,15 +1,13 @@
 package ksaprom
 
 import (
-	"errors"
-
 	"github.com/ksa-go/ksa/internal/errs"
 )
 
 const prefix = "ksaprom"
 
 // ErrInvalidConfig matches every *ConfigError.
-var ErrInvalidConfig = errors.New("ksaprom: invalid configuration")
+var ErrInvalidConfig = errs.New(prefix, "invalid configuration")
 
 // ConfigError reports a configuration New refuses, or a registration that
 // failed (Err). It matches [ErrInvalidConfig].

@@ -1,8 +1,6 @@
 package kubeapi
 
 import (
-	"errors"
-
 	"github.com/ksa-go/ksa/internal/errs"
 )
 
@@ -11,9 +9,9 @@ const prefix = "kubeapi"
 
 var (
 	// ErrInvalidConfig matches every *ConfigError.
-	ErrInvalidConfig = errors.New("kubeapi: invalid configuration")
+	ErrInvalidConfig = errs.New(prefix, "invalid configuration")
 	// ErrNoReview: ReviewStatus got no TokenReview to read.
-	ErrNoReview = errors.New("kubeapi: no TokenReview in the answer")
+	ErrNoReview = errs.New(prefix, "no TokenReview in the answer")
 )
 
 // ConfigError reports a configuration a constructor refuses. It matches

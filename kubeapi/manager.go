@@ -2,7 +2,6 @@ package kubeapi
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sync"
@@ -44,7 +43,7 @@ func (f RequesterFunc) RequestToken(ctx context.Context, namespace, name string,
 
 // ErrTokenRequest matches a failed token request that the manager could not
 // cover with a still-valid cached token.
-var ErrTokenRequest = errors.New("kubeapi: token request failed")
+var ErrTokenRequest = errs.New(prefix, "token request failed")
 
 // TokenRequestError reports a failed token request with no usable cached
 // token. It matches [ErrTokenRequest] and wraps the requester's error.

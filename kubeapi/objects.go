@@ -1,8 +1,9 @@
 package kubeapi
 
 import (
+	"github.com/ksa-go/ksa/internal/errs"
+
 	"context"
-	"errors"
 	"reflect"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -60,7 +61,7 @@ func isNilPointer(obj metav1.Object) bool {
 
 // errNoObject reports a GetFunc that returned neither an object nor an
 // error: the validator refuses the token as a failed lookup.
-var errNoObject = errors.New("kubeapi: the get function returned neither an object nor an error")
+var errNoObject = errs.New(prefix, "the get function returned neither an object nor an error")
 
 // NotFound returns err unchanged unless it is a Kubernetes NotFound status,
 // which it wraps so that it also matches tokens.ErrObjectNotFound.

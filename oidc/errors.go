@@ -1,7 +1,6 @@
 package oidc
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/ksa-go/ksa/internal/errs"
@@ -13,20 +12,20 @@ import (
 var (
 	// ErrInvalidConfig: a constructor or Render got a configuration it
 	// cannot use.
-	ErrInvalidConfig = errors.New("oidc: invalid configuration")
+	ErrInvalidConfig = errs.New(prefix, "invalid configuration")
 	// ErrInvalidIssuer: an issuer URL or jwks_uri Kubernetes would refuse
 	// to publish (not https, a query or fragment, unparsable). It is a kind
 	// of ErrInvalidConfig.
-	ErrInvalidIssuer = errors.New("oidc: invalid issuer configuration")
+	ErrInvalidIssuer = errs.New(prefix, "invalid issuer configuration")
 	// ErrIssuerMismatch: a discovery document names another issuer than the
 	// one asked for.
-	ErrIssuerMismatch = errors.New("oidc: issuer mismatch")
+	ErrIssuerMismatch = errs.New(prefix, "issuer mismatch")
 	// ErrDiscovery: a discovery document could not be fetched or read.
-	ErrDiscovery = errors.New("oidc: discovery failed")
+	ErrDiscovery = errs.New(prefix, "discovery failed")
 	// ErrMalformedDocument: a discovery document is not the strict JSON
 	// object ParseMetadata reads. A failed discovery also matches
 	// ErrDiscovery.
-	ErrMalformedDocument = errors.New("oidc: malformed discovery document")
+	ErrMalformedDocument = errs.New(prefix, "malformed discovery document")
 )
 
 // prefix starts the messages of the package's errors.

@@ -1,7 +1,8 @@
 package oidc
 
 import (
-	"errors"
+	"github.com/ksa-go/ksa/internal/errs"
+
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,7 +20,7 @@ import (
 // DiscoveryContentType and JWKSContentType.
 func WriteStatic(dir string, docs *Documents) error {
 	if docs == nil || len(docs.Discovery) == 0 || len(docs.JWKS) == 0 {
-		return errors.New("oidc: no documents to write")
+		return errs.New(prefix, "no documents to write")
 	}
 	for _, f := range []struct {
 		path string

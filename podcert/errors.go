@@ -1,7 +1,6 @@
 package podcert
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/ksa-go/ksa/internal/errs"
@@ -17,31 +16,31 @@ var (
 	// ErrInvalidRequest: a PodCertificateRequest's spec cannot be used (a
 	// missing or malformed field, a stub CSR that is not empty). See
 	// [RequestError].
-	ErrInvalidRequest = errors.New("podcert: invalid request")
+	ErrInvalidRequest = errs.New(prefix, "invalid request")
 	// ErrProof: the stub CSR's self-signature, or the older proof of
 	// possession, does not verify. It also matches [ErrInvalidRequest].
-	ErrProof = errors.New("podcert: proof of possession does not verify")
+	ErrProof = errs.New(prefix, "proof of possession does not verify")
 	// ErrUnsupportedKey: the requested key is not one of RSA 3072 or 4096,
 	// ECDSA P-256, P-384 or P-521, or Ed25519. See [KeyError]; it also
 	// matches jwks.ErrUnsupportedKey.
-	ErrUnsupportedKey = errors.New("podcert: unsupported key type")
+	ErrUnsupportedKey = errs.New(prefix, "unsupported key type")
 	// ErrAnnotation: an unverifiedUserAnnotations entry is unknown,
 	// malformed, too large or refused by the policy. See [AnnotationError].
-	ErrAnnotation = errors.New("podcert: unverified user annotation refused")
+	ErrAnnotation = errs.New(prefix, "unverified user annotation refused")
 	// ErrLimit: an input is over a documented size limit. See [LimitError].
-	ErrLimit = errors.New("podcert: size limit exceeded")
+	ErrLimit = errs.New(prefix, "size limit exceeded")
 	// ErrInvalidStatus: a status update the API server would refuse. See
 	// [StatusError].
-	ErrInvalidStatus = errors.New("podcert: invalid status")
+	ErrInvalidStatus = errs.New(prefix, "invalid status")
 	// ErrSigning: the CA's signer or the random source failed. See
 	// [SigningError]; the request may be retried.
-	ErrSigning = errors.New("podcert: signing failed")
+	ErrSigning = errs.New(prefix, "signing failed")
 	// ErrInvalidBundle: a mounted credential bundle cannot be used. See
 	// [BundleError].
-	ErrInvalidBundle = errors.New("podcert: invalid credential bundle")
+	ErrInvalidBundle = errs.New(prefix, "invalid credential bundle")
 	// ErrInvalidConfig: a constructor got options it cannot use. See
 	// [ConfigError].
-	ErrInvalidConfig = errors.New("podcert: invalid options")
+	ErrInvalidConfig = errs.New(prefix, "invalid options")
 )
 
 // RequestError reports a request field that cannot be used. It matches

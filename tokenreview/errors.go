@@ -1,7 +1,6 @@
 package tokenreview
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/ksa-go/ksa/internal/errs"
@@ -13,19 +12,19 @@ const prefix = "tokenreview"
 // one of package tokens' for a refusal of local validation.
 var (
 	// ErrInvalidConfig: New got a configuration it cannot use.
-	ErrInvalidConfig = errors.New("tokenreview: invalid configuration")
+	ErrInvalidConfig = errs.New(prefix, "invalid configuration")
 	// ErrReviewFailed: the TokenReview could not be made (transport,
 	// permissions, no answer). The token is refused: a validator that
 	// cannot ask never accepts.
-	ErrReviewFailed = errors.New("tokenreview: token review failed")
+	ErrReviewFailed = errs.New(prefix, "token review failed")
 	// ErrNotAuthenticated: kube-apiserver answered that the token is not
 	// valid: revoked (its pod, secret or service account deleted), expired,
 	// or never valid.
-	ErrNotAuthenticated = errors.New("tokenreview: token not authenticated by the apiserver")
+	ErrNotAuthenticated = errs.New(prefix, "token not authenticated by the apiserver")
 	// ErrMismatch: the apiserver's answer contradicts the token or the
 	// request (another user, pod UID or audience): the answer is not
 	// trusted.
-	ErrMismatch = errors.New("tokenreview: review does not match the token")
+	ErrMismatch = errs.New(prefix, "review does not match the token")
 )
 
 // MaxErrorText bounds how much of the apiserver's status.error a

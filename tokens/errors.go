@@ -15,70 +15,70 @@ import (
 // sentinels.
 var (
 	// ErrTooLarge: the token is over the size limit; it was not parsed.
-	ErrTooLarge = errors.New("tokens: token too large")
+	ErrTooLarge = errs.New(prefix, "token too large")
 	// ErrMalformed: the token is not a compact JWS with strict base64url
 	// parts and strict JSON header and claims.
-	ErrMalformed = errors.New("tokens: malformed token")
+	ErrMalformed = errs.New(prefix, "malformed token")
 	// ErrUnknownIssuer: the iss claim is not an accepted issuer. Like
 	// Kubernetes' "not my token", a union of validators may move on.
-	ErrUnknownIssuer = errors.New("tokens: token issuer is not accepted")
+	ErrUnknownIssuer = errs.New(prefix, "token issuer is not accepted")
 	// ErrUnknownKeyID: no verification key has the token's kid.
-	ErrUnknownKeyID = errors.New("tokens: no key for the token's key ID")
+	ErrUnknownKeyID = errs.New(prefix, "no key for the token's key ID")
 	// ErrKeySource: the key source failed (a remote key set could not be
 	// fetched).
-	ErrKeySource = errors.New("tokens: key source failed")
+	ErrKeySource = errs.New(prefix, "key source failed")
 	// ErrBadSignature: the signature does not verify.
-	ErrBadSignature = errors.New("tokens: invalid token signature")
+	ErrBadSignature = errs.New(prefix, "invalid token signature")
 	// ErrAlgorithmNotAllowed: the header's alg is none, HMAC, unknown, or
 	// not allowed for the key.
-	ErrAlgorithmNotAllowed = errors.New("tokens: token algorithm not allowed")
+	ErrAlgorithmNotAllowed = errs.New(prefix, "token algorithm not allowed")
 	// ErrAudienceMismatch: the token's audiences and the accepted ones do not
 	// intersect.
-	ErrAudienceMismatch = errors.New("tokens: token audience not accepted")
+	ErrAudienceMismatch = errs.New(prefix, "token audience not accepted")
 	// ErrExpired: exp is more than the leeway in the past.
-	ErrExpired = errors.New("tokens: service account token has expired")
+	ErrExpired = errs.New(prefix, "service account token has expired")
 	// ErrNotYetValid: nbf is more than the leeway in the future.
-	ErrNotYetValid = errors.New("tokens: service account token is not valid yet")
+	ErrNotYetValid = errs.New(prefix, "service account token is not valid yet")
 	// ErrIssuedInFuture: iat is more than the leeway in the future.
-	ErrIssuedInFuture = errors.New("tokens: service account token is issued in the future")
+	ErrIssuedInFuture = errs.New(prefix, "service account token is issued in the future")
 	// ErrMissingClaim: a claim ksa requires is absent or empty.
-	ErrMissingClaim = errors.New("tokens: required claim missing")
+	ErrMissingClaim = errs.New(prefix, "required claim missing")
 	// ErrInvalidated: an object the token is bound to is gone or deleted
 	// (Kubernetes: "service account token has been invalidated"), or the
 	// service account was deleted.
-	ErrInvalidated = errors.New("tokens: service account token has been invalidated")
+	ErrInvalidated = errs.New(prefix, "service account token has been invalidated")
 	// ErrBoundObjectNotFound: a bound pod, secret or node does not exist.
-	ErrBoundObjectNotFound = errors.New("tokens: bound object not found")
+	ErrBoundObjectNotFound = errs.New(prefix, "bound object not found")
 	// ErrBoundObjectDeleted: a bound object was deleted more than the
 	// leeway ago.
-	ErrBoundObjectDeleted = errors.New("tokens: bound object deleted")
+	ErrBoundObjectDeleted = errs.New(prefix, "bound object deleted")
 	// ErrBoundObjectUIDMismatch: a bound object exists with another UID
 	// (deleted and recreated).
-	ErrBoundObjectUIDMismatch = errors.New("tokens: bound object UID does not match the token")
+	ErrBoundObjectUIDMismatch = errs.New(prefix, "bound object UID does not match the token")
 	// ErrServiceAccountNotFound: the service account does not exist.
-	ErrServiceAccountNotFound = errors.New("tokens: service account not found")
+	ErrServiceAccountNotFound = errs.New(prefix, "service account not found")
 	// ErrServiceAccountUIDMismatch: the service account exists with another
 	// UID.
-	ErrServiceAccountUIDMismatch = errors.New("tokens: service account UID does not match the token")
+	ErrServiceAccountUIDMismatch = errs.New(prefix, "service account UID does not match the token")
 	// ErrServiceAccountDeleted: the service account was deleted more than
 	// the leeway ago.
-	ErrServiceAccountDeleted = errors.New("tokens: service account deleted")
+	ErrServiceAccountDeleted = errs.New(prefix, "service account deleted")
 	// ErrLookupFailed: the object getter failed for a reason other than
 	// "not found"; the token is refused.
-	ErrLookupFailed = errors.New("tokens: bound object lookup failed")
+	ErrLookupFailed = errs.New(prefix, "bound object lookup failed")
 	// ErrLegacyToken: a legacy Secret-based token failed its checks.
-	ErrLegacyToken = errors.New("tokens: invalid legacy service account token")
+	ErrLegacyToken = errs.New(prefix, "invalid legacy service account token")
 	// ErrInvalidRequest: a mint request breaks the TokenRequest rules.
-	ErrInvalidRequest = errors.New("tokens: invalid token request")
+	ErrInvalidRequest = errs.New(prefix, "invalid token request")
 	// ErrTooManyKeys: more keys share the token's kid (or, for a token
 	// without kid, the key set holds more keys) than
 	// ValidatorConfig.MaxKeysPerToken lets one token be checked against, and
 	// none of those tried verified it.
-	ErrTooManyKeys = errors.New("tokens: too many candidate keys")
+	ErrTooManyKeys = errs.New(prefix, "too many candidate keys")
 	// ErrSign: the signer failed to sign a token.
-	ErrSign = errors.New("tokens: signing failed")
+	ErrSign = errs.New(prefix, "signing failed")
 	// ErrInvalidConfig: a constructor got a configuration it cannot use.
-	ErrInvalidConfig = errors.New("tokens: invalid configuration")
+	ErrInvalidConfig = errs.New(prefix, "invalid configuration")
 )
 
 // prefix starts the messages of the package's errors.

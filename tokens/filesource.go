@@ -29,7 +29,7 @@ const DefaultCheckInterval = time.Second
 // unreadable, empty, too large, not a JWT, or holds an expired token. The
 // *TokenFileError also matches the specific cause (fs.ErrNotExist,
 // ErrMalformed, ErrExpired, ErrTooLarge).
-var ErrTokenFile = errors.New("tokens: projected token file unusable")
+var ErrTokenFile = errs.New(prefix, "projected token file unusable")
 
 // TokenFileError reports why a projected token file cannot be used.
 type TokenFileError struct {

@@ -1,6 +1,8 @@
 package tokens
 
 import (
+	"github.com/ksa-go/ksa/internal/errs"
+
 	"context"
 	"errors"
 	"time"
@@ -23,7 +25,7 @@ const (
 // ErrObjectNotFound is what an [ObjectGetter] returns (or wraps) for an
 // object that does not exist. Getters over client-go map Kubernetes'
 // NotFound status to it (kubeapi.ObjectGetter does).
-var ErrObjectNotFound = errors.New("tokens: object not found")
+var ErrObjectNotFound = errs.New(prefix, "object not found")
 
 // LiveObject is what the validator needs to know of a live object.
 type LiveObject struct {

@@ -1,7 +1,6 @@
 package x509sa
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -15,65 +14,65 @@ import (
 var (
 	// ErrInvalidSubject: a subject does not carry a valid service-account
 	// identity, or an identity cannot be encoded. See [SubjectError].
-	ErrInvalidSubject = errors.New("x509sa: invalid identity subject")
+	ErrInvalidSubject = errs.New(prefix, "invalid identity subject")
 	// ErrNotServiceAccount: the subject has no common name, or one that is
 	// not a service-account username at all. Kubernetes would authenticate
 	// such a certificate as some other user (or, without a common name, not
 	// at all); a union of authenticators may move on. It is always wrapped
 	// by a [SubjectError], so it also matches [ErrInvalidSubject].
-	ErrNotServiceAccount = errors.New("x509sa: subject is not a service account")
+	ErrNotServiceAccount = errs.New(prefix, "subject is not a service account")
 	// ErrInvalidExtension: a caller extension is not a valid key=value
 	// string. See [ExtensionError].
-	ErrInvalidExtension = errors.New("x509sa: invalid subject extension")
+	ErrInvalidExtension = errs.New(prefix, "invalid subject extension")
 	// ErrReservedExtension: an extension, or an organizational unit read
 	// from a subject, uses the reserved "system:" prefix without being one
 	// of the entries this package writes. It also matches
 	// [ErrInvalidExtension].
-	ErrReservedExtension = errors.New("x509sa: reserved subject extension")
+	ErrReservedExtension = errs.New(prefix, "reserved subject extension")
 	// ErrLimit: an input is over one of the documented size limits
 	// ([MaxSubjectAttributes], [MaxExtensions], [MaxSANs], ...). See
 	// [LimitError].
-	ErrLimit = errors.New("x509sa: size limit exceeded")
+	ErrLimit = errs.New(prefix, "size limit exceeded")
 	// ErrInvalidHost: a serve host is neither an IP address nor a DNS name
 	// this package accepts. See [HostError].
-	ErrInvalidHost = errors.New("x509sa: invalid host")
+	ErrInvalidHost = errs.New(prefix, "invalid host")
 	// ErrMalformedCSR: a certificate request is not one strict PEM block,
 	// not parseable DER, or requests extensions this package refuses. See
 	// [CSRError].
-	ErrMalformedCSR = errors.New("x509sa: malformed certificate request")
+	ErrMalformedCSR = errs.New(prefix, "malformed certificate request")
 	// ErrCSRSignature: a certificate request's self-signature does not
 	// verify. See [CSRError].
-	ErrCSRSignature = errors.New("x509sa: certificate request signature invalid")
+	ErrCSRSignature = errs.New(prefix, "certificate request signature invalid")
 	// ErrSigning: the CA's signer failed to sign (a KMS or HSM call that
 	// failed), or the random source did. See [SigningError].
-	ErrSigning = errors.New("x509sa: signing failed")
+	ErrSigning = errs.New(prefix, "signing failed")
 	// ErrInvalidUsage: usages are unknown, missing, inconsistent or not
 	// allowed. See [UsageError].
-	ErrInvalidUsage = errors.New("x509sa: invalid usage")
+	ErrInvalidUsage = errs.New(prefix, "invalid usage")
 	// ErrInvalidSignerName: a signer name Kubernetes would refuse, or one
 	// that cannot sign a service-account identity. See [SignerNameError].
-	ErrInvalidSignerName = errors.New("x509sa: invalid signer name")
+	ErrInvalidSignerName = errs.New(prefix, "invalid signer name")
 	// ErrRequesterMismatch: a certificate request asks for an identity its
 	// requester does not have. See [MismatchError].
-	ErrRequesterMismatch = errors.New("x509sa: request does not match its requester")
+	ErrRequesterMismatch = errs.New(prefix, "request does not match its requester")
 	// ErrNotAllowed: an approver's policy refused part of a request (an
 	// extension, a host, a SPIFFE ID). See [PolicyError].
-	ErrNotAllowed = errors.New("x509sa: not allowed by policy")
+	ErrNotAllowed = errs.New(prefix, "not allowed by policy")
 	// ErrInvalidSPIFFEID: a SPIFFE ID or trust domain breaks the SPIFFE ID
 	// rules, or names another service account. See [SPIFFEIDError].
-	ErrInvalidSPIFFEID = errors.New("x509sa: invalid SPIFFE ID")
+	ErrInvalidSPIFFEID = errs.New(prefix, "invalid SPIFFE ID")
 	// ErrLifetime: no certificate lifetime satisfies the bounds, or the
 	// issuing CA is not valid now. See [LifetimeError].
-	ErrLifetime = errors.New("x509sa: certificate lifetime out of bounds")
+	ErrLifetime = errs.New(prefix, "certificate lifetime out of bounds")
 	// ErrInvalidCertificate: a certificate is not shaped like an identity
 	// leaf (CA flag, key usages, SANs). See [CertificateError].
-	ErrInvalidCertificate = errors.New("x509sa: invalid identity certificate")
+	ErrInvalidCertificate = errs.New(prefix, "invalid identity certificate")
 	// ErrUntrusted: the chain does not verify against the roots for the
 	// usage. See [TrustError], which wraps crypto/x509's error.
-	ErrUntrusted = errors.New("x509sa: certificate not trusted")
+	ErrUntrusted = errs.New(prefix, "certificate not trusted")
 	// ErrInvalidConfig: a constructor or function got options it cannot
 	// use. See [ConfigError].
-	ErrInvalidConfig = errors.New("x509sa: invalid options")
+	ErrInvalidConfig = errs.New(prefix, "invalid options")
 )
 
 // SubjectError reports a subject attribute that does not carry, or cannot

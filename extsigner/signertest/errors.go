@@ -1,7 +1,6 @@
 package signertest
 
 import (
-	"errors"
 	"strconv"
 
 	"github.com/ksa-go/ksa/internal/errs"
@@ -13,12 +12,12 @@ const prefix = "signertest"
 var (
 	// ErrKubernetes: the signer fails a check kube-apiserver makes itself;
 	// kube-apiserver would not start with it, or would refuse its answers.
-	ErrKubernetes = errors.New("signertest: kube-apiserver refuses the signer's answer")
+	ErrKubernetes = errs.New(prefix, "kube-apiserver refuses the signer's answer")
 	// ErrStrict: the signer fails a check kube-apiserver skips; its tokens
 	// may fail later, or it takes input it should refuse.
-	ErrStrict = errors.New("signertest: the signer fails a stricter check")
+	ErrStrict = errs.New(prefix, "the signer fails a stricter check")
 	// ErrInvalidConfig matches every *ConfigError.
-	ErrInvalidConfig = errors.New("signertest: invalid configuration")
+	ErrInvalidConfig = errs.New(prefix, "invalid configuration")
 )
 
 // Level says who makes a check.

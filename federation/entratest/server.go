@@ -19,6 +19,8 @@
 package entratest
 
 import (
+	"github.com/ksa-go/ksa/internal/errs"
+
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -110,7 +112,7 @@ func Start(t testing.TB, opts Config) *Server {
 // caller must Close it.
 func New(opts Config) (*Server, error) {
 	if opts.TenantID == "" {
-		return nil, errors.New("entratest: Options.TenantID is required")
+		return nil, errs.New("entratest", "Options.TenantID is required")
 	}
 	s := &Server{opts: opts, now: opts.Now, apps: map[string]*App{}, verifiers: map[string]*oidc.Verifier{}}
 	if s.now == nil {

@@ -144,7 +144,7 @@ func (e *TooLargeError) Error() string {
 }
 
 // errTimeout is the cause of the context of a GET whose timeout fired.
-var errTimeout = errors.New("httpget: timeout")
+var errTimeout = errs.New("httpget", "timeout")
 
 // TimeoutError reports a GET that ran out of time; it matches
 // context.DeadlineExceeded.

@@ -2,7 +2,6 @@ package httpget_test
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/internal/httpget"
 )
 
@@ -88,7 +88,7 @@ func TestSizeLimit(t *testing.T) {
 		}
 		require.Nil(t, fail)
 	}
-	assert.Equal(t, "oidc: discovery at https://x: boom: too large", httpget.Describe("oidc", "discovery at", "https://x", "boom", errors.New("jwks: too large")))
+	assert.Equal(t, "oidc: discovery at https://x: boom: too large", httpget.Describe("oidc", "discovery at", "https://x", "boom", errs.New("jwks", "too large")))
 }
 
 // TestBodyCutByTimeout: a body still arriving when the timeout fires is

@@ -13,9 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ksa-go/ksa/internal/errs"
-	"github.com/ksa-go/ksa/internal/httpget"
-	"github.com/ksa-go/ksa/internal/keyname"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/tokens"
@@ -164,18 +161,18 @@ func (c *checker) check(ctx context.Context, issuer string) *checkResult {
 
 // discovery fetches and checks the discovery document.
 func (c *checker) discovery(ctx context.Context, res *checkResult) *oidc.ProviderMetadata {
-	resp, f := httpget.Do(ctx, httpget.Request{URL: res.DiscoveryURL, Client: c.client, Accept: "application/json",
+	resp, f := get(ctx, getRequest{URL: res.DiscoveryURL, Client: c.client, Accept: "application/json",
 		Timeout: oidc.DefaultDiscoveryTimeout, MaxBytes: oidc.MaxDiscoveryBytes})
 	if f != nil {
 		res.add(sevError, "discovery", fetchFix(f, "upload DIR/.well-known/openid-configuration (ksa issuer render) so that it is served at "+res.DiscoveryURL),
-			"the discovery document %s cannot be fetched anonymously: %s", res.DiscoveryURL, describeFailure(f))
+			"the discovery document %s cannot be fetched anonymously: %s", res.DiscoveryURL, f)
 		return nil
 	}
 	checkContentType(res, "discovery", resp.Header, []string{oidc.DiscoveryContentType}, oidc.DiscoveryContentType)
 	checkCache(res, "discovery", resp.Header)
 	md, err := oidc.ParseMetadata(resp.Body)
 	if err != nil {
-		res.add(sevError, "discovery", "upload the document \"ksa issuer render\" writes, unchanged", "the discovery document does not parse: %s", errs.Text(err))
+		res.add(sevError, "discovery", "upload the document \"ksa issuer render\" writes, unchanged", "the discovery document does not parse: %s", libText(err))
 		return nil
 	}
 	switch {
@@ -205,31 +202,31 @@ func (c *checker) discovery(ctx context.Context, res *checkResult) *oidc.Provide
 
 // keySet fetches and checks the key set.
 func (c *checker) keySet(ctx context.Context, res *checkResult, md *oidc.ProviderMetadata) *jwks.Set {
-	resp, f := httpget.Do(ctx, httpget.Request{URL: md.JWKSURI, Client: c.client, Accept: oidc.JWKSContentType + ", application/json",
+	resp, f := get(ctx, getRequest{URL: md.JWKSURI, Client: c.client, Accept: oidc.JWKSContentType + ", application/json",
 		Timeout: jwks.DefaultFetchTimeout, MaxBytes: jwks.DefaultMaxSetBytes})
 	if f != nil {
 		res.add(sevError, "jwks_uri", fetchFix(f, "upload DIR/openid/v1/jwks (ksa issuer render) so that it is served at "+md.JWKSURI+", or render with the --jwks-uri where it is"),
-			"the key set %s cannot be fetched anonymously: %s", md.JWKSURI, describeFailure(f))
+			"the key set %s cannot be fetched anonymously: %s", md.JWKSURI, f)
 		return nil
 	}
 	checkContentType(res, "jwks", resp.Header, []string{oidc.JWKSContentType, "application/json"}, oidc.JWKSContentType)
 	checkCache(res, "jwks", resp.Header)
 	if err := jwks.Audit(resp.Body); errors.Is(err, jwks.ErrPrivateMaterial) {
 		res.add(sevError, "jwks", "delete the published key set now, generate a new key (ksa issuer keygen), re-render and upload: the key is compromised",
-			"the key set publishes private key material: %s", errs.Text(err))
+			"the key set publishes private key material: %s", libText(err))
 		return nil
 	}
 	set, err := jwks.ParseSet(resp.Body, jwks.ParseOptions{})
 	if err != nil {
-		res.add(sevError, "jwks", "upload the key set \"ksa issuer render\" writes, unchanged", "the key set is unusable: %s", errs.Text(err))
+		res.add(sevError, "jwks", "upload the key set \"ksa issuer render\" writes, unchanged", "the key set is unusable: %s", libText(err))
 		return nil
 	}
 	for _, s := range set.Skipped {
-		res.add(sevWarning, "jwks", "publish RSA (2048 to 8192 bits) or ECDSA P-256/384/521 keys only", "a key is skipped by relying parties: %s", errs.Text(s))
+		res.add(sevWarning, "jwks", "publish RSA (2048 to 8192 bits) or ECDSA P-256/384/521 keys only", "a key is skipped by relying parties: %s", libText(s))
 	}
 	rs256 := false
 	for _, k := range set.Keys {
-		res.Keys = append(res.Keys, keyInfo{KeyID: k.KeyID, Algorithm: k.Algorithm, Type: keyname.Of(k.Public)})
+		res.Keys = append(res.Keys, keyInfo{KeyID: k.KeyID, Algorithm: k.Algorithm, Type: keyType(k.Public)})
 		if k.Algorithm == jwks.RS256 {
 			rs256 = true
 		}
@@ -253,7 +250,7 @@ func (c *checker) keySet(ctx context.Context, res *checkResult, md *oidc.Provide
 func (c *checker) checkToken(res *checkResult, issuer string, set *jwks.Set) {
 	claims, err := tokens.ParseUnverified(c.token)
 	if err != nil {
-		res.add(sevError, "token", "pass the service-account token alone (a compact JWT, as in the projected token file)", "the token does not parse: %s", errs.Text(err))
+		res.add(sevError, "token", "pass the service-account token alone (a compact JWT, as in the projected token file)", "the token does not parse: %s", libText(err))
 		return
 	}
 	tf := &tokenFindings{Issuer: claims.Issuer, Subject: claims.Subject, Audience: claims.Audience}
@@ -306,7 +303,7 @@ func (c *checker) checkToken(res *checkResult, issuer string, set *jwks.Set) {
 		res.add(sevError, "token", "the token was not signed by the published key with its kid: check kube-apiserver's --service-account-signing-key-file",
 			"the token's signature does not verify with the published key %q", tf.KeyID)
 	default:
-		res.add(sevError, "token", "use a token kube-apiserver issued for this issuer", "the token does not validate: %s", errs.Text(err))
+		res.add(sevError, "token", "use a token kube-apiserver issued for this issuer", "the token does not validate: %s", libText(err))
 	}
 }
 
@@ -358,14 +355,9 @@ func documentName(what string) string {
 	return "discovery document"
 }
 
-// describeFailure says why a GET failed.
-func describeFailure(f *httpget.Failure) string {
-	return errs.Msg("", f.Reason, f.Err)
-}
-
 // fetchFix says how to fix a failed GET; notFound is the advice for a
 // missing document.
-func fetchFix(f *httpget.Failure, notFound string) string {
+func fetchFix(f *getFailure, notFound string) string {
 	switch f.Status {
 	case http.StatusUnauthorized, http.StatusForbidden:
 		return "make it publicly readable: anonymous blob access on the container, or for kube-apiserver itself bind the system:service-account-issuer-discovery ClusterRole to system:unauthenticated"

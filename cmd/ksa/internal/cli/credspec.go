@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ksa-go/ksa/credspec"
-	"github.com/ksa-go/ksa/internal/errs"
 )
 
 func newCredspecCmd(a *app) *cobra.Command {
@@ -128,7 +127,7 @@ The manifest is YAML; -o json writes the object as JSON.`,
 				}
 				spec, err = credspec.ParseCredentialSpec(data)
 				if err != nil {
-					return fail(nil, "pass the credential-spec JSON file New-CredentialSpec wrote, unchanged", "%s is not a credential spec: %s", inputName(from), errs.Text(err))
+					return fail(nil, "pass the credential-spec JSON file New-CredentialSpec wrote, unchanged", "%s is not a credential spec: %s", inputName(from), libText(err))
 				}
 			} else {
 				for _, fl := range []string{"account", "dns-name", "netbios-name", "domain-guid", "domain-sid"} {

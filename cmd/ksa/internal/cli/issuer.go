@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ksa-go/ksa/internal/keyname"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/oidc"
 )
@@ -68,7 +67,7 @@ Azure workload identity. ECDSA keys suit AWS, Google and Kubernetes itself.`,
 				return fail(err, "", "the generated key")
 			}
 			res := keygenResult{PrivateKeyFile: out, PublicKeyFile: pubOut,
-				Key: keyInfo{KeyID: k.KeyID, Algorithm: k.Algorithm, Type: keyname.Of(k.Public)}}
+				Key: keyInfo{KeyID: k.KeyID, Algorithm: k.Algorithm, Type: keyType(k.Public)}}
 			return printData(a.stdout, f, res, func(w io.Writer) {
 				fmt.Fprintf(w, "wrote %s (private, mode 0600) and %s (public)\n", out, pubOut)
 				fmt.Fprintf(w, "key: %s, %s, kid %s\n", res.Key.Type, res.Key.Algorithm, res.Key.KeyID)
@@ -127,7 +126,7 @@ func (s issuerSetup) render(dir string) (*renderResult, error) {
 			seen[k.KeyID] = true
 			keys = append(keys, k)
 			rs256 = rs256 || k.Algorithm == jwks.RS256
-			res.Keys = append(res.Keys, keyInfo{KeyID: k.KeyID, Algorithm: k.Algorithm, Type: keyname.Of(k.Public), File: kf.Path,
+			res.Keys = append(res.Keys, keyInfo{KeyID: k.KeyID, Algorithm: k.Algorithm, Type: keyType(k.Public), File: kf.Path,
 				Signing: kf == s.Signing && kf.Signer != nil && mustKeyID(kf) == k.KeyID})
 		}
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
@@ -11,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
 	"strings"
 
 	"github.com/ksa-go/ksa/jwks"
@@ -173,4 +175,26 @@ func writeKeyPair(s crypto.Signer, private, public string) error {
 		return fail(err, "choose a writable path for --out", "writing %s", public)
 	}
 	return nil
+}
+
+// keyType names a public key's type and size in output and messages: "RSA
+// 2048", "ECDSA P-256", "Ed25519". It never panics, whatever pub holds.
+func keyType(pub crypto.PublicKey) string {
+	switch k := pub.(type) {
+	case *rsa.PublicKey:
+		if k == nil || k.N == nil {
+			return "RSA (empty)"
+		}
+		return "RSA " + strconv.Itoa(k.N.BitLen())
+	case *ecdsa.PublicKey:
+		if k == nil || k.Curve == nil {
+			return "ECDSA (empty)"
+		}
+		return "ECDSA " + k.Curve.Params().Name
+	case ed25519.PublicKey:
+		return "Ed25519"
+	case nil:
+		return "none"
+	}
+	return fmt.Sprintf("%T", pub)
 }

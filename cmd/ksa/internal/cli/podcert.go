@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
-	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/podcert"
 )
 
@@ -123,7 +122,7 @@ func (f *podcertFlags) signer(a *app) (*podcert.Signer, error) {
 	}
 	s, err := podcert.New(cfg)
 	if err != nil {
-		return nil, fail(nil, "fix --signer-name, the CA files or --max-lifetime", "%s", errs.Text(err))
+		return nil, fail(nil, "fix --signer-name, the CA files or --max-lifetime", "%s", libText(err))
 	}
 	return s, nil
 }
@@ -173,12 +172,12 @@ Stops on SIGINT or SIGTERM.`,
 				TrustBundleName: bundle, NoTrustBundle: noBundle, Workers: workers,
 				Log: slog.New(slog.NewTextHandler(a.stderr, nil))})
 			if err != nil {
-				return usage("see 'ksa podcert serve --help'", "%s", errs.Text(err))
+				return usage("see 'ksa podcert serve --help'", "%s", libText(err))
 			}
 			ctx, stop := signalContext(cmd)
 			defer stop()
 			if err := ctl.Run(ctx); err != nil {
-				return fail(nil, "grant the RBAC \"ksa podcert rbac\" prints, and enable the PodCertificateRequest API (GA in 1.37)", "%s", errs.Text(err))
+				return fail(nil, "grant the RBAC \"ksa podcert rbac\" prints, and enable the PodCertificateRequest API (GA in 1.37)", "%s", libText(err))
 			}
 			st := ctl.Stats()
 			fmt.Fprintf(a.stderr, "stopped: %d issued, %d denied, %d failed\n", st.Issued, st.Denied, st.Failed)
@@ -219,7 +218,7 @@ and update its ClusterTrustBundle.`,
 		RunE: run(func(cmd *cobra.Command, _ []string) error {
 			out, err := podcertctl.Manifests(cfg)
 			if err != nil {
-				return usage("see 'ksa podcert rbac --help'", "%s", errs.Text(err))
+				return usage("see 'ksa podcert rbac --help'", "%s", libText(err))
 			}
 			_, err = a.stdout.Write(out)
 			return err

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ksa-go/ksa/internal/keyname"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/tokens"
@@ -141,7 +140,7 @@ Nothing is deleted or overwritten; each step is a command to run at its time.`,
 			retire = append(retire, "--out "+out)
 			result := rotateResult{
 				NextKey: keygenResult{PrivateKeyFile: next, PublicKeyFile: nextPub,
-					Key: keyInfo{KeyID: nextKey.KeyID, Algorithm: nextKey.Algorithm, Type: keyname.Of(nextKey.Public)}},
+					Key: keyInfo{KeyID: nextKey.KeyID, Algorithm: nextKey.Algorithm, Type: keyType(nextKey.Public)}},
 				Render:   res,
 				Duration: secs(int64(retireAt.Sub(now) / time.Second)),
 				Plan: []rotationStep{

@@ -26,7 +26,6 @@ import (
 
 	"github.com/ksa-go/ksa/credspec"
 	"github.com/ksa-go/ksa/extsigner"
-	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/jwks"
 )
 
@@ -77,11 +76,11 @@ file named in the log. Stops on SIGINT or SIGTERM.`,
 			}
 			objs, err := credspec.DecodeAll(strings.NewReader(string(data)))
 			if err != nil {
-				return fail(nil, "pass GMSACredentialSpec manifests (ksa credspec generate writes them)", "%s: %s", specsFile, errs.Text(err))
+				return fail(nil, "pass GMSACredentialSpec manifests (ksa credspec generate writes them)", "%s: %s", specsFile, libText(err))
 			}
 			src, err := credspec.NewStaticSource(objs...)
 			if err != nil {
-				return fail(nil, "give each object a distinct name", "%s: %s", specsFile, errs.Text(err))
+				return fail(nil, "give each object a distinct name", "%s: %s", specsFile, libText(err))
 			}
 			log := slog.New(slog.NewTextHandler(a.stderr, nil))
 			authz := credspec.AuthorizerFunc(func(_ context.Context, r credspec.UseRequest) (credspec.Decision, error) {
@@ -227,7 +226,7 @@ before it is returned. Stops on SIGINT or SIGTERM.`,
 			}
 			ring, err := extsigner.NewRing(extsigner.RingConfig{Keys: keys, MaxTokenLifetime: lifetime})
 			if err != nil {
-				return fail(nil, "fix the keys or --max-token-lifetime", "%s", errs.Text(err))
+				return fail(nil, "fix the keys or --max-token-lifetime", "%s", libText(err))
 			}
 			srv, err := extsigner.NewServer(extsigner.ServerConfig{Ring: ring})
 			if err != nil {
@@ -235,7 +234,7 @@ before it is returned. Stops on SIGINT or SIGTERM.`,
 			}
 			l, err := extsigner.Listen(extsigner.ListenConfig{Address: socket})
 			if err != nil {
-				return fail(nil, "choose a --socket path in a writable directory that no live signer uses", "listening on %s: %s", socket, errs.Text(err))
+				return fail(nil, "choose a --socket path in a writable directory that no live signer uses", "listening on %s: %s", socket, libText(err))
 			}
 			ctx, stop := signalContext(cmd)
 			defer stop()

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ksa-go/ksa"
-	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/tokens"
 )
@@ -386,7 +385,7 @@ tests: anyone with the key can impersonate every service account.`,
 			}
 			tok, err := m.Mint(context.Background(), req)
 			if err != nil {
-				return fail(nil, "see 'ksa token mint --help': --duration is 10m to 2^32 s, --pod needs --pod-uid, --node needs --pod", "%s", errs.Text(err))
+				return fail(nil, "see 'ksa token mint --help': --duration is 10m to 2^32 s, --pod needs --pod-uid, --node needs --pod", "%s", libText(err))
 			}
 			res := mintResult{Token: tok.Raw, ExpirationTimestamp: tok.ExpirationTimestamp.UTC(), Warnings: tok.Warnings, Claims: tok.Claims.AppendJSON(nil)}
 			if out != "" {

@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ksa-go/ksa"
-	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/x509sa"
 )
 
@@ -78,7 +77,7 @@ is refused.`,
 			}
 			dec, err := x509sa.DecodeCertificate(cert)
 			if err != nil {
-				return fail(nil, "issue the certificate from a request made with \"ksa x509 csr\"", "%s is not a service-account certificate: %s", inputName(args[0]), errs.Text(err))
+				return fail(nil, "issue the certificate from a request made with \"ksa x509 csr\"", "%s is not a service-account certificate: %s", inputName(args[0]), libText(err))
 			}
 			now := a.now()
 			user := dec.UserInfo()
@@ -186,13 +185,13 @@ certificates.k8s.io/v1 CertificateSigningRequest manifest to create.`,
 			der, err := x509sa.CreateCSR(rand.Reader, key, x509sa.CSROptions{Subject: x509sa.Subject{ServiceAccount: sa, PodName: pod},
 				Usage: u, Hosts: hosts, TrustDomain: trustDomain})
 			if err != nil {
-				return fail(nil, "see 'ksa x509 csr --help' for what each flag allows", "%s", errs.Text(err))
+				return fail(nil, "see 'ksa x509 csr --help' for what each flag allows", "%s", libText(err))
 			}
 			var doc []byte
 			if object {
 				obj, err := x509sa.NewCertificateSigningRequest(der, x509sa.RequestOptions{Name: objName, SignerName: signerName, Usage: u, Lifetime: lifetime})
 				if err != nil {
-					return fail(nil, "see 'ksa x509 csr --help' for what each flag allows", "%s", errs.Text(err))
+					return fail(nil, "see 'ksa x509 csr --help' for what each flag allows", "%s", libText(err))
 				}
 				if doc, err = yaml.Marshal(obj); err != nil {
 					return fail(err, "", "encoding the request")

@@ -68,10 +68,14 @@ type checker struct {
 	a        *app
 }
 
+// checkFlags are the settings of "ksa issuer check".
+type checkFlags struct {
+	caFile, tokenFile, audience, subject string
+	format                               format
+}
+
 func newCheckCmd(a *app) *cobra.Command {
-	var caFile, tokenFile string
-	var f format
-	c := &checker{a: a}
+	f := &checkFlags{}
 	cmd := &cobra.Command{
 		Use:   "check ISSUER-URL [--audience A] [--subject S] [--token FILE]",
 		Short: "Fetch an issuer as Entra ID, AWS and Google do, and report every problem with its fix",
@@ -98,41 +102,44 @@ Exit status 1 when an error-level problem is found.`,
       --subject system:serviceaccount:prod:billing --audience api://AzureADTokenExchange
   ksa issuer check https://oidc.example.com/cluster-1 -o json`,
 		Args: args(1, 1),
-		RunE: run(func(cmd *cobra.Command, args []string) error {
-			client, err := httpClient(caFile)
-			if err != nil {
-				return err
-			}
-			c.client = client
-			if tokenFile != "" {
-				raw, err := readToken(tokenFile, a.stdin)
-				if err != nil {
-					return err
-				}
-				c.token = raw
-			}
-			res := c.check(cmd.Context(), args[0])
-			if err := printData(a.stdout, f, res, func(w io.Writer) { printCheck(w, res) }); err != nil {
-				return err
-			}
-			if !res.OK {
-				n := 0
-				for _, p := range res.Problems {
-					if p.Severity == sevError {
-						n++
-					}
-				}
-				return fail(nil, "apply the fixes above, then check again", "%d problem(s) found with %s", n, args[0])
-			}
-			return nil
-		}),
+		RunE: run(func(cmd *cobra.Command, args []string) error { return f.run(a, cmd, args[0]) }),
 	}
-	cmd.Flags().StringVar(&c.audience, "audience", azureAudience, "the federated credential's audience")
-	cmd.Flags().StringVar(&c.subject, "subject", "", "the federated credential's subject, e.g. system:serviceaccount:NS:NAME")
-	cmd.Flags().StringVar(&tokenFile, "token", "", "a token to check against the federated credential (- for standard input)")
-	cmd.Flags().StringVar(&caFile, "ca-file", "", "also trust these CA certificates (test setups: clouds trust public CAs only)")
-	addOutputFlag(cmd, &f)
+	fl := cmd.Flags()
+	fl.StringVar(&f.audience, "audience", azureAudience, "the federated credential's audience")
+	fl.StringVar(&f.subject, "subject", "", "the federated credential's subject, e.g. system:serviceaccount:NS:NAME")
+	fl.StringVar(&f.tokenFile, "token", "", "a token to check against the federated credential (- for standard input)")
+	fl.StringVar(&f.caFile, "ca-file", "", "also trust these CA certificates (test setups: clouds trust public CAs only)")
+	addOutputFlag(cmd, &f.format)
 	return cmd
+}
+
+func (f *checkFlags) run(a *app, cmd *cobra.Command, issuer string) error {
+	client, err := httpClient(f.caFile)
+	if err != nil {
+		return err
+	}
+	c := &checker{a: a, client: client, audience: f.audience, subject: f.subject}
+	if f.tokenFile != "" {
+		raw, err := readToken(f.tokenFile, a.stdin)
+		if err != nil {
+			return err
+		}
+		c.token = raw
+	}
+	res := c.check(cmd.Context(), issuer)
+	if err := printData(a.stdout, f.format, res, func(w io.Writer) { printCheck(w, res) }); err != nil {
+		return err
+	}
+	if !res.OK {
+		n := 0
+		for _, p := range res.Problems {
+			if p.Severity == sevError {
+				n++
+			}
+		}
+		return fail(nil, "apply the fixes above, then check again", "%d problem(s) found with %s", n, issuer)
+	}
+	return nil
 }
 
 // check runs every check it can; a failed step stops the ones that need it.

@@ -33,10 +33,15 @@ type keygenResult struct {
 	Key            keyInfo `json:"key"`
 }
 
+// keygenFlags are the settings of "ksa issuer keygen".
+type keygenFlags struct {
+	spec           keySpec
+	out, publicOut string
+	format         format
+}
+
 func newKeygenCmd(a *app) *cobra.Command {
-	var spec keySpec
-	var out, pubOut string
-	var f format
+	f := &keygenFlags{}
 	cmd := &cobra.Command{
 		Use:   "keygen --out FILE",
 		Short: "Generate a service-account signing key pair (PEM, private key mode 0600)",
@@ -51,37 +56,41 @@ Azure workload identity. ECDSA keys suit AWS, Google and Kubernetes itself.`,
   ksa issuer keygen --out sa-2026.key --bits 3072
   ksa issuer keygen --type ecdsa --curve P-384 --out ec.key -o json`,
 		Args: args(0, 0),
-		RunE: run(func(cmd *cobra.Command, _ []string) error {
-			s, err := spec.generate()
-			if err != nil {
-				return err
-			}
-			if pubOut == "" {
-				pubOut = publicPath(out)
-			}
-			if err := writeKeyPair(s, out, pubOut); err != nil {
-				return err
-			}
-			k, err := jwks.NewKey(s)
-			if err != nil {
-				return fail(err, "", "the generated key")
-			}
-			res := keygenResult{PrivateKeyFile: out, PublicKeyFile: pubOut,
-				Key: keyInfo{KeyID: k.KeyID, Algorithm: k.Algorithm, Type: keyType(k.Public)}}
-			return printData(a.stdout, f, res, func(w io.Writer) {
-				fmt.Fprintf(w, "wrote %s (private, mode 0600) and %s (public)\n", out, pubOut)
-				fmt.Fprintf(w, "key: %s, %s, kid %s\n", res.Key.Type, res.Key.Algorithm, res.Key.KeyID)
-			})
-		}),
+		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a) }),
 	}
-	cmd.Flags().StringVar(&spec.Type, "type", "rsa", "key type: rsa or ecdsa")
-	cmd.Flags().IntVar(&spec.Bits, "bits", 2048, "RSA modulus size, 2048 to 8192")
-	cmd.Flags().StringVar(&spec.Curve, "curve", "P-256", "ECDSA curve: P-256, P-384 or P-521")
-	cmd.Flags().StringVar(&out, "out", "", "private key file to create (required)")
-	cmd.Flags().StringVar(&pubOut, "public-out", "", "public key file to create (default: --out with .key replaced by .pub)")
-	addOutputFlag(cmd, &f)
+	fl := cmd.Flags()
+	fl.StringVar(&f.spec.Type, "type", "rsa", "key type: rsa or ecdsa")
+	fl.IntVar(&f.spec.Bits, "bits", 2048, "RSA modulus size, 2048 to 8192")
+	fl.StringVar(&f.spec.Curve, "curve", "P-256", "ECDSA curve: P-256, P-384 or P-521")
+	fl.StringVar(&f.out, "out", "", "private key file to create (required)")
+	fl.StringVar(&f.publicOut, "public-out", "", "public key file to create (default: --out with .key replaced by .pub)")
+	addOutputFlag(cmd, &f.format)
 	required(cmd, "out")
 	return cmd
+}
+
+func (f *keygenFlags) run(a *app) error {
+	s, err := f.spec.generate()
+	if err != nil {
+		return err
+	}
+	pubOut := f.publicOut
+	if pubOut == "" {
+		pubOut = publicPath(f.out)
+	}
+	if err := writeKeyPair(s, f.out, pubOut); err != nil {
+		return err
+	}
+	k, err := jwks.NewKey(s)
+	if err != nil {
+		return fail(err, "", "the generated key")
+	}
+	res := keygenResult{PrivateKeyFile: f.out, PublicKeyFile: pubOut,
+		Key: keyInfo{KeyID: k.KeyID, Algorithm: k.Algorithm, Type: keyType(k.Public)}}
+	return printData(a.stdout, f.format, res, func(w io.Writer) {
+		fmt.Fprintf(w, "wrote %s (private, mode 0600) and %s (public)\n", f.out, pubOut)
+		fmt.Fprintf(w, "key: %s, %s, kid %s\n", res.Key.Type, res.Key.Algorithm, res.Key.KeyID)
+	})
 }
 
 // renderResult is what render and rotate report about the documents.
@@ -238,10 +247,15 @@ func containsPath(paths []string, p string) bool {
 	return false
 }
 
+// renderFlags are the settings of "ksa issuer render".
+type renderFlags struct {
+	issuer, jwksURI, out, signing string
+	keys                          []string
+	format                        format
+}
+
 func newRenderCmd(a *app) *cobra.Command {
-	var issuer, jwksURI, out, signing string
-	var keys []string
-	var f format
+	f := &renderFlags{}
 	cmd := &cobra.Command{
 		Use:   "render --issuer URL --key FILE... --out DIR",
 		Short: "Write the discovery document and JWKS for blob hosting, and the kube-apiserver flags",
@@ -264,24 +278,27 @@ are printed. Files are written atomically; re-rendering replaces them.`,
   # publish the previous key during a rotation:
   ksa issuer render --issuer https://oidc.example.com/cluster-1 --key new.key --key old.pub --out site -o json`,
 		Args: args(0, 0),
-		RunE: run(func(cmd *cobra.Command, _ []string) error {
-			s, err := loadSetup(issuer, jwksURI, keys, signing)
-			if err != nil {
-				return err
-			}
-			res, err := s.render(out)
-			if err != nil {
-				return err
-			}
-			return printData(a.stdout, f, res, func(w io.Writer) { printRender(w, res) })
-		}),
+		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a) }),
 	}
-	cmd.Flags().StringVar(&issuer, "issuer", "", "issuer URL, exactly as --service-account-issuer and the federated credentials say it (required)")
-	cmd.Flags().StringArrayVar(&keys, "key", nil, "PEM key file to publish (repeatable; required)")
-	cmd.Flags().StringVar(&signing, "signing-key", "", "private key file that signs (default: the first --key holding a private key)")
-	cmd.Flags().StringVar(&jwksURI, "jwks-uri", "", "where the key set is hosted (default: issuer + /openid/v1/jwks)")
-	cmd.Flags().StringVar(&out, "out", "", "directory to write the documents into (required)")
-	addOutputFlag(cmd, &f)
+	fl := cmd.Flags()
+	fl.StringVar(&f.issuer, "issuer", "", "issuer URL, exactly as --service-account-issuer and the federated credentials say it (required)")
+	fl.StringArrayVar(&f.keys, "key", nil, "PEM key file to publish (repeatable; required)")
+	fl.StringVar(&f.signing, "signing-key", "", "private key file that signs (default: the first --key holding a private key)")
+	fl.StringVar(&f.jwksURI, "jwks-uri", "", "where the key set is hosted (default: issuer + /openid/v1/jwks)")
+	fl.StringVar(&f.out, "out", "", "directory to write the documents into (required)")
+	addOutputFlag(cmd, &f.format)
 	required(cmd, "issuer", "key", "out")
 	return cmd
+}
+
+func (f *renderFlags) run(a *app) error {
+	s, err := loadSetup(f.issuer, f.jwksURI, f.keys, f.signing)
+	if err != nil {
+		return err
+	}
+	res, err := s.render(f.out)
+	if err != nil {
+		return err
+	}
+	return printData(a.stdout, f.format, res, func(w io.Writer) { printRender(w, res) })
 }

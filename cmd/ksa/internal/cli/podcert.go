@@ -31,6 +31,16 @@ type podcertFlags struct {
 	allowIPs, allowExtensions              bool
 }
 
+// podcertServeFlags are the settings of "ksa podcert serve": the signer's
+// and the controller's.
+type podcertServeFlags struct {
+	podcertFlags
+	kubeconfig, apiVersion, bundle string
+	noBundle                       bool
+	workers, burst                 int
+	qps                            float32
+}
+
 // policy admits serving DNS names matching a --allow-host pattern, IP
 // addresses and subject extensions only when allowed; nil when nothing is
 // (every annotation is then denied).
@@ -128,11 +138,7 @@ func (f *podcertFlags) signer(a *app) (*podcert.Signer, error) {
 }
 
 func newPodcertServeCmd(a *app) *cobra.Command {
-	var f podcertFlags
-	var kubeconfig, apiVersion, bundle string
-	var noBundle bool
-	var workers, burst int
-	var qps float32
+	f := &podcertServeFlags{}
 	cmd := &cobra.Command{
 		Use:   "serve --signer-name NAME --ca-key FILE --ca-cert FILE",
 		Short: "Issue, deny or fail the PodCertificateRequests of a signer name",
@@ -151,38 +157,7 @@ Stops on SIGINT or SIGTERM.`,
 		Example: `  ksa podcert serve --signer-name example.com/pods --ca-key ca.key --ca-cert ca.crt
   ksa podcert serve --signer-name example.com/pods --ca-key ca.key --ca-cert ca.crt --allow-host '{serviceaccount}.{namespace}.svc'`,
 		Args: args(0, 0),
-		RunE: run(func(cmd *cobra.Command, _ []string) error {
-			s, err := f.signer(a)
-			if err != nil {
-				return err
-			}
-			rules := clientcmd.NewDefaultClientConfigLoadingRules()
-			rules.ExplicitPath = kubeconfig
-			rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
-			if err != nil {
-				return fail(err, "pass --kubeconfig, set $KUBECONFIG, or run in a pod", "loading the cluster's configuration")
-			}
-			rc.UserAgent = "ksa-podcert"
-			rc.QPS, rc.Burst = qps, burst
-			cs, err := kubernetes.NewForConfig(rc)
-			if err != nil {
-				return fail(err, "", "configuring the client")
-			}
-			ctl, err := podcertctl.New(podcertctl.Config{Client: cs, Signer: s, APIVersion: apiVersion,
-				TrustBundleName: bundle, NoTrustBundle: noBundle, Workers: workers,
-				Log: slog.New(slog.NewTextHandler(a.stderr, nil))})
-			if err != nil {
-				return usage("see 'ksa podcert serve --help'", "%s", libText(err))
-			}
-			ctx, stop := signalContext(cmd)
-			defer stop()
-			if err := ctl.Run(ctx); err != nil {
-				return fail(nil, "grant the RBAC \"ksa podcert rbac\" prints, and enable the PodCertificateRequest API (GA in 1.37)", "%s", libText(err))
-			}
-			st := ctl.Stats()
-			fmt.Fprintf(a.stderr, "stopped: %d issued, %d denied, %d failed\n", st.Issued, st.Denied, st.Failed)
-			return nil
-		}),
+		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a, cmd) }),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.signerName, "signer-name", "", "signer name the requests name, e.g. example.com/pods (required)")
@@ -193,15 +168,48 @@ Stops on SIGINT or SIGTERM.`,
 	fl.StringArrayVar(&f.hosts, "allow-host", nil, "admit a serving DNS name equal to this pattern, or below it when it starts with \".\"; {namespace}, {serviceaccount} and {pod} are the request's, one DNS label each (repeatable)")
 	fl.BoolVar(&f.allowIPs, "allow-ip-hosts", false, "admit serving IP addresses")
 	fl.BoolVar(&f.allowExtensions, "allow-extensions", false, "admit subject extensions")
-	fl.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config or in-cluster)")
-	fl.StringVar(&apiVersion, "api-version", "", "certificates.k8s.io version: v1 or v1beta1 (default: discovered)")
-	fl.StringVar(&bundle, "trust-bundle", "", "ClusterTrustBundle to publish the CA in (default <signer name with : for />:primary-bundle)")
-	fl.BoolVar(&noBundle, "no-trust-bundle", false, "do not publish the CA")
-	fl.Float32Var(&qps, "kube-api-qps", 50, "requests per second to kube-apiserver (client-side limit)")
-	fl.IntVar(&burst, "kube-api-burst", 100, "burst of requests to kube-apiserver above --kube-api-qps")
-	fl.IntVar(&workers, "workers", 0, fmt.Sprintf("requests decided at once (default %d)", podcertctl.DefaultWorkers))
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config or in-cluster)")
+	fl.StringVar(&f.apiVersion, "api-version", "", "certificates.k8s.io version: v1 or v1beta1 (default: discovered)")
+	fl.StringVar(&f.bundle, "trust-bundle", "", "ClusterTrustBundle to publish the CA in (default <signer name with : for />:primary-bundle)")
+	fl.BoolVar(&f.noBundle, "no-trust-bundle", false, "do not publish the CA")
+	fl.Float32Var(&f.qps, "kube-api-qps", 50, "requests per second to kube-apiserver (client-side limit)")
+	fl.IntVar(&f.burst, "kube-api-burst", 100, "burst of requests to kube-apiserver above --kube-api-qps")
+	fl.IntVar(&f.workers, "workers", 0, fmt.Sprintf("requests decided at once (default %d)", podcertctl.DefaultWorkers))
 	required(cmd, "signer-name", "ca-key", "ca-cert")
 	return cmd
+}
+
+func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
+	s, err := f.podcertFlags.signer(a)
+	if err != nil {
+		return err
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = f.kubeconfig
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return fail(err, "pass --kubeconfig, set $KUBECONFIG, or run in a pod", "loading the cluster's configuration")
+	}
+	rc.UserAgent = "ksa-podcert"
+	rc.QPS, rc.Burst = f.qps, f.burst
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return fail(err, "", "configuring the client")
+	}
+	ctl, err := podcertctl.New(podcertctl.Config{Client: cs, Signer: s, APIVersion: f.apiVersion,
+		TrustBundleName: f.bundle, NoTrustBundle: f.noBundle, Workers: f.workers,
+		Log: slog.New(slog.NewTextHandler(a.stderr, nil))})
+	if err != nil {
+		return usage("see 'ksa podcert serve --help'", "%s", libText(err))
+	}
+	ctx, stop := signalContext(cmd)
+	defer stop()
+	if err := ctl.Run(ctx); err != nil {
+		return fail(nil, "grant the RBAC \"ksa podcert rbac\" prints, and enable the PodCertificateRequest API (GA in 1.37)", "%s", libText(err))
+	}
+	st := ctl.Stats()
+	fmt.Fprintf(a.stderr, "stopped: %d issued, %d denied, %d failed\n", st.Issued, st.Denied, st.Failed)
+	return nil
 }
 
 func newPodcertRBACCmd(a *app) *cobra.Command {

@@ -191,8 +191,13 @@ func printTokenReport(w io.Writer, r *tokenReport) {
 	}
 }
 
+// inspectFlags are the settings of "ksa token inspect".
+type inspectFlags struct {
+	format format
+}
+
 func newInspectCmd(a *app) *cobra.Command {
-	var f format
+	f := &inspectFlags{}
 	cmd := &cobra.Command{
 		Use:   "inspect [FILE|-]",
 		Short: "Decode a token without verifying it: header, claims, binding, times",
@@ -204,33 +209,40 @@ Use "ksa token verify" to check a token. Reads standard input without FILE.`,
   kubectl create token default | ksa token inspect -
   ksa token inspect token.jwt -o json`,
 		Args: args(0, 1),
-		RunE: run(func(cmd *cobra.Command, args []string) error {
-			name := "-"
-			if len(args) > 0 {
-				name = args[0]
-			}
-			tok, err := readToken(name, a.stdin)
-			if err != nil {
-				return err
-			}
-			claims, err := tokens.ParseUnverified(tok)
-			if err != nil {
-				return fail(err, "pass the token alone, a compact JWT of three base64url parts", "%s is not a token", inputName(name))
-			}
-			r := newTokenReport(claims, a.now())
-			r.Note = "UNVERIFIED: decoded only, the signature was not checked"
-			r.Header, _ = decodeHeader(tok)
-			return printData(a.stdout, f, r, func(w io.Writer) { printTokenReport(w, r) })
-		}),
+		RunE: run(func(cmd *cobra.Command, args []string) error { return f.run(a, args) }),
 	}
-	addOutputFlag(cmd, &f)
+	addOutputFlag(cmd, &f.format)
 	return cmd
 }
 
+func (f *inspectFlags) run(a *app, args []string) error {
+	name := "-"
+	if len(args) > 0 {
+		name = args[0]
+	}
+	tok, err := readToken(name, a.stdin)
+	if err != nil {
+		return err
+	}
+	claims, err := tokens.ParseUnverified(tok)
+	if err != nil {
+		return fail(err, "pass the token alone, a compact JWT of three base64url parts", "%s is not a token", inputName(name))
+	}
+	r := newTokenReport(claims, a.now())
+	r.Note = "UNVERIFIED: decoded only, the signature was not checked"
+	r.Header, _ = decodeHeader(tok)
+	return printData(a.stdout, f.format, r, func(w io.Writer) { printTokenReport(w, r) })
+}
+
+// verifyFlags are the settings of "ksa token verify".
+type verifyFlags struct {
+	issuers, audiences []string
+	caFile             string
+	format             format
+}
+
 func newVerifyCmd(a *app) *cobra.Command {
-	var issuers, audiences []string
-	var caFile string
-	var f format
+	f := &verifyFlags{}
 	cmd := &cobra.Command{
 		Use:   "verify --issuer URL --audience A [FILE|-]",
 		Short: "Verify a token through its issuer's discovery document and key set",
@@ -244,49 +256,52 @@ is refused.`,
   kubectl create token billing --audience vault | \
       ksa token verify --issuer https://oidc.example.com/cluster-1 --audience vault -o json`,
 		Args: args(0, 1),
-		RunE: run(func(cmd *cobra.Command, args []string) error {
-			name := "-"
-			if len(args) > 0 {
-				name = args[0]
-			}
-			tok, err := readToken(name, a.stdin)
-			if err != nil {
-				return err
-			}
-			for _, iss := range issuers {
-				if err := checkIssuerURL(iss); err != nil {
-					return err
-				}
-			}
-			client, err := httpClient(caFile)
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			v, err := oidc.NewVerifier(ctx, oidc.VerifierConfig{Issuers: issuers, Audiences: audiences, Client: client, Now: a.now})
-			if err != nil {
-				return verifierError(err)
-			}
-			res, err := v.Verify(ctx, tok)
-			if err != nil {
-				return verifyError(err, tok, issuers, audiences)
-			}
-			r := newTokenReport(res.Claims, a.now())
-			r.Verified = true
-			r.Accepted = res.Audiences
-			r.Header = map[string]any{"alg": res.Algorithm, "kid": res.KeyID}
-			return printData(a.stdout, f, r, func(w io.Writer) { printTokenReport(w, r) })
-		}),
+		RunE: run(func(cmd *cobra.Command, args []string) error { return f.run(a, cmd, args) }),
 	}
-	cmd.Flags().StringArrayVar(&issuers, "issuer", nil, "accepted issuer URL (repeatable; required)")
-	cmd.Flags().StringArrayVar(&audiences, "audience", nil, "accepted audience (repeatable; required)")
-	cmd.Flags().StringVar(&caFile, "ca-file", "", "also trust these CA certificates (test setups)")
-	addOutputFlag(cmd, &f)
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.issuers, "issuer", nil, "accepted issuer URL (repeatable; required)")
+	fl.StringArrayVar(&f.audiences, "audience", nil, "accepted audience (repeatable; required)")
+	fl.StringVar(&f.caFile, "ca-file", "", "also trust these CA certificates (test setups)")
+	addOutputFlag(cmd, &f.format)
 	required(cmd, "issuer", "audience")
 	return cmd
+}
+
+func (f *verifyFlags) run(a *app, cmd *cobra.Command, args []string) error {
+	name := "-"
+	if len(args) > 0 {
+		name = args[0]
+	}
+	tok, err := readToken(name, a.stdin)
+	if err != nil {
+		return err
+	}
+	for _, iss := range f.issuers {
+		if err := checkIssuerURL(iss); err != nil {
+			return err
+		}
+	}
+	client, err := httpClient(f.caFile)
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	v, err := oidc.NewVerifier(ctx, oidc.VerifierConfig{Issuers: f.issuers, Audiences: f.audiences, Client: client, Now: a.now})
+	if err != nil {
+		return verifierError(err)
+	}
+	res, err := v.Verify(ctx, tok)
+	if err != nil {
+		return verifyError(err, tok, f.issuers, f.audiences)
+	}
+	r := newTokenReport(res.Claims, a.now())
+	r.Verified = true
+	r.Accepted = res.Audiences
+	r.Header = map[string]any{"alg": res.Algorithm, "kid": res.KeyID}
+	return printData(a.stdout, f.format, r, func(w io.Writer) { printTokenReport(w, r) })
 }
 
 // verifierError explains a failed discovery.
@@ -339,13 +354,18 @@ type mintResult struct {
 	Claims              json.RawMessage `json:"claims"`
 }
 
+// mintFlags are the settings of "ksa token mint".
+type mintFlags struct {
+	issuer, keyFile, out, jti  string
+	sa                         ksa.ServiceAccount
+	audiences                  []string
+	lifetime                   time.Duration
+	pod, podUID, node, nodeUID string
+	format                     format
+}
+
 func newMintCmd(a *app) *cobra.Command {
-	var issuer, keyFile, out, jti string
-	var sa ksa.ServiceAccount
-	var audiences []string
-	var lifetime time.Duration
-	var pod, podUID, node, nodeUID string
-	var f format
+	f := &mintFlags{}
 	cmd := &cobra.Command{
 		Use:   "mint --issuer URL --signing-key FILE --namespace NS --service-account NAME --uid UID",
 		Short: "Mint a service-account token from a signing key (test clusters)",
@@ -360,66 +380,70 @@ tests: anyone with the key can impersonate every service account.`,
       --namespace prod --service-account billing --uid 7a3c1a8e-1c5e-4d55-9d0e-2f3b4c5d6e7f \
       --pod billing-0 --pod-uid 0c0e5c4e-8a4b-4cf4-9e55-7b8e3f7f6a10 --duration 10m -o json`,
 		Args: args(0, 0),
-		RunE: run(func(cmd *cobra.Command, _ []string) error {
-			if err := checkIssuerURL(issuer); err != nil {
-				return err
-			}
-			signer, err := loadSigningKey(keyFile)
-			if err != nil {
-				return err
-			}
-			cfg := tokens.MinterConfig{Issuer: issuer, Signer: signer, Now: a.now}
-			if jti != "" {
-				cfg.NewJTI = func() string { return jti }
-			}
-			m, err := tokens.NewMinter(cfg)
-			if err != nil {
-				return fail(err, keyFix, "cannot mint with %s", keyFile)
-			}
-			req := tokens.Request{ServiceAccount: sa, Audiences: audiences, ExpirationSeconds: int64(lifetime / time.Second)}
-			if pod != "" || podUID != "" {
-				req.BoundObject = &tokens.BoundObject{Kind: tokens.BoundPod, Name: pod, UID: podUID}
-				if node != "" {
-					req.Node = &ksa.ObjectRef{Name: node, UID: nodeUID}
-				}
-			}
-			tok, err := m.Mint(context.Background(), req)
-			if err != nil {
-				return fail(nil, "see 'ksa token mint --help': --duration is 10m to 2^32 s, --pod needs --pod-uid, --node needs --pod", "%s", libText(err))
-			}
-			res := mintResult{Token: tok.Raw, ExpirationTimestamp: tok.ExpirationTimestamp.UTC(), Warnings: tok.Warnings, Claims: tok.Claims.AppendJSON(nil)}
-			if out != "" {
-				if err := writeFile(out, []byte(tok.Raw+"\n"), 0o600, false); err != nil {
-					return fail(err, "choose a writable --out", "writing %s", out)
-				}
-			}
-			return printData(a.stdout, f, res, func(w io.Writer) {
-				if out == "" {
-					fmt.Fprintln(w, tok.Raw)
-				} else {
-					fmt.Fprintf(w, "wrote %s (expires %s)\n", out, res.ExpirationTimestamp.Format(time.RFC3339))
-				}
-				for _, warn := range tok.Warnings {
-					fmt.Fprintf(a.stderr, "warning: %s\n", warn)
-				}
-			})
-		}),
+		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a) }),
 	}
-	cmd.Flags().StringVar(&issuer, "issuer", "", "issuer URL, the tokens' iss (required)")
-	cmd.Flags().StringVar(&keyFile, "signing-key", "", "private key file (required)")
-	cmd.Flags().StringVar(&sa.Namespace, "namespace", "", "service account namespace (required)")
-	cmd.Flags().StringVar(&sa.Name, "service-account", "", "service account name (required)")
-	cmd.Flags().StringVar(&sa.UID, "uid", "", "service account UID (required; kubectl get sa NAME -o jsonpath='{.metadata.uid}')")
-	cmd.Flags().StringArrayVar(&audiences, "audience", nil, "audience (repeatable; default: the issuer, as kube-apiserver's --api-audiences)")
-	cmd.Flags().DurationVar(&lifetime, "duration", time.Hour, "token lifetime, 10m to 2^32 s")
-	cmd.Flags().StringVar(&pod, "pod", "", "bind the token to this pod")
-	cmd.Flags().StringVar(&podUID, "pod-uid", "", "the pod's UID (required with --pod)")
-	cmd.Flags().StringVar(&node, "node", "", "the node the pod runs on")
-	cmd.Flags().StringVar(&nodeUID, "node-uid", "", "the node's UID")
-	cmd.Flags().StringVar(&out, "out", "", "write the token to this file (mode 0600) instead of standard output")
-	cmd.Flags().StringVar(&jti, "jti", "", "token ID (for tests; default a random UUID)")
-	_ = cmd.Flags().MarkHidden("jti")
-	addOutputFlag(cmd, &f)
+	fl := cmd.Flags()
+	fl.StringVar(&f.issuer, "issuer", "", "issuer URL, the tokens' iss (required)")
+	fl.StringVar(&f.keyFile, "signing-key", "", "private key file (required)")
+	fl.StringVar(&f.sa.Namespace, "namespace", "", "service account namespace (required)")
+	fl.StringVar(&f.sa.Name, "service-account", "", "service account name (required)")
+	fl.StringVar(&f.sa.UID, "uid", "", "service account UID (required; kubectl get sa NAME -o jsonpath='{.metadata.uid}')")
+	fl.StringArrayVar(&f.audiences, "audience", nil, "audience (repeatable; default: the issuer, as kube-apiserver's --api-audiences)")
+	fl.DurationVar(&f.lifetime, "duration", time.Hour, "token lifetime, 10m to 2^32 s")
+	fl.StringVar(&f.pod, "pod", "", "bind the token to this pod")
+	fl.StringVar(&f.podUID, "pod-uid", "", "the pod's UID (required with --pod)")
+	fl.StringVar(&f.node, "node", "", "the node the pod runs on")
+	fl.StringVar(&f.nodeUID, "node-uid", "", "the node's UID")
+	fl.StringVar(&f.out, "out", "", "write the token to this file (mode 0600) instead of standard output")
+	fl.StringVar(&f.jti, "jti", "", "token ID (for tests; default a random UUID)")
+	_ = fl.MarkHidden("jti")
+	addOutputFlag(cmd, &f.format)
 	required(cmd, "issuer", "signing-key", "namespace", "service-account", "uid")
 	return cmd
+}
+
+func (f *mintFlags) run(a *app) error {
+	if err := checkIssuerURL(f.issuer); err != nil {
+		return err
+	}
+	signer, err := loadSigningKey(f.keyFile)
+	if err != nil {
+		return err
+	}
+	cfg := tokens.MinterConfig{Issuer: f.issuer, Signer: signer, Now: a.now}
+	if f.jti != "" {
+		jti := f.jti
+		cfg.NewJTI = func() string { return jti }
+	}
+	m, err := tokens.NewMinter(cfg)
+	if err != nil {
+		return fail(err, keyFix, "cannot mint with %s", f.keyFile)
+	}
+	req := tokens.Request{ServiceAccount: f.sa, Audiences: f.audiences, ExpirationSeconds: int64(f.lifetime / time.Second)}
+	if f.pod != "" || f.podUID != "" {
+		req.BoundObject = &tokens.BoundObject{Kind: tokens.BoundPod, Name: f.pod, UID: f.podUID}
+		if f.node != "" {
+			req.Node = &ksa.ObjectRef{Name: f.node, UID: f.nodeUID}
+		}
+	}
+	tok, err := m.Mint(context.Background(), req)
+	if err != nil {
+		return fail(nil, "see 'ksa token mint --help': --duration is 10m to 2^32 s, --pod needs --pod-uid, --node needs --pod", "%s", libText(err))
+	}
+	res := mintResult{Token: tok.Raw, ExpirationTimestamp: tok.ExpirationTimestamp.UTC(), Warnings: tok.Warnings, Claims: tok.Claims.AppendJSON(nil)}
+	if f.out != "" {
+		if err := writeFile(f.out, []byte(tok.Raw+"\n"), 0o600, false); err != nil {
+			return fail(err, "choose a writable --out", "writing %s", f.out)
+		}
+	}
+	return printData(a.stdout, f.format, res, func(w io.Writer) {
+		if f.out == "" {
+			fmt.Fprintln(w, tok.Raw)
+		} else {
+			fmt.Fprintf(w, "wrote %s (expires %s)\n", f.out, res.ExpirationTimestamp.Format(time.RFC3339))
+		}
+		for _, warn := range tok.Warnings {
+			fmt.Fprintf(a.stderr, "warning: %s\n", warn)
+		}
+	})
 }

@@ -47,8 +47,13 @@ type certReport struct {
 	Verified     bool              `json:"verified"`
 }
 
+// x509InspectFlags are the settings of "ksa x509 inspect".
+type x509InspectFlags struct {
+	format format
+}
+
 func newX509InspectCmd(a *app) *cobra.Command {
-	var f format
+	f := &x509InspectFlags{}
 	cmd := &cobra.Command{
 		Use:   "inspect CERT",
 		Short: "Show the service-account identity a certificate proves to kube-apiserver",
@@ -61,64 +66,66 @@ is refused.`,
 		Example: `  ksa x509 inspect tls.crt
   ksa x509 inspect /var/run/secrets/podcert/credentialbundle.pem -o json`,
 		Args: args(1, 1),
-		RunE: run(func(cmd *cobra.Command, args []string) error {
-			data, err := readInput(args[0], a.stdin, maxCertFile)
-			switch {
-			case errors.Is(err, errTooLarge):
-				return fail(nil, "pass a PEM certificate file", "%s is over the %d-byte limit", inputName(args[0]), maxCertFile)
-			case errors.Is(err, fs.ErrNotExist):
-				return fail(nil, "check the path", "certificate file %s does not exist", args[0])
-			case err != nil:
-				return fail(err, "pass a readable PEM certificate file", "reading %s", inputName(args[0]))
-			}
-			cert, err := firstCertificate(data)
-			if err != nil {
-				return fail(err, "pass a PEM file with a CERTIFICATE block", "%s holds no certificate", inputName(args[0]))
-			}
-			dec, err := x509sa.DecodeCertificate(cert)
-			if err != nil {
-				return fail(nil, "issue the certificate from a request made with \"ksa x509 csr\"", "%s is not a service-account certificate: %s", inputName(args[0]), libText(err))
-			}
-			now := a.now()
-			user := dec.UserInfo()
-			r := certReport{Username: user.Username, UID: user.UID, Groups: user.Groups,
-				Namespace: dec.Subject.ServiceAccount.Namespace, Name: dec.Subject.ServiceAccount.Name, Pod: dec.Subject.PodName,
-				Extensions: dec.Subject.Extensions, DNSNames: dec.DNSNames, Usage: dec.Usage.String(), CredentialID: dec.CredentialID,
-				Issuer: cert.Issuer.String(), NotBefore: *newTimeInfo(cert.NotBefore, now), NotAfter: *newTimeInfo(cert.NotAfter, now),
-				Expired: now.After(cert.NotAfter)}
-			if !dec.SPIFFEID.IsZero() {
-				r.SPIFFEID = dec.SPIFFEID.String()
-			}
-			for _, ip := range dec.IPAddresses {
-				r.IPAddresses = append(r.IPAddresses, ip.String())
-			}
-			return printData(a.stdout, f, r, func(w io.Writer) {
-				fmt.Fprintln(w, "UNVERIFIED: the chain was not checked")
-				fmt.Fprintf(w, "username:      %s\n", r.Username)
-				if r.UID != "" {
-					fmt.Fprintf(w, "uid:           %s\n", r.UID)
-				}
-				fmt.Fprintf(w, "groups:        %s\n", strings.Join(r.Groups, ", "))
-				if r.Pod != "" {
-					fmt.Fprintf(w, "pod:           %s/%s\n", r.Namespace, r.Pod)
-				}
-				if r.SPIFFEID != "" {
-					fmt.Fprintf(w, "spiffe id:     %s\n", r.SPIFFEID)
-				}
-				if hosts := append(append([]string{}, r.DNSNames...), r.IPAddresses...); len(hosts) > 0 {
-					fmt.Fprintf(w, "hosts:         %s\n", strings.Join(hosts, ", "))
-				}
-				fmt.Fprintf(w, "usage:         %s\ncredential id: %s\nissuer:        %s\n", r.Usage, r.CredentialID, r.Issuer)
-				fmt.Fprintf(w, "not before:    %s (%s)\nnot after:     %s (%s)\n", r.NotBefore.Time.Format(time.RFC3339), r.NotBefore.Relative,
-					r.NotAfter.Time.Format(time.RFC3339), r.NotAfter.Relative)
-				if r.Expired {
-					fmt.Fprintln(w, "state:         EXPIRED")
-				}
-			})
-		}),
+		RunE: run(func(cmd *cobra.Command, args []string) error { return f.run(a, args[0]) }),
 	}
-	addOutputFlag(cmd, &f)
+	addOutputFlag(cmd, &f.format)
 	return cmd
+}
+
+func (f *x509InspectFlags) run(a *app, name string) error {
+	data, err := readInput(name, a.stdin, maxCertFile)
+	switch {
+	case errors.Is(err, errTooLarge):
+		return fail(nil, "pass a PEM certificate file", "%s is over the %d-byte limit", inputName(name), maxCertFile)
+	case errors.Is(err, fs.ErrNotExist):
+		return fail(nil, "check the path", "certificate file %s does not exist", name)
+	case err != nil:
+		return fail(err, "pass a readable PEM certificate file", "reading %s", inputName(name))
+	}
+	cert, err := firstCertificate(data)
+	if err != nil {
+		return fail(err, "pass a PEM file with a CERTIFICATE block", "%s holds no certificate", inputName(name))
+	}
+	dec, err := x509sa.DecodeCertificate(cert)
+	if err != nil {
+		return fail(nil, "issue the certificate from a request made with \"ksa x509 csr\"", "%s is not a service-account certificate: %s", inputName(name), libText(err))
+	}
+	now := a.now()
+	user := dec.UserInfo()
+	r := certReport{Username: user.Username, UID: user.UID, Groups: user.Groups,
+		Namespace: dec.Subject.ServiceAccount.Namespace, Name: dec.Subject.ServiceAccount.Name, Pod: dec.Subject.PodName,
+		Extensions: dec.Subject.Extensions, DNSNames: dec.DNSNames, Usage: dec.Usage.String(), CredentialID: dec.CredentialID,
+		Issuer: cert.Issuer.String(), NotBefore: *newTimeInfo(cert.NotBefore, now), NotAfter: *newTimeInfo(cert.NotAfter, now),
+		Expired: now.After(cert.NotAfter)}
+	if !dec.SPIFFEID.IsZero() {
+		r.SPIFFEID = dec.SPIFFEID.String()
+	}
+	for _, ip := range dec.IPAddresses {
+		r.IPAddresses = append(r.IPAddresses, ip.String())
+	}
+	return printData(a.stdout, f.format, r, func(w io.Writer) {
+		fmt.Fprintln(w, "UNVERIFIED: the chain was not checked")
+		fmt.Fprintf(w, "username:      %s\n", r.Username)
+		if r.UID != "" {
+			fmt.Fprintf(w, "uid:           %s\n", r.UID)
+		}
+		fmt.Fprintf(w, "groups:        %s\n", strings.Join(r.Groups, ", "))
+		if r.Pod != "" {
+			fmt.Fprintf(w, "pod:           %s/%s\n", r.Namespace, r.Pod)
+		}
+		if r.SPIFFEID != "" {
+			fmt.Fprintf(w, "spiffe id:     %s\n", r.SPIFFEID)
+		}
+		if hosts := append(append([]string{}, r.DNSNames...), r.IPAddresses...); len(hosts) > 0 {
+			fmt.Fprintf(w, "hosts:         %s\n", strings.Join(hosts, ", "))
+		}
+		fmt.Fprintf(w, "usage:         %s\ncredential id: %s\nissuer:        %s\n", r.Usage, r.CredentialID, r.Issuer)
+		fmt.Fprintf(w, "not before:    %s (%s)\nnot after:     %s (%s)\n", r.NotBefore.Time.Format(time.RFC3339), r.NotBefore.Relative,
+			r.NotAfter.Time.Format(time.RFC3339), r.NotAfter.Relative)
+		if r.Expired {
+			fmt.Fprintln(w, "state:         EXPIRED")
+		}
+	})
 }
 
 // firstCertificate parses the first CERTIFICATE block of PEM data.
@@ -135,13 +142,18 @@ func firstCertificate(data []byte) (*x509.Certificate, error) {
 	}
 }
 
+// csrFlags are the settings of "ksa x509 csr".
+type csrFlags struct {
+	sa                                                                     ksa.ServiceAccount
+	pod, keyFile, newKey, usageName, trustDomain, objName, signerName, out string
+	hosts                                                                  []string
+	lifetime                                                               time.Duration
+	object                                                                 bool
+	format                                                                 format
+}
+
 func newX509CSRCmd(a *app) *cobra.Command {
-	var sa ksa.ServiceAccount
-	var pod, keyFile, newKey, usageName, trustDomain, objName, signerName, out string
-	var hosts []string
-	var lifetime time.Duration
-	var object bool
-	var f format
+	f := &csrFlags{}
 	cmd := &cobra.Command{
 		Use:   "csr --namespace NS --service-account NAME (--key FILE | --new-key FILE)",
 		Short: "Make a certificate request for a service account (and pod)",
@@ -156,94 +168,96 @@ certificates.k8s.io/v1 CertificateSigningRequest manifest to create.`,
   ksa x509 csr --namespace shop --service-account cart --key cart.key --pod cart-7d9f \
       --object --lifetime 24h | kubectl create -f -`,
 		Args: args(0, 0),
-		RunE: run(func(cmd *cobra.Command, _ []string) error {
-			if (keyFile == "") == (newKey == "") {
-				return usage("give --key FILE for an existing key, or --new-key FILE to create one", "exactly one of --key and --new-key is needed")
-			}
-			var u x509sa.Usage
-			switch usageName {
-			case "client":
-				u = x509sa.ClientAuth
-			case "server":
-				u = x509sa.ServerAuth
-			case "both", "client+server":
-				u = x509sa.ClientAndServerAuth
-			default:
-				return usage("use --usage client, server or both", "--usage %q is not known", usageName)
-			}
-			var key crypto.Signer
-			var err error
-			if keyFile != "" {
-				if key, err = loadSigningKey(keyFile); err != nil {
-					return err
-				}
-			} else {
-				if key, err = (keySpec{Type: "ecdsa", Curve: "P-256"}).generate(); err != nil {
-					return err
-				}
-			}
-			der, err := x509sa.CreateCSR(rand.Reader, key, x509sa.CSROptions{Subject: x509sa.Subject{ServiceAccount: sa, PodName: pod},
-				Usage: u, Hosts: hosts, TrustDomain: trustDomain})
-			if err != nil {
-				return fail(nil, "see 'ksa x509 csr --help' for what each flag allows", "%s", libText(err))
-			}
-			var doc []byte
-			if object {
-				obj, err := x509sa.NewCertificateSigningRequest(der, x509sa.RequestOptions{Name: objName, SignerName: signerName, Usage: u, Lifetime: lifetime})
-				if err != nil {
-					return fail(nil, "see 'ksa x509 csr --help' for what each flag allows", "%s", libText(err))
-				}
-				if doc, err = yaml.Marshal(obj); err != nil {
-					return fail(err, "", "encoding the request")
-				}
-				if f == formatJSON {
-					if doc, err = yaml.YAMLToJSON(doc); err != nil {
-						return fail(err, "", "encoding the request")
-					}
-					doc = append(doc, '\n')
-				}
-			} else {
-				doc = x509sa.EncodeCSRPEM(der)
-			}
-			if newKey != "" {
-				priv, _, err := encodeKeyPair(key)
-				if err != nil {
-					return fail(err, "", "encoding the key")
-				}
-				if exists(newKey) {
-					return fail(nil, "choose another --new-key, or pass the existing one as --key", "%s already exists", newKey)
-				}
-				if err := writeFile(newKey, priv, 0o600, true); err != nil {
-					return fail(err, "choose a writable path for --new-key", "writing %s", newKey)
-				}
-			}
-			if out != "" {
-				if err := writeFile(out, doc, 0o644, false); err != nil {
-					return fail(err, "choose a writable --out", "writing %s", out)
-				}
-				return nil
-			}
-			_, err = a.stdout.Write(doc)
-			return err
-		}),
+		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a) }),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&sa.Namespace, "namespace", "", "service account namespace (required)")
-	fl.StringVar(&sa.Name, "service-account", "", "service account name (required)")
-	fl.StringVar(&sa.UID, "uid", "", "service account UID (recommended: kube-apiserver reads it from the certificate)")
-	fl.StringVar(&pod, "pod", "", "pod name, in the same namespace")
-	fl.StringVar(&keyFile, "key", "", "existing PEM private key")
-	fl.StringVar(&newKey, "new-key", "", "create an ECDSA P-256 key in this file (mode 0600)")
-	fl.StringVar(&usageName, "usage", "client", "client, server or both")
-	fl.StringArrayVar(&hosts, "host", nil, "DNS name or IP the certificate serves (repeatable; needs --usage server or both)")
-	fl.StringVar(&trustDomain, "trust-domain", "", "add the SPIFFE ID spiffe://TRUST-DOMAIN/ns/NS/sa/NAME (needs --usage both)")
-	fl.BoolVar(&object, "object", false, "print a CertificateSigningRequest manifest instead of PEM")
-	fl.StringVar(&objName, "name", "", "with --object: the object's name (default: generated)")
-	fl.StringVar(&signerName, "signer-name", "", "with --object: spec.signerName (default kubernetes.io/kube-apiserver-client)")
-	fl.DurationVar(&lifetime, "lifetime", 0, "with --object: spec.expirationSeconds (at least 10m)")
-	fl.StringVar(&out, "out", "", "write the request to this file instead of standard output")
-	fl.VarP(&f, "output", "o", "with --object: yaml or json")
-	f = formatYAML
+	fl.StringVar(&f.sa.Namespace, "namespace", "", "service account namespace (required)")
+	fl.StringVar(&f.sa.Name, "service-account", "", "service account name (required)")
+	fl.StringVar(&f.sa.UID, "uid", "", "service account UID (recommended: kube-apiserver reads it from the certificate)")
+	fl.StringVar(&f.pod, "pod", "", "pod name, in the same namespace")
+	fl.StringVar(&f.keyFile, "key", "", "existing PEM private key")
+	fl.StringVar(&f.newKey, "new-key", "", "create an ECDSA P-256 key in this file (mode 0600)")
+	fl.StringVar(&f.usageName, "usage", "client", "client, server or both")
+	fl.StringArrayVar(&f.hosts, "host", nil, "DNS name or IP the certificate serves (repeatable; needs --usage server or both)")
+	fl.StringVar(&f.trustDomain, "trust-domain", "", "add the SPIFFE ID spiffe://TRUST-DOMAIN/ns/NS/sa/NAME (needs --usage both)")
+	fl.BoolVar(&f.object, "object", false, "print a CertificateSigningRequest manifest instead of PEM")
+	fl.StringVar(&f.objName, "name", "", "with --object: the object's name (default: generated)")
+	fl.StringVar(&f.signerName, "signer-name", "", "with --object: spec.signerName (default kubernetes.io/kube-apiserver-client)")
+	fl.DurationVar(&f.lifetime, "lifetime", 0, "with --object: spec.expirationSeconds (at least 10m)")
+	fl.StringVar(&f.out, "out", "", "write the request to this file instead of standard output")
+	fl.VarP(&f.format, "output", "o", "with --object: yaml or json")
+	f.format = formatYAML
 	required(cmd, "namespace", "service-account")
 	return cmd
+}
+
+func (f *csrFlags) run(a *app) error {
+	if (f.keyFile == "") == (f.newKey == "") {
+		return usage("give --key FILE for an existing key, or --new-key FILE to create one", "exactly one of --key and --new-key is needed")
+	}
+	var u x509sa.Usage
+	switch f.usageName {
+	case "client":
+		u = x509sa.ClientAuth
+	case "server":
+		u = x509sa.ServerAuth
+	case "both", "client+server":
+		u = x509sa.ClientAndServerAuth
+	default:
+		return usage("use --usage client, server or both", "--usage %q is not known", f.usageName)
+	}
+	var key crypto.Signer
+	var err error
+	if f.keyFile != "" {
+		if key, err = loadSigningKey(f.keyFile); err != nil {
+			return err
+		}
+	} else {
+		if key, err = (keySpec{Type: "ecdsa", Curve: "P-256"}).generate(); err != nil {
+			return err
+		}
+	}
+	der, err := x509sa.CreateCSR(rand.Reader, key, x509sa.CSROptions{Subject: x509sa.Subject{ServiceAccount: f.sa, PodName: f.pod},
+		Usage: u, Hosts: f.hosts, TrustDomain: f.trustDomain})
+	if err != nil {
+		return fail(nil, "see 'ksa x509 csr --help' for what each flag allows", "%s", libText(err))
+	}
+	var doc []byte
+	if f.object {
+		obj, err := x509sa.NewCertificateSigningRequest(der, x509sa.RequestOptions{Name: f.objName, SignerName: f.signerName, Usage: u, Lifetime: f.lifetime})
+		if err != nil {
+			return fail(nil, "see 'ksa x509 csr --help' for what each flag allows", "%s", libText(err))
+		}
+		if doc, err = yaml.Marshal(obj); err != nil {
+			return fail(err, "", "encoding the request")
+		}
+		if f.format == formatJSON {
+			if doc, err = yaml.YAMLToJSON(doc); err != nil {
+				return fail(err, "", "encoding the request")
+			}
+			doc = append(doc, '\n')
+		}
+	} else {
+		doc = x509sa.EncodeCSRPEM(der)
+	}
+	if f.newKey != "" {
+		priv, _, err := encodeKeyPair(key)
+		if err != nil {
+			return fail(err, "", "encoding the key")
+		}
+		if exists(f.newKey) {
+			return fail(nil, "choose another --new-key, or pass the existing one as --key", "%s already exists", f.newKey)
+		}
+		if err := writeFile(f.newKey, priv, 0o600, true); err != nil {
+			return fail(err, "choose a writable path for --new-key", "writing %s", f.newKey)
+		}
+	}
+	if f.out != "" {
+		if err := writeFile(f.out, doc, 0o644, false); err != nil {
+			return fail(err, "choose a writable --out", "writing %s", f.out)
+		}
+		return nil
+	}
+	_, err = a.stdout.Write(doc)
+	return err
 }

@@ -212,8 +212,8 @@ func (c *checker) keySet(ctx context.Context, res *checkResult, md *oidc.Provide
 	resp, f := get(ctx, getRequest{URL: md.JWKSURI, Client: c.client, Accept: oidc.JWKSContentType + ", application/json",
 		Timeout: jwks.DefaultFetchTimeout, MaxBytes: jwks.DefaultMaxSetBytes})
 	if f != nil {
-		res.add(sevError, "jwks_uri", fetchFix(f, "upload DIR/openid/v1/jwks (ksa issuer render) so that it is served at "+md.JWKSURI+", or render with the --jwks-uri where it is"),
-			"the key set %s cannot be fetched anonymously: %s", md.JWKSURI, f)
+		res.add(sevError, "jwks_uri", fetchFix(f, "upload DIR/openid/v1/jwks (ksa issuer render) so that it is served at "+termSafe(md.JWKSURI)+", or render with the --jwks-uri where it is"),
+			"the key set %s cannot be fetched anonymously: %s", termSafe(md.JWKSURI), f)
 		return nil
 	}
 	checkContentType(res, "jwks", resp.Header, []string{oidc.JWKSContentType, "application/json"}, oidc.JWKSContentType)
@@ -246,7 +246,7 @@ func (c *checker) keySet(ctx context.Context, res *checkResult, md *oidc.Provide
 		for _, k := range set.Keys {
 			if k.Algorithm != jwks.RS256 {
 				res.add(sevWarning, "keys", "sign with the RS256 key when the tokens go to Entra ID",
-					"key %s is %s: Entra ID ignores it, so tokens it signs cannot be exchanged there", k.KeyID, k.Algorithm)
+					"key %s is %s: Entra ID ignores it, so tokens it signs cannot be exchanged there", termSafe(k.KeyID), k.Algorithm)
 			}
 		}
 	}
@@ -325,7 +325,7 @@ func checkContentType(res *checkResult, what string, h http.Header, want []strin
 		ct = "none"
 	}
 	res.add(sevWarning, what, "set the object's Content-Type to "+best+" (az storage blob upload --content-type "+best+"; aws s3 cp --content-type "+best+")",
-		"the %s is served with Content-Type %s: strict relying parties refuse it", documentName(what), ct)
+		"the %s is served with Content-Type %s: strict relying parties refuse it", documentName(what), termSafe(ct))
 }
 
 // checkCache reports Cache-Control that hurts rotation or load.
@@ -376,17 +376,19 @@ func fetchFix(f *getFailure, notFound string) string {
 	return "make it answer 200 with the document"
 }
 
-// printCheck writes a check result as text.
+// printCheck writes a check result as text, every value taken from a
+// server or a token through termSafe, every problem and fix as one safe
+// line.
 func printCheck(w io.Writer, res *checkResult) {
-	fmt.Fprintf(w, "issuer:    %s\ndiscovery: %s\n", res.Issuer, res.DiscoveryURL)
+	fmt.Fprintf(w, "issuer:    %s\ndiscovery: %s\n", termSafe(res.Issuer), termSafe(res.DiscoveryURL))
 	if res.JWKSURI != "" {
-		fmt.Fprintf(w, "jwks_uri:  %s\n", res.JWKSURI)
+		fmt.Fprintf(w, "jwks_uri:  %s\n", termSafe(res.JWKSURI))
 	}
 	for _, k := range res.Keys {
-		fmt.Fprintf(w, "key:       %s %s %s\n", k.KeyID, k.Algorithm, k.Type)
+		fmt.Fprintf(w, "key:       %s %s %s\n", termSafe(k.KeyID), termSafe(k.Algorithm), k.Type)
 	}
 	if t := res.Token; t != nil {
-		fmt.Fprintf(w, "token:     iss %s, sub %s, aud %s, signature verified: %t\n", t.Issuer, t.Subject, strings.Join(t.Audience, ","), t.Verified)
+		fmt.Fprintf(w, "token:     iss %s, sub %s, aud %s, signature verified: %t\n", termSafe(t.Issuer), termSafe(t.Subject), termSafeAll(t.Audience, ","), t.Verified)
 	}
 	if len(res.Problems) == 0 {
 		fmt.Fprintln(w, "\nno problems found: Entra ID, AWS and Google can fetch this issuer")
@@ -394,6 +396,6 @@ func printCheck(w io.Writer, res *checkResult) {
 	}
 	fmt.Fprintln(w)
 	for _, p := range res.Problems {
-		fmt.Fprintf(w, "%s [%s]: %s\n  fix: %s\n", p.Severity, p.Check, p.Problem, p.Fix)
+		fmt.Fprintf(w, "%s [%s]: %s\n  fix: %s\n", p.Severity, p.Check, oneLine(p.Problem), oneLine(p.Fix))
 	}
 }

@@ -64,12 +64,6 @@ func exitCode(err error) int {
 	return exitUsage
 }
 
-// oneLine folds a message onto one line.
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
-}
-
 // libText returns an error's message without the leading package prefix of
 // the ksa library ("jwks: ", "podcert: "), for quoting it after the
 // command's own words: the prefix names a Go package, not anything the user

@@ -1,19 +1,25 @@
 package cli
 
 import (
-	"io"
+	"bytes"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // fuzzInput runs the command with input on standard input: whatever the
 // input, it never panics and exits 0 (read) or 1 (refused), never with a
-// usage error.
+// usage error, and its text output and errors are safe on a terminal.
 func fuzzInput(t *testing.T, input string, args ...string) {
-	code := Main(args, strings.NewReader(input), io.Discard, io.Discard)
+	var out, errOut bytes.Buffer
+	code := Main(args, strings.NewReader(input), &out, &errOut)
 	if code != 0 && code != 1 {
 		t.Fatalf("ksa %s: exit %d for input %q", strings.Join(args, " "), code, input)
+	}
+	assertTerminalSafe(t, errOut.String())
+	if !slices.Contains(args, "json") {
+		assertTerminalSafe(t, out.String())
 	}
 }
 
@@ -25,6 +31,8 @@ func FuzzTokenInspect(f *testing.F) {
 	f.Add("e30.e30.")
 	f.Add("")
 	f.Add("eyJhbGciOiJub25lIn0.eyJrdWJlcm5ldGVzLmlvIjp7InBvZCI6bnVsbH19.")
+	// kid, iss and aud holding ESC, CR and U+202E.
+	f.Add("eyJhbGciOiJSUzI1NiIsImtpZCI6Ilx1MDAxYlsySiJ9.eyJpc3MiOiJhXHJzdGF0ZTogVkVSSUZJRUQiLCJhdWQiOlsi4oCuIl0sImV4cCI6MTcwMDAwMzYwMH0.c2ln")
 	f.Fuzz(func(t *testing.T, token string) {
 		fuzzInput(t, token, "token", "inspect", "-", "--now", "2023-11-14T22:13:20Z")
 		fuzzInput(t, token, "token", "inspect", "-", "-o", "json", "--now", "2023-11-14T22:13:20Z")

@@ -141,6 +141,8 @@ func newTokenReport(c *tokens.Claims, now time.Time) *tokenReport {
 	return r
 }
 
+// printTokenReport writes a token report as text, every value taken from
+// the token through termSafe.
 func printTokenReport(w io.Writer, r *tokenReport) {
 	if r.Verified {
 		fmt.Fprintln(w, "VERIFIED: signature, issuer, audience and times checked")
@@ -148,27 +150,25 @@ func printTokenReport(w io.Writer, r *tokenReport) {
 		fmt.Fprintln(w, "UNVERIFIED: decoded only; the signature was not checked, trust nothing below")
 	}
 	if len(r.Header) > 0 {
-		fmt.Fprintf(w, "header:     alg %v, kid %v\n", r.Header["alg"], r.Header["kid"])
+		fmt.Fprintf(w, "header:     alg %s, kid %s\n", headerText(r.Header["alg"]), headerText(r.Header["kid"]))
 	}
-	fmt.Fprintf(w, "issuer:     %s\nsubject:    %s\naudiences:  %s\n", r.Issuer, r.Subject, strings.Join(r.Audience, ", "))
+	fmt.Fprintf(w, "issuer:     %s\nsubject:    %s\naudiences:  %s\n", termSafe(r.Issuer), termSafe(r.Subject), termSafeAll(r.Audience, ", "))
 	if len(r.Accepted) > 0 {
-		fmt.Fprintf(w, "accepted:   %s\n", strings.Join(r.Accepted, ", "))
+		fmt.Fprintf(w, "accepted:   %s\n", termSafeAll(r.Accepted, ", "))
 	}
 	b := r.Binding
-	if b.Username != "" {
-		fmt.Fprintf(w, "user:       %s (uid %s)\n", b.Username, b.UID)
-	}
-	if b.Pod != "" {
-		fmt.Fprintf(w, "pod:        %s (uid %s)\n", b.Pod, b.PodUID)
-	}
-	if b.Node != "" {
-		fmt.Fprintf(w, "node:       %s (uid %s)\n", b.Node, b.NodeUID)
-	}
-	if b.Secret != "" {
-		fmt.Fprintf(w, "secret:     %s (uid %s)\n", b.Secret, b.SecretUID)
+	for _, o := range []struct{ label, name, uid string }{
+		{"user:      ", b.Username, b.UID},
+		{"pod:       ", b.Pod, b.PodUID},
+		{"node:      ", b.Node, b.NodeUID},
+		{"secret:    ", b.Secret, b.SecretUID},
+	} {
+		if o.name != "" {
+			fmt.Fprintf(w, "%s %s (uid %s)\n", o.label, termSafe(o.name), termSafe(o.uid))
+		}
 	}
 	if r.ID != "" {
-		fmt.Fprintf(w, "jti:        %s\n", r.ID)
+		fmt.Fprintf(w, "jti:        %s\n", termSafe(r.ID))
 	}
 	for _, t := range []struct {
 		name string
@@ -189,6 +189,20 @@ func printTokenReport(w io.Writer, r *tokenReport) {
 	if r.Legacy {
 		fmt.Fprintln(w, "legacy:     a Secret-based token without audience or expiry: replace it with a TokenRequest token")
 	}
+}
+
+// headerText writes a header member as text: a string through termSafe,
+// anything else (a number, an object an attacker put there) as compact
+// JSON through termSafe.
+func headerText(v any) string {
+	if s, ok := v.(string); ok {
+		return termSafe(s)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "?"
+	}
+	return termSafe(string(b))
 }
 
 // inspectFlags are the settings of "ksa token inspect".
@@ -443,7 +457,7 @@ func (f *mintFlags) run(a *app) error {
 			fmt.Fprintf(w, "wrote %s (expires %s)\n", f.out, res.ExpirationTimestamp.Format(time.RFC3339))
 		}
 		for _, warn := range tok.Warnings {
-			fmt.Fprintf(a.stderr, "warning: %s\n", warn)
+			fmt.Fprintf(a.stderr, "warning: %s\n", oneLine(warn))
 		}
 	})
 }

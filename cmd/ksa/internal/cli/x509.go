@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -105,21 +104,21 @@ func (f *x509InspectFlags) run(a *app, name string) error {
 	}
 	return printData(a.stdout, f.format, r, func(w io.Writer) {
 		fmt.Fprintln(w, "UNVERIFIED: the chain was not checked")
-		fmt.Fprintf(w, "username:      %s\n", r.Username)
+		fmt.Fprintf(w, "username:      %s\n", termSafe(r.Username))
 		if r.UID != "" {
-			fmt.Fprintf(w, "uid:           %s\n", r.UID)
+			fmt.Fprintf(w, "uid:           %s\n", termSafe(r.UID))
 		}
-		fmt.Fprintf(w, "groups:        %s\n", strings.Join(r.Groups, ", "))
+		fmt.Fprintf(w, "groups:        %s\n", termSafeAll(r.Groups, ", "))
 		if r.Pod != "" {
-			fmt.Fprintf(w, "pod:           %s/%s\n", r.Namespace, r.Pod)
+			fmt.Fprintf(w, "pod:           %s/%s\n", termSafe(r.Namespace), termSafe(r.Pod))
 		}
 		if r.SPIFFEID != "" {
-			fmt.Fprintf(w, "spiffe id:     %s\n", r.SPIFFEID)
+			fmt.Fprintf(w, "spiffe id:     %s\n", termSafe(r.SPIFFEID))
 		}
 		if hosts := append(append([]string{}, r.DNSNames...), r.IPAddresses...); len(hosts) > 0 {
-			fmt.Fprintf(w, "hosts:         %s\n", strings.Join(hosts, ", "))
+			fmt.Fprintf(w, "hosts:         %s\n", termSafeAll(hosts, ", "))
 		}
-		fmt.Fprintf(w, "usage:         %s\ncredential id: %s\nissuer:        %s\n", r.Usage, r.CredentialID, r.Issuer)
+		fmt.Fprintf(w, "usage:         %s\ncredential id: %s\nissuer:        %s\n", r.Usage, termSafe(r.CredentialID), termSafe(r.Issuer))
 		fmt.Fprintf(w, "not before:    %s (%s)\nnot after:     %s (%s)\n", r.NotBefore.Time.Format(time.RFC3339), r.NotBefore.Relative,
 			r.NotAfter.Time.Format(time.RFC3339), r.NotAfter.Relative)
 		if r.Expired {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,8 +26,8 @@ func newPodcertCmd(a *app) *cobra.Command {
 type podcertFlags struct {
 	signerName, caKey, caCert, trustDomain string
 	maxLifetime                            time.Duration
-	hosts                                  []string
-	allowIPs, allowExtensions              bool
+	hosts, ipRanges                        []string
+	allowExtensions                        bool
 }
 
 // podcertServeFlags are the settings of "ksa podcert serve": the signer's
@@ -41,60 +40,12 @@ type podcertServeFlags struct {
 	qps                            float32
 }
 
-// policy admits serving DNS names matching a --allow-host pattern, IP
-// addresses and subject extensions only when allowed; nil when nothing is
-// (every annotation is then denied).
-func (f *podcertFlags) policy() podcert.Policy {
-	if len(f.hosts) == 0 && !f.allowIPs && !f.allowExtensions {
-		return nil
-	}
-	patterns := f.hosts
-	allowIPs, allowExt := f.allowIPs, f.allowExtensions
-	return podcert.PolicyFunc(func(req *podcert.Request, asked podcert.Asked) error {
-		if len(asked.IPAddresses) > 0 && !allowIPs {
-			return fmt.Errorf("IP addresses are not admitted (--allow-ip-hosts)")
-		}
-		if len(asked.Extensions) > 0 && !allowExt {
-			return fmt.Errorf("subject extensions are not admitted (--allow-extensions)")
-		}
-		for _, name := range asked.DNSNames {
-			if !hostAdmitted(name, req, patterns) {
-				return fmt.Errorf("DNS name %q matches no --allow-host pattern", name)
-			}
-		}
-		return nil
-	})
-}
-
-// hostAdmitted reports whether a DNS name (lower case, as podcert reads
-// it) matches a pattern: {namespace}, {serviceaccount} and {pod} stand for
-// the request's; a pattern starting with "." admits the names below it,
-// any other only itself. A placeholder stands for one DNS label only: a
-// pattern whose service account or pod name has a dot does not match, so
-// that the account "checkout.shop" in another namespace cannot become
-// "checkout.shop.svc.cluster.local" through "{serviceaccount}.svc.cluster.local".
-func hostAdmitted(name string, req *podcert.Request, patterns []string) bool {
-	expand := strings.NewReplacer("{namespace}", req.Namespace, "{serviceaccount}", req.ServiceAccountName, "{pod}", req.PodName)
-	for _, p := range patterns {
-		if (strings.Contains(p, "{serviceaccount}") && strings.Contains(req.ServiceAccountName, ".")) ||
-			(strings.Contains(p, "{pod}") && strings.Contains(req.PodName, ".")) ||
-			(strings.Contains(p, "{namespace}") && strings.Contains(req.Namespace, ".")) {
-			continue
-		}
-		p = strings.ToLower(expand.Replace(p))
-		if strings.HasPrefix(p, ".") {
-			if strings.HasSuffix(name, p) && len(name) > len(p) {
-				return true
-			}
-		} else if name == p {
-			return true
-		}
-	}
-	return false
-}
-
 // signer builds the podcert.Signer of the flags.
 func (f *podcertFlags) signer(a *app) (*podcert.Signer, error) {
+	policy, err := f.policy()
+	if err != nil {
+		return nil, err
+	}
 	key, err := loadSigningKey(f.caKey)
 	if err != nil {
 		return nil, err
@@ -126,7 +77,7 @@ func (f *podcertFlags) signer(a *app) (*podcert.Signer, error) {
 		return nil, fail(nil, "pass the CA's PEM certificate, then its issuers", "%s holds no certificate", f.caCert)
 	}
 	cfg := podcert.Config{SignerName: f.signerName, CA: key, Chain: chain, TrustDomain: f.trustDomain,
-		MaxLifetime: f.maxLifetime, Policy: f.policy()}
+		MaxLifetime: f.maxLifetime, Policy: policy}
 	if a.nowFlag != "" {
 		cfg.Clock = a.now
 	}
@@ -166,7 +117,7 @@ Stops on SIGINT or SIGTERM.`,
 	fl.StringVar(&f.trustDomain, "trust-domain", "", "SPIFFE trust domain of the URI SAN (default "+podcert.DefaultTrustDomain+")")
 	fl.DurationVar(&f.maxLifetime, "max-lifetime", 0, "longest certificate lifetime (default 24h)")
 	fl.StringArrayVar(&f.hosts, "allow-host", nil, "admit a serving DNS name equal to this pattern, or below it when it starts with \".\"; {namespace}, {serviceaccount} and {pod} are the request's, one DNS label each (repeatable)")
-	fl.BoolVar(&f.allowIPs, "allow-ip-hosts", false, "admit serving IP addresses")
+	fl.StringArrayVar(&f.ipRanges, "allow-ip-hosts", nil, "admit a serving IP address inside this CIDR, e.g. 10.0.0.0/8 (repeatable); a pod's own addresses are not known to the signer, so any pod of the signer name may get any address of the ranges")
 	fl.BoolVar(&f.allowExtensions, "allow-extensions", false, "admit subject extensions")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config or in-cluster)")
 	fl.StringVar(&f.apiVersion, "api-version", "", "certificates.k8s.io version: v1 or v1beta1 (default: discovered)")

@@ -46,6 +46,13 @@ func TestScripts(t *testing.T) {
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"serve":  cmdServe,
 			"cmpdoc": cmdCmpDoc,
+			"hardlink": func(ts *testscript.TestScript, neg bool, args []string) {
+				// hardlink OLD NEW gives a file a second name.
+				if neg || len(args) != 2 {
+					ts.Fatalf("usage: hardlink OLD NEW")
+				}
+				ts.Check(os.Link(ts.MkAbs(args[0]), ts.MkAbs(args[1])))
+			},
 			"bigfile": func(ts *testscript.TestScript, neg bool, args []string) {
 				// bigfile NAME BYTES writes a file of that many 'a's.
 				n, err := strconv.Atoi(args[1])

@@ -78,7 +78,7 @@ func (f *keygenFlags) run(a *app) error {
 	if pubOut == "" {
 		pubOut = publicPath(f.out)
 	}
-	if err := writeKeyPair(s, f.out, pubOut); err != nil {
+	if err := a.writeKeyPair(s, f.out, pubOut, "--out"); err != nil {
 		return err
 	}
 	k, err := jwks.NewKey(s)
@@ -115,7 +115,7 @@ type issuerSetup struct {
 }
 
 // render renders the documents of an issuer setup and writes them under dir.
-func (s issuerSetup) render(dir string) (*renderResult, error) {
+func (s issuerSetup) render(a *app, dir string) (*renderResult, error) {
 	if err := checkIssuerURL(s.Issuer); err != nil {
 		return nil, err
 	}
@@ -146,17 +146,12 @@ func (s issuerSetup) render(dir string) (*renderResult, error) {
 		}
 		return nil, fail(err, keyFix, "rendering the documents")
 	}
-	if err := oidc.WriteStatic(dir, docs); err != nil {
-		return nil, fail(err, "choose a writable --out directory", "writing the documents")
+	outs := renderOutputs(dir, docs.Discovery, docs.JWKS)
+	for _, o := range outs {
+		res.Files = append(res.Files, o.path)
 	}
-	azwi := filepath.Join(dir, "jwks.json")
-	if err := writeFile(azwi, docs.JWKS, 0o644, false); err != nil {
-		return nil, fail(err, "choose a writable --out directory", "writing %s", azwi)
-	}
-	res.Files = []string{
-		filepath.Join(dir, ".well-known", "openid-configuration"),
-		filepath.Join(dir, "openid", "v1", "jwks"),
-		azwi,
+	if err := a.writeOutputs(outs...); err != nil {
+		return nil, err
 	}
 	res.KubeAPIServerFlags = []string{"--service-account-issuer=" + s.Issuer, "--service-account-jwks-uri=" + jwksURI}
 	if s.Signing != nil {
@@ -175,6 +170,27 @@ func (s issuerSetup) render(dir string) (*renderResult, error) {
 		res.Warnings = append(res.Warnings, "the issuer ends with a slash: --service-account-issuer and every federated credential must end with it too, byte for byte")
 	}
 	return res, nil
+}
+
+// renderOutputs are the files of a rendering under dir: they replace the
+// documents an earlier rendering wrote, and nothing else.
+func renderOutputs(dir string, discovery, keySet []byte) []output {
+	return []output{
+		{path: filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(oidc.DiscoveryPath, "/"))), data: discovery, perm: 0o644, flag: "--out", replace: replaceDiscovery},
+		{path: filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(oidc.JWKSPath, "/"))), data: keySet, perm: 0o644, flag: "--out", replace: replaceKeySet},
+		{path: filepath.Join(dir, "jwks.json"), data: keySet, perm: 0o644, flag: "--out", replace: replaceKeySet},
+	}
+}
+
+// checkRenderDir reports why a rendering could not write its documents
+// under dir, before anything is written.
+func (a *app) checkRenderDir(dir string) error {
+	for _, o := range renderOutputs(dir, nil, nil) {
+		if _, err := a.checkWritable(o); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // mustKeyID returns the key ID of a file's private key.
@@ -217,13 +233,17 @@ func printRender(w io.Writer, res *renderResult) {
 
 // loadSetup reads the key files of a rendering; signing names the file
 // whose private key signs ("" means the first file holding one).
-func loadSetup(issuer, jwksURI string, keyPaths []string, signing string) (issuerSetup, error) {
+func (a *app) loadSetup(issuer, jwksURI string, keyPaths []string, signing string) (issuerSetup, error) {
 	s := issuerSetup{Issuer: issuer, JWKSURI: jwksURI}
 	if signing != "" && !containsPath(keyPaths, signing) {
 		keyPaths = append([]string{signing}, keyPaths...)
 	}
 	for _, p := range keyPaths {
-		kf, err := loadKeyFile(p)
+		flag := "--key"
+		if p == signing {
+			flag = "--signing-key"
+		}
+		kf, err := a.loadKeyFile(p, flag)
 		if err != nil {
 			return s, err
 		}
@@ -271,7 +291,10 @@ The jwks_uri is the issuer (one trailing slash removed) + /openid/v1/jwks
 unless --jwks-uri says otherwise. Every key of every --key file is published
 (private key files publish their public half only); the first private key
 signs unless --signing-key names another. The matching kube-apiserver flags
-are printed. Files are written atomically; re-rendering replaces them.`,
+are printed. Files are written atomically; re-rendering replaces the
+documents an earlier rendering wrote, and nothing else: a file at one of
+those paths that is not such a document, or that holds a private key, is
+left as it is and the command fails.`,
 		Example: `  ksa issuer render --issuer https://oidc.example.com/cluster-1 --key sa.key --out site
   # Azure blob hosting; a trailing slash stays part of the issuer:
   ksa issuer render --issuer https://oidcissuer.blob.core.windows.net/cluster-1/ --key sa.key --out site
@@ -292,11 +315,11 @@ are printed. Files are written atomically; re-rendering replaces them.`,
 }
 
 func (f *renderFlags) run(a *app) error {
-	s, err := loadSetup(f.issuer, f.jwksURI, f.keys, f.signing)
+	s, err := a.loadSetup(f.issuer, f.jwksURI, f.keys, f.signing)
 	if err != nil {
 		return err
 	}
-	res, err := s.render(f.out)
+	res, err := s.render(a, f.out)
 	if err != nil {
 		return err
 	}

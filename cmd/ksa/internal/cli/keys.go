@@ -31,8 +31,10 @@ type keyFile struct {
 const keyFix = `pass a PEM key file (RSA 2048 to 8192 bits, or ECDSA P-256, P-384 or P-521), e.g. one written by "ksa issuer keygen"`
 
 // loadKeyFile reads every key in a PEM file, as kube-apiserver reads
-// --service-account-key-file, and its private key if it has one.
-func loadKeyFile(path string) (*keyFile, error) {
+// --service-account-key-file, and its private key if it has one. flag
+// names the flag that gave the path; the file is never written.
+func (a *app) loadKeyFile(path, flag string) (*keyFile, error) {
+	a.readKey(path, flag)
 	data, err := readInput(path, nil, jwks.MaxPEMFileBytes)
 	if err != nil {
 		return nil, keyFileError(path, err)
@@ -55,8 +57,10 @@ func loadKeyFile(path string) (*keyFile, error) {
 	return kf, nil
 }
 
-// loadSigningKey reads the private key of a PEM file.
-func loadSigningKey(path string) (crypto.Signer, error) {
+// loadSigningKey reads the private key of a PEM file. flag names the flag
+// that gave the path; the file is never written.
+func (a *app) loadSigningKey(path, flag string) (crypto.Signer, error) {
+	a.readKey(path, flag)
 	data, err := readInput(path, nil, jwks.MaxPEMFileBytes)
 	if err != nil {
 		return nil, keyFileError(path, err)
@@ -157,24 +161,18 @@ func publicPath(private string) string {
 	return private + ".pub"
 }
 
-// writeKeyPair writes a new key pair, never overwriting either file.
-func writeKeyPair(s crypto.Signer, private, public string) error {
-	for _, p := range []string{private, public} {
-		if exists(p) {
-			return fail(nil, "choose another --out, or remove the old file yourself if it is truly unused (keys are never overwritten)", "%s already exists", p)
-		}
-	}
+// writeKeyPair writes a new key pair, never replacing any file: flag
+// names the flag of the private key file.
+func (a *app) writeKeyPair(s crypto.Signer, private, public, flag string) error {
 	priv, pub, err := encodeKeyPair(s)
 	if err != nil {
 		return fail(err, "", "encoding the key")
 	}
-	if err := writeFile(private, priv, 0o600, true); err != nil {
-		return fail(err, "choose a writable path for --out", "writing %s", private)
-	}
-	if err := writeFile(public, pub, 0o644, true); err != nil {
-		return fail(err, "choose a writable path for --out", "writing %s", public)
-	}
-	return nil
+	const fix = "choose another %s, or remove the old file yourself if it is truly unused (keys are never overwritten)"
+	return a.writeOutputs(
+		output{path: private, data: priv, perm: 0o600, flag: flag, existsFix: fmt.Sprintf(fix, flag)},
+		output{path: public, data: pub, perm: 0o644, flag: flag, existsFix: fmt.Sprintf(fix, flag)},
+	)
 }
 
 // keyType names a public key's type and size in output and messages: "RSA

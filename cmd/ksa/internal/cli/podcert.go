@@ -46,7 +46,7 @@ func (f *podcertFlags) signer(a *app) (*podcert.Signer, error) {
 	if err != nil {
 		return nil, err
 	}
-	key, err := loadSigningKey(f.caKey)
+	key, err := a.loadSigningKey(f.caKey, "--ca-key")
 	if err != nil {
 		return nil, err
 	}

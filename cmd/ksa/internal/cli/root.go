@@ -22,6 +22,8 @@ type app struct {
 	// clock, for reproducible output.
 	nowFlag string
 	clock   time.Time
+	// keysRead are the files read as keys: never written.
+	keysRead []keyRead
 }
 
 // now returns the command's clock.

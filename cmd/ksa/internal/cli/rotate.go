@@ -88,7 +88,7 @@ Nothing is deleted or overwritten; each step is a command to run at its time.`,
 }
 
 func (f *rotateFlags) run(a *app, cmd *cobra.Command) error {
-	current, err := loadSigningKey(f.signing)
+	current, err := a.loadSigningKey(f.signing, "--signing-key")
 	if err != nil {
 		return err
 	}
@@ -100,7 +100,7 @@ func (f *rotateFlags) run(a *app, cmd *cobra.Command) error {
 	}
 	// Everything but the new key must render before the key is
 	// written, so a refused flag leaves nothing behind.
-	if _, err := loadSetup(f.issuer, f.jwksURI, f.keys, f.signing); err != nil {
+	if _, err := a.loadSetup(f.issuer, f.jwksURI, f.keys, f.signing); err != nil {
 		return err
 	}
 	uri := f.jwksURI
@@ -114,12 +114,15 @@ func (f *rotateFlags) run(a *app, cmd *cobra.Command) error {
 	if _, err := oidc.Render(oidc.IssuerConfig{Issuer: f.issuer, JWKSURI: uri}, []jwks.Key{curKey}); err != nil {
 		return fail(err, "use an https:// URL without query or fragment for --issuer and --jwks-uri", "the issuer cannot be published")
 	}
+	if err := a.checkRenderDir(f.out); err != nil {
+		return err
+	}
 	s, err := f.spec.generate()
 	if err != nil {
 		return err
 	}
 	nextPub := publicPath(f.next)
-	if err := writeKeyPair(s, f.next, nextPub); err != nil {
+	if err := a.writeKeyPair(s, f.next, nextPub, "--next-key"); err != nil {
 		return err
 	}
 	nextKey, err := jwks.NewKey(s)
@@ -128,11 +131,11 @@ func (f *rotateFlags) run(a *app, cmd *cobra.Command) error {
 	}
 	curKID, _ := jwks.KeyID(current)
 	others := append([]string{nextPub}, f.keys...)
-	setup, err := loadSetup(f.issuer, f.jwksURI, others, f.signing)
+	setup, err := a.loadSetup(f.issuer, f.jwksURI, others, f.signing)
 	if err != nil {
 		return err
 	}
-	res, err := setup.render(f.out)
+	res, err := setup.render(a, f.out)
 	if err != nil {
 		return err
 	}

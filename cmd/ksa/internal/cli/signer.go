@@ -104,7 +104,7 @@ signed by the cluster's key. Peer credentials are read on Linux only.`,
 
 // ring builds the key ring of --key and --previous-key.
 func (f *signerFlags) ring(a *app) (*extsigner.Ring, jwks.Key, error) {
-	signer, err := loadSigningKey(f.primary)
+	signer, err := a.loadSigningKey(f.primary, "--key")
 	if err != nil {
 		return nil, jwks.Key{}, err
 	}
@@ -114,7 +114,7 @@ func (f *signerFlags) ring(a *app) (*extsigner.Ring, jwks.Key, error) {
 	}
 	keys := []extsigner.RingKey{{Key: k, Signer: signer, Role: extsigner.RolePrimary}}
 	for _, p := range f.previous {
-		kf, err := loadKeyFile(p)
+		kf, err := a.loadKeyFile(p, "--previous-key")
 		if err != nil {
 			return nil, jwks.Key{}, err
 		}

@@ -375,6 +375,7 @@ type mintFlags struct {
 	audiences                  []string
 	lifetime                   time.Duration
 	pod, podUID, node, nodeUID string
+	force                      bool
 	format                     format
 }
 
@@ -408,7 +409,8 @@ tests: anyone with the key can impersonate every service account.`,
 	fl.StringVar(&f.podUID, "pod-uid", "", "the pod's UID (required with --pod)")
 	fl.StringVar(&f.node, "node", "", "the node the pod runs on")
 	fl.StringVar(&f.nodeUID, "node-uid", "", "the node's UID")
-	fl.StringVar(&f.out, "out", "", "write the token to this file (mode 0600) instead of standard output")
+	fl.StringVar(&f.out, "out", "", "write the token to this file (mode 0600) instead of standard output; an existing file is not replaced without --force")
+	fl.BoolVar(&f.force, "force", false, "let --out replace an existing file (never one holding a private key, nor the --signing-key file)")
 	fl.StringVar(&f.jti, "jti", "", "token ID (for tests; default a random UUID)")
 	_ = fl.MarkHidden("jti")
 	addOutputFlag(cmd, &f.format)
@@ -420,7 +422,7 @@ func (f *mintFlags) run(a *app) error {
 	if err := checkIssuerURL(f.issuer); err != nil {
 		return err
 	}
-	signer, err := loadSigningKey(f.keyFile)
+	signer, err := a.loadSigningKey(f.keyFile, "--signing-key")
 	if err != nil {
 		return err
 	}
@@ -446,8 +448,8 @@ func (f *mintFlags) run(a *app) error {
 	}
 	res := mintResult{Token: tok.Raw, ExpirationTimestamp: tok.ExpirationTimestamp.UTC(), Warnings: tok.Warnings, Claims: tok.Claims.AppendJSON(nil)}
 	if f.out != "" {
-		if err := writeFile(f.out, []byte(tok.Raw+"\n"), 0o600, false); err != nil {
-			return fail(err, "choose a writable --out", "writing %s", f.out)
+		if err := a.writeOutputs(output{path: f.out, data: []byte(tok.Raw + "\n"), perm: 0o600, flag: "--out", replace: forced(f.force)}); err != nil {
+			return err
 		}
 	}
 	return printData(a.stdout, f.format, res, func(w io.Writer) {

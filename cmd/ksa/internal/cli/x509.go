@@ -147,7 +147,7 @@ type csrFlags struct {
 	pod, keyFile, newKey, usageName, trustDomain, objName, signerName, out string
 	hosts                                                                  []string
 	lifetime                                                               time.Duration
-	object                                                                 bool
+	object, force                                                          bool
 	format                                                                 format
 }
 
@@ -183,7 +183,8 @@ certificates.k8s.io/v1 CertificateSigningRequest manifest to create.`,
 	fl.StringVar(&f.objName, "name", "", "with --object: the object's name (default: generated)")
 	fl.StringVar(&f.signerName, "signer-name", "", "with --object: spec.signerName (default kubernetes.io/kube-apiserver-client)")
 	fl.DurationVar(&f.lifetime, "lifetime", 0, "with --object: spec.expirationSeconds (at least 10m)")
-	fl.StringVar(&f.out, "out", "", "write the request to this file instead of standard output")
+	fl.StringVar(&f.out, "out", "", "write the request to this file instead of standard output; an existing file is not replaced without --force")
+	fl.BoolVar(&f.force, "force", false, "let --out replace an existing file (never one holding a private key, nor the --key file)")
 	fl.VarP(&f.format, "output", "o", "with --object: yaml or json")
 	f.format = formatYAML
 	required(cmd, "namespace", "service-account")
@@ -208,7 +209,7 @@ func (f *csrFlags) run(a *app) error {
 	var key crypto.Signer
 	var err error
 	if f.keyFile != "" {
-		if key, err = loadSigningKey(f.keyFile); err != nil {
+		if key, err = a.loadSigningKey(f.keyFile, "--key"); err != nil {
 			return err
 		}
 	} else {
@@ -239,22 +240,22 @@ func (f *csrFlags) run(a *app) error {
 	} else {
 		doc = x509sa.EncodeCSRPEM(der)
 	}
+	var outs []output
 	if f.newKey != "" {
 		priv, _, err := encodeKeyPair(key)
 		if err != nil {
 			return fail(err, "", "encoding the key")
 		}
-		if exists(f.newKey) {
-			return fail(nil, "choose another --new-key, or pass the existing one as --key", "%s already exists", f.newKey)
-		}
-		if err := writeFile(f.newKey, priv, 0o600, true); err != nil {
-			return fail(err, "choose a writable path for --new-key", "writing %s", f.newKey)
-		}
+		outs = append(outs, output{path: f.newKey, data: priv, perm: 0o600, flag: "--new-key",
+			existsFix: "choose another --new-key, or pass the existing key as --key"})
 	}
 	if f.out != "" {
-		if err := writeFile(f.out, doc, 0o644, false); err != nil {
-			return fail(err, "choose a writable --out", "writing %s", f.out)
-		}
+		outs = append(outs, output{path: f.out, data: doc, perm: 0o644, flag: "--out", replace: forced(f.force)})
+	}
+	if err := a.writeOutputs(outs...); err != nil {
+		return err
+	}
+	if f.out != "" {
 		return nil
 	}
 	_, err = a.stdout.Write(doc)

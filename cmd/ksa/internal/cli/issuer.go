@@ -247,6 +247,11 @@ func (a *app) loadSetup(issuer, jwksURI string, keyPaths []string, signing strin
 		if err != nil {
 			return s, err
 		}
+		for _, k := range kf.Keys {
+			if err := forAPIServer(p, k.Public); err != nil {
+				return s, err
+			}
+		}
 		s.Files = append(s.Files, kf)
 		if s.Signing == nil && kf.Signer != nil && (signing == "" || p == signing) {
 			s.Signing = kf

@@ -94,6 +94,19 @@ func keyFileError(path string, err error) error {
 	return fail(err, keyFix, "reading key file %s", path)
 }
 
+// forAPIServer refuses a key kube-apiserver cannot load, for output meant
+// for it (documents it must match, flags, tokens it must verify): it reads
+// RSA and ECDSA keys only, so it would not start with an Ed25519 signing
+// key and skips an Ed25519 key among its verification keys.
+func forAPIServer(path string, pub crypto.PublicKey) error {
+	switch pub.(type) {
+	case *rsa.PublicKey, *ecdsa.PublicKey:
+		return nil
+	}
+	return fail(nil, "use an RSA or ECDSA key: ksa issuer keygen --out sa.key",
+		"%s holds an %s key, which kube-apiserver cannot load", path, keyType(pub))
+}
+
 // keySpec says what key to generate.
 type keySpec struct {
 	Type  string // rsa or ecdsa

@@ -92,6 +92,9 @@ func (f *rotateFlags) run(a *app, cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	if err := forAPIServer(f.signing, current.Public()); err != nil {
+		return err
+	}
 	if !cmd.Flags().Changed("type") && !cmd.Flags().Changed("bits") && !cmd.Flags().Changed("curve") {
 		f.spec = specOf(current)
 	}

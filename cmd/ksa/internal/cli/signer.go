@@ -108,6 +108,9 @@ func (f *signerFlags) ring(a *app) (*extsigner.Ring, jwks.Key, error) {
 	if err != nil {
 		return nil, jwks.Key{}, err
 	}
+	if err := forAPIServer(f.primary, signer.Public()); err != nil {
+		return nil, jwks.Key{}, err
+	}
 	k, err := jwks.NewKey(signer)
 	if err != nil {
 		return nil, jwks.Key{}, keyFileError(f.primary, err)
@@ -119,6 +122,9 @@ func (f *signerFlags) ring(a *app) (*extsigner.Ring, jwks.Key, error) {
 			return nil, jwks.Key{}, err
 		}
 		for _, pk := range kf.Keys {
+			if err := forAPIServer(p, pk.Public); err != nil {
+				return nil, jwks.Key{}, err
+			}
 			keys = append(keys, extsigner.RingKey{Key: pk, Signer: kf.Signer, Role: extsigner.RolePrevious, Since: a.now()})
 		}
 	}

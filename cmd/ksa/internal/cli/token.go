@@ -426,6 +426,9 @@ func (f *mintFlags) run(a *app) error {
 	if err != nil {
 		return err
 	}
+	if err := forAPIServer(f.keyFile, signer.Public()); err != nil {
+		return err
+	}
 	cfg := tokens.MinterConfig{Issuer: f.issuer, Signer: signer, Now: a.now}
 	if f.jti != "" {
 		jti := f.jti

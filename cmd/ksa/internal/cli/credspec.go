@@ -148,9 +148,8 @@ func (f *generateFlags) run(a *app, cmd *cobra.Command) error {
 		case err != nil:
 			return fail(err, "pass a readable file", "reading %s", inputName(f.from))
 		}
-		spec, err = credspec.ParseCredentialSpec(data)
-		if err != nil {
-			return fail(nil, "pass the credential-spec JSON file New-CredentialSpec wrote, unchanged", "%s is not a credential spec: %s", inputName(f.from), libText(err))
+		if spec, err = parseSpecFile(f.from, data); err != nil {
+			return err
 		}
 	} else {
 		for _, fl := range []string{"account", "dns-name", "netbios-name", "domain-guid", "domain-sid"} {

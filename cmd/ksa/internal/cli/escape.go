@@ -40,12 +40,26 @@ func termSafeAll(values []string, sep string) string {
 	return strings.Join(out, sep)
 }
 
+// maxWord bounds each word of a message: an error that quotes its input
+// (a library's, a server's) cannot echo a token or a 60 KB line.
+const maxWord = 200
+
 // oneLine folds a message onto one line and makes it safe to print: white
-// space of any kind (CR and LF included) becomes one space, and each word
-// goes through termSafe, so a remote value quoted in an error (a server's
-// status text, a library error quoting its input) cannot forge a line or
-// send escapes to the terminal.
+// space of any kind (CR and LF included) becomes one space, a word longer
+// than maxWord bytes is cut, and each word goes through termSafe, so a
+// remote value quoted in an error (a server's status text, a library error
+// quoting its input) can neither forge a line, send escapes to the
+// terminal, nor run on for pages.
 func oneLine(s string) string {
 	words := strings.Fields(s)
+	for i, w := range words {
+		if len(w) > maxWord {
+			cut := maxWord
+			for cut > 0 && !isRuneStart(w[cut]) {
+				cut--
+			}
+			words[i] = w[:cut] + "..."
+		}
+	}
 	return termSafeAll(words, " ")
 }

@@ -50,3 +50,29 @@ func FuzzX509Inspect(f *testing.F) {
 		fuzzInput(t, pem, "x509", "inspect", "-")
 	})
 }
+
+// FuzzCredspecFromFile feeds arbitrary files to ksa credspec generate
+// --from-file: whatever they hold, the error is short and never quotes a
+// long run of the input.
+func FuzzCredspecFromFile(f *testing.F) {
+	if spec, err := os.ReadFile("../../../../credspec/testdata/webapp01.json"); err == nil {
+		f.Add(string(spec))
+	}
+	f.Add(`{}`)
+	f.Add(`{"CmsPlugins":["ActiveDirectory"],"CmsPlugins":[]}`)
+	f.Add(`{"DomainJoinConfig":{"Sid":"a","sid":"b"}}`)
+	f.Add(`[1,2]`)
+	f.Add(`{"a":` + strings.Repeat("[", 100))
+	f.Add("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln")
+	f.Fuzz(func(t *testing.T, input string) {
+		var out, errOut bytes.Buffer
+		code := Main([]string{"credspec", "generate", "--from-file", "-"}, strings.NewReader(input), &out, &errOut)
+		if code != 0 && code != 1 {
+			t.Fatalf("exit %d for %q", code, input)
+		}
+		assertTerminalSafe(t, errOut.String())
+		if len(errOut.String()) > 600 {
+			t.Fatalf("an error of %d bytes: %q", errOut.Len(), errOut.String())
+		}
+	})
+}

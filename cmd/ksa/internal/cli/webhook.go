@@ -88,11 +88,11 @@ func (f *webhookFlags) handler(log *slog.Logger, allow map[string][]string) (htt
 	}
 	objs, err := credspec.DecodeAll(strings.NewReader(string(data)))
 	if err != nil {
-		return nil, nil, fail(nil, "pass GMSACredentialSpec manifests (ksa credspec generate writes them)", "%s: %s", f.specsFile, libText(err))
+		return nil, nil, fail(nil, "pass GMSACredentialSpec manifests (ksa credspec generate writes them)", "%s: %s", f.specsFile, boundReason(libText(err)))
 	}
 	src, err := credspec.NewStaticSource(objs...)
 	if err != nil {
-		return nil, nil, fail(nil, "give each object a distinct name", "%s: %s", f.specsFile, libText(err))
+		return nil, nil, fail(nil, "give each object a distinct name", "%s: %s", f.specsFile, boundReason(libText(err)))
 	}
 	authz := credspec.AuthorizerFunc(func(_ context.Context, r credspec.UseRequest) (credspec.Decision, error) {
 		if slices.Contains(allow[r.User.Username], r.Name) {

@@ -114,6 +114,12 @@ Exit status 1 when an error-level problem is found.`,
 }
 
 func (f *checkFlags) run(a *app, cmd *cobra.Command, issuer string) error {
+	if err := firstError(
+		onlyWith(cmd, "subject", f.tokenFile != "", "--token"),
+		onlyWith(cmd, "audience", f.tokenFile != "", "--token"),
+	); err != nil {
+		return err
+	}
 	client, err := httpClient(f.caFile)
 	if err != nil {
 		return err

@@ -132,11 +132,17 @@ The manifest is YAML; -o json writes the object as JSON.`,
 	fl.StringVar(&f.facts.AKVSecret, "akv-secret-uri", "", "Azure Key Vault plug-in: the secret URI of the account's credentials")
 	fl.StringVar(&f.name, "name", "", "object name (default: the account name in lower case)")
 	fl.StringVar(&f.from, "from-file", "", "turn this credential-spec JSON file into the manifest instead")
-	addOutputFlag(cmd, &f.format)
+	addManifestFlag(cmd, &f.format)
 	return cmd
 }
 
 func (f *generateFlags) run(a *app, cmd *cobra.Command) error {
+	for _, fl := range []string{"account", "dns-name", "netbios-name", "domain-guid", "domain-sid", "forest",
+		"additional-account", "akv-object-id", "akv-secret-uri"} {
+		if cmd.Flags().Changed(fl) && f.from != "" {
+			return usage("give the domain facts, or --from-file, not both", "--%s applies only without --from-file (the file holds the whole spec)", fl)
+		}
+	}
 	var spec *credspec.CredentialSpec
 	if f.from != "" {
 		data, err := readInput(f.from, a.stdin, credspec.MaxSize)
@@ -205,6 +211,6 @@ default, -o json for JSON.`,
 			return err
 		}),
 	}
-	addOutputFlag(cmd, &f)
+	addManifestFlag(cmd, &f)
 	return cmd
 }

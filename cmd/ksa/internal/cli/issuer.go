@@ -56,7 +56,7 @@ Azure workload identity. ECDSA keys suit AWS, Google and Kubernetes itself.`,
   ksa issuer keygen --out sa-2026.key --bits 3072
   ksa issuer keygen --type ecdsa --curve P-384 --out ec.key -o json`,
 		Args: args(0, 0),
-		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a) }),
+		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a, cmd) }),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.spec.Type, "type", "rsa", "key type: rsa or ecdsa")
@@ -69,7 +69,10 @@ Azure workload identity. ECDSA keys suit AWS, Google and Kubernetes itself.`,
 	return cmd
 }
 
-func (f *keygenFlags) run(a *app) error {
+func (f *keygenFlags) run(a *app, cmd *cobra.Command) error {
+	if err := f.spec.checkFlags(cmd); err != nil {
+		return err
+	}
 	s, err := f.spec.generate()
 	if err != nil {
 		return err

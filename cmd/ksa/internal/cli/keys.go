@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/spf13/cobra"
+
 	"github.com/ksa-go/ksa/jwks"
 )
 
@@ -112,6 +114,15 @@ type keySpec struct {
 	Type  string // rsa or ecdsa
 	Bits  int
 	Curve string
+}
+
+// checkFlags refuses --bits for an ECDSA key and --curve for an RSA key.
+func (s keySpec) checkFlags(cmd *cobra.Command) error {
+	isRSA := strings.EqualFold(s.Type, "rsa")
+	return firstError(
+		onlyWith(cmd, "bits", isRSA, "--type rsa"),
+		onlyWith(cmd, "curve", !isRSA, "--type ecdsa"),
+	)
 }
 
 // generate makes a key.

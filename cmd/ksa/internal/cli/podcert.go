@@ -131,6 +131,9 @@ Stops on SIGINT or SIGTERM.`,
 }
 
 func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
+	if err := onlyWithout(cmd, "trust-bundle", "no-trust-bundle"); err != nil {
+		return err
+	}
 	s, err := f.podcertFlags.signer(a)
 	if err != nil {
 		return err
@@ -163,31 +166,50 @@ func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
 	return nil
 }
 
+// rbacFlags are the settings of "ksa podcert rbac".
+type rbacFlags struct {
+	cfg    podcertctl.RBACConfig
+	format format
+}
+
 func newPodcertRBACCmd(a *app) *cobra.Command {
-	var cfg podcertctl.RBACConfig
+	f := &rbacFlags{}
 	cmd := &cobra.Command{
 		Use:   "rbac --signer-name NAME --namespace NS --service-account NAME",
 		Short: "Print the RBAC the signer needs, as YAML for kubectl apply",
-		Long: `Print the ServiceAccount, ClusterRole and ClusterRoleBinding that
-"ksa podcert serve" needs and no more: read and watch PodCertificateRequests,
-update their status, the sign and attest verbs on --signer-name, and create
-and update its ClusterTrustBundle.`,
-		Example: `  ksa podcert rbac --signer-name example.com/pods --namespace ksa-system --service-account podcert-signer | kubectl apply -f -`,
-		Args:    args(0, 0),
-		RunE: run(func(cmd *cobra.Command, _ []string) error {
-			out, err := podcertctl.Manifests(cfg)
-			if err != nil {
-				return usage("see 'ksa podcert rbac --help'", "%s", libText(err))
-			}
-			_, err = a.stdout.Write(out)
-			return err
-		}),
+		Long: `Print what "ksa podcert serve" needs and no more: the Namespace it runs
+in (unless --no-namespace), its ServiceAccount, and a ClusterRole and
+ClusterRoleBinding to read and watch PodCertificateRequests, update their
+status, hold the sign and attest verbs on --signer-name, and create and
+update its ClusterTrustBundle. The names are checked as kube-apiserver
+checks them. YAML documents by default; -o json prints one v1 List.`,
+		Example: `  ksa podcert rbac --signer-name example.com/pods --namespace ksa-system --service-account podcert-signer | kubectl apply -f -
+  # the namespace exists already:
+  ksa podcert rbac --signer-name example.com/pods --namespace kube-system --service-account podcert-signer --no-namespace -o json`,
+		Args: args(0, 0),
+		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a) }),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&cfg.SignerName, "signer-name", "", "signer name (required)")
-	fl.StringVar(&cfg.Namespace, "namespace", "", "namespace the signer runs in (required)")
-	fl.StringVar(&cfg.ServiceAccount, "service-account", "", "service account the signer runs as (required)")
-	fl.StringVar(&cfg.TrustBundleName, "trust-bundle", "", "ClusterTrustBundle it publishes (default <signer name with : for />:primary-bundle)")
+	fl.StringVar(&f.cfg.SignerName, "signer-name", "", "signer name, DOMAIN/PATH (required)")
+	fl.StringVar(&f.cfg.Namespace, "namespace", "", "namespace the signer runs in, a DNS-1123 label (required)")
+	fl.StringVar(&f.cfg.ServiceAccount, "service-account", "", "service account the signer runs as (required)")
+	fl.StringVar(&f.cfg.TrustBundleName, "trust-bundle", "", "ClusterTrustBundle it publishes (default <signer name with : for />:primary-bundle)")
+	fl.BoolVar(&f.cfg.OmitNamespace, "no-namespace", false, "leave the Namespace object out (it exists, or is managed elsewhere)")
+	addManifestFlag(cmd, &f.format)
 	required(cmd, "signer-name", "namespace", "service-account")
 	return cmd
+}
+
+func (f *rbacFlags) run(a *app) error {
+	render := podcertctl.Manifests
+	if f.format == formatJSON {
+		render = podcertctl.ManifestsJSON
+	}
+	out, err := render(f.cfg)
+	if err != nil {
+		return configError(err, flagFor{"SignerName": "--signer-name", "Namespace": "--namespace",
+			"ServiceAccount": "--service-account", "TrustBundleName": "--trust-bundle"}, "ksa podcert rbac")
+	}
+	_, err = a.stdout.Write(out)
+	return err
 }

@@ -88,6 +88,11 @@ Nothing is deleted or overwritten; each step is a command to run at its time.`,
 }
 
 func (f *rotateFlags) run(a *app, cmd *cobra.Command) error {
+	if cmd.Flags().Changed("type") {
+		if err := f.spec.checkFlags(cmd); err != nil {
+			return err
+		}
+	}
 	current, err := a.loadSigningKey(f.signing, "--signing-key")
 	if err != nil {
 		return err
@@ -95,8 +100,19 @@ func (f *rotateFlags) run(a *app, cmd *cobra.Command) error {
 	if err := forAPIServer(f.signing, current.Public()); err != nil {
 		return err
 	}
-	if !cmd.Flags().Changed("type") && !cmd.Flags().Changed("bits") && !cmd.Flags().Changed("curve") {
-		f.spec = specOf(current)
+	if !cmd.Flags().Changed("type") {
+		// Like the current key, unless --bits or --curve say otherwise.
+		cur := specOf(current)
+		f.spec.Type = cur.Type
+		if !cmd.Flags().Changed("bits") {
+			f.spec.Bits = cur.Bits
+		}
+		if !cmd.Flags().Changed("curve") {
+			f.spec.Curve = cur.Curve
+		}
+	}
+	if err := f.spec.checkFlags(cmd); err != nil {
+		return err
 	}
 	if err := checkIssuerURL(f.issuer); err != nil {
 		return err

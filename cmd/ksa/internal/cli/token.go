@@ -395,7 +395,7 @@ tests: anyone with the key can impersonate every service account.`,
       --namespace prod --service-account billing --uid 7a3c1a8e-1c5e-4d55-9d0e-2f3b4c5d6e7f \
       --pod billing-0 --pod-uid 0c0e5c4e-8a4b-4cf4-9e55-7b8e3f7f6a10 --duration 10m -o json`,
 		Args: args(0, 0),
-		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a) }),
+		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a, cmd) }),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.issuer, "issuer", "", "issuer URL, the tokens' iss (required)")
@@ -418,7 +418,15 @@ tests: anyone with the key can impersonate every service account.`,
 	return cmd
 }
 
-func (f *mintFlags) run(a *app) error {
+func (f *mintFlags) run(a *app, cmd *cobra.Command) error {
+	if err := firstError(
+		onlyWith(cmd, "pod-uid", f.pod != "", "--pod"),
+		onlyWith(cmd, "node", f.pod != "", "--pod"),
+		onlyWith(cmd, "node-uid", f.node != "", "--node"),
+		onlyWith(cmd, "force", f.out != "", "--out"),
+	); err != nil {
+		return err
+	}
 	if err := checkIssuerURL(f.issuer); err != nil {
 		return err
 	}

@@ -167,7 +167,7 @@ certificates.k8s.io/v1 CertificateSigningRequest manifest to create.`,
   ksa x509 csr --namespace shop --service-account cart --key cart.key --pod cart-7d9f \
       --object --lifetime 24h | kubectl create -f -`,
 		Args: args(0, 0),
-		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a) }),
+		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a, cmd) }),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.sa.Namespace, "namespace", "", "service account namespace (required)")
@@ -185,13 +185,26 @@ certificates.k8s.io/v1 CertificateSigningRequest manifest to create.`,
 	fl.DurationVar(&f.lifetime, "lifetime", 0, "with --object: spec.expirationSeconds (at least 10m)")
 	fl.StringVar(&f.out, "out", "", "write the request to this file instead of standard output; an existing file is not replaced without --force")
 	fl.BoolVar(&f.force, "force", false, "let --out replace an existing file (never one holding a private key, nor the --key file)")
-	fl.VarP(&f.format, "output", "o", "with --object: yaml or json")
+	fl.VarP((*manifestFormat)(&f.format), "output", "o", "with --object: the manifest's format, yaml or json")
 	f.format = formatYAML
 	required(cmd, "namespace", "service-account")
 	return cmd
 }
 
-func (f *csrFlags) run(a *app) error {
+func (f *csrFlags) run(a *app, cmd *cobra.Command) error {
+	serving := f.usageName == "server" || f.usageName == "both" || f.usageName == "client+server"
+	both := f.usageName == "both" || f.usageName == "client+server"
+	if err := firstError(
+		onlyWith(cmd, "name", f.object, "--object"),
+		onlyWith(cmd, "signer-name", f.object, "--object"),
+		onlyWith(cmd, "lifetime", f.object, "--object"),
+		onlyWith(cmd, "output", f.object, "--object"),
+		onlyWith(cmd, "force", f.out != "", "--out"),
+		onlyWith(cmd, "host", serving, "--usage server or both"),
+		onlyWith(cmd, "trust-domain", both, "--usage both"),
+	); err != nil {
+		return err
+	}
 	if (f.keyFile == "") == (f.newKey == "") {
 		return usage("give --key FILE for an existing key, or --new-key FILE to create one", "exactly one of --key and --new-key is needed")
 	}

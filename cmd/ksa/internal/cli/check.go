@@ -191,10 +191,10 @@ func (c *checker) discovery(ctx context.Context, res *checkResult) *oidc.Provide
 	switch {
 	case md.Issuer == res.Issuer:
 	case strings.TrimSuffix(md.Issuer, "/") == strings.TrimSuffix(res.Issuer, "/"):
-		res.add(sevError, "issuer", "make --service-account-issuer, the discovery document's issuer and every federated credential's issuer the same string, trailing slash included (re-render with ksa issuer render --issuer "+strconv.Quote(md.Issuer)+" or check that URL)",
+		res.add(sevError, "issuer", "make --service-account-issuer, the discovery document's issuer and every federated credential's issuer the same string, trailing slash included (render the documents again with --issuer "+quoted(md.Issuer)+", or check that URL)",
 			"the discovery document's issuer %q differs from %q by a trailing slash: relying parties compare byte for byte (Entra ID: AADSTS700211)", md.Issuer, res.Issuer)
 	default:
-		res.add(sevError, "issuer", "render the documents for this URL (ksa issuer render --issuer "+strconv.Quote(res.Issuer)+"), or check the issuer the document names",
+		res.add(sevError, "issuer", "render the documents for this URL (ksa issuer render with --issuer "+quoted(res.Issuer)+"), or check the issuer the document names",
 			"the discovery document names the issuer %q, not %q", md.Issuer, res.Issuer)
 	}
 	res.JWKSURI = md.JWKSURI
@@ -246,7 +246,7 @@ func (c *checker) keySet(ctx context.Context, res *checkResult, md *oidc.Provide
 	}
 	switch {
 	case !rs256:
-		res.add(sevError, "keys", "sign with an RSA key for Azure workload identity: ksa issuer keygen --type rsa, then ksa issuer rotate or render (AWS and Google accept ECDSA too)",
+		res.add(sevError, "keys", "sign with an RSA key for Azure workload identity: make one with ksa issuer keygen, then rotate to it with ksa issuer rotate (AWS and Google accept ECDSA too)",
 			"no RS256 key: Entra ID accepts RS256 tokens only, so every exchange fails")
 	default:
 		for _, k := range set.Keys {
@@ -310,7 +310,7 @@ func (c *checker) checkToken(res *checkResult, issuer string, set *jwks.Set) {
 	case err == nil, errors.Is(err, tokens.ErrExpired):
 		tf.Verified = true // expiry is checked after the signature
 	case errors.Is(err, tokens.ErrUnknownKeyID):
-		res.add(sevError, "token", "publish the key that signs (ksa issuer render --key with kube-apiserver's --service-account-signing-key-file) and upload the documents",
+		res.add(sevError, "token", "publish the key that signs (give ksa issuer render the --key of kube-apiserver's --service-account-signing-key-file) and upload the documents",
 			"the token's kid %q is not in the published key set", tf.KeyID)
 	case errors.Is(err, tokens.ErrBadSignature):
 		res.add(sevError, "token", "the token was not signed by the published key with its kid: check kube-apiserver's --service-account-signing-key-file",

@@ -2,9 +2,11 @@ package cli
 
 import (
 	"errors"
+	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
 	"github.com/ksa-go/ksa/credspec"
 	"github.com/ksa-go/ksa/extsigner"
@@ -69,17 +71,35 @@ func (m flagFor) flag(field string) (string, bool) {
 	return flag, best >= 0
 }
 
-// words replaces every field name in s with its flag, longest first.
+// words replaces every Go name of the table in s (a whole word, CamelCase
+// or dotted: "MaxLifetime", not "CA", which is also an English word) with
+// its flag, longest first.
 func (m flagFor) words(s string) string {
 	fields := make([]string, 0, len(m))
 	for f := range m {
-		fields = append(fields, f)
+		if isGoName(f) {
+			fields = append(fields, f)
+		}
 	}
 	sort.Slice(fields, func(i, j int) bool { return len(fields[i]) > len(fields[j]) })
 	for _, f := range fields {
-		s = strings.ReplaceAll(s, f, m[f])
+		s = regexp.MustCompile(`\b`+regexp.QuoteMeta(f)+`(\[\d+\])?\b`).ReplaceAllLiteralString(s, m[f])
 	}
 	return s
+}
+
+// isGoName reports whether a field name reads as Go rather than English:
+// dotted, or with a lower-case letter followed by an upper-case one.
+func isGoName(f string) bool {
+	if strings.Contains(f, ".") {
+		return true
+	}
+	for i := 1; i < len(f); i++ {
+		if f[i-1] >= 'a' && f[i-1] <= 'z' && f[i] >= 'A' && f[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
 }
 
 // configError turns a library's configuration error into a usage error in
@@ -99,5 +119,89 @@ func configError(err error, flags flagFor, help string) error {
 	if !ok {
 		return usage("see '"+help+" --help'", "a setting is refused: %s", reason)
 	}
-	return usage("fix "+flag+" (see '"+help+" --help')", "%s %s", flag, reason)
+	return usage("fix "+flag+" (see '"+help+" --help')", "%s: %s", flag, reason)
+}
+
+// checkNames refuses a namespace, service account or pod name Kubernetes
+// refuses, naming the flag.
+func checkNames(namespace, serviceAccount, pod string) error {
+	switch {
+	case !ksa.IsNamespace(namespace):
+		return usage("give --namespace a namespace name: at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit",
+			"--namespace %s is not a namespace name", quoted(namespace))
+	case !ksa.IsObjectName(serviceAccount):
+		return usage("give --service-account a service account name: lower-case DNS labels joined by dots, at most 253 characters",
+			"--service-account %s is not a service account name", quoted(serviceAccount))
+	case pod != "" && !ksa.IsObjectName(pod):
+		return usage("give --pod a pod name: lower-case DNS labels joined by dots, at most 253 characters",
+			"--pod %s is not a pod name", quoted(pod))
+	}
+	return nil
+}
+
+// csrError explains why a certificate request cannot be made, naming the
+// flag at fault.
+func csrError(err error) error {
+	if _, ok := asConfigProblem(err); ok {
+		return configError(err, flagFor{"Lifetime": "--lifetime", "Name": "--name", "SignerName": "--signer-name",
+			"Usage": "--usage", "TrustDomain": "--trust-domain", "Hosts": "--host"}, "ksa x509 csr")
+	}
+	var (
+		subject *x509sa.SubjectError
+		host    *x509sa.HostError
+		spiffe  *x509sa.SPIFFEIDError
+		life    *x509sa.LifetimeError
+		signer  *x509sa.SignerNameError
+		use     *x509sa.UsageError
+		key     *x509sa.KeyError
+		limit   *x509sa.LimitError
+	)
+	flag := ""
+	switch {
+	case errors.As(err, &signer):
+		flag = "--signer-name"
+	case errors.As(err, &spiffe):
+		flag = "--trust-domain"
+	case errors.As(err, &host), errors.As(err, &limit):
+		flag = "--host"
+	case errors.As(err, &life):
+		flag = "--lifetime"
+	case errors.As(err, &use):
+		flag = "--usage"
+	case errors.As(err, &key):
+		flag = "--key"
+	case errors.As(err, &subject):
+		switch subject.Attribute {
+		case "UID":
+			flag = "--uid"
+		case "pod":
+			flag = "--pod"
+		default:
+			flag = "--namespace and --service-account"
+		}
+	}
+	msg := flagFor{"ServerAuth": "--usage server", "ClientAuth": "--usage client"}.words(libText(err))
+	if flag == "" {
+		return fail(nil, "check the flags (see 'ksa x509 csr --help')", "%s", msg)
+	}
+	return usage("fix "+flag+" (see 'ksa x509 csr --help')", "%s", msg)
+}
+
+// mintError explains why a token cannot be minted, naming the flag at
+// fault.
+func mintError(err error) error {
+	if _, ok := asConfigProblem(err); ok {
+		return configError(err, flagFor{"MinterConfig.Issuer": "--issuer", "MinterConfig.Signer": "--signing-key"}, "ksa token mint")
+	}
+	var req *tokens.RequestError
+	if !errors.As(err, &req) {
+		return fail(nil, "check the flags (see 'ksa token mint --help')", "%s", libText(err))
+	}
+	flag, ok := flagFor{"serviceAccount.uid": "--uid", "uid": "--uid", "serviceAccount": "--namespace and --service-account",
+		"spec.expirationSeconds": "--duration (10m to 2^32 s)", "spec.audiences": "--audience", "spec.boundObjectRef": "--pod and --pod-uid",
+		"node": "--node and --node-uid"}.flag(req.Field)
+	if !ok {
+		flag = "the flags"
+	}
+	return usage("see 'ksa token mint --help' and fix "+flag, "%s", libText(err))
 }

@@ -180,7 +180,7 @@ func (f *generateFlags) run(a *app, cmd *cobra.Command) error {
 	if f.format == formatJSON {
 		j, err := yaml.YAMLToJSON(manifest)
 		if err != nil {
-			return fail(err, "", "encoding the manifest")
+			return fail(err, bugFix, "encoding the manifest")
 		}
 		return printData(a.stdout, f.format, json.RawMessage(j), nil)
 	}
@@ -203,7 +203,7 @@ default, -o json for JSON.`,
 			if f == formatJSON {
 				j, err := credspec.CRDJSON()
 				if err != nil {
-					return fail(err, "", "encoding the CRD")
+					return fail(err, bugFix, "encoding the CRD")
 				}
 				return printData(a.stdout, f, json.RawMessage(j), nil)
 			}

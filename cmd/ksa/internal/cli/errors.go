@@ -6,6 +6,10 @@ import (
 	"strings"
 )
 
+// bugFix is the fix of a failure the command cannot explain (encoding its
+// own output, a library refusing what the command built).
+const bugFix = "this is a bug in ksa: report it, with the command you ran, at https://github.com/ksa-go/ksa/issues"
+
 // Exit statuses.
 const (
 	exitOK      = 0

@@ -86,7 +86,7 @@ func (f *keygenFlags) run(a *app, cmd *cobra.Command) error {
 	}
 	k, err := jwks.NewKey(s)
 	if err != nil {
-		return fail(err, "", "the generated key")
+		return fail(err, bugFix, "the generated key")
 	}
 	res := keygenResult{PrivateKeyFile: f.out, PublicKeyFile: pubOut,
 		Key: keyInfo{KeyID: k.KeyID, Algorithm: k.Algorithm, Type: keyType(k.Public)}}
@@ -145,7 +145,7 @@ func (s issuerSetup) render(a *app, dir string) (*renderResult, error) {
 	docs, err := oidc.Render(oidc.IssuerConfig{Issuer: s.Issuer, JWKSURI: jwksURI}, keys)
 	if err != nil {
 		if errors.Is(err, oidc.ErrInvalidIssuer) {
-			return nil, fail(err, "use an https:// URL without query or fragment for --issuer and --jwks-uri", "the issuer cannot be published")
+			return nil, issuerError(err)
 		}
 		return nil, fail(err, keyFix, "rendering the documents")
 	}
@@ -194,6 +194,17 @@ func (a *app) checkRenderDir(dir string) error {
 		}
 	}
 	return nil
+}
+
+// issuerError explains an issuer or jwks_uri that cannot be published, in
+// the flags' words.
+func issuerError(err error) error {
+	flag := "--issuer"
+	if p, ok := asConfigProblem(err); ok && strings.HasSuffix(p.field, "JWKSURI") {
+		flag = "--jwks-uri"
+	}
+	words := flagFor{"IssuerConfig.Issuer": "--issuer", "IssuerConfig.JWKSURI": "--jwks-uri"}
+	return fail(nil, "use an https:// URL without query or fragment for "+flag, "the issuer cannot be published: %s", words.words(libText(err)))
 }
 
 // mustKeyID returns the key ID of a file's private key.

@@ -30,7 +30,7 @@ type keyFile struct {
 }
 
 // keyFix is the advice for a key file that cannot be used.
-const keyFix = `pass a PEM key file (RSA 2048 to 8192 bits, or ECDSA P-256, P-384 or P-521), e.g. one written by "ksa issuer keygen"`
+const keyFix = `pass a PEM key file (RSA 2048 to 8192 bits, or ECDSA P-256, P-384 or P-521), e.g. one that ksa issuer keygen wrote`
 
 // loadKeyFile reads every key in a PEM file, as kube-apiserver reads
 // --service-account-key-file, and its private key if it has one. flag
@@ -69,7 +69,7 @@ func (a *app) loadSigningKey(path, flag string) (crypto.Signer, error) {
 	}
 	s, err := jwks.ParseSigningKeyPEM(data)
 	if errors.Is(err, jwks.ErrNoKeys) {
-		return nil, fail(nil, "pass the private key file (the one \"ksa issuer keygen --out\" wrote, mode 0600), not the public one", "key file %s holds no private key", path)
+		return nil, fail(nil, "pass the private key file (the one ksa issuer keygen wrote at --out, mode 0600), not the public one", "key file %s holds no private key", path)
 	}
 	if err != nil {
 		return nil, keyFileError(path, err)
@@ -81,7 +81,7 @@ func (a *app) loadSigningKey(path, flag string) (crypto.Signer, error) {
 func keyFileError(path string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fail(nil, "check the path, or create the key with \"ksa issuer keygen --out "+path+"\"", "key file %s does not exist", path)
+		return fail(nil, "check the path, or create the key with \""+commandLine("ksa", "issuer", "keygen", "--out", path)+"\"", "key file %s does not exist", path)
 	case errors.Is(err, fs.ErrPermission):
 		return fail(nil, "run as a user that can read it (private keys are mode 0600)", "key file %s is not readable", path)
 	case errors.Is(err, errTooLarge):
@@ -105,7 +105,8 @@ func forAPIServer(path string, pub crypto.PublicKey) error {
 	case *rsa.PublicKey, *ecdsa.PublicKey:
 		return nil
 	}
-	return fail(nil, "use an RSA or ECDSA key: ksa issuer keygen --out sa.key",
+	next := strings.TrimSuffix(path, ".key") + "-rsa.key"
+	return fail(nil, "use an RSA or ECDSA key: \""+commandLine("ksa", "issuer", "keygen", "--out", next)+"\" makes one",
 		"%s holds an %s key, which kube-apiserver cannot load", path, keyType(pub))
 }
 
@@ -190,7 +191,7 @@ func publicPath(private string) string {
 func (a *app) writeKeyPair(s crypto.Signer, private, public, flag string) error {
 	priv, pub, err := encodeKeyPair(s)
 	if err != nil {
-		return fail(err, "", "encoding the key")
+		return fail(err, bugFix, "encoding the key")
 	}
 	const fix = "choose another %s, or remove the old file yourself if it is truly unused (keys are never overwritten)"
 	return a.writeOutputs(

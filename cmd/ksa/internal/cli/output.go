@@ -67,13 +67,13 @@ func printData(w io.Writer, f format, v any, text func(w io.Writer)) error {
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(v); err != nil {
-			return fail(err, "", "encoding the output")
+			return fail(err, bugFix, "encoding the output")
 		}
 		out := buf.Bytes()
 		if f == formatYAML {
 			y, err := yaml.JSONToYAML(out)
 			if err != nil {
-				return fail(err, "", "encoding the output")
+				return fail(err, bugFix, "encoding the output")
 			}
 			out = y
 		}

@@ -83,7 +83,8 @@ func (f *podcertFlags) signer(a *app) (*podcert.Signer, error) {
 	}
 	s, err := podcert.New(cfg)
 	if err != nil {
-		return nil, fail(nil, "fix --signer-name, the CA files or --max-lifetime", "%s", libText(err))
+		return nil, configError(err, flagFor{"SignerName": "--signer-name", "CA": "--ca-key", "Chain": "--ca-cert",
+			"TrustDomain": "--trust-domain", "MaxLifetime": "--max-lifetime", "Policy": "--allow-host"}, "ksa podcert serve")
 	}
 	return s, nil
 }
@@ -114,8 +115,8 @@ Stops on SIGINT or SIGTERM.`,
 	fl.StringVar(&f.signerName, "signer-name", "", "signer name the requests name, e.g. example.com/pods (required)")
 	fl.StringVar(&f.caKey, "ca-key", "", "PEM private key of the issuing CA (RSA or ECDSA; required)")
 	fl.StringVar(&f.caCert, "ca-cert", "", "PEM certificate of the issuing CA, then its issuers (required)")
-	fl.StringVar(&f.trustDomain, "trust-domain", "", "SPIFFE trust domain of the URI SAN (default "+podcert.DefaultTrustDomain+")")
-	fl.DurationVar(&f.maxLifetime, "max-lifetime", 0, "longest certificate lifetime (default 24h)")
+	fl.StringVar(&f.trustDomain, "trust-domain", podcert.DefaultTrustDomain, "SPIFFE trust domain of the URI SAN")
+	fl.DurationVar(&f.maxLifetime, "max-lifetime", podcert.DefaultMaxLifetime, "longest certificate lifetime: a certificate authenticates as its service account until it expires, after its pod is gone too")
 	fl.StringArrayVar(&f.hosts, "allow-host", nil, "admit a serving DNS name equal to this pattern, or below it when it starts with \".\"; {namespace}, {serviceaccount} and {pod} are the request's, one DNS label each (repeatable)")
 	fl.StringArrayVar(&f.ipRanges, "allow-ip-hosts", nil, "admit a serving IP address inside this CIDR, e.g. 10.0.0.0/8 (repeatable); a pod's own addresses are not known to the signer, so any pod of the signer name may get any address of the ranges")
 	fl.BoolVar(&f.allowExtensions, "allow-extensions", false, "admit subject extensions")
@@ -125,7 +126,7 @@ Stops on SIGINT or SIGTERM.`,
 	fl.BoolVar(&f.noBundle, "no-trust-bundle", false, "do not publish the CA")
 	fl.Float32Var(&f.qps, "kube-api-qps", 50, "requests per second to kube-apiserver (client-side limit)")
 	fl.IntVar(&f.burst, "kube-api-burst", 100, "burst of requests to kube-apiserver above --kube-api-qps")
-	fl.IntVar(&f.workers, "workers", 0, fmt.Sprintf("requests decided at once (default %d)", podcertctl.DefaultWorkers))
+	fl.IntVar(&f.workers, "workers", podcertctl.DefaultWorkers, "requests decided at once")
 	required(cmd, "signer-name", "ca-key", "ca-cert")
 	return cmd
 }
@@ -133,6 +134,14 @@ Stops on SIGINT or SIGTERM.`,
 func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
 	if err := onlyWithout(cmd, "trust-bundle", "no-trust-bundle"); err != nil {
 		return err
+	}
+	switch {
+	case f.apiVersion != "" && f.apiVersion != podcertctl.V1 && f.apiVersion != podcertctl.V1beta1:
+		return usage("give --api-version v1 or v1beta1, or leave it out to discover it", "--api-version %q is not a certificates.k8s.io version", f.apiVersion)
+	case f.workers < 0:
+		return usage(fmt.Sprintf("give --workers a positive number (default %d)", podcertctl.DefaultWorkers), "--workers %d is negative", f.workers)
+	case f.qps <= 0 || f.burst < 0:
+		return usage("give --kube-api-qps a positive number and --kube-api-burst a whole number", "--kube-api-qps %g or --kube-api-burst %d is out of range", f.qps, f.burst)
 	}
 	s, err := f.podcertFlags.signer(a)
 	if err != nil {
@@ -148,18 +157,19 @@ func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
 	rc.QPS, rc.Burst = f.qps, f.burst
 	cs, err := kubernetes.NewForConfig(rc)
 	if err != nil {
-		return fail(err, "", "configuring the client")
+		return fail(err, "check the cluster's address and credentials in the kubeconfig (--kubeconfig)", "configuring the client")
 	}
 	ctl, err := podcertctl.New(podcertctl.Config{Client: cs, Signer: s, APIVersion: f.apiVersion,
 		TrustBundleName: f.bundle, NoTrustBundle: f.noBundle, Workers: f.workers,
 		Log: slog.New(slog.NewTextHandler(a.stderr, nil))})
 	if err != nil {
-		return usage("see 'ksa podcert serve --help'", "%s", libText(err))
+		return configError(err, flagFor{"APIVersion": "--api-version", "Workers, MaxRetries or Resync": "--workers",
+			"TrustBundleName": "--trust-bundle"}, "ksa podcert serve")
 	}
 	ctx, stop := signalContext(cmd)
 	defer stop()
 	if err := ctl.Run(ctx); err != nil {
-		return fail(nil, "grant the RBAC \"ksa podcert rbac\" prints, and enable the PodCertificateRequest API (GA in 1.37)", "%s", libText(err))
+		return fail(nil, "grant the RBAC that ksa podcert rbac prints, and enable the PodCertificateRequest API (GA in 1.37)", "%s", libText(err))
 	}
 	st := ctl.Stats()
 	fmt.Fprintf(a.stderr, "stopped: %d issued, %d denied, %d failed\n", st.Issued, st.Denied, st.Failed)

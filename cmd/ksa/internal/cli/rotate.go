@@ -77,9 +77,9 @@ Nothing is deleted or overwritten; each step is a command to run at its time.`,
 	fl.StringArrayVar(&f.keys, "key", nil, "other key files to keep published (repeatable)")
 	fl.StringVar(&f.jwksURI, "jwks-uri", "", "where the key set is hosted (default: issuer + /openid/v1/jwks)")
 	fl.StringVar(&f.out, "out", "", "directory to re-render the documents into (required)")
-	fl.StringVar(&f.spec.Type, "type", "rsa", "next key type: rsa or ecdsa (default: as the current key)")
-	fl.IntVar(&f.spec.Bits, "bits", 2048, "RSA modulus size of the next key")
-	fl.StringVar(&f.spec.Curve, "curve", "P-256", "ECDSA curve of the next key")
+	fl.StringVar(&f.spec.Type, "type", "", "next key type: rsa or ecdsa (default: the current key's)")
+	fl.IntVar(&f.spec.Bits, "bits", 0, "RSA modulus size of the next key (default: the current key's, or 2048 with --type rsa)")
+	fl.StringVar(&f.spec.Curve, "curve", "", "ECDSA curve of the next key (default: the current key's, or P-256 with --type ecdsa)")
 	fl.DurationVar(&f.propagation, "propagation", 24*time.Hour, "how long relying parties may cache the old key set")
 	fl.DurationVar(&f.lifetime, "max-token-lifetime", 24*time.Hour, "the longest lifetime of a token the old key signed (kube-apiserver's --service-account-max-token-expiration)")
 	addOutputFlag(cmd, &f.format)
@@ -114,6 +114,12 @@ func (f *rotateFlags) run(a *app, cmd *cobra.Command) error {
 	if err := f.spec.checkFlags(cmd); err != nil {
 		return err
 	}
+	if f.spec.Bits == 0 {
+		f.spec.Bits = 2048
+	}
+	if f.spec.Curve == "" {
+		f.spec.Curve = "P-256"
+	}
 	if err := checkIssuerURL(f.issuer); err != nil {
 		return err
 	}
@@ -131,7 +137,7 @@ func (f *rotateFlags) run(a *app, cmd *cobra.Command) error {
 		return keyFileError(f.signing, err)
 	}
 	if _, err := oidc.Render(oidc.IssuerConfig{Issuer: f.issuer, JWKSURI: uri}, []jwks.Key{curKey}); err != nil {
-		return fail(err, "use an https:// URL without query or fragment for --issuer and --jwks-uri", "the issuer cannot be published")
+		return issuerError(err)
 	}
 	if err := a.checkRenderDir(f.out); err != nil {
 		return err
@@ -146,7 +152,7 @@ func (f *rotateFlags) run(a *app, cmd *cobra.Command) error {
 	}
 	nextKey, err := jwks.NewKey(s)
 	if err != nil {
-		return fail(err, "", "the generated key")
+		return fail(err, bugFix, "the generated key")
 	}
 	curKID, _ := jwks.KeyID(current)
 	others := append([]string{nextPub}, f.keys...)
@@ -175,15 +181,17 @@ func (f *rotateFlags) run(a *app, cmd *cobra.Command) error {
 		}
 		return fl
 	}
-	retire := []string{"ksa issuer render", "--issuer " + f.issuer}
+	// Step 3 renders the next key (which signs) and the other keys kept,
+	// without the old one.
+	retire := []string{"ksa", "issuer", "render", "--issuer", f.issuer}
 	if f.jwksURI != "" {
-		retire = append(retire, "--jwks-uri "+f.jwksURI)
+		retire = append(retire, "--jwks-uri", f.jwksURI)
 	}
-	retire = append(retire, "--signing-key "+f.next)
+	retire = append(retire, "--key", f.next)
 	for _, k := range f.keys {
-		retire = append(retire, "--key "+k)
+		retire = append(retire, "--key", k)
 	}
-	retire = append(retire, "--out "+f.out)
+	retire = append(retire, "--out", f.out)
 	result := rotateResult{
 		NextKey: keygenResult{PrivateKeyFile: f.next, PublicKeyFile: nextPub,
 			Key: keyInfo{KeyID: nextKey.KeyID, Algorithm: nextKey.Algorithm, Type: keyType(nextKey.Public)}},
@@ -199,7 +207,7 @@ func (f *rotateFlags) run(a *app, cmd *cobra.Command) error {
 			{At: retireAt, Action: "withdraw the old key: every token it signed has expired; re-render, upload, and restart kube-apiserver with these flags",
 				Signs: nextKey.KeyID, Published: withoutOld,
 				KubeAPIServerFlags: append([]string{"--service-account-signing-key-file=" + f.next}, keyFlags(append([]string{nextPub}, f.keys...)...)...),
-				Command:            strings.Join(retire, " ")},
+				Command:            commandLine(retire...)},
 		},
 		Notes: []string{
 			"kube-api-access tokens (extended to a year, with warnafter) are replaced by the kubelet within about an hour of the switch; withdrawing the old key ends the rest",

@@ -96,7 +96,7 @@ signed by the cluster's key. Peer credentials are read on Linux only.`,
 	fl.StringVar(&f.socket, "socket", "", "Unix socket path, or @name for a Linux abstract socket (kube-apiserver's --service-account-signing-endpoint; required)")
 	fl.StringVar(&f.primary, "key", "", "PEM private key that signs (required)")
 	fl.StringArrayVar(&f.previous, "previous-key", nil, "PEM key file still published for verification (repeatable)")
-	fl.DurationVar(&f.lifetime, "max-token-lifetime", 0, "longest token lifetime kube-apiserver may ask for (default: the signer's default)")
+	fl.DurationVar(&f.lifetime, "max-token-lifetime", extsigner.DefaultMaxTokenLifetime, "longest token lifetime kube-apiserver may ask for (it caps every token at it)")
 	fl.StringArrayVar(&f.allowedUIDs, "allowed-uid", defaultAllowedUIDs(), "user ID whose connections are served, on a path or an abstract socket; every other user is refused (repeatable; default: the signer's own UID and 0, root)")
 	required(cmd, "socket", "key")
 	return cmd
@@ -130,7 +130,8 @@ func (f *signerFlags) ring(a *app) (*extsigner.Ring, jwks.Key, error) {
 	}
 	ring, err := extsigner.NewRing(extsigner.RingConfig{Keys: keys, MaxTokenLifetime: f.lifetime})
 	if err != nil {
-		return nil, jwks.Key{}, fail(nil, "fix the keys or --max-token-lifetime", "%s", libText(err))
+		return nil, jwks.Key{}, configError(err, flagFor{"RingConfig.MaxTokenLifetime": "--max-token-lifetime",
+			"RingConfig.Keys": "--key or --previous-key"}, "ksa signer serve")
 	}
 	return ring, k, nil
 }
@@ -146,7 +147,7 @@ func (f *signerFlags) run(a *app, cmd *cobra.Command) error {
 	}
 	srv, err := extsigner.NewServer(extsigner.ServerConfig{Ring: ring})
 	if err != nil {
-		return fail(err, "", "configuring the signer")
+		return fail(err, bugFix, "configuring the signer")
 	}
 	l, err := extsigner.Listen(extsigner.ListenConfig{Address: f.socket, AllowedUIDs: uids,
 		OnRefused: func(uid uint32, err error) {
@@ -157,6 +158,9 @@ func (f *signerFlags) run(a *app, cmd *cobra.Command) error {
 			fmt.Fprintf(a.stderr, "refused a connection from uid %d (not an --allowed-uid)\n", uid)
 		}})
 	if err != nil {
+		if _, ok := asConfigProblem(err); ok {
+			return configError(err, flagFor{"ListenConfig.Address": "--socket", "ListenConfig.AllowedUIDs": "--allowed-uid"}, "ksa signer serve")
+		}
 		return fail(nil, "choose a --socket path in a writable directory that no live signer uses", "listening on %s: %s", f.socket, libText(err))
 	}
 	ctx, stop := signalContext(cmd)
@@ -167,7 +171,7 @@ func (f *signerFlags) run(a *app, cmd *cobra.Command) error {
 	}()
 	fmt.Fprintf(a.stderr, "signing with %s (kid %s) on %s for uid %s\n", f.primary, k.KeyID, f.socket, strings.Join(f.allowedUIDs, ", "))
 	if err := srv.Serve(l); err != nil && ctx.Err() == nil {
-		return fail(err, "", "serving")
+		return fail(err, "start the signer again; if it fails the same way, choose another --socket", "serving")
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"strings"
 	"time"
 
@@ -252,7 +253,9 @@ func (f *inspectFlags) run(a *app, args []string) error {
 type verifyFlags struct {
 	issuers, audiences []string
 	caFile             string
-	format             format
+	// tokenFile is the FILE argument, for the fixes.
+	tokenFile string
+	format    format
 }
 
 func newVerifyCmd(a *app) *cobra.Command {
@@ -286,6 +289,7 @@ func (f *verifyFlags) run(a *app, cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
 		name = args[0]
 	}
+	f.tokenFile = name
 	tok, err := readToken(name, a.stdin)
 	if err != nil {
 		return err
@@ -305,11 +309,11 @@ func (f *verifyFlags) run(a *app, cmd *cobra.Command, args []string) error {
 	}
 	v, err := oidc.NewVerifier(ctx, oidc.VerifierConfig{Issuers: f.issuers, Audiences: f.audiences, Client: client, Now: a.now})
 	if err != nil {
-		return verifierError(err)
+		return f.verifierError(err)
 	}
 	res, err := v.Verify(ctx, tok)
 	if err != nil {
-		return verifyError(err, tok, f.issuers, f.audiences)
+		return f.verifyError(err, tok)
 	}
 	r := newTokenReport(res.Claims, a.now())
 	r.Verified = true
@@ -318,8 +322,21 @@ func (f *verifyFlags) run(a *app, cmd *cobra.Command, args []string) error {
 	return printData(a.stdout, f.format, r, func(w io.Writer) { printTokenReport(w, r) })
 }
 
+// checkCommand is the issuer check that diagnoses an issuer a token did not
+// verify against, with the token when it came from a file.
+func (f *verifyFlags) checkCommand(issuer string) string {
+	args := []string{"ksa", "issuer", "check", issuer}
+	if f.caFile != "" {
+		args = append(args, "--ca-file", f.caFile)
+	}
+	if f.tokenFile != "" && f.tokenFile != "-" {
+		args = append(args, "--token", f.tokenFile)
+	}
+	return commandLine(args...)
+}
+
 // verifierError explains a failed discovery.
-func verifierError(err error) error {
+func (f *verifyFlags) verifierError(err error) error {
 	var mm *oidc.IssuerMismatchError
 	switch {
 	case errors.As(err, &mm) && strings.TrimSuffix(mm.Expected, "/") == strings.TrimSuffix(mm.Discovered, "/"):
@@ -328,14 +345,20 @@ func verifierError(err error) error {
 	case errors.As(err, &mm):
 		return fail(nil, "pass the issuer the token and the discovery document name", "the discovery document names the issuer %q, not %q", mm.Discovered, mm.Expected)
 	case errors.Is(err, oidc.ErrDiscovery):
-		return fail(err, "check the issuer URL, then run \"ksa issuer check URL\" for a full diagnosis", "discovery failed")
+		return fail(err, "check the issuer URL, then run \""+f.checkCommand(f.issuers[0])+"\" for a full diagnosis", "discovery failed")
 	}
-	return fail(err, "check --issuer and --audience", "cannot verify")
+	return configError(err, flagFor{"VerifierConfig.Issuers": "--issuer", "VerifierConfig.Audiences": "--audience",
+		"DiscoveryConfig.Issuer": "--issuer", "VerifierConfig.Client": "--ca-file"}, "ksa token verify")
 }
 
 // verifyError explains a refused token.
-func verifyError(err error, tok string, issuers, audiences []string) error {
+func (f *verifyFlags) verifyError(err error, tok string) error {
+	issuers, audiences := f.issuers, f.audiences
 	claims, _ := tokens.ParseUnverified(tok)
+	issuer := issuers[0]
+	if claims != nil && slices.Contains(issuers, claims.Issuer) {
+		issuer = claims.Issuer
+	}
 	switch {
 	case errors.Is(err, tokens.ErrUnknownIssuer) && claims != nil:
 		return fail(nil, "verify it against its own issuer, or use a token of "+strings.Join(issuers, ", "),
@@ -346,17 +369,17 @@ func verifyError(err error, tok string, issuers, audiences []string) error {
 	case errors.Is(err, tokens.ErrExpired):
 		return fail(err, "use a fresh token", "the token is refused")
 	case errors.Is(err, tokens.ErrUnknownKeyID):
-		return fail(err, "publish the signing key in the issuer's key set (ksa issuer render) and upload it", "the token is refused")
+		return fail(err, "publish the signing key in the issuer's key set (ksa issuer render) and upload it; \""+f.checkCommand(issuer)+"\" shows what is published", "the token is refused")
 	case errors.Is(err, tokens.ErrMalformed), errors.Is(err, tokens.ErrTooLarge):
 		return fail(err, "pass the token alone, a compact JWT", "the token is refused")
 	}
-	return fail(err, "run \"ksa issuer check\" on the issuer for a diagnosis", "the token is refused")
+	return fail(err, "run \""+f.checkCommand(issuer)+"\" for a diagnosis", "the token is refused")
 }
 
 func quoteAll(ss []string) string {
 	q := make([]string, len(ss))
 	for i, s := range ss {
-		q[i] = fmt.Sprintf("%q", s)
+		q[i] = quoted(s)
 	}
 	return "[" + strings.Join(q, ", ") + "]"
 }
@@ -430,6 +453,9 @@ func (f *mintFlags) run(a *app, cmd *cobra.Command) error {
 	if err := checkIssuerURL(f.issuer); err != nil {
 		return err
 	}
+	if err := checkNames(f.sa.Namespace, f.sa.Name, f.pod); err != nil {
+		return err
+	}
 	signer, err := a.loadSigningKey(f.keyFile, "--signing-key")
 	if err != nil {
 		return err
@@ -444,7 +470,7 @@ func (f *mintFlags) run(a *app, cmd *cobra.Command) error {
 	}
 	m, err := tokens.NewMinter(cfg)
 	if err != nil {
-		return fail(err, keyFix, "cannot mint with %s", f.keyFile)
+		return mintError(err)
 	}
 	req := tokens.Request{ServiceAccount: f.sa, Audiences: f.audiences, ExpirationSeconds: int64(f.lifetime / time.Second)}
 	if f.pod != "" || f.podUID != "" {
@@ -455,7 +481,7 @@ func (f *mintFlags) run(a *app, cmd *cobra.Command) error {
 	}
 	tok, err := m.Mint(context.Background(), req)
 	if err != nil {
-		return fail(nil, "see 'ksa token mint --help': --duration is 10m to 2^32 s, --pod needs --pod-uid, --node needs --pod", "%s", libText(err))
+		return mintError(err)
 	}
 	res := mintResult{Token: tok.Raw, ExpirationTimestamp: tok.ExpirationTimestamp.UTC(), Warnings: tok.Warnings, Claims: tok.Claims.AppendJSON(nil)}
 	if f.out != "" {

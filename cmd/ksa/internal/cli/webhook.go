@@ -84,15 +84,15 @@ func (f *webhookFlags) allowList() (map[string][]string, error) {
 func (f *webhookFlags) handler(log *slog.Logger, allow map[string][]string) (http.Handler, *credspec.StaticSource, error) {
 	data, err := readInput(f.specsFile, nil, 16<<20)
 	if err != nil {
-		return nil, nil, fail(err, "pass a readable YAML file of GMSACredentialSpec objects (ksa credspec generate writes one)", "reading --credspecs %s", f.specsFile)
+		return nil, nil, fail(err, "pass --credspecs a readable YAML file of GMSACredentialSpec objects (ksa credspec generate writes one)", "reading --credspecs %s", f.specsFile)
 	}
 	objs, err := credspec.DecodeAll(strings.NewReader(string(data)))
 	if err != nil {
-		return nil, nil, fail(nil, "pass GMSACredentialSpec manifests (ksa credspec generate writes them)", "%s: %s", f.specsFile, boundReason(libText(err)))
+		return nil, nil, fail(nil, "pass --credspecs GMSACredentialSpec manifests (ksa credspec generate writes them)", "%s: %s", f.specsFile, boundReason(libText(err)))
 	}
 	src, err := credspec.NewStaticSource(objs...)
 	if err != nil {
-		return nil, nil, fail(nil, "give each object a distinct name", "%s: %s", f.specsFile, boundReason(libText(err)))
+		return nil, nil, fail(nil, "give each object of --credspecs a distinct name", "%s: %s", f.specsFile, boundReason(libText(err)))
 	}
 	authz := credspec.AuthorizerFunc(func(_ context.Context, r credspec.UseRequest) (credspec.Decision, error) {
 		if slices.Contains(allow[r.User.Username], r.Name) {
@@ -102,11 +102,11 @@ func (f *webhookFlags) handler(log *slog.Logger, allow map[string][]string) (htt
 	})
 	exp, err := credspec.NewExpander(credspec.ExpanderConfig{Source: src, RandomHostname: f.randomHostname})
 	if err != nil {
-		return nil, nil, fail(err, "", "configuring the webhook")
+		return nil, nil, fail(err, bugFix, "configuring the webhook")
 	}
 	val, err := credspec.NewValidator(credspec.ValidatorConfig{Source: src, Authorizer: authz, CheckRequestingUser: f.checkUser})
 	if err != nil {
-		return nil, nil, fail(err, "", "configuring the webhook")
+		return nil, nil, fail(err, bugFix, "configuring the webhook")
 	}
 	h, err := credspec.NewHandler(credspec.HandlerConfig{Expander: exp, Validator: val,
 		OnReview: func(o credspec.ReviewOutcome) {
@@ -114,7 +114,7 @@ func (f *webhookFlags) handler(log *slog.Logger, allow map[string][]string) (htt
 				"allowed", o.Allowed, "patch", o.Patch, "error", o.Err)
 		}})
 	if err != nil {
-		return nil, nil, fail(err, "", "configuring the webhook")
+		return nil, nil, fail(err, bugFix, "configuring the webhook")
 	}
 	return h, src, nil
 }
@@ -127,22 +127,26 @@ func (f *webhookFlags) tlsConfig(a *app, log *slog.Logger) (cfg *tls.Config, cle
 		certs, err := credspec.NewCertReloader(credspec.CertReloaderConfig{CertFile: f.certFile, KeyFile: f.keyFile,
 			OnReload: func(err error) { log.Info("certificate reload", "error", err) }})
 		if err != nil {
-			return nil, nil, fail(err, "pass a PEM certificate and its key", "loading the TLS certificate")
+			if _, ok := asConfigProblem(err); ok {
+				return nil, nil, configError(err, flagFor{"CertReloaderConfig.CertFile": "--tls-cert-file", "CertReloaderConfig.KeyFile": "--tls-key-file",
+					"CertReloaderConfig": "--tls-cert-file and --tls-key-file"}, "ksa webhook serve")
+			}
+			return nil, nil, fail(err, "pass --tls-cert-file a PEM certificate and --tls-key-file its private key", "loading the TLS certificate")
 		}
 		return certs.TLSConfig(), func() {}, nil
 	}
 	cert, certPEM, err := selfSigned(a.now())
 	if err != nil {
-		return nil, nil, fail(err, "", "making a self-signed certificate")
+		return nil, nil, fail(err, "pass --tls-cert-file and --tls-key-file", "making a self-signed certificate")
 	}
 	dir, err := os.MkdirTemp("", "ksa-webhook-")
 	if err != nil {
-		return nil, nil, fail(err, "", "making a temporary directory")
+		return nil, nil, fail(err, "set $TMPDIR to a writable directory, or pass --tls-cert-file and --tls-key-file", "making a temporary directory")
 	}
 	cleanup = func() { os.RemoveAll(dir) }
 	if err := writeFile(filepath.Join(dir, "ca.crt"), certPEM, 0o644, true); err != nil {
 		cleanup()
-		return nil, nil, fail(err, "", "writing the certificate")
+		return nil, nil, fail(err, "set $TMPDIR to a writable directory, or pass --tls-cert-file and --tls-key-file", "writing the certificate")
 	}
 	log.Info("self-signed certificate", "file", filepath.Join(dir, "ca.crt"))
 	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}, cleanup, nil
@@ -178,7 +182,7 @@ func (f *webhookFlags) run(a *app, cmd *cobra.Command) error {
 	log.Info("serving", "addr", ln.Addr().String(), "credspecs", src.Names())
 	select {
 	case err := <-errc:
-		return fail(err, "", "serving")
+		return fail(err, "check --addr and the certificate (--tls-cert-file), then start the webhook again", "serving")
 	case <-ctx.Done():
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)

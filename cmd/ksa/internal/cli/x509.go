@@ -87,7 +87,7 @@ func (f *x509InspectFlags) run(a *app, name string) error {
 	}
 	dec, err := x509sa.DecodeCertificate(cert)
 	if err != nil {
-		return fail(nil, "issue the certificate from a request made with \"ksa x509 csr\"", "%s is not a service-account certificate: %s", inputName(name), libText(err))
+		return fail(nil, "issue the certificate from a request ksa x509 csr made", "%s is not a service-account certificate: %s", inputName(name), libText(err))
 	}
 	now := a.now()
 	user := dec.UserInfo()
@@ -181,8 +181,8 @@ certificates.k8s.io/v1 CertificateSigningRequest manifest to create.`,
 	fl.StringVar(&f.trustDomain, "trust-domain", "", "add the SPIFFE ID spiffe://TRUST-DOMAIN/ns/NS/sa/NAME (needs --usage both)")
 	fl.BoolVar(&f.object, "object", false, "print a CertificateSigningRequest manifest instead of PEM")
 	fl.StringVar(&f.objName, "name", "", "with --object: the object's name (default: generated)")
-	fl.StringVar(&f.signerName, "signer-name", "", "with --object: spec.signerName (default kubernetes.io/kube-apiserver-client)")
-	fl.DurationVar(&f.lifetime, "lifetime", 0, "with --object: spec.expirationSeconds (at least 10m)")
+	fl.StringVar(&f.signerName, "signer-name", x509sa.KubeAPIServerClientSigner, "with --object: spec.signerName")
+	fl.DurationVar(&f.lifetime, "lifetime", 0, "with --object: spec.expirationSeconds, at least 10m (not set by default: the signer chooses)")
 	fl.StringVar(&f.out, "out", "", "write the request to this file instead of standard output; an existing file is not replaced without --force")
 	fl.BoolVar(&f.force, "force", false, "let --out replace an existing file (never one holding a private key, nor the --key file)")
 	fl.VarP((*manifestFormat)(&f.format), "output", "o", "with --object: the manifest's format, yaml or json")
@@ -203,6 +203,9 @@ func (f *csrFlags) run(a *app, cmd *cobra.Command) error {
 		onlyWith(cmd, "host", serving, "--usage server or both"),
 		onlyWith(cmd, "trust-domain", both, "--usage both"),
 	); err != nil {
+		return err
+	}
+	if err := checkNames(f.sa.Namespace, f.sa.Name, f.pod); err != nil {
 		return err
 	}
 	if (f.keyFile == "") == (f.newKey == "") {
@@ -233,20 +236,20 @@ func (f *csrFlags) run(a *app, cmd *cobra.Command) error {
 	der, err := x509sa.CreateCSR(rand.Reader, key, x509sa.CSROptions{Subject: x509sa.Subject{ServiceAccount: f.sa, PodName: f.pod},
 		Usage: u, Hosts: f.hosts, TrustDomain: f.trustDomain})
 	if err != nil {
-		return fail(nil, "see 'ksa x509 csr --help' for what each flag allows", "%s", libText(err))
+		return csrError(err)
 	}
 	var doc []byte
 	if f.object {
 		obj, err := x509sa.NewCertificateSigningRequest(der, x509sa.RequestOptions{Name: f.objName, SignerName: f.signerName, Usage: u, Lifetime: f.lifetime})
 		if err != nil {
-			return fail(nil, "see 'ksa x509 csr --help' for what each flag allows", "%s", libText(err))
+			return csrError(err)
 		}
 		if doc, err = yaml.Marshal(obj); err != nil {
-			return fail(err, "", "encoding the request")
+			return fail(err, bugFix, "encoding the request")
 		}
 		if f.format == formatJSON {
 			if doc, err = yaml.YAMLToJSON(doc); err != nil {
-				return fail(err, "", "encoding the request")
+				return fail(err, bugFix, "encoding the request")
 			}
 			doc = append(doc, '\n')
 		}
@@ -257,7 +260,7 @@ func (f *csrFlags) run(a *app, cmd *cobra.Command) error {
 	if f.newKey != "" {
 		priv, _, err := encodeKeyPair(key)
 		if err != nil {
-			return fail(err, "", "encoding the key")
+			return fail(err, bugFix, "encoding the key")
 		}
 		outs = append(outs, output{path: f.newKey, data: priv, perm: 0o600, flag: "--new-key",
 			existsFix: "choose another --new-key, or pass the existing key as --key"})

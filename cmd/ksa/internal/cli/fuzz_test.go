@@ -44,6 +44,10 @@ func FuzzX509Inspect(f *testing.F) {
 	if cert, err := os.ReadFile("../../testdata/x509/cart.crt"); err == nil {
 		f.Add(string(cert))
 	}
+	if csr, err := os.ReadFile("../../testdata/x509/cart.csr"); err == nil {
+		f.Add(string(csr))
+	}
+	f.Add("kind: CertificateSigningRequest\nspec:\n  request: LS0t\n")
 	f.Add("-----BEGIN CERTIFICATE-----\nMAA=\n-----END CERTIFICATE-----\n")
 	f.Add("not PEM")
 	f.Fuzz(func(t *testing.T, pem string) {

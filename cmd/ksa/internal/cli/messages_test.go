@@ -5,6 +5,9 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -130,4 +133,40 @@ func writeTestCA(t *testing.T, keyFile string) string {
 	name := filepath.Join(t.TempDir(), "ca.crt")
 	require.NoError(t, os.WriteFile(name, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644))
 	return name
+}
+
+// TestNoErrorWithoutAFix: no call to fail or usage in the command gives
+// an empty fix.
+func TestNoErrorWithoutAFix(t *testing.T) {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	calls := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		require.NoError(t, err)
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			id, ok := call.Fun.(*ast.Ident)
+			if !ok || (id.Name != "fail" && id.Name != "usage") {
+				return true
+			}
+			calls++
+			fix := call.Args[0]
+			if id.Name == "fail" {
+				fix = call.Args[1]
+			}
+			if lit, ok := fix.(*ast.BasicLit); ok {
+				assert.NotEqual(t, `""`, lit.Value, "%s: %s without a fix", fset.Position(call.Pos()), id.Name)
+			}
+			return true
+		})
+	}
+	assert.Greater(t, calls, 100)
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -24,6 +25,16 @@ type app struct {
 	clock   time.Time
 	// keysRead are the files read as keys: never written.
 	keysRead []keyRead
+	// buildInfo reads the build's version; nil means debug.ReadBuildInfo.
+	readBuildInfo func() (*debug.BuildInfo, bool)
+}
+
+// buildInfo reads the build's version information.
+func (a *app) buildInfo() (*debug.BuildInfo, bool) {
+	if a.readBuildInfo != nil {
+		return a.readBuildInfo()
+	}
+	return debug.ReadBuildInfo()
 }
 
 // now returns the command's clock.
@@ -97,6 +108,7 @@ Exit status: 0 on success, 1 on failure (or when a check finds problems),
 		newWebhookCmd(a),
 		newSignerCmd(a),
 		newPodcertCmd(a),
+		newVersionCmd(a),
 	)
 	return root
 }

@@ -42,7 +42,8 @@ func newWebhookServeCmd(a *app) *cobra.Command {
 		Short: "Run the GMSA credential-spec admission webhook",
 		Long: `Serve the GMSA admission webhook over https: /mutate inlines the contents of
 the GMSACredentialSpec a pod names, /validate checks that the pod's service
-account may use it and that inlined contents match, /health answers probes.
+account may use it and that inlined contents match, /health answers probes,
+/info serves the version as "ksa version -o json" prints it.
 
 The objects come from --credspecs (YAML or JSON, several documents allowed)
 and the access rules from --allow; a deployment that reads both from the
@@ -176,7 +177,10 @@ func (f *webhookFlags) run(a *app, cmd *cobra.Command) error {
 	}
 	ctx, stop := signalContext(cmd)
 	defer stop()
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
+	mux := http.NewServeMux()
+	mux.Handle("/info", infoHandler(readVersion(a.buildInfo)))
+	mux.Handle("/", h)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(tls.NewListener(ln, tlsConfig)) }()
 	log.Info("serving", "addr", ln.Addr().String(), "credspecs", src.Names())

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/rand"
 	"crypto/x509"
@@ -9,9 +10,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/netip"
 	"time"
 
 	"github.com/spf13/cobra"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ksa-go/ksa"
@@ -26,24 +29,74 @@ func newX509Cmd(a *app) *cobra.Command {
 // maxCertFile bounds the certificate files read.
 const maxCertFile = 1 << 20
 
+// identityReport is the identity a certificate proves, or a request asks
+// for.
+type identityReport struct {
+	Username    string            `json:"username"`
+	UID         string            `json:"uid,omitempty"`
+	Groups      []string          `json:"groups"`
+	Namespace   string            `json:"namespace"`
+	Name        string            `json:"service_account"`
+	Pod         string            `json:"pod,omitempty"`
+	Extensions  map[string]string `json:"extensions,omitempty"`
+	SPIFFEID    string            `json:"spiffe_id,omitempty"`
+	DNSNames    []string          `json:"dns_names,omitempty"`
+	IPAddresses []string          `json:"ip_addresses,omitempty"`
+	Usage       string            `json:"usage"`
+}
+
+func newIdentityReport(s x509sa.Subject, spiffe x509sa.SPIFFEID, dns []string, ips []netip.Addr, u x509sa.Usage) identityReport {
+	user := s.UserInfo()
+	r := identityReport{Username: user.Username, UID: user.UID, Groups: user.Groups,
+		Namespace: s.ServiceAccount.Namespace, Name: s.ServiceAccount.Name, Pod: s.PodName,
+		Extensions: s.Extensions, DNSNames: dns, Usage: u.String()}
+	if !spiffe.IsZero() {
+		r.SPIFFEID = spiffe.String()
+	}
+	for _, ip := range ips {
+		r.IPAddresses = append(r.IPAddresses, ip.String())
+	}
+	return r
+}
+
+// print writes the identity as text, every value through termSafe.
+func (r identityReport) print(w io.Writer) {
+	fmt.Fprintf(w, "username:      %s\n", termSafe(r.Username))
+	if r.UID != "" {
+		fmt.Fprintf(w, "uid:           %s\n", termSafe(r.UID))
+	}
+	fmt.Fprintf(w, "groups:        %s\n", termSafeAll(r.Groups, ", "))
+	if r.Pod != "" {
+		fmt.Fprintf(w, "pod:           %s/%s\n", termSafe(r.Namespace), termSafe(r.Pod))
+	}
+	if r.SPIFFEID != "" {
+		fmt.Fprintf(w, "spiffe id:     %s\n", termSafe(r.SPIFFEID))
+	}
+	if hosts := append(append([]string{}, r.DNSNames...), r.IPAddresses...); len(hosts) > 0 {
+		fmt.Fprintf(w, "hosts:         %s\n", termSafeAll(hosts, ", "))
+	}
+	fmt.Fprintf(w, "usage:         %s\n", r.Usage)
+}
+
+// certReport is what x509 inspect shows of a certificate.
 type certReport struct {
-	Username     string            `json:"username"`
-	UID          string            `json:"uid,omitempty"`
-	Groups       []string          `json:"groups"`
-	Namespace    string            `json:"namespace"`
-	Name         string            `json:"service_account"`
-	Pod          string            `json:"pod,omitempty"`
-	Extensions   map[string]string `json:"extensions,omitempty"`
-	SPIFFEID     string            `json:"spiffe_id,omitempty"`
-	DNSNames     []string          `json:"dns_names,omitempty"`
-	IPAddresses  []string          `json:"ip_addresses,omitempty"`
-	Usage        string            `json:"usage"`
-	CredentialID string            `json:"credential_id"`
-	Issuer       string            `json:"issuer"`
-	NotBefore    timeInfo          `json:"not_before"`
-	NotAfter     timeInfo          `json:"not_after"`
-	Expired      bool              `json:"expired"`
-	Verified     bool              `json:"verified"`
+	identityReport
+	CredentialID string   `json:"credential_id"`
+	Issuer       string   `json:"issuer"`
+	NotBefore    timeInfo `json:"not_before"`
+	NotAfter     timeInfo `json:"not_after"`
+	Expired      bool     `json:"expired"`
+	Verified     bool     `json:"verified"`
+}
+
+// csrReport is what x509 inspect shows of a certificate request: the
+// identity it asks for, and with a CertificateSigningRequest object its
+// signer and lifetime.
+type csrReport struct {
+	Request bool `json:"request"`
+	identityReport
+	SignerName        string `json:"signer_name,omitempty"`
+	ExpirationSeconds int32  `json:"expiration_seconds,omitempty"`
 }
 
 // x509InspectFlags are the settings of "ksa x509 inspect".
@@ -54,16 +107,22 @@ type x509InspectFlags struct {
 func newX509InspectCmd(a *app) *cobra.Command {
 	f := &x509InspectFlags{}
 	cmd := &cobra.Command{
-		Use:   "inspect CERT",
-		Short: "Show the service-account identity a certificate proves to kube-apiserver",
+		Use:   "inspect FILE",
+		Short: "Show the service-account identity a certificate proves, or a request asks for",
 		Long: `Decode a PEM certificate (the first of the file; "-" for standard input)
 and show the identity kube-apiserver's x509 authenticator derives from it:
 username, UID, groups, pod, SPIFFE ID, usages, the credential ID and the
 validity. The chain is not verified. A certificate whose subject would give
 kube-apiserver another identity than a service account's, or more groups,
-is refused.`,
+is refused.
+
+What "ksa x509 csr" writes is read too: a PEM certificate request, or a
+CertificateSigningRequest manifest (--object). The output then says it is a
+request, and shows the identity it asks for (and the manifest's signer and
+lifetime); nothing has been issued.`,
 		Example: `  ksa x509 inspect tls.crt
-  ksa x509 inspect /var/run/secrets/podcert/credentialbundle.pem -o json`,
+  ksa x509 inspect /var/run/secrets/podcert/credentialbundle.pem -o json
+  ksa x509 inspect cart.csr`,
 		Args: args(1, 1),
 		RunE: run(func(cmd *cobra.Command, args []string) error { return f.run(a, args[0]) }),
 	}
@@ -75,13 +134,45 @@ func (f *x509InspectFlags) run(a *app, name string) error {
 	data, err := readInput(name, a.stdin, maxCertFile)
 	switch {
 	case errors.Is(err, errTooLarge):
-		return fail(nil, "pass a PEM certificate file", "%s is over the %d-byte limit", inputName(name), maxCertFile)
+		return fail(nil, "pass a PEM certificate or request file", "%s is over the %d-byte limit", inputName(name), maxCertFile)
 	case errors.Is(err, fs.ErrNotExist):
 		return fail(nil, "check the path", "certificate file %s does not exist", name)
 	case err != nil:
 		return fail(err, "pass a readable PEM certificate file", "reading %s", inputName(name))
 	}
-	cert, err := firstCertificate(data)
+	switch kind, block := firstPEM(data); {
+	case kind == "CERTIFICATE":
+		return f.certificate(a, name, block)
+	case kind == x509sa.CSRPEMType:
+		return f.request(a, name, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: block}), nil)
+	case kind == "" && bytes.Contains(data, []byte("CertificateSigningRequest")):
+		var obj certificatesv1.CertificateSigningRequest
+		if err := yaml.Unmarshal(data, &obj); err != nil || obj.Kind != "CertificateSigningRequest" {
+			return fail(nil, "pass the manifest ksa x509 csr --object wrote, unchanged", "%s is not a CertificateSigningRequest manifest", inputName(name))
+		}
+		return f.request(a, name, obj.Spec.Request, &obj)
+	}
+	return fail(nil, "pass a PEM file with a CERTIFICATE block, or what ksa x509 csr wrote", "%s holds no certificate", inputName(name))
+}
+
+// firstPEM returns the type and bytes of the first CERTIFICATE or
+// CERTIFICATE REQUEST block.
+func firstPEM(data []byte) (string, []byte) {
+	for {
+		var b *pem.Block
+		b, data = pem.Decode(data)
+		if b == nil {
+			return "", nil
+		}
+		if b.Type == "CERTIFICATE" || b.Type == x509sa.CSRPEMType {
+			return b.Type, b.Bytes
+		}
+	}
+}
+
+// certificate shows the identity a certificate proves.
+func (f *x509InspectFlags) certificate(a *app, name string, der []byte) error {
+	cert, err := x509.ParseCertificate(der)
 	if err != nil {
 		return fail(err, "pass a PEM file with a CERTIFICATE block", "%s holds no certificate", inputName(name))
 	}
@@ -90,35 +181,13 @@ func (f *x509InspectFlags) run(a *app, name string) error {
 		return fail(nil, "issue the certificate from a request ksa x509 csr made", "%s is not a service-account certificate: %s", inputName(name), libText(err))
 	}
 	now := a.now()
-	user := dec.UserInfo()
-	r := certReport{Username: user.Username, UID: user.UID, Groups: user.Groups,
-		Namespace: dec.Subject.ServiceAccount.Namespace, Name: dec.Subject.ServiceAccount.Name, Pod: dec.Subject.PodName,
-		Extensions: dec.Subject.Extensions, DNSNames: dec.DNSNames, Usage: dec.Usage.String(), CredentialID: dec.CredentialID,
-		Issuer: cert.Issuer.String(), NotBefore: *newTimeInfo(cert.NotBefore, now), NotAfter: *newTimeInfo(cert.NotAfter, now),
-		Expired: now.After(cert.NotAfter)}
-	if !dec.SPIFFEID.IsZero() {
-		r.SPIFFEID = dec.SPIFFEID.String()
-	}
-	for _, ip := range dec.IPAddresses {
-		r.IPAddresses = append(r.IPAddresses, ip.String())
-	}
+	r := certReport{identityReport: newIdentityReport(dec.Subject, dec.SPIFFEID, dec.DNSNames, dec.IPAddresses, dec.Usage),
+		CredentialID: dec.CredentialID, Issuer: cert.Issuer.String(),
+		NotBefore: *newTimeInfo(cert.NotBefore, now), NotAfter: *newTimeInfo(cert.NotAfter, now), Expired: now.After(cert.NotAfter)}
 	return printData(a.stdout, f.format, r, func(w io.Writer) {
 		fmt.Fprintln(w, "UNVERIFIED: the chain was not checked")
-		fmt.Fprintf(w, "username:      %s\n", termSafe(r.Username))
-		if r.UID != "" {
-			fmt.Fprintf(w, "uid:           %s\n", termSafe(r.UID))
-		}
-		fmt.Fprintf(w, "groups:        %s\n", termSafeAll(r.Groups, ", "))
-		if r.Pod != "" {
-			fmt.Fprintf(w, "pod:           %s/%s\n", termSafe(r.Namespace), termSafe(r.Pod))
-		}
-		if r.SPIFFEID != "" {
-			fmt.Fprintf(w, "spiffe id:     %s\n", termSafe(r.SPIFFEID))
-		}
-		if hosts := append(append([]string{}, r.DNSNames...), r.IPAddresses...); len(hosts) > 0 {
-			fmt.Fprintf(w, "hosts:         %s\n", termSafeAll(hosts, ", "))
-		}
-		fmt.Fprintf(w, "usage:         %s\ncredential id: %s\nissuer:        %s\n", r.Usage, termSafe(r.CredentialID), termSafe(r.Issuer))
+		r.identityReport.print(w)
+		fmt.Fprintf(w, "credential id: %s\nissuer:        %s\n", termSafe(r.CredentialID), termSafe(r.Issuer))
 		fmt.Fprintf(w, "not before:    %s (%s)\nnot after:     %s (%s)\n", r.NotBefore.Time.Format(time.RFC3339), r.NotBefore.Relative,
 			r.NotAfter.Time.Format(time.RFC3339), r.NotAfter.Relative)
 		if r.Expired {
@@ -127,18 +196,30 @@ func (f *x509InspectFlags) run(a *app, name string) error {
 	})
 }
 
-// firstCertificate parses the first CERTIFICATE block of PEM data.
-func firstCertificate(data []byte) (*x509.Certificate, error) {
-	for {
-		var b *pem.Block
-		b, data = pem.Decode(data)
-		if b == nil {
-			return nil, errors.New("no CERTIFICATE block")
-		}
-		if b.Type == "CERTIFICATE" {
-			return x509.ParseCertificate(b.Bytes)
+// request shows the identity a certificate request asks for; obj is the
+// CertificateSigningRequest that held it, if any.
+func (f *x509InspectFlags) request(a *app, name string, pemData []byte, obj *certificatesv1.CertificateSigningRequest) error {
+	csr, err := x509sa.ParseCSRPEM(pemData)
+	if err != nil {
+		return fail(nil, "pass a request ksa x509 csr made, unchanged", "%s is not a service-account certificate request: %s", inputName(name), libText(err))
+	}
+	r := csrReport{Request: true, identityReport: newIdentityReport(csr.Subject, csr.SPIFFEID, csr.DNSNames, csr.IPAddresses, csr.Usage)}
+	if obj != nil {
+		r.SignerName = obj.Spec.SignerName
+		if obj.Spec.ExpirationSeconds != nil {
+			r.ExpirationSeconds = *obj.Spec.ExpirationSeconds
 		}
 	}
+	return printData(a.stdout, f.format, r, func(w io.Writer) {
+		fmt.Fprintln(w, "REQUEST: a certificate request, not a certificate: the identity it asks for, nothing issued")
+		r.identityReport.print(w)
+		if r.SignerName != "" {
+			fmt.Fprintf(w, "signer:        %s\n", termSafe(r.SignerName))
+		}
+		if r.ExpirationSeconds != 0 {
+			fmt.Fprintf(w, "lifetime:      %s\n", secs(int64(r.ExpirationSeconds)))
+		}
+	})
 }
 
 // csrFlags are the settings of "ksa x509 csr".

@@ -176,3 +176,23 @@ func TestHelpDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestPodcertServeHelp: the help names where serving hosts and extensions
+// come from (the projection field and the annotation keys, which were
+// documented in the Go docs only) and what an issued certificate is worth
+// once its CA is trusted.
+func TestPodcertServeHelp(t *testing.T) {
+	var out bytes.Buffer
+	code := Main([]string{"podcert", "serve", "--help"}, strings.NewReader(""), &out, &out)
+	require.Equal(t, exitOK, code)
+	help := strings.Join(strings.Fields(out.String()), " ")
+	for _, want := range []string{
+		podcert.DefaultServeHostsKey, podcert.DefaultExtensionsKey,
+		"podCertificate projection's userAnnotations", "spec.unverifiedUserAnnotations",
+		"authenticates as its service account for its whole lifetime", "after the pod is deleted",
+		"--max-lifetime", "24h or less",
+	} {
+		assert.Contains(t, help, want)
+	}
+	assert.NotContains(t, help, "the pod's annotations")
+}

@@ -97,13 +97,30 @@ func newPodcertServeCmd(a *app) *cobra.Command {
 		Long: `Watch the PodCertificateRequests naming --signer-name and decide each:
 check the request (its stub CSR or proof of possession, the key type), then
 issue a certificate from the CA of --ca-key and --ca-cert (the CA first,
-then its issuers) carrying the pod's service-account identity, the SPIFFE
-ID and the serving hosts asked for through the pod's annotations when an
---allow-host pattern admits them; refused requests are Denied or Failed with
-the API's reasons. Every status is checked as kube-apiserver checks it
-before it is written. The CA's root is published as a ClusterTrustBundle.
+then its issuers) carrying the pod's service-account identity and SPIFFE
+ID; refused requests are Denied or Failed with the API's reasons. Every
+status is checked as kube-apiserver checks it before it is written. The
+CA's root is published as a ClusterTrustBundle.
 
-The identity needs the RBAC "ksa podcert rbac" prints. Connects with
+Serving hosts and subject extensions are asked for by the pod's author in
+the podCertificate projection's userAnnotations, which the kubelet copies
+into the request's spec.unverifiedUserAnnotations; nothing there is
+verified by Kubernetes. Two keys are read (any other denies the request):
+
+  ` + podcert.DefaultServeHostsKey + `   DNS names and IP addresses, comma-separated,
+                                 issued when an --allow-host pattern (names)
+                                 or an --allow-ip-hosts range (addresses)
+                                 admits every one
+  ` + podcert.DefaultExtensionsKey + `    key=value subject extensions, comma-separated,
+                                 issued with --allow-extensions
+
+Once kube-apiserver trusts the CA (--client-ca-file), an issued certificate
+authenticates as its service account for its whole lifetime, after the pod
+is deleted too: x509 client authentication carries no pod binding that
+kube-apiserver could check, unlike a bound token. Keep --max-lifetime short,
+the default 24h or less.
+
+The identity needs the RBAC that "ksa podcert rbac" prints. Connects with
 --kubeconfig, $KUBECONFIG or the pod's in-cluster configuration.
 Stops on SIGINT or SIGTERM.`,
 		Example: `  ksa podcert serve --signer-name example.com/pods --ca-key ca.key --ca-cert ca.crt
@@ -117,7 +134,7 @@ Stops on SIGINT or SIGTERM.`,
 	fl.StringVar(&f.caCert, "ca-cert", "", "PEM certificate of the issuing CA, then its issuers (required)")
 	fl.StringVar(&f.trustDomain, "trust-domain", podcert.DefaultTrustDomain, "SPIFFE trust domain of the URI SAN")
 	fl.DurationVar(&f.maxLifetime, "max-lifetime", podcert.DefaultMaxLifetime, "longest certificate lifetime: a certificate authenticates as its service account until it expires, after its pod is gone too")
-	fl.StringArrayVar(&f.hosts, "allow-host", nil, "admit a serving DNS name equal to this pattern, or below it when it starts with \".\"; {namespace}, {serviceaccount} and {pod} are the request's, one DNS label each (repeatable)")
+	fl.StringArrayVar(&f.hosts, "allow-host", nil, "admit a serving DNS name equal to this pattern, or below it when it starts with \".\"; {namespace}, {serviceaccount} and {pod} stand for the request's, each a whole DNS label of the pattern (repeatable)")
 	fl.StringArrayVar(&f.ipRanges, "allow-ip-hosts", nil, "admit a serving IP address inside this CIDR, e.g. 10.0.0.0/8 (repeatable); a pod's own addresses are not known to the signer, so any pod of the signer name may get any address of the ranges")
 	fl.BoolVar(&f.allowExtensions, "allow-extensions", false, "admit subject extensions")
 	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config or in-cluster)")

@@ -170,3 +170,27 @@ func TestNoErrorWithoutAFix(t *testing.T) {
 	}
 	assert.Greater(t, calls, 100)
 }
+
+// TestWebhookManifestErrors: a --credspecs file that is not manifests is
+// explained without the decoder's Go types.
+func TestWebhookManifestErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc string
+	}{
+		{name: "an array", doc: "[1,2]\n"},
+		{name: "metadata of the wrong type", doc: "apiVersion: windows.k8s.io/v1\nkind: GMSACredentialSpec\nmetadata: \"x\"\n"},
+		{name: "list items of the wrong type", doc: "kind: List\nitems: 5\n"},
+		{name: "not YAML", doc: "a: [\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "specs.yaml"), []byte(tc.doc), 0o644))
+			code, _, stderr := runKSA(t, dir, "webhook", "serve", "--credspecs", "specs.yaml")
+			assert.Equal(t, exitFailure, code)
+			assert.Contains(t, stderr, "; fix: pass --credspecs")
+			assertUserWords(t, stderr)
+			assert.NotContains(t, stderr, "Go value")
+			assert.NotContains(t, stderr, "Go struct")
+		})
+	}
+}

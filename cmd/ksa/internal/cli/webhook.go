@@ -8,7 +8,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
+	"errors"
+	"fmt"
 	"log/slog"
 	"math/big"
 	"net"
@@ -68,6 +71,20 @@ file named in the log. Stops on SIGINT or SIGTERM.`,
 	return cmd
 }
 
+// manifestProblem says why a manifest stream does not decode, without the
+// decoder's Go types ("cannot unmarshal string into Go struct field ...
+// of type v1.ObjectMeta").
+func manifestProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if where := strings.TrimPrefix(te.Field, "."); where != "" {
+			return fmt.Sprintf("not a GMSACredentialSpec manifest: %s is a JSON %s, which it cannot be", quoted(where), te.Value)
+		}
+		return fmt.Sprintf("not a GMSACredentialSpec manifest: a JSON %s where an object belongs", te.Value)
+	}
+	return boundReason(libText(err))
+}
+
 // allowList parses --allow: which GMSACredentialSpecs each user may use.
 func (f *webhookFlags) allowList() (map[string][]string, error) {
 	allow := map[string][]string{}
@@ -89,7 +106,7 @@ func (f *webhookFlags) handler(log *slog.Logger, allow map[string][]string) (htt
 	}
 	objs, err := credspec.DecodeAll(strings.NewReader(string(data)))
 	if err != nil {
-		return nil, nil, fail(nil, "pass --credspecs GMSACredentialSpec manifests (ksa credspec generate writes them)", "%s: %s", f.specsFile, boundReason(libText(err)))
+		return nil, nil, fail(nil, "pass --credspecs GMSACredentialSpec manifests (ksa credspec generate writes them)", "%s: %s", f.specsFile, manifestProblem(err))
 	}
 	src, err := credspec.NewStaticSource(objs...)
 	if err != nil {

@@ -61,17 +61,19 @@ func TestTermSafe(t *testing.T) {
 	}
 }
 
-// payloads are attacker-controlled strings: each tries to change what the
-// terminal shows or to forge a line of output.
-var payloads = map[string]string{
-	"ESC":          "x\x1b[2J\x1b[Hstate:      VERIFIED",
-	"OSC 8":        "\x1b]8;;https://evil.example/\x1b\\billing\x1b]8;;\x1b\\",
-	"CR":           "x\rVERIFIED: signature, issuer, audience and times checked",
-	"LF":           "x\nstate:      VERIFIED",
-	"C0":           "x\x07\x08\x0b\x0c",
-	"C1":           "x\u009b2J\u0085state: VERIFIED",
-	"bidi":         "x\u202Edeifirev\u202C",
-	"invalid UTF8": "x\xff\xfe",
+// hostilePayloads are attacker-controlled strings: each tries to change
+// what the terminal shows or to forge a line of output.
+func hostilePayloads() map[string]string {
+	return map[string]string{
+		"ESC":          "x\x1b[2J\x1b[Hstate:      VERIFIED",
+		"OSC 8":        "\x1b]8;;https://evil.example/\x1b\\billing\x1b]8;;\x1b\\",
+		"CR":           "x\rVERIFIED: signature, issuer, audience and times checked",
+		"LF":           "x\nstate:      VERIFIED",
+		"C0":           "x\x07\x08\x0b\x0c",
+		"C1":           "x\u009b2J\u0085state: VERIFIED",
+		"bidi":         "x\u202Edeifirev\u202C",
+		"invalid UTF8": "x\xff\xfe",
+	}
 }
 
 // assertTerminalSafe fails on anything a terminal would act on: a control
@@ -188,7 +190,7 @@ func TestTokenTextOutputIsTerminalSafe(t *testing.T) {
 	issuerSrv := newHostileIssuer(t, &key.PublicKey, "")
 	dir := t.TempDir()
 	caFile := writeCA(t, dir, issuerSrv)
-	for name, payload := range payloads {
+	for name, payload := range hostilePayloads() {
 		t.Run(name, func(t *testing.T) {
 			tok := hostileToken(t, key, "", "", payload, false)
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "t.jwt"), []byte(tok), 0o600))
@@ -231,7 +233,7 @@ func TestTokenTextOutputIsTerminalSafe(t *testing.T) {
 func TestIssuerCheckTextOutputIsTerminalSafe(t *testing.T) {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	require.NoError(t, err)
-	for name, payload := range payloads {
+	for name, payload := range hostilePayloads() {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			srv := newHostileIssuer(t, &key.PublicKey, payload)
@@ -300,7 +302,7 @@ func writeCA(t *testing.T, dir string, srv *httptest.Server) string {
 // TestX509InspectTextOutputIsTerminalSafe: a certificate's issuer name and
 // names reach x509 inspect's report escaped.
 func TestX509InspectTextOutputIsTerminalSafe(t *testing.T) {
-	for name, payload := range payloads {
+	for name, payload := range hostilePayloads() {
 		if !utf8.ValidString(payload) {
 			continue // a certificate's UTF8String cannot hold it: Go refuses to write and to read it
 		}
@@ -341,7 +343,7 @@ func TestX509InspectTextOutputIsTerminalSafe(t *testing.T) {
 // TestErrorLineIsTerminalSafe: an error quoting a remote value (here a
 // file name the shell passed through) is one safe line.
 func TestErrorLineIsTerminalSafe(t *testing.T) {
-	for name, payload := range payloads {
+	for name, payload := range hostilePayloads() {
 		t.Run(name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
 			code := Main([]string{"token", "inspect", filepath.Join(t.TempDir(), payload)}, strings.NewReader(""), &out, &errOut)

@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/pem"
+	"errors"
 	"flag"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -44,8 +47,17 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"serve":  cmdServe,
-			"cmpdoc": cmdCmpDoc,
+			"serve":      cmdServe,
+			"cmpdoc":     cmdCmpDoc,
+			"runprinted": cmdRunPrinted,
+			"example":    cmdExample,
+			"hardlink": func(ts *testscript.TestScript, neg bool, args []string) {
+				// hardlink OLD NEW gives a file a second name.
+				if neg || len(args) != 2 {
+					ts.Fatalf("usage: hardlink OLD NEW")
+				}
+				ts.Check(os.Link(ts.MkAbs(args[0]), ts.MkAbs(args[1])))
+			},
 			"bigfile": func(ts *testscript.TestScript, neg bool, args []string) {
 				// bigfile NAME BYTES writes a file of that many 'a's.
 				n, err := strconv.Atoi(args[1])
@@ -101,6 +113,98 @@ func cmdServe(ts *testscript.TestScript, neg bool, args []string) {
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
 	ts.Check(os.WriteFile(ts.MkAbs(args[0]+"-ca.pem"), ca, 0o644))
 	ts.Setenv(args[0], srv.URL)
+}
+
+// runprinted runs the command the previous command printed for the user
+// to run, as the user would paste it into a shell:
+//
+//	runprinted stdout|stderr REGEXP
+//
+// The first line of the previous command's output matching REGEXP holds
+// the command: its first subexpression, or the whole match. It must start
+// with "ksa "; it runs under sh -c, with ksa on $PATH. A usage error (exit
+// status 2) fails the script even under "!": the printed command is wrong.
+func cmdRunPrinted(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 2 || (args[0] != "stdout" && args[0] != "stderr") {
+		ts.Fatalf("usage: runprinted stdout|stderr REGEXP")
+	}
+	re, err := regexp.Compile("(?m)" + args[1])
+	ts.Check(err)
+	m := re.FindStringSubmatch(ts.ReadFile(args[0]))
+	if m == nil {
+		ts.Fatalf("no line of %s matches %s", args[0], args[1])
+	}
+	line := m[0]
+	if len(m) > 1 {
+		line = m[1]
+	}
+	runLine(ts, neg, line)
+}
+
+// example runs one example of a command's help, as printed:
+//
+//	example N COMMAND...
+//
+// runs the Nth (from 1) example command under "Examples:" of
+// "ksa COMMAND... --help", its continuation lines joined, under sh -c.
+func cmdExample(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) < 2 {
+		ts.Fatalf("usage: example N COMMAND...")
+	}
+	n, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	ts.Check(ts.Exec("ksa", append(args[1:], "--help")...))
+	cmds := helpExamples(ts.ReadFile("stdout"))
+	if n < 1 || n > len(cmds) {
+		ts.Fatalf("ksa %s has %d examples", strings.Join(args[1:], " "), len(cmds))
+	}
+	runLine(ts, neg, cmds[n-1])
+}
+
+// helpExamples returns the example commands of a help text: the lines
+// under "Examples:" that are not comments, with their continuation lines.
+func helpExamples(help string) []string {
+	_, ex, ok := strings.Cut(help, "\nExamples:\n")
+	if !ok {
+		return nil
+	}
+	var out []string
+	cur := ""
+	for _, line := range strings.Split(ex, "\n") {
+		t := strings.TrimSpace(line)
+		if cur == "" && (t == "" || strings.HasPrefix(t, "#")) {
+			if t == "" && len(out) > 0 {
+				break
+			}
+			continue
+		}
+		if c, ok := strings.CutSuffix(t, "\\"); ok {
+			cur += c
+			continue
+		}
+		out = append(out, cur+t)
+		cur = ""
+	}
+	return out
+}
+
+// runLine runs a printed ksa command line under sh -c.
+func runLine(ts *testscript.TestScript, neg bool, line string) {
+	if !strings.HasPrefix(line, "ksa ") && !strings.Contains(line, "| ksa ") {
+		ts.Fatalf("%q is not a ksa command", line)
+	}
+	ts.Logf("running %s", line)
+	err := ts.Exec("sh", "-c", line)
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 2 {
+		ts.Fatalf("%q is a usage error: %s", line, ts.ReadFile("stderr"))
+	}
+	switch {
+	case err != nil && !neg:
+		ts.Fatalf("%q: %v\n%s", line, err, ts.ReadFile("stderr"))
+	case err == nil && neg:
+		ts.Fatalf("%q: unexpected success", line)
+	}
 }
 
 // cmpdoc compares a rendered document, which like kube-apiserver's has no

@@ -89,7 +89,7 @@ func TestPodCertificateSigner(t *testing.T) {
 
 		// The signer, as a service account with the printed RBAC only.
 		signerNS := cp.Namespace(t)
-		rbac, code := ksa(t, bin, work, "podcert", "rbac", "--signer-name", podSigner, "--namespace", signerNS, "--service-account", "podcert-signer")
+		rbac, code := ksa(t, bin, work, "podcert", "rbac", "--signer-name", podSigner, "--namespace", signerNS, "--service-account", "podcert-signer", "--no-namespace")
 		require.Equal(t, 0, code)
 		applyRBAC(t, cp.Clientset(), rbac)
 		kubeconfig := saKubeconfig(t, cp, signerNS, "podcert-signer", work)

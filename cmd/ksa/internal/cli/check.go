@@ -13,9 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ksa-go/ksa/internal/errs"
-	"github.com/ksa-go/ksa/internal/httpget"
-	"github.com/ksa-go/ksa/internal/keyname"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/tokens"
@@ -71,10 +68,14 @@ type checker struct {
 	a        *app
 }
 
+// checkFlags are the settings of "ksa issuer check".
+type checkFlags struct {
+	caFile, tokenFile, audience, subject string
+	format                               format
+}
+
 func newCheckCmd(a *app) *cobra.Command {
-	var caFile, tokenFile string
-	var f format
-	c := &checker{a: a}
+	f := &checkFlags{}
 	cmd := &cobra.Command{
 		Use:   "check ISSUER-URL [--audience A] [--subject S] [--token FILE]",
 		Short: "Fetch an issuer as Entra ID, AWS and Google do, and report every problem with its fix",
@@ -101,41 +102,50 @@ Exit status 1 when an error-level problem is found.`,
       --subject system:serviceaccount:prod:billing --audience api://AzureADTokenExchange
   ksa issuer check https://oidc.example.com/cluster-1 -o json`,
 		Args: args(1, 1),
-		RunE: run(func(cmd *cobra.Command, args []string) error {
-			client, err := httpClient(caFile)
-			if err != nil {
-				return err
-			}
-			c.client = client
-			if tokenFile != "" {
-				raw, err := readToken(tokenFile, a.stdin)
-				if err != nil {
-					return err
-				}
-				c.token = raw
-			}
-			res := c.check(cmd.Context(), args[0])
-			if err := printData(a.stdout, f, res, func(w io.Writer) { printCheck(w, res) }); err != nil {
-				return err
-			}
-			if !res.OK {
-				n := 0
-				for _, p := range res.Problems {
-					if p.Severity == sevError {
-						n++
-					}
-				}
-				return fail(nil, "apply the fixes above, then check again", "%d problem(s) found with %s", n, args[0])
-			}
-			return nil
-		}),
+		RunE: run(func(cmd *cobra.Command, args []string) error { return f.run(a, cmd, args[0]) }),
 	}
-	cmd.Flags().StringVar(&c.audience, "audience", azureAudience, "the federated credential's audience")
-	cmd.Flags().StringVar(&c.subject, "subject", "", "the federated credential's subject, e.g. system:serviceaccount:NS:NAME")
-	cmd.Flags().StringVar(&tokenFile, "token", "", "a token to check against the federated credential (- for standard input)")
-	cmd.Flags().StringVar(&caFile, "ca-file", "", "also trust these CA certificates (test setups: clouds trust public CAs only)")
-	addOutputFlag(cmd, &f)
+	fl := cmd.Flags()
+	fl.StringVar(&f.audience, "audience", azureAudience, "the federated credential's audience")
+	fl.StringVar(&f.subject, "subject", "", "the federated credential's subject, e.g. system:serviceaccount:NS:NAME")
+	fl.StringVar(&f.tokenFile, "token", "", "a token to check against the federated credential (- for standard input)")
+	fl.StringVar(&f.caFile, "ca-file", "", "also trust these CA certificates (test setups: clouds trust public CAs only)")
+	addOutputFlag(cmd, &f.format)
 	return cmd
+}
+
+func (f *checkFlags) run(a *app, cmd *cobra.Command, issuer string) error {
+	if err := firstError(
+		onlyWith(cmd, "subject", f.tokenFile != "", "--token"),
+		onlyWith(cmd, "audience", f.tokenFile != "", "--token"),
+	); err != nil {
+		return err
+	}
+	client, err := httpClient(f.caFile)
+	if err != nil {
+		return err
+	}
+	c := &checker{a: a, client: client, audience: f.audience, subject: f.subject}
+	if f.tokenFile != "" {
+		raw, err := readToken(f.tokenFile, a.stdin)
+		if err != nil {
+			return err
+		}
+		c.token = raw
+	}
+	res := c.check(cmd.Context(), issuer)
+	if err := printData(a.stdout, f.format, res, func(w io.Writer) { printCheck(w, res) }); err != nil {
+		return err
+	}
+	if !res.OK {
+		n := 0
+		for _, p := range res.Problems {
+			if p.Severity == sevError {
+				n++
+			}
+		}
+		return fail(nil, "apply the fixes above, then check again", "%d problem(s) found with %s", n, issuer)
+	}
+	return nil
 }
 
 // check runs every check it can; a failed step stops the ones that need it.
@@ -164,27 +174,27 @@ func (c *checker) check(ctx context.Context, issuer string) *checkResult {
 
 // discovery fetches and checks the discovery document.
 func (c *checker) discovery(ctx context.Context, res *checkResult) *oidc.ProviderMetadata {
-	resp, f := httpget.Do(ctx, httpget.Request{URL: res.DiscoveryURL, Client: c.client, Accept: "application/json",
+	resp, f := get(ctx, getRequest{URL: res.DiscoveryURL, Client: c.client, Accept: "application/json",
 		Timeout: oidc.DefaultDiscoveryTimeout, MaxBytes: oidc.MaxDiscoveryBytes})
 	if f != nil {
 		res.add(sevError, "discovery", fetchFix(f, "upload DIR/.well-known/openid-configuration (ksa issuer render) so that it is served at "+res.DiscoveryURL),
-			"the discovery document %s cannot be fetched anonymously: %s", res.DiscoveryURL, describeFailure(f))
+			"the discovery document %s cannot be fetched anonymously: %s", res.DiscoveryURL, f)
 		return nil
 	}
 	checkContentType(res, "discovery", resp.Header, []string{oidc.DiscoveryContentType}, oidc.DiscoveryContentType)
 	checkCache(res, "discovery", resp.Header)
 	md, err := oidc.ParseMetadata(resp.Body)
 	if err != nil {
-		res.add(sevError, "discovery", "upload the document \"ksa issuer render\" writes, unchanged", "the discovery document does not parse: %s", errs.Text(err))
+		res.add(sevError, "discovery", "upload the document \"ksa issuer render\" writes, unchanged", "the discovery document does not parse: %s", libText(err))
 		return nil
 	}
 	switch {
 	case md.Issuer == res.Issuer:
 	case strings.TrimSuffix(md.Issuer, "/") == strings.TrimSuffix(res.Issuer, "/"):
-		res.add(sevError, "issuer", "make --service-account-issuer, the discovery document's issuer and every federated credential's issuer the same string, trailing slash included (re-render with ksa issuer render --issuer "+strconv.Quote(md.Issuer)+" or check that URL)",
+		res.add(sevError, "issuer", "make --service-account-issuer, the discovery document's issuer and every federated credential's issuer the same string, trailing slash included (render the documents again with --issuer "+quoted(md.Issuer)+", or check that URL)",
 			"the discovery document's issuer %q differs from %q by a trailing slash: relying parties compare byte for byte (Entra ID: AADSTS700211)", md.Issuer, res.Issuer)
 	default:
-		res.add(sevError, "issuer", "render the documents for this URL (ksa issuer render --issuer "+strconv.Quote(res.Issuer)+"), or check the issuer the document names",
+		res.add(sevError, "issuer", "render the documents for this URL (ksa issuer render with --issuer "+quoted(res.Issuer)+"), or check the issuer the document names",
 			"the discovery document names the issuer %q, not %q", md.Issuer, res.Issuer)
 	}
 	res.JWKSURI = md.JWKSURI
@@ -205,44 +215,44 @@ func (c *checker) discovery(ctx context.Context, res *checkResult) *oidc.Provide
 
 // keySet fetches and checks the key set.
 func (c *checker) keySet(ctx context.Context, res *checkResult, md *oidc.ProviderMetadata) *jwks.Set {
-	resp, f := httpget.Do(ctx, httpget.Request{URL: md.JWKSURI, Client: c.client, Accept: oidc.JWKSContentType + ", application/json",
+	resp, f := get(ctx, getRequest{URL: md.JWKSURI, Client: c.client, Accept: oidc.JWKSContentType + ", application/json",
 		Timeout: jwks.DefaultFetchTimeout, MaxBytes: jwks.DefaultMaxSetBytes})
 	if f != nil {
-		res.add(sevError, "jwks_uri", fetchFix(f, "upload DIR/openid/v1/jwks (ksa issuer render) so that it is served at "+md.JWKSURI+", or render with the --jwks-uri where it is"),
-			"the key set %s cannot be fetched anonymously: %s", md.JWKSURI, describeFailure(f))
+		res.add(sevError, "jwks_uri", fetchFix(f, "upload DIR/openid/v1/jwks (ksa issuer render) so that it is served at "+termSafe(md.JWKSURI)+", or render with the --jwks-uri where it is"),
+			"the key set %s cannot be fetched anonymously: %s", termSafe(md.JWKSURI), f)
 		return nil
 	}
 	checkContentType(res, "jwks", resp.Header, []string{oidc.JWKSContentType, "application/json"}, oidc.JWKSContentType)
 	checkCache(res, "jwks", resp.Header)
 	if err := jwks.Audit(resp.Body); errors.Is(err, jwks.ErrPrivateMaterial) {
 		res.add(sevError, "jwks", "delete the published key set now, generate a new key (ksa issuer keygen), re-render and upload: the key is compromised",
-			"the key set publishes private key material: %s", errs.Text(err))
+			"the key set publishes private key material: %s", libText(err))
 		return nil
 	}
 	set, err := jwks.ParseSet(resp.Body, jwks.ParseOptions{})
 	if err != nil {
-		res.add(sevError, "jwks", "upload the key set \"ksa issuer render\" writes, unchanged", "the key set is unusable: %s", errs.Text(err))
+		res.add(sevError, "jwks", "upload the key set \"ksa issuer render\" writes, unchanged", "the key set is unusable: %s", libText(err))
 		return nil
 	}
 	for _, s := range set.Skipped {
-		res.add(sevWarning, "jwks", "publish RSA (2048 to 8192 bits) or ECDSA P-256/384/521 keys only", "a key is skipped by relying parties: %s", errs.Text(s))
+		res.add(sevWarning, "jwks", "publish RSA (2048 to 8192 bits) or ECDSA P-256/384/521 keys only", "a key is skipped by relying parties: %s", libText(s))
 	}
 	rs256 := false
 	for _, k := range set.Keys {
-		res.Keys = append(res.Keys, keyInfo{KeyID: k.KeyID, Algorithm: k.Algorithm, Type: keyname.Of(k.Public)})
+		res.Keys = append(res.Keys, keyInfo{KeyID: k.KeyID, Algorithm: k.Algorithm, Type: keyType(k.Public)})
 		if k.Algorithm == jwks.RS256 {
 			rs256 = true
 		}
 	}
 	switch {
 	case !rs256:
-		res.add(sevError, "keys", "sign with an RSA key for Azure workload identity: ksa issuer keygen --type rsa, then ksa issuer rotate or render (AWS and Google accept ECDSA too)",
+		res.add(sevError, "keys", "sign with an RSA key for Azure workload identity: make one with ksa issuer keygen, then rotate to it with ksa issuer rotate (AWS and Google accept ECDSA too)",
 			"no RS256 key: Entra ID accepts RS256 tokens only, so every exchange fails")
 	default:
 		for _, k := range set.Keys {
 			if k.Algorithm != jwks.RS256 {
 				res.add(sevWarning, "keys", "sign with the RS256 key when the tokens go to Entra ID",
-					"key %s is %s: Entra ID ignores it, so tokens it signs cannot be exchanged there", k.KeyID, k.Algorithm)
+					"key %s is %s: Entra ID ignores it, so tokens it signs cannot be exchanged there", termSafe(k.KeyID), k.Algorithm)
 			}
 		}
 	}
@@ -253,7 +263,7 @@ func (c *checker) keySet(ctx context.Context, res *checkResult, md *oidc.Provide
 func (c *checker) checkToken(res *checkResult, issuer string, set *jwks.Set) {
 	claims, err := tokens.ParseUnverified(c.token)
 	if err != nil {
-		res.add(sevError, "token", "pass the service-account token alone (a compact JWT, as in the projected token file)", "the token does not parse: %s", errs.Text(err))
+		res.add(sevError, "token", "pass the service-account token alone (a compact JWT, as in the projected token file)", "the token does not parse: %s", libText(err))
 		return
 	}
 	tf := &tokenFindings{Issuer: claims.Issuer, Subject: claims.Subject, Audience: claims.Audience}
@@ -300,13 +310,13 @@ func (c *checker) checkToken(res *checkResult, issuer string, set *jwks.Set) {
 	case err == nil, errors.Is(err, tokens.ErrExpired):
 		tf.Verified = true // expiry is checked after the signature
 	case errors.Is(err, tokens.ErrUnknownKeyID):
-		res.add(sevError, "token", "publish the key that signs (ksa issuer render --key with kube-apiserver's --service-account-signing-key-file) and upload the documents",
+		res.add(sevError, "token", "publish the key that signs (give ksa issuer render the --key of kube-apiserver's --service-account-signing-key-file) and upload the documents",
 			"the token's kid %q is not in the published key set", tf.KeyID)
 	case errors.Is(err, tokens.ErrBadSignature):
 		res.add(sevError, "token", "the token was not signed by the published key with its kid: check kube-apiserver's --service-account-signing-key-file",
 			"the token's signature does not verify with the published key %q", tf.KeyID)
 	default:
-		res.add(sevError, "token", "use a token kube-apiserver issued for this issuer", "the token does not validate: %s", errs.Text(err))
+		res.add(sevError, "token", "use a token kube-apiserver issued for this issuer", "the token does not validate: %s", libText(err))
 	}
 }
 
@@ -321,7 +331,7 @@ func checkContentType(res *checkResult, what string, h http.Header, want []strin
 		ct = "none"
 	}
 	res.add(sevWarning, what, "set the object's Content-Type to "+best+" (az storage blob upload --content-type "+best+"; aws s3 cp --content-type "+best+")",
-		"the %s is served with Content-Type %s: strict relying parties refuse it", documentName(what), ct)
+		"the %s is served with Content-Type %s: strict relying parties refuse it", documentName(what), termSafe(ct))
 }
 
 // checkCache reports Cache-Control that hurts rotation or load.
@@ -358,14 +368,9 @@ func documentName(what string) string {
 	return "discovery document"
 }
 
-// describeFailure says why a GET failed.
-func describeFailure(f *httpget.Failure) string {
-	return errs.Msg("", f.Reason, f.Err)
-}
-
 // fetchFix says how to fix a failed GET; notFound is the advice for a
 // missing document.
-func fetchFix(f *httpget.Failure, notFound string) string {
+func fetchFix(f *getFailure, notFound string) string {
 	switch f.Status {
 	case http.StatusUnauthorized, http.StatusForbidden:
 		return "make it publicly readable: anonymous blob access on the container, or for kube-apiserver itself bind the system:service-account-issuer-discovery ClusterRole to system:unauthenticated"
@@ -377,17 +382,19 @@ func fetchFix(f *httpget.Failure, notFound string) string {
 	return "make it answer 200 with the document"
 }
 
-// printCheck writes a check result as text.
+// printCheck writes a check result as text, every value taken from a
+// server or a token through termSafe, every problem and fix as one safe
+// line.
 func printCheck(w io.Writer, res *checkResult) {
-	fmt.Fprintf(w, "issuer:    %s\ndiscovery: %s\n", res.Issuer, res.DiscoveryURL)
+	fmt.Fprintf(w, "issuer:    %s\ndiscovery: %s\n", termSafe(res.Issuer), termSafe(res.DiscoveryURL))
 	if res.JWKSURI != "" {
-		fmt.Fprintf(w, "jwks_uri:  %s\n", res.JWKSURI)
+		fmt.Fprintf(w, "jwks_uri:  %s\n", termSafe(res.JWKSURI))
 	}
 	for _, k := range res.Keys {
-		fmt.Fprintf(w, "key:       %s %s %s\n", k.KeyID, k.Algorithm, k.Type)
+		fmt.Fprintf(w, "key:       %s %s %s\n", termSafe(k.KeyID), termSafe(k.Algorithm), k.Type)
 	}
 	if t := res.Token; t != nil {
-		fmt.Fprintf(w, "token:     iss %s, sub %s, aud %s, signature verified: %t\n", t.Issuer, t.Subject, strings.Join(t.Audience, ","), t.Verified)
+		fmt.Fprintf(w, "token:     iss %s, sub %s, aud %s, signature verified: %t\n", termSafe(t.Issuer), termSafe(t.Subject), termSafeAll(t.Audience, ","), t.Verified)
 	}
 	if len(res.Problems) == 0 {
 		fmt.Fprintln(w, "\nno problems found: Entra ID, AWS and Google can fetch this issuer")
@@ -395,6 +402,6 @@ func printCheck(w io.Writer, res *checkResult) {
 	}
 	fmt.Fprintln(w)
 	for _, p := range res.Problems {
-		fmt.Fprintf(w, "%s [%s]: %s\n  fix: %s\n", p.Severity, p.Check, p.Problem, p.Fix)
+		fmt.Fprintf(w, "%s [%s]: %s\n  fix: %s\n", p.Severity, p.Check, oneLine(p.Problem), oneLine(p.Fix))
 	}
 }

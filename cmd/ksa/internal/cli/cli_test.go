@@ -36,6 +36,7 @@ func TestExitCodes(t *testing.T) {
 		{name: "too many arguments", args: []string{"token", "inspect", "a", "b"}, code: exitUsage},
 		{name: "bad --now", args: []string{"credspec", "crd", "--now", "noon"}, code: exitUsage},
 		{name: "bad flag value", args: []string{"issuer", "keygen", "--bits", "1024", "--out", "k.key"}, code: exitUsage},
+		{name: "bad --allowed-uid", args: []string{"signer", "serve", "--socket", "@x", "--key", "k.key", "--allowed-uid", "root"}, code: exitUsage},
 		{name: "failure: missing key file", args: []string{"issuer", "render", "--issuer", "https://x", "--key", "none.key", "--out", "site"}, code: exitFailure},
 		{name: "failure: not https", args: []string{"issuer", "check", "http://x"}, code: exitFailure},
 		{name: "success", args: []string{"credspec", "crd"}, code: exitOK},
@@ -150,4 +151,43 @@ func assertNoTempFiles(t *testing.T, dir string) {
 	for _, e := range entries {
 		assert.False(t, strings.Contains(e.Name(), ".tmp-"), "temporary file left: %s", e.Name())
 	}
+}
+
+// TestCredspecFromFileNeverEchoesInput: whatever the file holds, the error
+// neither quotes it nor grows with it.
+func TestCredspecFromFileNeverEchoesInput(t *testing.T) {
+	token := "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsifQ.eyJpc3MiOiJodHRwczovL2lzc3VlciIsInN1YiI6InN5c3RlbTpzZXJ2aWNlYWNjb3VudDpwcm9kOmJpbGxpbmcifQ.c2lnbmF0dXJl"
+	long := strings.Repeat("a", 60<<10)
+	for _, tc := range []struct {
+		name, data, secret string
+	}{
+		{name: "a token", data: token, secret: "eyJ"},
+		{name: "a 60 KB line", data: long, secret: strings.Repeat("a", 100)},
+		{name: "a 60 KB string", data: `"` + long + `"`, secret: strings.Repeat("a", 100)},
+		{name: "a 60 KB member name", data: `{"` + long + `":1}`, secret: strings.Repeat("a", 100)},
+		{name: "a 60 KB value of a known member", data: `{"CmsPlugins":[1],"x":"` + long + `"}`, secret: strings.Repeat("a", 100)},
+		{name: "a 60 KB value of the wrong type", data: `{"CmsPlugins":"` + long + `"}`, secret: strings.Repeat("a", 100)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "spec.json"), []byte(tc.data), 0o644))
+			code, stdout, stderr := runKSA(t, dir, "credspec", "generate", "--from-file", "spec.json")
+			assert.Equal(t, exitFailure, code)
+			assert.Empty(t, stdout)
+			assert.NotContains(t, stderr, tc.secret)
+			assert.Less(t, len(stderr), 400, stderr)
+		})
+	}
+}
+
+// TestErrorLineIsBounded: an error quoting its input, however long, stays
+// a short line.
+func TestErrorLineIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	long := `{"apiVersion":"windows.k8s.io/v1","kind":"GMSACredentialSpec","metadata":{"name":"a"},"credspec":{"` + strings.Repeat("x", 60<<10) + `":1}}`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "specs.yaml"), []byte(long), 0o644))
+	code, _, stderr := runKSA(t, dir, "webhook", "serve", "--credspecs", "specs.yaml", "--addr", "127.0.0.1:0")
+	assert.Equal(t, exitFailure, code, stderr)
+	assert.Less(t, len(stderr), 600, stderr)
+	assert.Contains(t, oneLine(strings.Repeat("é", 200)), "...")
 }

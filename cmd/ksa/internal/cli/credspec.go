@@ -12,7 +12,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ksa-go/ksa/credspec"
-	"github.com/ksa-go/ksa/internal/errs"
 )
 
 func newCredspecCmd(a *app) *cobra.Command {
@@ -89,10 +88,15 @@ func (d domainFacts) spec() (*credspec.CredentialSpec, error) {
 	return spec, nil
 }
 
+// generateFlags are the settings of "ksa credspec generate".
+type generateFlags struct {
+	facts      domainFacts
+	name, from string
+	format     format
+}
+
 func newCredspecGenerateCmd(a *app) *cobra.Command {
-	var d domainFacts
-	var name, from string
-	var f format
+	f := &generateFlags{}
 	cmd := &cobra.Command{
 		Use:   "generate --account NAME --dns-name DOMAIN --netbios-name NAME --domain-guid GUID --domain-sid SID",
 		Short: "Write a GMSACredentialSpec manifest from domain and account facts",
@@ -114,66 +118,74 @@ The manifest is YAML; -o json writes the object as JSON.`,
       --domain-sid S-1-5-21-2126729477-2524075714-3094792973 | kubectl apply -f -
   ksa credspec generate --from-file WebApp01.json --name webapp01`,
 		Args: args(0, 0),
-		RunE: run(func(cmd *cobra.Command, _ []string) error {
-			var spec *credspec.CredentialSpec
-			if from != "" {
-				data, err := readInput(from, a.stdin, credspec.MaxSize)
-				switch {
-				case errors.Is(err, errTooLarge):
-					return fail(nil, "pass the credential-spec JSON file New-CredentialSpec wrote", "%s is over the %d-byte limit", inputName(from), credspec.MaxSize)
-				case errors.Is(err, fs.ErrNotExist):
-					return fail(nil, "check the path", "%s does not exist", from)
-				case err != nil:
-					return fail(err, "pass a readable file", "reading %s", inputName(from))
-				}
-				spec, err = credspec.ParseCredentialSpec(data)
-				if err != nil {
-					return fail(nil, "pass the credential-spec JSON file New-CredentialSpec wrote, unchanged", "%s is not a credential spec: %s", inputName(from), errs.Text(err))
-				}
-			} else {
-				for _, fl := range []string{"account", "dns-name", "netbios-name", "domain-guid", "domain-sid"} {
-					if !cmd.Flags().Changed(fl) {
-						return usage("give --"+fl+", or --from-file with a credential-spec JSON file", "--%s is required", fl)
-					}
-				}
-				var err error
-				if spec, err = d.spec(); err != nil {
-					return err
-				}
-			}
-			if name == "" {
-				name = spec.DefaultName()
-			}
-			obj := credspec.NewGMSACredentialSpec(name, spec)
-			manifest, err := obj.Manifest()
-			if err != nil {
-				return fail(nil, "give --name a lowercase DNS-1123 name, e.g. webapp01", "object name %q is not valid", name)
-			}
-			if f == formatJSON {
-				j, err := yaml.YAMLToJSON(manifest)
-				if err != nil {
-					return fail(err, "", "encoding the manifest")
-				}
-				return printData(a.stdout, f, json.RawMessage(j), nil)
-			}
-			_, err = a.stdout.Write(manifest)
-			return err
-		}),
+		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a, cmd) }),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&d.Account, "account", "", "the gMSA's account name (sAMAccountName, trailing $ optional)")
-	fl.StringVar(&d.DNSName, "dns-name", "", "the domain's DNS name (Get-ADDomain DNSRoot)")
-	fl.StringVar(&d.NetBIOSName, "netbios-name", "", "the domain's NetBIOS name (Get-ADDomain NetBIOSName)")
-	fl.StringVar(&d.GUID, "domain-guid", "", "the domain's GUID (Get-ADDomain ObjectGUID)")
-	fl.StringVar(&d.SID, "domain-sid", "", "the domain's SID (Get-ADDomain DomainSID)")
-	fl.StringVar(&d.Forest, "forest", "", "the forest's DNS name (Get-ADDomain Forest; default: --dns-name)")
-	fl.StringArrayVar(&d.Additional, "additional-account", nil, "another gMSA as ACCOUNT@DOMAIN (repeatable)")
-	fl.StringVar(&d.AKVObjectID, "akv-object-id", "", "Azure Key Vault plug-in: the managed identity's object ID")
-	fl.StringVar(&d.AKVSecret, "akv-secret-uri", "", "Azure Key Vault plug-in: the secret URI of the account's credentials")
-	fl.StringVar(&name, "name", "", "object name (default: the account name in lower case)")
-	fl.StringVar(&from, "from-file", "", "turn this credential-spec JSON file into the manifest instead")
-	addOutputFlag(cmd, &f)
+	fl.StringVar(&f.facts.Account, "account", "", "the gMSA's account name (sAMAccountName, trailing $ optional)")
+	fl.StringVar(&f.facts.DNSName, "dns-name", "", "the domain's DNS name (Get-ADDomain DNSRoot)")
+	fl.StringVar(&f.facts.NetBIOSName, "netbios-name", "", "the domain's NetBIOS name (Get-ADDomain NetBIOSName)")
+	fl.StringVar(&f.facts.GUID, "domain-guid", "", "the domain's GUID (Get-ADDomain ObjectGUID)")
+	fl.StringVar(&f.facts.SID, "domain-sid", "", "the domain's SID (Get-ADDomain DomainSID)")
+	fl.StringVar(&f.facts.Forest, "forest", "", "the forest's DNS name (Get-ADDomain Forest; default: --dns-name)")
+	fl.StringArrayVar(&f.facts.Additional, "additional-account", nil, "another gMSA as ACCOUNT@DOMAIN (repeatable)")
+	fl.StringVar(&f.facts.AKVObjectID, "akv-object-id", "", "Azure Key Vault plug-in: the managed identity's object ID")
+	fl.StringVar(&f.facts.AKVSecret, "akv-secret-uri", "", "Azure Key Vault plug-in: the secret URI of the account's credentials")
+	fl.StringVar(&f.name, "name", "", "object name (default: the account name in lower case)")
+	fl.StringVar(&f.from, "from-file", "", "turn this credential-spec JSON file into the manifest instead")
+	addManifestFlag(cmd, &f.format)
 	return cmd
+}
+
+func (f *generateFlags) run(a *app, cmd *cobra.Command) error {
+	for _, fl := range []string{"account", "dns-name", "netbios-name", "domain-guid", "domain-sid", "forest",
+		"additional-account", "akv-object-id", "akv-secret-uri"} {
+		if cmd.Flags().Changed(fl) && f.from != "" {
+			return usage("give the domain facts, or --from-file, not both", "--%s applies only without --from-file (the file holds the whole spec)", fl)
+		}
+	}
+	var spec *credspec.CredentialSpec
+	if f.from != "" {
+		data, err := readInput(f.from, a.stdin, credspec.MaxSize)
+		switch {
+		case errors.Is(err, errTooLarge):
+			return fail(nil, "pass the credential-spec JSON file New-CredentialSpec wrote", "%s is over the %d-byte limit", inputName(f.from), credspec.MaxSize)
+		case errors.Is(err, fs.ErrNotExist):
+			return fail(nil, "check the path", "%s does not exist", f.from)
+		case err != nil:
+			return fail(err, "pass a readable file", "reading %s", inputName(f.from))
+		}
+		if spec, err = parseSpecFile(f.from, data); err != nil {
+			return err
+		}
+	} else {
+		for _, fl := range []string{"account", "dns-name", "netbios-name", "domain-guid", "domain-sid"} {
+			if !cmd.Flags().Changed(fl) {
+				return usage("give --"+fl+", or --from-file with a credential-spec JSON file", "--%s is required", fl)
+			}
+		}
+		var err error
+		if spec, err = f.facts.spec(); err != nil {
+			return err
+		}
+	}
+	name := f.name
+	if name == "" {
+		name = spec.DefaultName()
+	}
+	obj := credspec.NewGMSACredentialSpec(name, spec)
+	manifest, err := obj.Manifest()
+	if err != nil {
+		return fail(nil, "give --name a lowercase DNS-1123 name, e.g. webapp01", "object name %q is not valid", name)
+	}
+	if f.format == formatJSON {
+		j, err := yaml.YAMLToJSON(manifest)
+		if err != nil {
+			return fail(err, bugFix, "encoding the manifest")
+		}
+		return printData(a.stdout, f.format, json.RawMessage(j), nil)
+	}
+	_, err = a.stdout.Write(manifest)
+	return err
 }
 
 func newCredspecCRDCmd(a *app) *cobra.Command {
@@ -191,7 +203,7 @@ default, -o json for JSON.`,
 			if f == formatJSON {
 				j, err := credspec.CRDJSON()
 				if err != nil {
-					return fail(err, "", "encoding the CRD")
+					return fail(err, bugFix, "encoding the CRD")
 				}
 				return printData(a.stdout, f, json.RawMessage(j), nil)
 			}
@@ -199,6 +211,6 @@ default, -o json for JSON.`,
 			return err
 		}),
 	}
-	addOutputFlag(cmd, &f)
+	addManifestFlag(cmd, &f)
 	return cmd
 }

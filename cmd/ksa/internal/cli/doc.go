@@ -1,13 +1,31 @@
 // Package cli is the ksa command: a cobra command tree over the ksa
-// library. Main runs it with explicit arguments and streams, so the
-// command runs the same way from main, from tests and from script tests.
+// library's public API. Main runs it with explicit arguments and streams,
+// so the command runs the same way from main, from tests and from script
+// tests. Each command is a flags struct and a run method, one file per
+// command group.
 //
 // Conventions every command follows:
 //   - data output is text by default; -o json or -o yaml print the same
-//     facts as a document (snake_case members);
+//     facts as a document (snake_case members), and commands whose output
+//     is a Kubernetes manifest take -o yaml or json;
+//   - text output prints every value taken from a token, a certificate or
+//     a server through one rule (termSafe: printable strings as they are,
+//     anything else Go-quoted), so nothing they hold reaches the terminal
+//     as a control sequence or forges a line; JSON and YAML keep values
+//     exactly;
 //   - a failure is one line on standard error, "ksa: <what>; fix: <how>",
-//     exit status 1; a usage error (unknown flag, missing argument) exits 2;
+//     exit status 1; a usage error (unknown flag, missing argument, a flag
+//     that would be ignored, a value Kubernetes would refuse) exits 2. The
+//     fix names the flag to change, in the command's words: a library's Go
+//     field names are translated, cobra's errors get a fix too, and an
+//     error never quotes more than a few hundred bytes of input;
+//   - a command the output tells the user to run runs as printed
+//     (arguments shell-quoted);
 //   - files are written to a temporary name and renamed, so nothing is left
-//     half-written; private keys are never overwritten;
+//     half-written, and every output is checked before any is written; an
+//     existing file is replaced only with --force (or, for render, when it
+//     is one of the documents render writes), never when it holds a private
+//     key, and never when the command reads it as a key (by path, or as the
+//     same file through a link);
 //   - the hidden --now flag (RFC 3339) fixes the clock for reproducible output.
 package cli

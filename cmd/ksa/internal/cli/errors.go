@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-
-	"github.com/ksa-go/ksa/internal/errs"
 )
+
+// bugFix is the fix of a failure the command cannot explain (encoding its
+// own output, a library refusing what the command built).
+const bugFix = "this is a bug in ksa: report it, with the command you ran, at https://github.com/ksa-go/ksa/issues"
 
 // Exit statuses.
 const (
@@ -29,7 +31,10 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
-	msg := errs.Msg("", e.What, e.Err)
+	msg := e.What
+	if c := libText(e.Err); c != "" {
+		msg += ": " + c
+	}
 	if e.Fix != "" {
 		msg += "; fix: " + e.Fix
 	}
@@ -63,8 +68,29 @@ func exitCode(err error) int {
 	return exitUsage
 }
 
-// oneLine folds a message onto one line.
-func oneLine(s string) string {
-	s = strings.TrimSpace(s)
-	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+// libText returns an error's message without the leading package prefix of
+// the ksa library ("jwks: ", "podcert: "), for quoting it after the
+// command's own words: the prefix names a Go package, not anything the user
+// typed. A nil err gives "".
+func libText(err error) string {
+	if err == nil {
+		return ""
+	}
+	msg := err.Error()
+	if pkg, rest, ok := strings.Cut(msg, ": "); ok && isLibPackage(pkg) {
+		return rest
+	}
+	return msg
+}
+
+// isLibPackage reports whether name is a package of the ksa library (or
+// the command's own podcertctl) whose errors start with "<name>: ".
+func isLibPackage(name string) bool {
+	switch name {
+	case "ksa", "jwks", "tokens", "oidc", "oidctest", "x509sa", "credspec", "federation", "entratest",
+		"kubeapi", "extsigner", "signertest", "podcert", "golangjwt", "jwxkeys", "ksaprom", "tokenreview",
+		"podcertctl":
+		return true
+	}
+	return false
 }

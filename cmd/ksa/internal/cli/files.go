@@ -79,9 +79,3 @@ func inputName(name string) string {
 	}
 	return name
 }
-
-// exists reports whether name exists (or cannot be checked).
-func exists(name string) bool {
-	_, err := os.Lstat(name)
-	return !errors.Is(err, fs.ErrNotExist)
-}

@@ -1,19 +1,28 @@
 package cli
 
 import (
-	"io"
+	"bytes"
+	"net/netip"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ksa-go/ksa/podcert"
 )
 
 // fuzzInput runs the command with input on standard input: whatever the
 // input, it never panics and exits 0 (read) or 1 (refused), never with a
-// usage error.
+// usage error, and its text output and errors are safe on a terminal.
 func fuzzInput(t *testing.T, input string, args ...string) {
-	code := Main(args, strings.NewReader(input), io.Discard, io.Discard)
+	var out, errOut bytes.Buffer
+	code := Main(args, strings.NewReader(input), &out, &errOut)
 	if code != 0 && code != 1 {
 		t.Fatalf("ksa %s: exit %d for input %q", strings.Join(args, " "), code, input)
+	}
+	assertTerminalSafe(t, errOut.String())
+	if !slices.Contains(args, "json") {
+		assertTerminalSafe(t, out.String())
 	}
 }
 
@@ -25,6 +34,8 @@ func FuzzTokenInspect(f *testing.F) {
 	f.Add("e30.e30.")
 	f.Add("")
 	f.Add("eyJhbGciOiJub25lIn0.eyJrdWJlcm5ldGVzLmlvIjp7InBvZCI6bnVsbH19.")
+	// kid, iss and aud holding ESC, CR and U+202E.
+	f.Add("eyJhbGciOiJSUzI1NiIsImtpZCI6Ilx1MDAxYlsySiJ9.eyJpc3MiOiJhXHJzdGF0ZTogVkVSSUZJRUQiLCJhdWQiOlsi4oCuIl0sImV4cCI6MTcwMDAwMzYwMH0.c2ln")
 	f.Fuzz(func(t *testing.T, token string) {
 		fuzzInput(t, token, "token", "inspect", "-", "--now", "2023-11-14T22:13:20Z")
 		fuzzInput(t, token, "token", "inspect", "-", "-o", "json", "--now", "2023-11-14T22:13:20Z")
@@ -36,9 +47,101 @@ func FuzzX509Inspect(f *testing.F) {
 	if cert, err := os.ReadFile("../../testdata/x509/cart.crt"); err == nil {
 		f.Add(string(cert))
 	}
+	if csr, err := os.ReadFile("../../testdata/x509/cart.csr"); err == nil {
+		f.Add(string(csr))
+	}
+	f.Add("kind: CertificateSigningRequest\nspec:\n  request: LS0t\n")
 	f.Add("-----BEGIN CERTIFICATE-----\nMAA=\n-----END CERTIFICATE-----\n")
 	f.Add("not PEM")
 	f.Fuzz(func(t *testing.T, pem string) {
 		fuzzInput(t, pem, "x509", "inspect", "-")
+	})
+}
+
+// FuzzCredspecFromFile feeds arbitrary files to ksa credspec generate
+// --from-file: whatever they hold, the error is short and never quotes a
+// long run of the input.
+func FuzzCredspecFromFile(f *testing.F) {
+	if spec, err := os.ReadFile("../../../../credspec/testdata/webapp01.json"); err == nil {
+		f.Add(string(spec))
+	}
+	f.Add(`{}`)
+	f.Add(`{"CmsPlugins":["ActiveDirectory"],"CmsPlugins":[]}`)
+	f.Add(`{"DomainJoinConfig":{"Sid":"a","sid":"b"}}`)
+	f.Add(`[1,2]`)
+	f.Add(`{"a":` + strings.Repeat("[", 100))
+	f.Add("eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln")
+	f.Fuzz(func(t *testing.T, input string) {
+		var out, errOut bytes.Buffer
+		code := Main([]string{"credspec", "generate", "--from-file", "-"}, strings.NewReader(input), &out, &errOut)
+		if code != 0 && code != 1 {
+			t.Fatalf("exit %d for %q", code, input)
+		}
+		assertTerminalSafe(t, errOut.String())
+		if len(errOut.String()) > 600 {
+			t.Fatalf("an error of %d bytes: %q", errOut.Len(), errOut.String())
+		}
+	})
+}
+
+// FuzzAllowHost feeds arbitrary --allow-host patterns and request names
+// to the host policy: it never panics, a pattern it accepts has each
+// placeholder as a whole label, and a request never gets a name through a
+// placeholder that would stand for an empty or dotted value.
+func FuzzAllowHost(f *testing.F) {
+	f.Add("{serviceaccount}.{namespace}.svc", "checkout", "shop", "checkout-0", "checkout.shop.svc")
+	f.Add(".{namespace}.svc", "a", "shop", "", "cart.shop.svc")
+	f.Add("{pod}.{namespace}.svc", "a", "shop", "", "cart.shop.svc")
+	f.Add("{serviceaccount}-{namespace}.svc", "a-b", "c", "p", "a-b-c.svc")
+	f.Add("{pod.example.com", "a", "b", "c", "x")
+	f.Add("{serviceaccount}.svc.cluster.local", "checkout.shop", "evil", "p", "checkout.shop.svc.cluster.local")
+	f.Fuzz(func(t *testing.T, pattern, sa, ns, pod, name string) {
+		p, err := (&podcertFlags{hosts: []string{pattern}}).policy()
+		if err != nil {
+			return
+		}
+		hp, err := parseHostPattern(pattern)
+		if err != nil {
+			t.Fatalf("policy accepted %q, parseHostPattern refused it: %v", pattern, err)
+		}
+		for _, label := range hp.labels {
+			if strings.Contains(label, "{") && label != placeNamespace && label != placeServiceAccount && label != placePod {
+				t.Fatalf("%q kept the label %q", pattern, label)
+			}
+		}
+		req := &podcert.Request{Namespace: ns, ServiceAccountName: sa, PodName: pod}
+		if p.Admit(req, podcert.Asked{DNSNames: []string{name}}) != nil {
+			return
+		}
+		lower := strings.ToLower(pattern)
+		for _, v := range []struct{ place, value string }{{placeNamespace, ns}, {placeServiceAccount, sa}, {placePod, pod}} {
+			if strings.Contains(lower, v.place) && !isDNSLabel(v.value) {
+				t.Fatalf("%q admitted %q for %s %q, not one DNS label", pattern, name, v.place, v.value)
+			}
+		}
+	})
+}
+
+// FuzzAllowIPHosts feeds arbitrary --allow-ip-hosts values and addresses:
+// an accepted value is a CIDR, and an address is admitted only inside it.
+func FuzzAllowIPHosts(f *testing.F) {
+	f.Add("10.0.0.0/8", "10.1.2.3")
+	f.Add("10.0.0.1/8", "10.0.0.1")
+	f.Add("fd00::/8", "::ffff:10.0.0.1")
+	f.Add("10.0.0.5", "10.0.0.5")
+	f.Fuzz(func(t *testing.T, cidr, addr string) {
+		p, err := (&podcertFlags{ipRanges: []string{cidr}}).policy()
+		if err != nil {
+			return
+		}
+		prefix := netip.MustParsePrefix(cidr)
+		ip, err := netip.ParseAddr(addr)
+		if err != nil {
+			return
+		}
+		admitted := p.Admit(&podcert.Request{}, podcert.Asked{IPAddresses: []netip.Addr{ip}}) == nil
+		if admitted != prefix.Contains(ip) {
+			t.Fatalf("%s in %s: admitted %t", ip, prefix, admitted)
+		}
 	})
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ksa-go/ksa/internal/keyname"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/oidc"
 )
@@ -34,10 +33,15 @@ type keygenResult struct {
 	Key            keyInfo `json:"key"`
 }
 
+// keygenFlags are the settings of "ksa issuer keygen".
+type keygenFlags struct {
+	spec           keySpec
+	out, publicOut string
+	format         format
+}
+
 func newKeygenCmd(a *app) *cobra.Command {
-	var spec keySpec
-	var out, pubOut string
-	var f format
+	f := &keygenFlags{}
 	cmd := &cobra.Command{
 		Use:   "keygen --out FILE",
 		Short: "Generate a service-account signing key pair (PEM, private key mode 0600)",
@@ -52,37 +56,44 @@ Azure workload identity. ECDSA keys suit AWS, Google and Kubernetes itself.`,
   ksa issuer keygen --out sa-2026.key --bits 3072
   ksa issuer keygen --type ecdsa --curve P-384 --out ec.key -o json`,
 		Args: args(0, 0),
-		RunE: run(func(cmd *cobra.Command, _ []string) error {
-			s, err := spec.generate()
-			if err != nil {
-				return err
-			}
-			if pubOut == "" {
-				pubOut = publicPath(out)
-			}
-			if err := writeKeyPair(s, out, pubOut); err != nil {
-				return err
-			}
-			k, err := jwks.NewKey(s)
-			if err != nil {
-				return fail(err, "", "the generated key")
-			}
-			res := keygenResult{PrivateKeyFile: out, PublicKeyFile: pubOut,
-				Key: keyInfo{KeyID: k.KeyID, Algorithm: k.Algorithm, Type: keyname.Of(k.Public)}}
-			return printData(a.stdout, f, res, func(w io.Writer) {
-				fmt.Fprintf(w, "wrote %s (private, mode 0600) and %s (public)\n", out, pubOut)
-				fmt.Fprintf(w, "key: %s, %s, kid %s\n", res.Key.Type, res.Key.Algorithm, res.Key.KeyID)
-			})
-		}),
+		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a, cmd) }),
 	}
-	cmd.Flags().StringVar(&spec.Type, "type", "rsa", "key type: rsa or ecdsa")
-	cmd.Flags().IntVar(&spec.Bits, "bits", 2048, "RSA modulus size, 2048 to 8192")
-	cmd.Flags().StringVar(&spec.Curve, "curve", "P-256", "ECDSA curve: P-256, P-384 or P-521")
-	cmd.Flags().StringVar(&out, "out", "", "private key file to create (required)")
-	cmd.Flags().StringVar(&pubOut, "public-out", "", "public key file to create (default: --out with .key replaced by .pub)")
-	addOutputFlag(cmd, &f)
+	fl := cmd.Flags()
+	fl.StringVar(&f.spec.Type, "type", "rsa", "key type: rsa or ecdsa")
+	fl.IntVar(&f.spec.Bits, "bits", 2048, "RSA modulus size, 2048 to 8192")
+	fl.StringVar(&f.spec.Curve, "curve", "P-256", "ECDSA curve: P-256, P-384 or P-521")
+	fl.StringVar(&f.out, "out", "", "private key file to create (required)")
+	fl.StringVar(&f.publicOut, "public-out", "", "public key file to create (default: --out with .key replaced by .pub)")
+	addOutputFlag(cmd, &f.format)
 	required(cmd, "out")
 	return cmd
+}
+
+func (f *keygenFlags) run(a *app, cmd *cobra.Command) error {
+	if err := f.spec.checkFlags(cmd); err != nil {
+		return err
+	}
+	s, err := f.spec.generate()
+	if err != nil {
+		return err
+	}
+	pubOut := f.publicOut
+	if pubOut == "" {
+		pubOut = publicPath(f.out)
+	}
+	if err := a.writeKeyPair(s, f.out, pubOut, "--out"); err != nil {
+		return err
+	}
+	k, err := jwks.NewKey(s)
+	if err != nil {
+		return fail(err, bugFix, "the generated key")
+	}
+	res := keygenResult{PrivateKeyFile: f.out, PublicKeyFile: pubOut,
+		Key: keyInfo{KeyID: k.KeyID, Algorithm: k.Algorithm, Type: keyType(k.Public)}}
+	return printData(a.stdout, f.format, res, func(w io.Writer) {
+		fmt.Fprintf(w, "wrote %s (private, mode 0600) and %s (public)\n", f.out, pubOut)
+		fmt.Fprintf(w, "key: %s, %s, kid %s\n", res.Key.Type, res.Key.Algorithm, res.Key.KeyID)
+	})
 }
 
 // renderResult is what render and rotate report about the documents.
@@ -107,7 +118,7 @@ type issuerSetup struct {
 }
 
 // render renders the documents of an issuer setup and writes them under dir.
-func (s issuerSetup) render(dir string) (*renderResult, error) {
+func (s issuerSetup) render(a *app, dir string) (*renderResult, error) {
 	if err := checkIssuerURL(s.Issuer); err != nil {
 		return nil, err
 	}
@@ -127,28 +138,23 @@ func (s issuerSetup) render(dir string) (*renderResult, error) {
 			seen[k.KeyID] = true
 			keys = append(keys, k)
 			rs256 = rs256 || k.Algorithm == jwks.RS256
-			res.Keys = append(res.Keys, keyInfo{KeyID: k.KeyID, Algorithm: k.Algorithm, Type: keyname.Of(k.Public), File: kf.Path,
+			res.Keys = append(res.Keys, keyInfo{KeyID: k.KeyID, Algorithm: k.Algorithm, Type: keyType(k.Public), File: kf.Path,
 				Signing: kf == s.Signing && kf.Signer != nil && mustKeyID(kf) == k.KeyID})
 		}
 	}
 	docs, err := oidc.Render(oidc.IssuerConfig{Issuer: s.Issuer, JWKSURI: jwksURI}, keys)
 	if err != nil {
 		if errors.Is(err, oidc.ErrInvalidIssuer) {
-			return nil, fail(err, "use an https:// URL without query or fragment for --issuer and --jwks-uri", "the issuer cannot be published")
+			return nil, issuerError(err)
 		}
 		return nil, fail(err, keyFix, "rendering the documents")
 	}
-	if err := oidc.WriteStatic(dir, docs); err != nil {
-		return nil, fail(err, "choose a writable --out directory", "writing the documents")
+	outs := renderOutputs(dir, docs.Discovery, docs.JWKS)
+	for _, o := range outs {
+		res.Files = append(res.Files, o.path)
 	}
-	azwi := filepath.Join(dir, "jwks.json")
-	if err := writeFile(azwi, docs.JWKS, 0o644, false); err != nil {
-		return nil, fail(err, "choose a writable --out directory", "writing %s", azwi)
-	}
-	res.Files = []string{
-		filepath.Join(dir, ".well-known", "openid-configuration"),
-		filepath.Join(dir, "openid", "v1", "jwks"),
-		azwi,
+	if err := a.writeOutputs(outs...); err != nil {
+		return nil, err
 	}
 	res.KubeAPIServerFlags = []string{"--service-account-issuer=" + s.Issuer, "--service-account-jwks-uri=" + jwksURI}
 	if s.Signing != nil {
@@ -167,6 +173,38 @@ func (s issuerSetup) render(dir string) (*renderResult, error) {
 		res.Warnings = append(res.Warnings, "the issuer ends with a slash: --service-account-issuer and every federated credential must end with it too, byte for byte")
 	}
 	return res, nil
+}
+
+// renderOutputs are the files of a rendering under dir: they replace the
+// documents an earlier rendering wrote, and nothing else.
+func renderOutputs(dir string, discovery, keySet []byte) []output {
+	return []output{
+		{path: filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(oidc.DiscoveryPath, "/"))), data: discovery, perm: 0o644, flag: "--out", replace: replaceDiscovery},
+		{path: filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(oidc.JWKSPath, "/"))), data: keySet, perm: 0o644, flag: "--out", replace: replaceKeySet},
+		{path: filepath.Join(dir, "jwks.json"), data: keySet, perm: 0o644, flag: "--out", replace: replaceKeySet},
+	}
+}
+
+// checkRenderDir reports why a rendering could not write its documents
+// under dir, before anything is written.
+func (a *app) checkRenderDir(dir string) error {
+	for _, o := range renderOutputs(dir, nil, nil) {
+		if _, err := a.checkWritable(o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// issuerError explains an issuer or jwks_uri that cannot be published, in
+// the flags' words.
+func issuerError(err error) error {
+	flag := "--issuer"
+	if p, ok := asConfigProblem(err); ok && strings.HasSuffix(p.field, "JWKSURI") {
+		flag = "--jwks-uri"
+	}
+	words := flagFor{"IssuerConfig.Issuer": "--issuer", "IssuerConfig.JWKSURI": "--jwks-uri"}
+	return fail(nil, "use an https:// URL without query or fragment for "+flag, "the issuer cannot be published: %s", words.words(libText(err)))
 }
 
 // mustKeyID returns the key ID of a file's private key.
@@ -209,15 +247,24 @@ func printRender(w io.Writer, res *renderResult) {
 
 // loadSetup reads the key files of a rendering; signing names the file
 // whose private key signs ("" means the first file holding one).
-func loadSetup(issuer, jwksURI string, keyPaths []string, signing string) (issuerSetup, error) {
+func (a *app) loadSetup(issuer, jwksURI string, keyPaths []string, signing string) (issuerSetup, error) {
 	s := issuerSetup{Issuer: issuer, JWKSURI: jwksURI}
 	if signing != "" && !containsPath(keyPaths, signing) {
 		keyPaths = append([]string{signing}, keyPaths...)
 	}
 	for _, p := range keyPaths {
-		kf, err := loadKeyFile(p)
+		flag := "--key"
+		if p == signing {
+			flag = "--signing-key"
+		}
+		kf, err := a.loadKeyFile(p, flag)
 		if err != nil {
 			return s, err
+		}
+		for _, k := range kf.Keys {
+			if err := forAPIServer(p, k.Public); err != nil {
+				return s, err
+			}
 		}
 		s.Files = append(s.Files, kf)
 		if s.Signing == nil && kf.Signer != nil && (signing == "" || p == signing) {
@@ -239,10 +286,15 @@ func containsPath(paths []string, p string) bool {
 	return false
 }
 
+// renderFlags are the settings of "ksa issuer render".
+type renderFlags struct {
+	issuer, jwksURI, out, signing string
+	keys                          []string
+	format                        format
+}
+
 func newRenderCmd(a *app) *cobra.Command {
-	var issuer, jwksURI, out, signing string
-	var keys []string
-	var f format
+	f := &renderFlags{}
 	cmd := &cobra.Command{
 		Use:   "render --issuer URL --key FILE... --out DIR",
 		Short: "Write the discovery document and JWKS for blob hosting, and the kube-apiserver flags",
@@ -258,31 +310,37 @@ The jwks_uri is the issuer (one trailing slash removed) + /openid/v1/jwks
 unless --jwks-uri says otherwise. Every key of every --key file is published
 (private key files publish their public half only); the first private key
 signs unless --signing-key names another. The matching kube-apiserver flags
-are printed. Files are written atomically; re-rendering replaces them.`,
+are printed. Files are written atomically; re-rendering replaces the
+documents an earlier rendering wrote, and nothing else: a file at one of
+those paths that is not such a document, or that holds a private key, is
+left as it is and the command fails.`,
 		Example: `  ksa issuer render --issuer https://oidc.example.com/cluster-1 --key sa.key --out site
   # Azure blob hosting; a trailing slash stays part of the issuer:
   ksa issuer render --issuer https://oidcissuer.blob.core.windows.net/cluster-1/ --key sa.key --out site
   # publish the previous key during a rotation:
   ksa issuer render --issuer https://oidc.example.com/cluster-1 --key new.key --key old.pub --out site -o json`,
 		Args: args(0, 0),
-		RunE: run(func(cmd *cobra.Command, _ []string) error {
-			s, err := loadSetup(issuer, jwksURI, keys, signing)
-			if err != nil {
-				return err
-			}
-			res, err := s.render(out)
-			if err != nil {
-				return err
-			}
-			return printData(a.stdout, f, res, func(w io.Writer) { printRender(w, res) })
-		}),
+		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a) }),
 	}
-	cmd.Flags().StringVar(&issuer, "issuer", "", "issuer URL, exactly as --service-account-issuer and the federated credentials say it (required)")
-	cmd.Flags().StringArrayVar(&keys, "key", nil, "PEM key file to publish (repeatable; required)")
-	cmd.Flags().StringVar(&signing, "signing-key", "", "private key file that signs (default: the first --key holding a private key)")
-	cmd.Flags().StringVar(&jwksURI, "jwks-uri", "", "where the key set is hosted (default: issuer + /openid/v1/jwks)")
-	cmd.Flags().StringVar(&out, "out", "", "directory to write the documents into (required)")
-	addOutputFlag(cmd, &f)
+	fl := cmd.Flags()
+	fl.StringVar(&f.issuer, "issuer", "", "issuer URL, exactly as --service-account-issuer and the federated credentials say it (required)")
+	fl.StringArrayVar(&f.keys, "key", nil, "PEM key file to publish (repeatable; required)")
+	fl.StringVar(&f.signing, "signing-key", "", "private key file that signs (default: the first --key holding a private key)")
+	fl.StringVar(&f.jwksURI, "jwks-uri", "", "where the key set is hosted (default: issuer + /openid/v1/jwks)")
+	fl.StringVar(&f.out, "out", "", "directory to write the documents into (required)")
+	addOutputFlag(cmd, &f.format)
 	required(cmd, "issuer", "key", "out")
 	return cmd
+}
+
+func (f *renderFlags) run(a *app) error {
+	s, err := a.loadSetup(f.issuer, f.jwksURI, f.keys, f.signing)
+	if err != nil {
+		return err
+	}
+	res, err := s.render(a, f.out)
+	if err != nil {
+		return err
+	}
+	return printData(a.stdout, f.format, res, func(w io.Writer) { printRender(w, res) })
 }

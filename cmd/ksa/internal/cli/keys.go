@@ -3,6 +3,7 @@ package cli
 import (
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
@@ -11,7 +12,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/ksa-go/ksa/jwks"
 )
@@ -26,11 +30,13 @@ type keyFile struct {
 }
 
 // keyFix is the advice for a key file that cannot be used.
-const keyFix = `pass a PEM key file (RSA 2048 to 8192 bits, or ECDSA P-256, P-384 or P-521), e.g. one written by "ksa issuer keygen"`
+const keyFix = `pass a PEM key file (RSA 2048 to 8192 bits, or ECDSA P-256, P-384 or P-521), e.g. one that ksa issuer keygen wrote`
 
 // loadKeyFile reads every key in a PEM file, as kube-apiserver reads
-// --service-account-key-file, and its private key if it has one.
-func loadKeyFile(path string) (*keyFile, error) {
+// --service-account-key-file, and its private key if it has one. flag
+// names the flag that gave the path; the file is never written.
+func (a *app) loadKeyFile(path, flag string) (*keyFile, error) {
+	a.readKey(path, flag)
 	data, err := readInput(path, nil, jwks.MaxPEMFileBytes)
 	if err != nil {
 		return nil, keyFileError(path, err)
@@ -53,15 +59,17 @@ func loadKeyFile(path string) (*keyFile, error) {
 	return kf, nil
 }
 
-// loadSigningKey reads the private key of a PEM file.
-func loadSigningKey(path string) (crypto.Signer, error) {
+// loadSigningKey reads the private key of a PEM file. flag names the flag
+// that gave the path; the file is never written.
+func (a *app) loadSigningKey(path, flag string) (crypto.Signer, error) {
+	a.readKey(path, flag)
 	data, err := readInput(path, nil, jwks.MaxPEMFileBytes)
 	if err != nil {
 		return nil, keyFileError(path, err)
 	}
 	s, err := jwks.ParseSigningKeyPEM(data)
 	if errors.Is(err, jwks.ErrNoKeys) {
-		return nil, fail(nil, "pass the private key file (the one \"ksa issuer keygen --out\" wrote, mode 0600), not the public one", "key file %s holds no private key", path)
+		return nil, fail(nil, "pass the private key file (the one ksa issuer keygen wrote at --out, mode 0600), not the public one", "key file %s holds no private key", path)
 	}
 	if err != nil {
 		return nil, keyFileError(path, err)
@@ -73,7 +81,7 @@ func loadSigningKey(path string) (crypto.Signer, error) {
 func keyFileError(path string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fail(nil, "check the path, or create the key with \"ksa issuer keygen --out "+path+"\"", "key file %s does not exist", path)
+		return fail(nil, "check the path, or create the key with \""+commandLine("ksa", "issuer", "keygen", "--out", path)+"\"", "key file %s does not exist", path)
 	case errors.Is(err, fs.ErrPermission):
 		return fail(nil, "run as a user that can read it (private keys are mode 0600)", "key file %s is not readable", path)
 	case errors.Is(err, errTooLarge):
@@ -88,11 +96,34 @@ func keyFileError(path string, err error) error {
 	return fail(err, keyFix, "reading key file %s", path)
 }
 
+// forAPIServer refuses a key kube-apiserver cannot load, for output meant
+// for it (documents it must match, flags, tokens it must verify): it reads
+// RSA and ECDSA keys only, so it would not start with an Ed25519 signing
+// key and skips an Ed25519 key among its verification keys.
+func forAPIServer(path string, pub crypto.PublicKey) error {
+	switch pub.(type) {
+	case *rsa.PublicKey, *ecdsa.PublicKey:
+		return nil
+	}
+	next := strings.TrimSuffix(path, ".key") + "-rsa.key"
+	return fail(nil, "use an RSA or ECDSA key: \""+commandLine("ksa", "issuer", "keygen", "--out", next)+"\" makes one",
+		"%s holds an %s key, which kube-apiserver cannot load", path, keyType(pub))
+}
+
 // keySpec says what key to generate.
 type keySpec struct {
 	Type  string // rsa or ecdsa
 	Bits  int
 	Curve string
+}
+
+// checkFlags refuses --bits for an ECDSA key and --curve for an RSA key.
+func (s keySpec) checkFlags(cmd *cobra.Command) error {
+	isRSA := strings.EqualFold(s.Type, "rsa")
+	return firstError(
+		onlyWith(cmd, "bits", isRSA, "--type rsa"),
+		onlyWith(cmd, "curve", !isRSA, "--type ecdsa"),
+	)
 }
 
 // generate makes a key.
@@ -155,22 +186,38 @@ func publicPath(private string) string {
 	return private + ".pub"
 }
 
-// writeKeyPair writes a new key pair, never overwriting either file.
-func writeKeyPair(s crypto.Signer, private, public string) error {
-	for _, p := range []string{private, public} {
-		if exists(p) {
-			return fail(nil, "choose another --out, or remove the old file yourself if it is truly unused (keys are never overwritten)", "%s already exists", p)
-		}
-	}
+// writeKeyPair writes a new key pair, never replacing any file: flag
+// names the flag of the private key file.
+func (a *app) writeKeyPair(s crypto.Signer, private, public, flag string) error {
 	priv, pub, err := encodeKeyPair(s)
 	if err != nil {
-		return fail(err, "", "encoding the key")
+		return fail(err, bugFix, "encoding the key")
 	}
-	if err := writeFile(private, priv, 0o600, true); err != nil {
-		return fail(err, "choose a writable path for --out", "writing %s", private)
+	const fix = "choose another %s, or remove the old file yourself if it is truly unused (keys are never overwritten)"
+	return a.writeOutputs(
+		output{path: private, data: priv, perm: 0o600, flag: flag, existsFix: fmt.Sprintf(fix, flag)},
+		output{path: public, data: pub, perm: 0o644, flag: flag, existsFix: fmt.Sprintf(fix, flag)},
+	)
+}
+
+// keyType names a public key's type and size in output and messages: "RSA
+// 2048", "ECDSA P-256", "Ed25519". It never panics, whatever pub holds.
+func keyType(pub crypto.PublicKey) string {
+	switch k := pub.(type) {
+	case *rsa.PublicKey:
+		if k == nil || k.N == nil {
+			return "RSA (empty)"
+		}
+		return "RSA " + strconv.Itoa(k.N.BitLen())
+	case *ecdsa.PublicKey:
+		if k == nil || k.Curve == nil {
+			return "ECDSA (empty)"
+		}
+		return "ECDSA " + k.Curve.Params().Name
+	case ed25519.PublicKey:
+		return "Ed25519"
+	case nil:
+		return "none"
 	}
-	if err := writeFile(public, pub, 0o644, true); err != nil {
-		return fail(err, "choose a writable path for --out", "writing %s", public)
-	}
-	return nil
+	return fmt.Sprintf("%T", pub)
 }

@@ -37,6 +37,27 @@ func addOutputFlag(cmd *cobra.Command, f *format) {
 	cmd.Flags().VarP(f, "output", "o", "output format: text, json or yaml")
 }
 
+// manifestFormat is the -o flag of a command whose output is a Kubernetes
+// manifest: yaml or json.
+type manifestFormat format
+
+func (f *manifestFormat) String() string { return string(*f) }
+func (f *manifestFormat) Type() string   { return "yaml|json" }
+func (f *manifestFormat) Set(v string) error {
+	switch format(v) {
+	case formatJSON, formatYAML:
+		*f = manifestFormat(v)
+		return nil
+	}
+	return fmt.Errorf("want yaml or json, got %q", v)
+}
+
+// addManifestFlag adds -o to a command whose output is a manifest.
+func addManifestFlag(cmd *cobra.Command, f *format) {
+	*f = formatYAML
+	cmd.Flags().VarP((*manifestFormat)(f), "output", "o", "manifest format: yaml or json")
+}
+
 // printData writes v as JSON or YAML, or calls text for the text format.
 func printData(w io.Writer, f format, v any, text func(w io.Writer)) error {
 	switch f {
@@ -46,13 +67,13 @@ func printData(w io.Writer, f format, v any, text func(w io.Writer)) error {
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(v); err != nil {
-			return fail(err, "", "encoding the output")
+			return fail(err, bugFix, "encoding the output")
 		}
 		out := buf.Bytes()
 		if f == formatYAML {
 			y, err := yaml.JSONToYAML(out)
 			if err != nil {
-				return fail(err, "", "encoding the output")
+				return fail(err, bugFix, "encoding the output")
 			}
 			out = y
 		}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,7 +14,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
-	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/podcert"
 )
 
@@ -28,65 +26,27 @@ func newPodcertCmd(a *app) *cobra.Command {
 type podcertFlags struct {
 	signerName, caKey, caCert, trustDomain string
 	maxLifetime                            time.Duration
-	hosts                                  []string
-	allowIPs, allowExtensions              bool
+	hosts, ipRanges                        []string
+	allowExtensions                        bool
 }
 
-// policy admits serving DNS names matching a --allow-host pattern, IP
-// addresses and subject extensions only when allowed; nil when nothing is
-// (every annotation is then denied).
-func (f *podcertFlags) policy() podcert.Policy {
-	if len(f.hosts) == 0 && !f.allowIPs && !f.allowExtensions {
-		return nil
-	}
-	patterns := f.hosts
-	allowIPs, allowExt := f.allowIPs, f.allowExtensions
-	return podcert.PolicyFunc(func(req *podcert.Request, asked podcert.Asked) error {
-		if len(asked.IPAddresses) > 0 && !allowIPs {
-			return fmt.Errorf("IP addresses are not admitted (--allow-ip-hosts)")
-		}
-		if len(asked.Extensions) > 0 && !allowExt {
-			return fmt.Errorf("subject extensions are not admitted (--allow-extensions)")
-		}
-		for _, name := range asked.DNSNames {
-			if !hostAdmitted(name, req, patterns) {
-				return fmt.Errorf("DNS name %q matches no --allow-host pattern", name)
-			}
-		}
-		return nil
-	})
-}
-
-// hostAdmitted reports whether a DNS name (lower case, as podcert reads
-// it) matches a pattern: {namespace}, {serviceaccount} and {pod} stand for
-// the request's; a pattern starting with "." admits the names below it,
-// any other only itself. A placeholder stands for one DNS label only: a
-// pattern whose service account or pod name has a dot does not match, so
-// that the account "checkout.shop" in another namespace cannot become
-// "checkout.shop.svc.cluster.local" through "{serviceaccount}.svc.cluster.local".
-func hostAdmitted(name string, req *podcert.Request, patterns []string) bool {
-	expand := strings.NewReplacer("{namespace}", req.Namespace, "{serviceaccount}", req.ServiceAccountName, "{pod}", req.PodName)
-	for _, p := range patterns {
-		if (strings.Contains(p, "{serviceaccount}") && strings.Contains(req.ServiceAccountName, ".")) ||
-			(strings.Contains(p, "{pod}") && strings.Contains(req.PodName, ".")) ||
-			(strings.Contains(p, "{namespace}") && strings.Contains(req.Namespace, ".")) {
-			continue
-		}
-		p = strings.ToLower(expand.Replace(p))
-		if strings.HasPrefix(p, ".") {
-			if strings.HasSuffix(name, p) && len(name) > len(p) {
-				return true
-			}
-		} else if name == p {
-			return true
-		}
-	}
-	return false
+// podcertServeFlags are the settings of "ksa podcert serve": the signer's
+// and the controller's.
+type podcertServeFlags struct {
+	podcertFlags
+	kubeconfig, apiVersion, bundle string
+	noBundle                       bool
+	workers, burst                 int
+	qps                            float32
 }
 
 // signer builds the podcert.Signer of the flags.
 func (f *podcertFlags) signer(a *app) (*podcert.Signer, error) {
-	key, err := loadSigningKey(f.caKey)
+	policy, err := f.policy()
+	if err != nil {
+		return nil, err
+	}
+	key, err := a.loadSigningKey(f.caKey, "--ca-key")
 	if err != nil {
 		return nil, err
 	}
@@ -117,119 +77,166 @@ func (f *podcertFlags) signer(a *app) (*podcert.Signer, error) {
 		return nil, fail(nil, "pass the CA's PEM certificate, then its issuers", "%s holds no certificate", f.caCert)
 	}
 	cfg := podcert.Config{SignerName: f.signerName, CA: key, Chain: chain, TrustDomain: f.trustDomain,
-		MaxLifetime: f.maxLifetime, Policy: f.policy()}
+		MaxLifetime: f.maxLifetime, Policy: policy}
 	if a.nowFlag != "" {
 		cfg.Clock = a.now
 	}
 	s, err := podcert.New(cfg)
 	if err != nil {
-		return nil, fail(nil, "fix --signer-name, the CA files or --max-lifetime", "%s", errs.Text(err))
+		return nil, configError(err, flagFor{"SignerName": "--signer-name", "CA": "--ca-key", "Chain": "--ca-cert",
+			"TrustDomain": "--trust-domain", "MaxLifetime": "--max-lifetime", "Policy": "--allow-host"}, "ksa podcert serve")
 	}
 	return s, nil
 }
 
 func newPodcertServeCmd(a *app) *cobra.Command {
-	var f podcertFlags
-	var kubeconfig, apiVersion, bundle string
-	var noBundle bool
-	var workers, burst int
-	var qps float32
+	f := &podcertServeFlags{}
 	cmd := &cobra.Command{
 		Use:   "serve --signer-name NAME --ca-key FILE --ca-cert FILE",
 		Short: "Issue, deny or fail the PodCertificateRequests of a signer name",
 		Long: `Watch the PodCertificateRequests naming --signer-name and decide each:
 check the request (its stub CSR or proof of possession, the key type), then
 issue a certificate from the CA of --ca-key and --ca-cert (the CA first,
-then its issuers) carrying the pod's service-account identity, the SPIFFE
-ID and the serving hosts asked for through the pod's annotations when an
---allow-host pattern admits them; refused requests are Denied or Failed with
-the API's reasons. Every status is checked as kube-apiserver checks it
-before it is written. The CA's root is published as a ClusterTrustBundle.
+then its issuers) carrying the pod's service-account identity and SPIFFE
+ID; refused requests are Denied or Failed with the API's reasons. Every
+status is checked as kube-apiserver checks it before it is written. The
+CA's root is published as a ClusterTrustBundle.
 
-The identity needs the RBAC "ksa podcert rbac" prints. Connects with
+Serving hosts and subject extensions are asked for by the pod's author in
+the podCertificate projection's userAnnotations, which the kubelet copies
+into the request's spec.unverifiedUserAnnotations; nothing there is
+verified by Kubernetes. Two keys are read (any other denies the request):
+
+  ` + podcert.DefaultServeHostsKey + `   DNS names and IP addresses, comma-separated,
+                                 issued when an --allow-host pattern (names)
+                                 or an --allow-ip-hosts range (addresses)
+                                 admits every one
+  ` + podcert.DefaultExtensionsKey + `    key=value subject extensions, comma-separated,
+                                 issued with --allow-extensions
+
+Once kube-apiserver trusts the CA (--client-ca-file), an issued certificate
+authenticates as its service account for its whole lifetime, after the pod
+is deleted too: x509 client authentication carries no pod binding that
+kube-apiserver could check, unlike a bound token. Keep --max-lifetime short,
+the default 24h or less.
+
+The identity needs the RBAC that "ksa podcert rbac" prints. Connects with
 --kubeconfig, $KUBECONFIG or the pod's in-cluster configuration.
 Stops on SIGINT or SIGTERM.`,
 		Example: `  ksa podcert serve --signer-name example.com/pods --ca-key ca.key --ca-cert ca.crt
   ksa podcert serve --signer-name example.com/pods --ca-key ca.key --ca-cert ca.crt --allow-host '{serviceaccount}.{namespace}.svc'`,
 		Args: args(0, 0),
-		RunE: run(func(cmd *cobra.Command, _ []string) error {
-			s, err := f.signer(a)
-			if err != nil {
-				return err
-			}
-			rules := clientcmd.NewDefaultClientConfigLoadingRules()
-			rules.ExplicitPath = kubeconfig
-			rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
-			if err != nil {
-				return fail(err, "pass --kubeconfig, set $KUBECONFIG, or run in a pod", "loading the cluster's configuration")
-			}
-			rc.UserAgent = "ksa-podcert"
-			rc.QPS, rc.Burst = qps, burst
-			cs, err := kubernetes.NewForConfig(rc)
-			if err != nil {
-				return fail(err, "", "configuring the client")
-			}
-			ctl, err := podcertctl.New(podcertctl.Config{Client: cs, Signer: s, APIVersion: apiVersion,
-				TrustBundleName: bundle, NoTrustBundle: noBundle, Workers: workers,
-				Log: slog.New(slog.NewTextHandler(a.stderr, nil))})
-			if err != nil {
-				return usage("see 'ksa podcert serve --help'", "%s", errs.Text(err))
-			}
-			ctx, stop := signalContext(cmd)
-			defer stop()
-			if err := ctl.Run(ctx); err != nil {
-				return fail(nil, "grant the RBAC \"ksa podcert rbac\" prints, and enable the PodCertificateRequest API (GA in 1.37)", "%s", errs.Text(err))
-			}
-			st := ctl.Stats()
-			fmt.Fprintf(a.stderr, "stopped: %d issued, %d denied, %d failed\n", st.Issued, st.Denied, st.Failed)
-			return nil
-		}),
+		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a, cmd) }),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.signerName, "signer-name", "", "signer name the requests name, e.g. example.com/pods (required)")
 	fl.StringVar(&f.caKey, "ca-key", "", "PEM private key of the issuing CA (RSA or ECDSA; required)")
 	fl.StringVar(&f.caCert, "ca-cert", "", "PEM certificate of the issuing CA, then its issuers (required)")
-	fl.StringVar(&f.trustDomain, "trust-domain", "", "SPIFFE trust domain of the URI SAN (default "+podcert.DefaultTrustDomain+")")
-	fl.DurationVar(&f.maxLifetime, "max-lifetime", 0, "longest certificate lifetime (default 24h)")
-	fl.StringArrayVar(&f.hosts, "allow-host", nil, "admit a serving DNS name equal to this pattern, or below it when it starts with \".\"; {namespace}, {serviceaccount} and {pod} are the request's, one DNS label each (repeatable)")
-	fl.BoolVar(&f.allowIPs, "allow-ip-hosts", false, "admit serving IP addresses")
+	fl.StringVar(&f.trustDomain, "trust-domain", podcert.DefaultTrustDomain, "SPIFFE trust domain of the URI SAN")
+	fl.DurationVar(&f.maxLifetime, "max-lifetime", podcert.DefaultMaxLifetime, "longest certificate lifetime: a certificate authenticates as its service account until it expires, after its pod is gone too")
+	fl.StringArrayVar(&f.hosts, "allow-host", nil, "admit a serving DNS name equal to this pattern, or below it when it starts with \".\"; {namespace}, {serviceaccount} and {pod} stand for the request's, each a whole DNS label of the pattern (repeatable)")
+	fl.StringArrayVar(&f.ipRanges, "allow-ip-hosts", nil, "admit a serving IP address inside this CIDR, e.g. 10.0.0.0/8 (repeatable); a pod's own addresses are not known to the signer, so any pod of the signer name may get any address of the ranges")
 	fl.BoolVar(&f.allowExtensions, "allow-extensions", false, "admit subject extensions")
-	fl.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config or in-cluster)")
-	fl.StringVar(&apiVersion, "api-version", "", "certificates.k8s.io version: v1 or v1beta1 (default: discovered)")
-	fl.StringVar(&bundle, "trust-bundle", "", "ClusterTrustBundle to publish the CA in (default <signer name with : for />:primary-bundle)")
-	fl.BoolVar(&noBundle, "no-trust-bundle", false, "do not publish the CA")
-	fl.Float32Var(&qps, "kube-api-qps", 50, "requests per second to kube-apiserver (client-side limit)")
-	fl.IntVar(&burst, "kube-api-burst", 100, "burst of requests to kube-apiserver above --kube-api-qps")
-	fl.IntVar(&workers, "workers", 0, fmt.Sprintf("requests decided at once (default %d)", podcertctl.DefaultWorkers))
+	fl.StringVar(&f.kubeconfig, "kubeconfig", "", "kubeconfig file (default $KUBECONFIG, ~/.kube/config or in-cluster)")
+	fl.StringVar(&f.apiVersion, "api-version", "", "certificates.k8s.io version: v1 or v1beta1 (default: discovered)")
+	fl.StringVar(&f.bundle, "trust-bundle", "", "ClusterTrustBundle to publish the CA in (default <signer name with : for />:primary-bundle)")
+	fl.BoolVar(&f.noBundle, "no-trust-bundle", false, "do not publish the CA")
+	fl.Float32Var(&f.qps, "kube-api-qps", 50, "requests per second to kube-apiserver (client-side limit)")
+	fl.IntVar(&f.burst, "kube-api-burst", 100, "burst of requests to kube-apiserver above --kube-api-qps")
+	fl.IntVar(&f.workers, "workers", podcertctl.DefaultWorkers, "requests decided at once")
 	required(cmd, "signer-name", "ca-key", "ca-cert")
 	return cmd
 }
 
+func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
+	if err := onlyWithout(cmd, "trust-bundle", "no-trust-bundle"); err != nil {
+		return err
+	}
+	switch {
+	case f.apiVersion != "" && f.apiVersion != podcertctl.V1 && f.apiVersion != podcertctl.V1beta1:
+		return usage("give --api-version v1 or v1beta1, or leave it out to discover it", "--api-version %q is not a certificates.k8s.io version", f.apiVersion)
+	case f.workers < 0:
+		return usage(fmt.Sprintf("give --workers a positive number (default %d)", podcertctl.DefaultWorkers), "--workers %d is negative", f.workers)
+	case f.qps <= 0 || f.burst < 0:
+		return usage("give --kube-api-qps a positive number and --kube-api-burst a whole number", "--kube-api-qps %g or --kube-api-burst %d is out of range", f.qps, f.burst)
+	}
+	s, err := f.podcertFlags.signer(a)
+	if err != nil {
+		return err
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = f.kubeconfig
+	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	if err != nil {
+		return fail(err, "pass --kubeconfig, set $KUBECONFIG, or run in a pod", "loading the cluster's configuration")
+	}
+	rc.UserAgent = "ksa-podcert"
+	rc.QPS, rc.Burst = f.qps, f.burst
+	cs, err := kubernetes.NewForConfig(rc)
+	if err != nil {
+		return fail(err, "check the cluster's address and credentials in the kubeconfig (--kubeconfig)", "configuring the client")
+	}
+	ctl, err := podcertctl.New(podcertctl.Config{Client: cs, Signer: s, APIVersion: f.apiVersion,
+		TrustBundleName: f.bundle, NoTrustBundle: f.noBundle, Workers: f.workers,
+		Log: slog.New(slog.NewTextHandler(a.stderr, nil))})
+	if err != nil {
+		return configError(err, flagFor{"APIVersion": "--api-version", "Workers, MaxRetries or Resync": "--workers",
+			"TrustBundleName": "--trust-bundle"}, "ksa podcert serve")
+	}
+	ctx, stop := signalContext(cmd)
+	defer stop()
+	if err := ctl.Run(ctx); err != nil {
+		return fail(nil, "grant the RBAC that ksa podcert rbac prints, and enable the PodCertificateRequest API (GA in 1.37)", "%s", libText(err))
+	}
+	st := ctl.Stats()
+	fmt.Fprintf(a.stderr, "stopped: %d issued, %d denied, %d failed\n", st.Issued, st.Denied, st.Failed)
+	return nil
+}
+
+// rbacFlags are the settings of "ksa podcert rbac".
+type rbacFlags struct {
+	cfg    podcertctl.RBACConfig
+	format format
+}
+
 func newPodcertRBACCmd(a *app) *cobra.Command {
-	var cfg podcertctl.RBACConfig
+	f := &rbacFlags{}
 	cmd := &cobra.Command{
 		Use:   "rbac --signer-name NAME --namespace NS --service-account NAME",
 		Short: "Print the RBAC the signer needs, as YAML for kubectl apply",
-		Long: `Print the ServiceAccount, ClusterRole and ClusterRoleBinding that
-"ksa podcert serve" needs and no more: read and watch PodCertificateRequests,
-update their status, the sign and attest verbs on --signer-name, and create
-and update its ClusterTrustBundle.`,
-		Example: `  ksa podcert rbac --signer-name example.com/pods --namespace ksa-system --service-account podcert-signer | kubectl apply -f -`,
-		Args:    args(0, 0),
-		RunE: run(func(cmd *cobra.Command, _ []string) error {
-			out, err := podcertctl.Manifests(cfg)
-			if err != nil {
-				return usage("see 'ksa podcert rbac --help'", "%s", errs.Text(err))
-			}
-			_, err = a.stdout.Write(out)
-			return err
-		}),
+		Long: `Print what "ksa podcert serve" needs and no more: the Namespace it runs
+in (unless --no-namespace), its ServiceAccount, and a ClusterRole and
+ClusterRoleBinding to read and watch PodCertificateRequests, update their
+status, hold the sign and attest verbs on --signer-name, and create and
+update its ClusterTrustBundle. The names are checked as kube-apiserver
+checks them. YAML documents by default; -o json prints one v1 List.`,
+		Example: `  ksa podcert rbac --signer-name example.com/pods --namespace ksa-system --service-account podcert-signer | kubectl apply -f -
+  # the namespace exists already:
+  ksa podcert rbac --signer-name example.com/pods --namespace kube-system --service-account podcert-signer --no-namespace -o json`,
+		Args: args(0, 0),
+		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a) }),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&cfg.SignerName, "signer-name", "", "signer name (required)")
-	fl.StringVar(&cfg.Namespace, "namespace", "", "namespace the signer runs in (required)")
-	fl.StringVar(&cfg.ServiceAccount, "service-account", "", "service account the signer runs as (required)")
-	fl.StringVar(&cfg.TrustBundleName, "trust-bundle", "", "ClusterTrustBundle it publishes (default <signer name with : for />:primary-bundle)")
+	fl.StringVar(&f.cfg.SignerName, "signer-name", "", "signer name, DOMAIN/PATH (required)")
+	fl.StringVar(&f.cfg.Namespace, "namespace", "", "namespace the signer runs in, a DNS-1123 label (required)")
+	fl.StringVar(&f.cfg.ServiceAccount, "service-account", "", "service account the signer runs as (required)")
+	fl.StringVar(&f.cfg.TrustBundleName, "trust-bundle", "", "ClusterTrustBundle it publishes (default <signer name with : for />:primary-bundle)")
+	fl.BoolVar(&f.cfg.OmitNamespace, "no-namespace", false, "leave the Namespace object out (it exists, or is managed elsewhere)")
+	addManifestFlag(cmd, &f.format)
 	required(cmd, "signer-name", "namespace", "service-account")
 	return cmd
+}
+
+func (f *rbacFlags) run(a *app) error {
+	render := podcertctl.Manifests
+	if f.format == formatJSON {
+		render = podcertctl.ManifestsJSON
+	}
+	out, err := render(f.cfg)
+	if err != nil {
+		return configError(err, flagFor{"SignerName": "--signer-name", "Namespace": "--namespace",
+			"ServiceAccount": "--service-account", "TrustBundleName": "--trust-bundle"}, "ksa podcert rbac")
+	}
+	_, err = a.stdout.Write(out)
+	return err
 }

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -22,6 +23,18 @@ type app struct {
 	// clock, for reproducible output.
 	nowFlag string
 	clock   time.Time
+	// keysRead are the files read as keys: never written.
+	keysRead []keyRead
+	// buildInfo reads the build's version; nil means debug.ReadBuildInfo.
+	readBuildInfo func() (*debug.BuildInfo, bool)
+}
+
+// buildInfo reads the build's version information.
+func (a *app) buildInfo() (*debug.BuildInfo, bool) {
+	if a.readBuildInfo != nil {
+		return a.readBuildInfo()
+	}
+	return debug.ReadBuildInfo()
 }
 
 // now returns the command's clock.
@@ -38,8 +51,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
 	root := newRoot(a)
 	root.SetArgs(args)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	if err != nil {
+		err = explain(cmd, err)
 		fmt.Fprintln(stderr, "ksa: "+oneLine(err.Error()))
 	}
 	return exitCode(err)
@@ -85,9 +99,7 @@ Exit status: 0 on success, 1 on failure (or when a check finds problems),
 	root.SetErr(a.stderr)
 	root.PersistentFlags().StringVar(&a.nowFlag, "now", "", "use this RFC 3339 time as the clock (for tests)")
 	_ = root.PersistentFlags().MarkHidden("now")
-	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return usage(fmt.Sprintf("see '%s --help'", cmd.CommandPath()), "%s", err.Error())
-	})
+	root.SetFlagErrorFunc(flagError)
 	root.AddCommand(
 		newIssuerCmd(a),
 		newTokenCmd(a),
@@ -96,32 +108,61 @@ Exit status: 0 on success, 1 on failure (or when a check finds problems),
 		newWebhookCmd(a),
 		newSignerCmd(a),
 		newPodcertCmd(a),
+		newVersionCmd(a),
 	)
 	return root
 }
 
-// group returns a command that only holds subcommands.
+// group returns a command that only holds subcommands; its examples are
+// the first whole example command of each.
 func group(use, short string, subs ...*cobra.Command) *cobra.Command {
 	c := &cobra.Command{
-		Use:   use,
-		Short: short,
-		Args:  cobra.ArbitraryArgs,
+		Use:                        use,
+		Short:                      short,
+		Args:                       cobra.ArbitraryArgs,
+		SuggestionsMinimumDistance: 2,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 {
-				return usage(fmt.Sprintf("see '%s --help'", cmd.CommandPath()), "unknown command %q for %q", args[0], cmd.CommandPath())
+				fix := subcommandFix(cmd)
+				if near := cmd.SuggestionsFor(args[0]); len(near) > 0 {
+					fix = fmt.Sprintf("did you mean %s? (see '%s --help')", joinWords(near, "or"), cmd.CommandPath())
+				}
+				return usage(fix, "unknown command %q for %q", args[0], cmd.CommandPath())
 			}
-			return usage(fmt.Sprintf("see '%s --help'", cmd.CommandPath()), "%q needs a subcommand", cmd.CommandPath())
+			return usage(subcommandFix(cmd), "%q needs a subcommand", cmd.CommandPath())
 		},
 	}
 	c.AddCommand(subs...)
 	var ex []string
 	for _, sub := range subs {
-		if first, _, _ := strings.Cut(sub.Example, "\n"); first != "" {
-			ex = append(ex, first)
+		if cmds := exampleCommands(sub.Example); len(cmds) > 0 {
+			ex = append(ex, cmds[0])
 		}
 	}
 	c.Example = strings.Join(ex, "\n")
 	return c
+}
+
+// exampleCommands splits an Example into its commands: each a line that
+// is not a comment, with the lines it continues onto (a trailing \), as
+// written (indented, one command per element).
+func exampleCommands(example string) []string {
+	var out []string
+	var cur []string
+	for _, line := range strings.Split(example, "\n") {
+		if len(cur) == 0 && (strings.TrimSpace(line) == "" || strings.HasPrefix(strings.TrimSpace(line), "#")) {
+			continue
+		}
+		cur = append(cur, line)
+		if !strings.HasSuffix(strings.TrimSpace(line), "\\") {
+			out = append(out, strings.Join(cur, "\n"))
+			cur = nil
+		}
+	}
+	if len(cur) > 0 {
+		out = append(out, strings.Join(cur, "\n"))
+	}
+	return out
 }
 
 // run adapts a command's function: any error that is not already an
@@ -136,7 +177,7 @@ func run(fn func(cmd *cobra.Command, args []string) error) func(*cobra.Command, 
 		if errors.As(err, &e) {
 			return err
 		}
-		return &Error{What: cmd.CommandPath() + " failed", Err: err}
+		return &Error{What: cmd.CommandPath() + " failed", Err: err, Fix: "check the flags and files given (see '" + cmd.CommandPath() + " --help')"}
 	}
 }
 
@@ -151,7 +192,7 @@ func args(min, max int) cobra.PositionalArgs {
 			case max != min:
 				want = fmt.Sprintf("%d to %d", min, max)
 			}
-			return usage(fmt.Sprintf("see '%s --help'", cmd.CommandPath()), "%s takes %s argument(s), got %d", cmd.CommandPath(), want, len(args))
+			return usage("usage: "+cmd.UseLine(), "%s takes %s argument(s), got %d", cmd.CommandPath(), want, len(args))
 		}
 		return nil
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ksa-go/ksa/internal/keyname"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/tokens"
@@ -35,12 +34,17 @@ type rotateResult struct {
 	Duration string         `json:"duration"`
 }
 
+// rotateFlags are the settings of "ksa issuer rotate".
+type rotateFlags struct {
+	issuer, jwksURI, out, signing, next string
+	keys                                []string
+	spec                                keySpec
+	propagation, lifetime               time.Duration
+	format                              format
+}
+
 func newRotateCmd(a *app) *cobra.Command {
-	var issuer, jwksURI, out, signing, next string
-	var keys []string
-	var spec keySpec
-	var propagation, lifetime time.Duration
-	var f format
+	f := &rotateFlags{}
 	cmd := &cobra.Command{
 		Use:   "rotate --issuer URL --signing-key CURRENT --next-key FILE --out DIR",
 		Short: "Generate the next signing key, publish it beside the current one, and print the overlap plan",
@@ -64,137 +68,170 @@ Nothing is deleted or overwritten; each step is a command to run at its time.`,
   ksa issuer rotate --issuer https://oidc.example.com/cluster-1 --signing-key sa.key \
       --next-key sa-2.key --out site --max-token-lifetime 24h -o json`,
 		Args: args(0, 0),
-		RunE: run(func(cmd *cobra.Command, _ []string) error {
-			current, err := loadSigningKey(signing)
-			if err != nil {
-				return err
-			}
-			if !cmd.Flags().Changed("type") && !cmd.Flags().Changed("bits") && !cmd.Flags().Changed("curve") {
-				spec = specOf(current)
-			}
-			if err := checkIssuerURL(issuer); err != nil {
-				return err
-			}
-			// Everything but the new key must render before the key is
-			// written, so a refused flag leaves nothing behind.
-			if _, err := loadSetup(issuer, jwksURI, keys, signing); err != nil {
-				return err
-			}
-			uri := jwksURI
-			if uri == "" {
-				uri = oidc.JWKSURL(issuer)
-			}
-			curKey, err := jwks.NewKey(current)
-			if err != nil {
-				return keyFileError(signing, err)
-			}
-			if _, err := oidc.Render(oidc.IssuerConfig{Issuer: issuer, JWKSURI: uri}, []jwks.Key{curKey}); err != nil {
-				return fail(err, "use an https:// URL without query or fragment for --issuer and --jwks-uri", "the issuer cannot be published")
-			}
-			s, err := spec.generate()
-			if err != nil {
-				return err
-			}
-			nextPub := publicPath(next)
-			if err := writeKeyPair(s, next, nextPub); err != nil {
-				return err
-			}
-			nextKey, err := jwks.NewKey(s)
-			if err != nil {
-				return fail(err, "", "the generated key")
-			}
-			curKID, _ := jwks.KeyID(current)
-			others := append([]string{nextPub}, keys...)
-			setup, err := loadSetup(issuer, jwksURI, others, signing)
-			if err != nil {
-				return err
-			}
-			res, err := setup.render(out)
-			if err != nil {
-				return err
-			}
-			published := kids(res.Keys)
-			withoutOld := make([]string, 0, len(published))
-			for _, k := range published {
-				if k != curKID {
-					withoutOld = append(withoutOld, k)
-				}
-			}
-			now := a.now().UTC().Truncate(time.Second)
-			switchAt := now.Add(propagation)
-			retireAt := switchAt.Add(lifetime + tokens.DefaultLeeway)
-			keyFlags := func(paths ...string) []string {
-				var fl []string
-				for _, p := range paths {
-					fl = append(fl, "--service-account-key-file="+p)
-				}
-				return fl
-			}
-			retire := []string{"ksa issuer render", "--issuer " + issuer}
-			if jwksURI != "" {
-				retire = append(retire, "--jwks-uri "+jwksURI)
-			}
-			retire = append(retire, "--signing-key "+next)
-			for _, k := range keys {
-				retire = append(retire, "--key "+k)
-			}
-			retire = append(retire, "--out "+out)
-			result := rotateResult{
-				NextKey: keygenResult{PrivateKeyFile: next, PublicKeyFile: nextPub,
-					Key: keyInfo{KeyID: nextKey.KeyID, Algorithm: nextKey.Algorithm, Type: keyname.Of(nextKey.Public)}},
-				Render:   res,
-				Duration: secs(int64(retireAt.Sub(now) / time.Second)),
-				Plan: []rotationStep{
-					{At: now, Action: "publish the next key: upload " + out + "; add its public key to kube-apiserver and restart it",
-						Signs: curKID, Published: published,
-						KubeAPIServerFlags: append([]string{"--service-account-signing-key-file=" + signing}, keyFlags(append([]string{signing, nextPub}, keys...)...)...)},
-					{At: switchAt, Action: "switch signing to the next key: restart kube-apiserver with these flags (the old key stays published)",
-						Signs: nextKey.KeyID, Published: published,
-						KubeAPIServerFlags: append([]string{"--service-account-signing-key-file=" + next}, keyFlags(append([]string{nextPub, signing}, keys...)...)...)},
-					{At: retireAt, Action: "withdraw the old key: every token it signed has expired; re-render, upload, and restart kube-apiserver with these flags",
-						Signs: nextKey.KeyID, Published: withoutOld,
-						KubeAPIServerFlags: append([]string{"--service-account-signing-key-file=" + next}, keyFlags(append([]string{nextPub}, keys...)...)...),
-						Command:            strings.Join(retire, " ")},
-				},
-				Notes: []string{
-					"kube-api-access tokens (extended to a year, with warnafter) are replaced by the kubelet within about an hour of the switch; withdrawing the old key ends the rest",
-					"keep " + signing + " until step 3, then delete it yourself",
-				},
-			}
-			return printData(a.stdout, f, result, func(w io.Writer) {
-				fmt.Fprintf(w, "wrote %s and %s: the next key, %s, %s, kid %s\n\n", next, nextPub, result.NextKey.Key.Type, nextKey.Algorithm, nextKey.KeyID)
-				printRender(w, res)
-				fmt.Fprintf(w, "\nrotation plan (%s in all):\n", result.Duration)
-				for i, st := range result.Plan {
-					fmt.Fprintf(w, "\n%d. %s (%s)\n   %s\n   signs: %s\n   published: %s\n", i+1, st.At.Format(time.RFC3339), relTime(st.At, now), st.Action, st.Signs, strings.Join(st.Published, ", "))
-					for _, fl := range st.KubeAPIServerFlags {
-						fmt.Fprintf(w, "   %s\n", fl)
-					}
-					if st.Command != "" {
-						fmt.Fprintf(w, "   run: %s\n", st.Command)
-					}
-				}
-				fmt.Fprintln(w)
-				for _, n := range result.Notes {
-					fmt.Fprintf(w, "note: %s\n", n)
-				}
-			})
-		}),
+		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a, cmd) }),
 	}
-	cmd.Flags().StringVar(&issuer, "issuer", "", "issuer URL (required)")
-	cmd.Flags().StringVar(&signing, "signing-key", "", "the current signing key file (required)")
-	cmd.Flags().StringVar(&next, "next-key", "", "private key file to create for the next key (required; never overwritten)")
-	cmd.Flags().StringArrayVar(&keys, "key", nil, "other key files to keep published (repeatable)")
-	cmd.Flags().StringVar(&jwksURI, "jwks-uri", "", "where the key set is hosted (default: issuer + /openid/v1/jwks)")
-	cmd.Flags().StringVar(&out, "out", "", "directory to re-render the documents into (required)")
-	cmd.Flags().StringVar(&spec.Type, "type", "rsa", "next key type: rsa or ecdsa (default: as the current key)")
-	cmd.Flags().IntVar(&spec.Bits, "bits", 2048, "RSA modulus size of the next key")
-	cmd.Flags().StringVar(&spec.Curve, "curve", "P-256", "ECDSA curve of the next key")
-	cmd.Flags().DurationVar(&propagation, "propagation", 24*time.Hour, "how long relying parties may cache the old key set")
-	cmd.Flags().DurationVar(&lifetime, "max-token-lifetime", 24*time.Hour, "the longest lifetime of a token the old key signed (kube-apiserver's --service-account-max-token-expiration)")
-	addOutputFlag(cmd, &f)
+	fl := cmd.Flags()
+	fl.StringVar(&f.issuer, "issuer", "", "issuer URL (required)")
+	fl.StringVar(&f.signing, "signing-key", "", "the current signing key file (required)")
+	fl.StringVar(&f.next, "next-key", "", "private key file to create for the next key (required; never overwritten)")
+	fl.StringArrayVar(&f.keys, "key", nil, "other key files to keep published (repeatable)")
+	fl.StringVar(&f.jwksURI, "jwks-uri", "", "where the key set is hosted (default: issuer + /openid/v1/jwks)")
+	fl.StringVar(&f.out, "out", "", "directory to re-render the documents into (required)")
+	fl.StringVar(&f.spec.Type, "type", "", "next key type: rsa or ecdsa (default: the current key's)")
+	fl.IntVar(&f.spec.Bits, "bits", 0, "RSA modulus size of the next key (default: the current key's, or 2048 with --type rsa)")
+	fl.StringVar(&f.spec.Curve, "curve", "", "ECDSA curve of the next key (default: the current key's, or P-256 with --type ecdsa)")
+	fl.DurationVar(&f.propagation, "propagation", 24*time.Hour, "how long relying parties may cache the old key set")
+	fl.DurationVar(&f.lifetime, "max-token-lifetime", 24*time.Hour, "the longest lifetime of a token the old key signed (kube-apiserver's --service-account-max-token-expiration)")
+	addOutputFlag(cmd, &f.format)
 	required(cmd, "issuer", "signing-key", "next-key", "out")
 	return cmd
+}
+
+func (f *rotateFlags) run(a *app, cmd *cobra.Command) error {
+	if cmd.Flags().Changed("type") {
+		if err := f.spec.checkFlags(cmd); err != nil {
+			return err
+		}
+	}
+	current, err := a.loadSigningKey(f.signing, "--signing-key")
+	if err != nil {
+		return err
+	}
+	if err := forAPIServer(f.signing, current.Public()); err != nil {
+		return err
+	}
+	if !cmd.Flags().Changed("type") {
+		// Like the current key, unless --bits or --curve say otherwise.
+		cur := specOf(current)
+		f.spec.Type = cur.Type
+		if !cmd.Flags().Changed("bits") {
+			f.spec.Bits = cur.Bits
+		}
+		if !cmd.Flags().Changed("curve") {
+			f.spec.Curve = cur.Curve
+		}
+	}
+	if err := f.spec.checkFlags(cmd); err != nil {
+		return err
+	}
+	if f.spec.Bits == 0 {
+		f.spec.Bits = 2048
+	}
+	if f.spec.Curve == "" {
+		f.spec.Curve = "P-256"
+	}
+	if err := checkIssuerURL(f.issuer); err != nil {
+		return err
+	}
+	// Everything but the new key must render before the key is
+	// written, so a refused flag leaves nothing behind.
+	if _, err := a.loadSetup(f.issuer, f.jwksURI, f.keys, f.signing); err != nil {
+		return err
+	}
+	uri := f.jwksURI
+	if uri == "" {
+		uri = oidc.JWKSURL(f.issuer)
+	}
+	curKey, err := jwks.NewKey(current)
+	if err != nil {
+		return keyFileError(f.signing, err)
+	}
+	if _, err := oidc.Render(oidc.IssuerConfig{Issuer: f.issuer, JWKSURI: uri}, []jwks.Key{curKey}); err != nil {
+		return issuerError(err)
+	}
+	if err := a.checkRenderDir(f.out); err != nil {
+		return err
+	}
+	s, err := f.spec.generate()
+	if err != nil {
+		return err
+	}
+	nextPub := publicPath(f.next)
+	if err := a.writeKeyPair(s, f.next, nextPub, "--next-key"); err != nil {
+		return err
+	}
+	nextKey, err := jwks.NewKey(s)
+	if err != nil {
+		return fail(err, bugFix, "the generated key")
+	}
+	curKID, _ := jwks.KeyID(current)
+	others := append([]string{nextPub}, f.keys...)
+	setup, err := a.loadSetup(f.issuer, f.jwksURI, others, f.signing)
+	if err != nil {
+		return err
+	}
+	res, err := setup.render(a, f.out)
+	if err != nil {
+		return err
+	}
+	published := kids(res.Keys)
+	withoutOld := make([]string, 0, len(published))
+	for _, k := range published {
+		if k != curKID {
+			withoutOld = append(withoutOld, k)
+		}
+	}
+	now := a.now().UTC().Truncate(time.Second)
+	switchAt := now.Add(f.propagation)
+	retireAt := switchAt.Add(f.lifetime + tokens.DefaultLeeway)
+	keyFlags := func(paths ...string) []string {
+		var fl []string
+		for _, p := range paths {
+			fl = append(fl, "--service-account-key-file="+p)
+		}
+		return fl
+	}
+	// Step 3 renders the next key (which signs) and the other keys kept,
+	// without the old one.
+	retire := []string{"ksa", "issuer", "render", "--issuer", f.issuer}
+	if f.jwksURI != "" {
+		retire = append(retire, "--jwks-uri", f.jwksURI)
+	}
+	retire = append(retire, "--key", f.next)
+	for _, k := range f.keys {
+		retire = append(retire, "--key", k)
+	}
+	retire = append(retire, "--out", f.out)
+	result := rotateResult{
+		NextKey: keygenResult{PrivateKeyFile: f.next, PublicKeyFile: nextPub,
+			Key: keyInfo{KeyID: nextKey.KeyID, Algorithm: nextKey.Algorithm, Type: keyType(nextKey.Public)}},
+		Render:   res,
+		Duration: secs(int64(retireAt.Sub(now) / time.Second)),
+		Plan: []rotationStep{
+			{At: now, Action: "publish the next key: upload " + f.out + "; add its public key to kube-apiserver and restart it",
+				Signs: curKID, Published: published,
+				KubeAPIServerFlags: append([]string{"--service-account-signing-key-file=" + f.signing}, keyFlags(append([]string{f.signing, nextPub}, f.keys...)...)...)},
+			{At: switchAt, Action: "switch signing to the next key: restart kube-apiserver with these flags (the old key stays published)",
+				Signs: nextKey.KeyID, Published: published,
+				KubeAPIServerFlags: append([]string{"--service-account-signing-key-file=" + f.next}, keyFlags(append([]string{nextPub, f.signing}, f.keys...)...)...)},
+			{At: retireAt, Action: "withdraw the old key: every token it signed has expired; re-render, upload, and restart kube-apiserver with these flags",
+				Signs: nextKey.KeyID, Published: withoutOld,
+				KubeAPIServerFlags: append([]string{"--service-account-signing-key-file=" + f.next}, keyFlags(append([]string{nextPub}, f.keys...)...)...),
+				Command:            commandLine(retire...)},
+		},
+		Notes: []string{
+			"kube-api-access tokens (extended to a year, with warnafter) are replaced by the kubelet within about an hour of the switch; withdrawing the old key ends the rest",
+			"keep " + f.signing + " until step 3, then delete it yourself",
+		},
+	}
+	return printData(a.stdout, f.format, result, func(w io.Writer) {
+		fmt.Fprintf(w, "wrote %s and %s: the next key, %s, %s, kid %s\n\n", f.next, nextPub, result.NextKey.Key.Type, nextKey.Algorithm, nextKey.KeyID)
+		printRender(w, res)
+		fmt.Fprintf(w, "\nrotation plan (%s in all):\n", result.Duration)
+		for i, st := range result.Plan {
+			fmt.Fprintf(w, "\n%d. %s (%s)\n   %s\n   signs: %s\n   published: %s\n", i+1, st.At.Format(time.RFC3339), relTime(st.At, now), st.Action, st.Signs, strings.Join(st.Published, ", "))
+			for _, fl := range st.KubeAPIServerFlags {
+				fmt.Fprintf(w, "   %s\n", fl)
+			}
+			if st.Command != "" {
+				fmt.Fprintf(w, "   run: %s\n", st.Command)
+			}
+		}
+		fmt.Fprintln(w)
+		for _, n := range result.Notes {
+			fmt.Fprintf(w, "note: %s\n", n)
+		}
+	})
 }
 
 func kids(keys []keyInfo) []string {

@@ -8,13 +8,13 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ksa-go/ksa"
-	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/tokens"
 )
@@ -142,6 +142,8 @@ func newTokenReport(c *tokens.Claims, now time.Time) *tokenReport {
 	return r
 }
 
+// printTokenReport writes a token report as text, every value taken from
+// the token through termSafe.
 func printTokenReport(w io.Writer, r *tokenReport) {
 	if r.Verified {
 		fmt.Fprintln(w, "VERIFIED: signature, issuer, audience and times checked")
@@ -149,27 +151,25 @@ func printTokenReport(w io.Writer, r *tokenReport) {
 		fmt.Fprintln(w, "UNVERIFIED: decoded only; the signature was not checked, trust nothing below")
 	}
 	if len(r.Header) > 0 {
-		fmt.Fprintf(w, "header:     alg %v, kid %v\n", r.Header["alg"], r.Header["kid"])
+		fmt.Fprintf(w, "header:     alg %s, kid %s\n", headerText(r.Header["alg"]), headerText(r.Header["kid"]))
 	}
-	fmt.Fprintf(w, "issuer:     %s\nsubject:    %s\naudiences:  %s\n", r.Issuer, r.Subject, strings.Join(r.Audience, ", "))
+	fmt.Fprintf(w, "issuer:     %s\nsubject:    %s\naudiences:  %s\n", termSafe(r.Issuer), termSafe(r.Subject), termSafeAll(r.Audience, ", "))
 	if len(r.Accepted) > 0 {
-		fmt.Fprintf(w, "accepted:   %s\n", strings.Join(r.Accepted, ", "))
+		fmt.Fprintf(w, "accepted:   %s\n", termSafeAll(r.Accepted, ", "))
 	}
 	b := r.Binding
-	if b.Username != "" {
-		fmt.Fprintf(w, "user:       %s (uid %s)\n", b.Username, b.UID)
-	}
-	if b.Pod != "" {
-		fmt.Fprintf(w, "pod:        %s (uid %s)\n", b.Pod, b.PodUID)
-	}
-	if b.Node != "" {
-		fmt.Fprintf(w, "node:       %s (uid %s)\n", b.Node, b.NodeUID)
-	}
-	if b.Secret != "" {
-		fmt.Fprintf(w, "secret:     %s (uid %s)\n", b.Secret, b.SecretUID)
+	for _, o := range []struct{ label, name, uid string }{
+		{"user:      ", b.Username, b.UID},
+		{"pod:       ", b.Pod, b.PodUID},
+		{"node:      ", b.Node, b.NodeUID},
+		{"secret:    ", b.Secret, b.SecretUID},
+	} {
+		if o.name != "" {
+			fmt.Fprintf(w, "%s %s (uid %s)\n", o.label, termSafe(o.name), termSafe(o.uid))
+		}
 	}
 	if r.ID != "" {
-		fmt.Fprintf(w, "jti:        %s\n", r.ID)
+		fmt.Fprintf(w, "jti:        %s\n", termSafe(r.ID))
 	}
 	for _, t := range []struct {
 		name string
@@ -192,8 +192,27 @@ func printTokenReport(w io.Writer, r *tokenReport) {
 	}
 }
 
+// headerText writes a header member as text: a string through termSafe,
+// anything else (a number, an object an attacker put there) as compact
+// JSON through termSafe.
+func headerText(v any) string {
+	if s, ok := v.(string); ok {
+		return termSafe(s)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "?"
+	}
+	return termSafe(string(b))
+}
+
+// inspectFlags are the settings of "ksa token inspect".
+type inspectFlags struct {
+	format format
+}
+
 func newInspectCmd(a *app) *cobra.Command {
-	var f format
+	f := &inspectFlags{}
 	cmd := &cobra.Command{
 		Use:   "inspect [FILE|-]",
 		Short: "Decode a token without verifying it: header, claims, binding, times",
@@ -205,33 +224,42 @@ Use "ksa token verify" to check a token. Reads standard input without FILE.`,
   kubectl create token default | ksa token inspect -
   ksa token inspect token.jwt -o json`,
 		Args: args(0, 1),
-		RunE: run(func(cmd *cobra.Command, args []string) error {
-			name := "-"
-			if len(args) > 0 {
-				name = args[0]
-			}
-			tok, err := readToken(name, a.stdin)
-			if err != nil {
-				return err
-			}
-			claims, err := tokens.ParseUnverified(tok)
-			if err != nil {
-				return fail(err, "pass the token alone, a compact JWT of three base64url parts", "%s is not a token", inputName(name))
-			}
-			r := newTokenReport(claims, a.now())
-			r.Note = "UNVERIFIED: decoded only, the signature was not checked"
-			r.Header, _ = decodeHeader(tok)
-			return printData(a.stdout, f, r, func(w io.Writer) { printTokenReport(w, r) })
-		}),
+		RunE: run(func(cmd *cobra.Command, args []string) error { return f.run(a, args) }),
 	}
-	addOutputFlag(cmd, &f)
+	addOutputFlag(cmd, &f.format)
 	return cmd
 }
 
+func (f *inspectFlags) run(a *app, args []string) error {
+	name := "-"
+	if len(args) > 0 {
+		name = args[0]
+	}
+	tok, err := readToken(name, a.stdin)
+	if err != nil {
+		return err
+	}
+	claims, err := tokens.ParseUnverified(tok)
+	if err != nil {
+		return fail(err, "pass the token alone, a compact JWT of three base64url parts", "%s is not a token", inputName(name))
+	}
+	r := newTokenReport(claims, a.now())
+	r.Note = "UNVERIFIED: decoded only, the signature was not checked"
+	r.Header, _ = decodeHeader(tok)
+	return printData(a.stdout, f.format, r, func(w io.Writer) { printTokenReport(w, r) })
+}
+
+// verifyFlags are the settings of "ksa token verify".
+type verifyFlags struct {
+	issuers, audiences []string
+	caFile             string
+	// tokenFile is the FILE argument, for the fixes.
+	tokenFile string
+	format    format
+}
+
 func newVerifyCmd(a *app) *cobra.Command {
-	var issuers, audiences []string
-	var caFile string
-	var f format
+	f := &verifyFlags{}
 	cmd := &cobra.Command{
 		Use:   "verify --issuer URL --audience A [FILE|-]",
 		Short: "Verify a token through its issuer's discovery document and key set",
@@ -245,53 +273,70 @@ is refused.`,
   kubectl create token billing --audience vault | \
       ksa token verify --issuer https://oidc.example.com/cluster-1 --audience vault -o json`,
 		Args: args(0, 1),
-		RunE: run(func(cmd *cobra.Command, args []string) error {
-			name := "-"
-			if len(args) > 0 {
-				name = args[0]
-			}
-			tok, err := readToken(name, a.stdin)
-			if err != nil {
-				return err
-			}
-			for _, iss := range issuers {
-				if err := checkIssuerURL(iss); err != nil {
-					return err
-				}
-			}
-			client, err := httpClient(caFile)
-			if err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			if ctx == nil {
-				ctx = context.Background()
-			}
-			v, err := oidc.NewVerifier(ctx, oidc.VerifierConfig{Issuers: issuers, Audiences: audiences, Client: client, Now: a.now})
-			if err != nil {
-				return verifierError(err)
-			}
-			res, err := v.Verify(ctx, tok)
-			if err != nil {
-				return verifyError(err, tok, issuers, audiences)
-			}
-			r := newTokenReport(res.Claims, a.now())
-			r.Verified = true
-			r.Accepted = res.Audiences
-			r.Header = map[string]any{"alg": res.Algorithm, "kid": res.KeyID}
-			return printData(a.stdout, f, r, func(w io.Writer) { printTokenReport(w, r) })
-		}),
+		RunE: run(func(cmd *cobra.Command, args []string) error { return f.run(a, cmd, args) }),
 	}
-	cmd.Flags().StringArrayVar(&issuers, "issuer", nil, "accepted issuer URL (repeatable; required)")
-	cmd.Flags().StringArrayVar(&audiences, "audience", nil, "accepted audience (repeatable; required)")
-	cmd.Flags().StringVar(&caFile, "ca-file", "", "also trust these CA certificates (test setups)")
-	addOutputFlag(cmd, &f)
+	fl := cmd.Flags()
+	fl.StringArrayVar(&f.issuers, "issuer", nil, "accepted issuer URL (repeatable; required)")
+	fl.StringArrayVar(&f.audiences, "audience", nil, "accepted audience (repeatable; required)")
+	fl.StringVar(&f.caFile, "ca-file", "", "also trust these CA certificates (test setups)")
+	addOutputFlag(cmd, &f.format)
 	required(cmd, "issuer", "audience")
 	return cmd
 }
 
+func (f *verifyFlags) run(a *app, cmd *cobra.Command, args []string) error {
+	name := "-"
+	if len(args) > 0 {
+		name = args[0]
+	}
+	f.tokenFile = name
+	tok, err := readToken(name, a.stdin)
+	if err != nil {
+		return err
+	}
+	for _, iss := range f.issuers {
+		if err := checkIssuerURL(iss); err != nil {
+			return err
+		}
+	}
+	client, err := httpClient(f.caFile)
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	v, err := oidc.NewVerifier(ctx, oidc.VerifierConfig{Issuers: f.issuers, Audiences: f.audiences, Client: client, Now: a.now})
+	if err != nil {
+		return f.verifierError(err)
+	}
+	res, err := v.Verify(ctx, tok)
+	if err != nil {
+		return f.verifyError(err, tok)
+	}
+	r := newTokenReport(res.Claims, a.now())
+	r.Verified = true
+	r.Accepted = res.Audiences
+	r.Header = map[string]any{"alg": res.Algorithm, "kid": res.KeyID}
+	return printData(a.stdout, f.format, r, func(w io.Writer) { printTokenReport(w, r) })
+}
+
+// checkCommand is the issuer check that diagnoses an issuer a token did not
+// verify against, with the token when it came from a file.
+func (f *verifyFlags) checkCommand(issuer string) string {
+	args := []string{"ksa", "issuer", "check", issuer}
+	if f.caFile != "" {
+		args = append(args, "--ca-file", f.caFile)
+	}
+	if f.tokenFile != "" && f.tokenFile != "-" {
+		args = append(args, "--token", f.tokenFile)
+	}
+	return commandLine(args...)
+}
+
 // verifierError explains a failed discovery.
-func verifierError(err error) error {
+func (f *verifyFlags) verifierError(err error) error {
 	var mm *oidc.IssuerMismatchError
 	switch {
 	case errors.As(err, &mm) && strings.TrimSuffix(mm.Expected, "/") == strings.TrimSuffix(mm.Discovered, "/"):
@@ -300,14 +345,20 @@ func verifierError(err error) error {
 	case errors.As(err, &mm):
 		return fail(nil, "pass the issuer the token and the discovery document name", "the discovery document names the issuer %q, not %q", mm.Discovered, mm.Expected)
 	case errors.Is(err, oidc.ErrDiscovery):
-		return fail(err, "check the issuer URL, then run \"ksa issuer check URL\" for a full diagnosis", "discovery failed")
+		return fail(err, "check the issuer URL, then run \""+f.checkCommand(f.issuers[0])+"\" for a full diagnosis", "discovery failed")
 	}
-	return fail(err, "check --issuer and --audience", "cannot verify")
+	return configError(err, flagFor{"VerifierConfig.Issuers": "--issuer", "VerifierConfig.Audiences": "--audience",
+		"DiscoveryConfig.Issuer": "--issuer", "VerifierConfig.Client": "--ca-file"}, "ksa token verify")
 }
 
 // verifyError explains a refused token.
-func verifyError(err error, tok string, issuers, audiences []string) error {
+func (f *verifyFlags) verifyError(err error, tok string) error {
+	issuers, audiences := f.issuers, f.audiences
 	claims, _ := tokens.ParseUnverified(tok)
+	issuer := issuers[0]
+	if claims != nil && slices.Contains(issuers, claims.Issuer) {
+		issuer = claims.Issuer
+	}
 	switch {
 	case errors.Is(err, tokens.ErrUnknownIssuer) && claims != nil:
 		return fail(nil, "verify it against its own issuer, or use a token of "+strings.Join(issuers, ", "),
@@ -318,17 +369,17 @@ func verifyError(err error, tok string, issuers, audiences []string) error {
 	case errors.Is(err, tokens.ErrExpired):
 		return fail(err, "use a fresh token", "the token is refused")
 	case errors.Is(err, tokens.ErrUnknownKeyID):
-		return fail(err, "publish the signing key in the issuer's key set (ksa issuer render) and upload it", "the token is refused")
+		return fail(err, "publish the signing key in the issuer's key set (ksa issuer render) and upload it; \""+f.checkCommand(issuer)+"\" shows what is published", "the token is refused")
 	case errors.Is(err, tokens.ErrMalformed), errors.Is(err, tokens.ErrTooLarge):
 		return fail(err, "pass the token alone, a compact JWT", "the token is refused")
 	}
-	return fail(err, "run \"ksa issuer check\" on the issuer for a diagnosis", "the token is refused")
+	return fail(err, "run \""+f.checkCommand(issuer)+"\" for a diagnosis", "the token is refused")
 }
 
 func quoteAll(ss []string) string {
 	q := make([]string, len(ss))
 	for i, s := range ss {
-		q[i] = fmt.Sprintf("%q", s)
+		q[i] = quoted(s)
 	}
 	return "[" + strings.Join(q, ", ") + "]"
 }
@@ -340,13 +391,19 @@ type mintResult struct {
 	Claims              json.RawMessage `json:"claims"`
 }
 
+// mintFlags are the settings of "ksa token mint".
+type mintFlags struct {
+	issuer, keyFile, out, jti  string
+	sa                         ksa.ServiceAccount
+	audiences                  []string
+	lifetime                   time.Duration
+	pod, podUID, node, nodeUID string
+	force                      bool
+	format                     format
+}
+
 func newMintCmd(a *app) *cobra.Command {
-	var issuer, keyFile, out, jti string
-	var sa ksa.ServiceAccount
-	var audiences []string
-	var lifetime time.Duration
-	var pod, podUID, node, nodeUID string
-	var f format
+	f := &mintFlags{}
 	cmd := &cobra.Command{
 		Use:   "mint --issuer URL --signing-key FILE --namespace NS --service-account NAME --uid UID",
 		Short: "Mint a service-account token from a signing key (test clusters)",
@@ -361,66 +418,85 @@ tests: anyone with the key can impersonate every service account.`,
       --namespace prod --service-account billing --uid 7a3c1a8e-1c5e-4d55-9d0e-2f3b4c5d6e7f \
       --pod billing-0 --pod-uid 0c0e5c4e-8a4b-4cf4-9e55-7b8e3f7f6a10 --duration 10m -o json`,
 		Args: args(0, 0),
-		RunE: run(func(cmd *cobra.Command, _ []string) error {
-			if err := checkIssuerURL(issuer); err != nil {
-				return err
-			}
-			signer, err := loadSigningKey(keyFile)
-			if err != nil {
-				return err
-			}
-			cfg := tokens.MinterConfig{Issuer: issuer, Signer: signer, Now: a.now}
-			if jti != "" {
-				cfg.NewJTI = func() string { return jti }
-			}
-			m, err := tokens.NewMinter(cfg)
-			if err != nil {
-				return fail(err, keyFix, "cannot mint with %s", keyFile)
-			}
-			req := tokens.Request{ServiceAccount: sa, Audiences: audiences, ExpirationSeconds: int64(lifetime / time.Second)}
-			if pod != "" || podUID != "" {
-				req.BoundObject = &tokens.BoundObject{Kind: tokens.BoundPod, Name: pod, UID: podUID}
-				if node != "" {
-					req.Node = &ksa.ObjectRef{Name: node, UID: nodeUID}
-				}
-			}
-			tok, err := m.Mint(context.Background(), req)
-			if err != nil {
-				return fail(nil, "see 'ksa token mint --help': --duration is 10m to 2^32 s, --pod needs --pod-uid, --node needs --pod", "%s", errs.Text(err))
-			}
-			res := mintResult{Token: tok.Raw, ExpirationTimestamp: tok.ExpirationTimestamp.UTC(), Warnings: tok.Warnings, Claims: tok.Claims.AppendJSON(nil)}
-			if out != "" {
-				if err := writeFile(out, []byte(tok.Raw+"\n"), 0o600, false); err != nil {
-					return fail(err, "choose a writable --out", "writing %s", out)
-				}
-			}
-			return printData(a.stdout, f, res, func(w io.Writer) {
-				if out == "" {
-					fmt.Fprintln(w, tok.Raw)
-				} else {
-					fmt.Fprintf(w, "wrote %s (expires %s)\n", out, res.ExpirationTimestamp.Format(time.RFC3339))
-				}
-				for _, warn := range tok.Warnings {
-					fmt.Fprintf(a.stderr, "warning: %s\n", warn)
-				}
-			})
-		}),
+		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a, cmd) }),
 	}
-	cmd.Flags().StringVar(&issuer, "issuer", "", "issuer URL, the tokens' iss (required)")
-	cmd.Flags().StringVar(&keyFile, "signing-key", "", "private key file (required)")
-	cmd.Flags().StringVar(&sa.Namespace, "namespace", "", "service account namespace (required)")
-	cmd.Flags().StringVar(&sa.Name, "service-account", "", "service account name (required)")
-	cmd.Flags().StringVar(&sa.UID, "uid", "", "service account UID (required; kubectl get sa NAME -o jsonpath='{.metadata.uid}')")
-	cmd.Flags().StringArrayVar(&audiences, "audience", nil, "audience (repeatable; default: the issuer, as kube-apiserver's --api-audiences)")
-	cmd.Flags().DurationVar(&lifetime, "duration", time.Hour, "token lifetime, 10m to 2^32 s")
-	cmd.Flags().StringVar(&pod, "pod", "", "bind the token to this pod")
-	cmd.Flags().StringVar(&podUID, "pod-uid", "", "the pod's UID (required with --pod)")
-	cmd.Flags().StringVar(&node, "node", "", "the node the pod runs on")
-	cmd.Flags().StringVar(&nodeUID, "node-uid", "", "the node's UID")
-	cmd.Flags().StringVar(&out, "out", "", "write the token to this file (mode 0600) instead of standard output")
-	cmd.Flags().StringVar(&jti, "jti", "", "token ID (for tests; default a random UUID)")
-	_ = cmd.Flags().MarkHidden("jti")
-	addOutputFlag(cmd, &f)
+	fl := cmd.Flags()
+	fl.StringVar(&f.issuer, "issuer", "", "issuer URL, the tokens' iss (required)")
+	fl.StringVar(&f.keyFile, "signing-key", "", "private key file (required)")
+	fl.StringVar(&f.sa.Namespace, "namespace", "", "service account namespace (required)")
+	fl.StringVar(&f.sa.Name, "service-account", "", "service account name (required)")
+	fl.StringVar(&f.sa.UID, "uid", "", "service account UID (required; kubectl get sa NAME -o jsonpath='{.metadata.uid}')")
+	fl.StringArrayVar(&f.audiences, "audience", nil, "audience (repeatable; default: the issuer, as kube-apiserver's --api-audiences)")
+	fl.DurationVar(&f.lifetime, "duration", time.Hour, "token lifetime, 10m to 2^32 s")
+	fl.StringVar(&f.pod, "pod", "", "bind the token to this pod")
+	fl.StringVar(&f.podUID, "pod-uid", "", "the pod's UID (required with --pod)")
+	fl.StringVar(&f.node, "node", "", "the node the pod runs on")
+	fl.StringVar(&f.nodeUID, "node-uid", "", "the node's UID")
+	fl.StringVar(&f.out, "out", "", "write the token to this file (mode 0600) instead of standard output; an existing file is not replaced without --force")
+	fl.BoolVar(&f.force, "force", false, "let --out replace an existing file (never one holding a private key, nor the --signing-key file)")
+	fl.StringVar(&f.jti, "jti", "", "token ID (for tests; default a random UUID)")
+	_ = fl.MarkHidden("jti")
+	addOutputFlag(cmd, &f.format)
 	required(cmd, "issuer", "signing-key", "namespace", "service-account", "uid")
 	return cmd
+}
+
+func (f *mintFlags) run(a *app, cmd *cobra.Command) error {
+	if err := firstError(
+		onlyWith(cmd, "pod-uid", f.pod != "", "--pod"),
+		onlyWith(cmd, "node", f.pod != "", "--pod"),
+		onlyWith(cmd, "node-uid", f.node != "", "--node"),
+		onlyWith(cmd, "force", f.out != "", "--out"),
+	); err != nil {
+		return err
+	}
+	if err := checkIssuerURL(f.issuer); err != nil {
+		return err
+	}
+	if err := checkNames(f.sa.Namespace, f.sa.Name, f.pod); err != nil {
+		return err
+	}
+	signer, err := a.loadSigningKey(f.keyFile, "--signing-key")
+	if err != nil {
+		return err
+	}
+	if err := forAPIServer(f.keyFile, signer.Public()); err != nil {
+		return err
+	}
+	cfg := tokens.MinterConfig{Issuer: f.issuer, Signer: signer, Now: a.now}
+	if f.jti != "" {
+		jti := f.jti
+		cfg.NewJTI = func() string { return jti }
+	}
+	m, err := tokens.NewMinter(cfg)
+	if err != nil {
+		return mintError(err)
+	}
+	req := tokens.Request{ServiceAccount: f.sa, Audiences: f.audiences, ExpirationSeconds: int64(f.lifetime / time.Second)}
+	if f.pod != "" || f.podUID != "" {
+		req.BoundObject = &tokens.BoundObject{Kind: tokens.BoundPod, Name: f.pod, UID: f.podUID}
+		if f.node != "" {
+			req.Node = &ksa.ObjectRef{Name: f.node, UID: f.nodeUID}
+		}
+	}
+	tok, err := m.Mint(context.Background(), req)
+	if err != nil {
+		return mintError(err)
+	}
+	res := mintResult{Token: tok.Raw, ExpirationTimestamp: tok.ExpirationTimestamp.UTC(), Warnings: tok.Warnings, Claims: tok.Claims.AppendJSON(nil)}
+	if f.out != "" {
+		if err := a.writeOutputs(output{path: f.out, data: []byte(tok.Raw + "\n"), perm: 0o600, flag: "--out", replace: forced(f.force)}); err != nil {
+			return err
+		}
+	}
+	return printData(a.stdout, f.format, res, func(w io.Writer) {
+		if f.out == "" {
+			fmt.Fprintln(w, tok.Raw)
+		} else {
+			fmt.Fprintf(w, "wrote %s (expires %s)\n", f.out, res.ExpirationTimestamp.Format(time.RFC3339))
+		}
+		for _, warn := range tok.Warnings {
+			fmt.Fprintf(a.stderr, "warning: %s\n", oneLine(warn))
+		}
+	})
 }

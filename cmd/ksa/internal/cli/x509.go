@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/rand"
 	"crypto/x509"
@@ -9,14 +10,14 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"strings"
+	"net/netip"
 	"time"
 
 	"github.com/spf13/cobra"
+	certificatesv1 "k8s.io/api/certificates/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ksa-go/ksa"
-	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/x509sa"
 )
 
@@ -28,121 +29,211 @@ func newX509Cmd(a *app) *cobra.Command {
 // maxCertFile bounds the certificate files read.
 const maxCertFile = 1 << 20
 
+// identityReport is the identity a certificate proves, or a request asks
+// for.
+type identityReport struct {
+	Username    string            `json:"username"`
+	UID         string            `json:"uid,omitempty"`
+	Groups      []string          `json:"groups"`
+	Namespace   string            `json:"namespace"`
+	Name        string            `json:"service_account"`
+	Pod         string            `json:"pod,omitempty"`
+	Extensions  map[string]string `json:"extensions,omitempty"`
+	SPIFFEID    string            `json:"spiffe_id,omitempty"`
+	DNSNames    []string          `json:"dns_names,omitempty"`
+	IPAddresses []string          `json:"ip_addresses,omitempty"`
+	Usage       string            `json:"usage"`
+}
+
+func newIdentityReport(s x509sa.Subject, spiffe x509sa.SPIFFEID, dns []string, ips []netip.Addr, u x509sa.Usage) identityReport {
+	user := s.UserInfo()
+	r := identityReport{Username: user.Username, UID: user.UID, Groups: user.Groups,
+		Namespace: s.ServiceAccount.Namespace, Name: s.ServiceAccount.Name, Pod: s.PodName,
+		Extensions: s.Extensions, DNSNames: dns, Usage: u.String()}
+	if !spiffe.IsZero() {
+		r.SPIFFEID = spiffe.String()
+	}
+	for _, ip := range ips {
+		r.IPAddresses = append(r.IPAddresses, ip.String())
+	}
+	return r
+}
+
+// print writes the identity as text, every value through termSafe.
+func (r identityReport) print(w io.Writer) {
+	fmt.Fprintf(w, "username:      %s\n", termSafe(r.Username))
+	if r.UID != "" {
+		fmt.Fprintf(w, "uid:           %s\n", termSafe(r.UID))
+	}
+	fmt.Fprintf(w, "groups:        %s\n", termSafeAll(r.Groups, ", "))
+	if r.Pod != "" {
+		fmt.Fprintf(w, "pod:           %s/%s\n", termSafe(r.Namespace), termSafe(r.Pod))
+	}
+	if r.SPIFFEID != "" {
+		fmt.Fprintf(w, "spiffe id:     %s\n", termSafe(r.SPIFFEID))
+	}
+	if hosts := append(append([]string{}, r.DNSNames...), r.IPAddresses...); len(hosts) > 0 {
+		fmt.Fprintf(w, "hosts:         %s\n", termSafeAll(hosts, ", "))
+	}
+	fmt.Fprintf(w, "usage:         %s\n", r.Usage)
+}
+
+// certReport is what x509 inspect shows of a certificate.
 type certReport struct {
-	Username     string            `json:"username"`
-	UID          string            `json:"uid,omitempty"`
-	Groups       []string          `json:"groups"`
-	Namespace    string            `json:"namespace"`
-	Name         string            `json:"service_account"`
-	Pod          string            `json:"pod,omitempty"`
-	Extensions   map[string]string `json:"extensions,omitempty"`
-	SPIFFEID     string            `json:"spiffe_id,omitempty"`
-	DNSNames     []string          `json:"dns_names,omitempty"`
-	IPAddresses  []string          `json:"ip_addresses,omitempty"`
-	Usage        string            `json:"usage"`
-	CredentialID string            `json:"credential_id"`
-	Issuer       string            `json:"issuer"`
-	NotBefore    timeInfo          `json:"not_before"`
-	NotAfter     timeInfo          `json:"not_after"`
-	Expired      bool              `json:"expired"`
-	Verified     bool              `json:"verified"`
+	identityReport
+	CredentialID string   `json:"credential_id"`
+	Issuer       string   `json:"issuer"`
+	NotBefore    timeInfo `json:"not_before"`
+	NotAfter     timeInfo `json:"not_after"`
+	Expired      bool     `json:"expired"`
+	Verified     bool     `json:"verified"`
+}
+
+// csrReport is what x509 inspect shows of a certificate request: the
+// identity it asks for, and with a CertificateSigningRequest object its
+// signer and lifetime.
+type csrReport struct {
+	Request bool `json:"request"`
+	identityReport
+	SignerName        string `json:"signer_name,omitempty"`
+	ExpirationSeconds int32  `json:"expiration_seconds,omitempty"`
+}
+
+// x509InspectFlags are the settings of "ksa x509 inspect".
+type x509InspectFlags struct {
+	format format
 }
 
 func newX509InspectCmd(a *app) *cobra.Command {
-	var f format
+	f := &x509InspectFlags{}
 	cmd := &cobra.Command{
-		Use:   "inspect CERT",
-		Short: "Show the service-account identity a certificate proves to kube-apiserver",
+		Use:   "inspect FILE",
+		Short: "Show the service-account identity a certificate proves, or a request asks for",
 		Long: `Decode a PEM certificate (the first of the file; "-" for standard input)
 and show the identity kube-apiserver's x509 authenticator derives from it:
 username, UID, groups, pod, SPIFFE ID, usages, the credential ID and the
 validity. The chain is not verified. A certificate whose subject would give
 kube-apiserver another identity than a service account's, or more groups,
-is refused.`,
+is refused.
+
+What "ksa x509 csr" writes is read too: a PEM certificate request, or a
+CertificateSigningRequest manifest (--object). The output then says it is a
+request, and shows the identity it asks for (and the manifest's signer and
+lifetime); nothing has been issued.`,
 		Example: `  ksa x509 inspect tls.crt
-  ksa x509 inspect /var/run/secrets/podcert/credentialbundle.pem -o json`,
+  ksa x509 inspect /var/run/secrets/podcert/credentialbundle.pem -o json
+  ksa x509 inspect cart.csr`,
 		Args: args(1, 1),
-		RunE: run(func(cmd *cobra.Command, args []string) error {
-			data, err := readInput(args[0], a.stdin, maxCertFile)
-			switch {
-			case errors.Is(err, errTooLarge):
-				return fail(nil, "pass a PEM certificate file", "%s is over the %d-byte limit", inputName(args[0]), maxCertFile)
-			case errors.Is(err, fs.ErrNotExist):
-				return fail(nil, "check the path", "certificate file %s does not exist", args[0])
-			case err != nil:
-				return fail(err, "pass a readable PEM certificate file", "reading %s", inputName(args[0]))
-			}
-			cert, err := firstCertificate(data)
-			if err != nil {
-				return fail(err, "pass a PEM file with a CERTIFICATE block", "%s holds no certificate", inputName(args[0]))
-			}
-			dec, err := x509sa.DecodeCertificate(cert)
-			if err != nil {
-				return fail(nil, "issue the certificate from a request made with \"ksa x509 csr\"", "%s is not a service-account certificate: %s", inputName(args[0]), errs.Text(err))
-			}
-			now := a.now()
-			user := dec.UserInfo()
-			r := certReport{Username: user.Username, UID: user.UID, Groups: user.Groups,
-				Namespace: dec.Subject.ServiceAccount.Namespace, Name: dec.Subject.ServiceAccount.Name, Pod: dec.Subject.PodName,
-				Extensions: dec.Subject.Extensions, DNSNames: dec.DNSNames, Usage: dec.Usage.String(), CredentialID: dec.CredentialID,
-				Issuer: cert.Issuer.String(), NotBefore: *newTimeInfo(cert.NotBefore, now), NotAfter: *newTimeInfo(cert.NotAfter, now),
-				Expired: now.After(cert.NotAfter)}
-			if !dec.SPIFFEID.IsZero() {
-				r.SPIFFEID = dec.SPIFFEID.String()
-			}
-			for _, ip := range dec.IPAddresses {
-				r.IPAddresses = append(r.IPAddresses, ip.String())
-			}
-			return printData(a.stdout, f, r, func(w io.Writer) {
-				fmt.Fprintln(w, "UNVERIFIED: the chain was not checked")
-				fmt.Fprintf(w, "username:      %s\n", r.Username)
-				if r.UID != "" {
-					fmt.Fprintf(w, "uid:           %s\n", r.UID)
-				}
-				fmt.Fprintf(w, "groups:        %s\n", strings.Join(r.Groups, ", "))
-				if r.Pod != "" {
-					fmt.Fprintf(w, "pod:           %s/%s\n", r.Namespace, r.Pod)
-				}
-				if r.SPIFFEID != "" {
-					fmt.Fprintf(w, "spiffe id:     %s\n", r.SPIFFEID)
-				}
-				if hosts := append(append([]string{}, r.DNSNames...), r.IPAddresses...); len(hosts) > 0 {
-					fmt.Fprintf(w, "hosts:         %s\n", strings.Join(hosts, ", "))
-				}
-				fmt.Fprintf(w, "usage:         %s\ncredential id: %s\nissuer:        %s\n", r.Usage, r.CredentialID, r.Issuer)
-				fmt.Fprintf(w, "not before:    %s (%s)\nnot after:     %s (%s)\n", r.NotBefore.Time.Format(time.RFC3339), r.NotBefore.Relative,
-					r.NotAfter.Time.Format(time.RFC3339), r.NotAfter.Relative)
-				if r.Expired {
-					fmt.Fprintln(w, "state:         EXPIRED")
-				}
-			})
-		}),
+		RunE: run(func(cmd *cobra.Command, args []string) error { return f.run(a, args[0]) }),
 	}
-	addOutputFlag(cmd, &f)
+	addOutputFlag(cmd, &f.format)
 	return cmd
 }
 
-// firstCertificate parses the first CERTIFICATE block of PEM data.
-func firstCertificate(data []byte) (*x509.Certificate, error) {
+func (f *x509InspectFlags) run(a *app, name string) error {
+	data, err := readInput(name, a.stdin, maxCertFile)
+	switch {
+	case errors.Is(err, errTooLarge):
+		return fail(nil, "pass a PEM certificate or request file", "%s is over the %d-byte limit", inputName(name), maxCertFile)
+	case errors.Is(err, fs.ErrNotExist):
+		return fail(nil, "check the path", "certificate file %s does not exist", name)
+	case err != nil:
+		return fail(err, "pass a readable PEM certificate file", "reading %s", inputName(name))
+	}
+	switch kind, block := firstPEM(data); {
+	case kind == "CERTIFICATE":
+		return f.certificate(a, name, block)
+	case kind == x509sa.CSRPEMType:
+		return f.request(a, name, pem.EncodeToMemory(&pem.Block{Type: kind, Bytes: block}), nil)
+	case kind == "" && bytes.Contains(data, []byte("CertificateSigningRequest")):
+		var obj certificatesv1.CertificateSigningRequest
+		if err := yaml.Unmarshal(data, &obj); err != nil || obj.Kind != "CertificateSigningRequest" {
+			return fail(nil, "pass the manifest ksa x509 csr --object wrote, unchanged", "%s is not a CertificateSigningRequest manifest", inputName(name))
+		}
+		return f.request(a, name, obj.Spec.Request, &obj)
+	}
+	return fail(nil, "pass a PEM file with a CERTIFICATE block, or what ksa x509 csr wrote", "%s holds no certificate", inputName(name))
+}
+
+// firstPEM returns the type and bytes of the first CERTIFICATE or
+// CERTIFICATE REQUEST block.
+func firstPEM(data []byte) (string, []byte) {
 	for {
 		var b *pem.Block
 		b, data = pem.Decode(data)
 		if b == nil {
-			return nil, errors.New("no CERTIFICATE block")
+			return "", nil
 		}
-		if b.Type == "CERTIFICATE" {
-			return x509.ParseCertificate(b.Bytes)
+		if b.Type == "CERTIFICATE" || b.Type == x509sa.CSRPEMType {
+			return b.Type, b.Bytes
 		}
 	}
 }
 
+// certificate shows the identity a certificate proves.
+func (f *x509InspectFlags) certificate(a *app, name string, der []byte) error {
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return fail(err, "pass a PEM file with a CERTIFICATE block", "%s holds no certificate", inputName(name))
+	}
+	dec, err := x509sa.DecodeCertificate(cert)
+	if err != nil {
+		return fail(nil, "issue the certificate from a request ksa x509 csr made", "%s is not a service-account certificate: %s", inputName(name), libText(err))
+	}
+	now := a.now()
+	r := certReport{identityReport: newIdentityReport(dec.Subject, dec.SPIFFEID, dec.DNSNames, dec.IPAddresses, dec.Usage),
+		CredentialID: dec.CredentialID, Issuer: cert.Issuer.String(),
+		NotBefore: *newTimeInfo(cert.NotBefore, now), NotAfter: *newTimeInfo(cert.NotAfter, now), Expired: now.After(cert.NotAfter)}
+	return printData(a.stdout, f.format, r, func(w io.Writer) {
+		fmt.Fprintln(w, "UNVERIFIED: the chain was not checked")
+		r.identityReport.print(w)
+		fmt.Fprintf(w, "credential id: %s\nissuer:        %s\n", termSafe(r.CredentialID), termSafe(r.Issuer))
+		fmt.Fprintf(w, "not before:    %s (%s)\nnot after:     %s (%s)\n", r.NotBefore.Time.Format(time.RFC3339), r.NotBefore.Relative,
+			r.NotAfter.Time.Format(time.RFC3339), r.NotAfter.Relative)
+		if r.Expired {
+			fmt.Fprintln(w, "state:         EXPIRED")
+		}
+	})
+}
+
+// request shows the identity a certificate request asks for; obj is the
+// CertificateSigningRequest that held it, if any.
+func (f *x509InspectFlags) request(a *app, name string, pemData []byte, obj *certificatesv1.CertificateSigningRequest) error {
+	csr, err := x509sa.ParseCSRPEM(pemData)
+	if err != nil {
+		return fail(nil, "pass a request ksa x509 csr made, unchanged", "%s is not a service-account certificate request: %s", inputName(name), libText(err))
+	}
+	r := csrReport{Request: true, identityReport: newIdentityReport(csr.Subject, csr.SPIFFEID, csr.DNSNames, csr.IPAddresses, csr.Usage)}
+	if obj != nil {
+		r.SignerName = obj.Spec.SignerName
+		if obj.Spec.ExpirationSeconds != nil {
+			r.ExpirationSeconds = *obj.Spec.ExpirationSeconds
+		}
+	}
+	return printData(a.stdout, f.format, r, func(w io.Writer) {
+		fmt.Fprintln(w, "REQUEST: a certificate request, not a certificate: the identity it asks for, nothing issued")
+		r.identityReport.print(w)
+		if r.SignerName != "" {
+			fmt.Fprintf(w, "signer:        %s\n", termSafe(r.SignerName))
+		}
+		if r.ExpirationSeconds != 0 {
+			fmt.Fprintf(w, "lifetime:      %s\n", secs(int64(r.ExpirationSeconds)))
+		}
+	})
+}
+
+// csrFlags are the settings of "ksa x509 csr".
+type csrFlags struct {
+	sa                                                                     ksa.ServiceAccount
+	pod, keyFile, newKey, usageName, trustDomain, objName, signerName, out string
+	hosts                                                                  []string
+	lifetime                                                               time.Duration
+	object, force                                                          bool
+	format                                                                 format
+}
+
 func newX509CSRCmd(a *app) *cobra.Command {
-	var sa ksa.ServiceAccount
-	var pod, keyFile, newKey, usageName, trustDomain, objName, signerName, out string
-	var hosts []string
-	var lifetime time.Duration
-	var object bool
-	var f format
+	f := &csrFlags{}
 	cmd := &cobra.Command{
 		Use:   "csr --namespace NS --service-account NAME (--key FILE | --new-key FILE)",
 		Short: "Make a certificate request for a service account (and pod)",
@@ -157,94 +248,113 @@ certificates.k8s.io/v1 CertificateSigningRequest manifest to create.`,
   ksa x509 csr --namespace shop --service-account cart --key cart.key --pod cart-7d9f \
       --object --lifetime 24h | kubectl create -f -`,
 		Args: args(0, 0),
-		RunE: run(func(cmd *cobra.Command, _ []string) error {
-			if (keyFile == "") == (newKey == "") {
-				return usage("give --key FILE for an existing key, or --new-key FILE to create one", "exactly one of --key and --new-key is needed")
-			}
-			var u x509sa.Usage
-			switch usageName {
-			case "client":
-				u = x509sa.ClientAuth
-			case "server":
-				u = x509sa.ServerAuth
-			case "both", "client+server":
-				u = x509sa.ClientAndServerAuth
-			default:
-				return usage("use --usage client, server or both", "--usage %q is not known", usageName)
-			}
-			var key crypto.Signer
-			var err error
-			if keyFile != "" {
-				if key, err = loadSigningKey(keyFile); err != nil {
-					return err
-				}
-			} else {
-				if key, err = (keySpec{Type: "ecdsa", Curve: "P-256"}).generate(); err != nil {
-					return err
-				}
-			}
-			der, err := x509sa.CreateCSR(rand.Reader, key, x509sa.CSROptions{Subject: x509sa.Subject{ServiceAccount: sa, PodName: pod},
-				Usage: u, Hosts: hosts, TrustDomain: trustDomain})
-			if err != nil {
-				return fail(nil, "see 'ksa x509 csr --help' for what each flag allows", "%s", errs.Text(err))
-			}
-			var doc []byte
-			if object {
-				obj, err := x509sa.NewCertificateSigningRequest(der, x509sa.RequestOptions{Name: objName, SignerName: signerName, Usage: u, Lifetime: lifetime})
-				if err != nil {
-					return fail(nil, "see 'ksa x509 csr --help' for what each flag allows", "%s", errs.Text(err))
-				}
-				if doc, err = yaml.Marshal(obj); err != nil {
-					return fail(err, "", "encoding the request")
-				}
-				if f == formatJSON {
-					if doc, err = yaml.YAMLToJSON(doc); err != nil {
-						return fail(err, "", "encoding the request")
-					}
-					doc = append(doc, '\n')
-				}
-			} else {
-				doc = x509sa.EncodeCSRPEM(der)
-			}
-			if newKey != "" {
-				priv, _, err := encodeKeyPair(key)
-				if err != nil {
-					return fail(err, "", "encoding the key")
-				}
-				if exists(newKey) {
-					return fail(nil, "choose another --new-key, or pass the existing one as --key", "%s already exists", newKey)
-				}
-				if err := writeFile(newKey, priv, 0o600, true); err != nil {
-					return fail(err, "choose a writable path for --new-key", "writing %s", newKey)
-				}
-			}
-			if out != "" {
-				if err := writeFile(out, doc, 0o644, false); err != nil {
-					return fail(err, "choose a writable --out", "writing %s", out)
-				}
-				return nil
-			}
-			_, err = a.stdout.Write(doc)
-			return err
-		}),
+		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a, cmd) }),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&sa.Namespace, "namespace", "", "service account namespace (required)")
-	fl.StringVar(&sa.Name, "service-account", "", "service account name (required)")
-	fl.StringVar(&sa.UID, "uid", "", "service account UID (recommended: kube-apiserver reads it from the certificate)")
-	fl.StringVar(&pod, "pod", "", "pod name, in the same namespace")
-	fl.StringVar(&keyFile, "key", "", "existing PEM private key")
-	fl.StringVar(&newKey, "new-key", "", "create an ECDSA P-256 key in this file (mode 0600)")
-	fl.StringVar(&usageName, "usage", "client", "client, server or both")
-	fl.StringArrayVar(&hosts, "host", nil, "DNS name or IP the certificate serves (repeatable; needs --usage server or both)")
-	fl.StringVar(&trustDomain, "trust-domain", "", "add the SPIFFE ID spiffe://TRUST-DOMAIN/ns/NS/sa/NAME (needs --usage both)")
-	fl.BoolVar(&object, "object", false, "print a CertificateSigningRequest manifest instead of PEM")
-	fl.StringVar(&objName, "name", "", "with --object: the object's name (default: generated)")
-	fl.StringVar(&signerName, "signer-name", "", "with --object: spec.signerName (default kubernetes.io/kube-apiserver-client)")
-	fl.DurationVar(&lifetime, "lifetime", 0, "with --object: spec.expirationSeconds (at least 10m)")
-	fl.StringVar(&out, "out", "", "write the request to this file instead of standard output")
-	fl.VarP(&f, "output", "o", "with --object: yaml or json")
-	f = formatYAML
+	fl.StringVar(&f.sa.Namespace, "namespace", "", "service account namespace (required)")
+	fl.StringVar(&f.sa.Name, "service-account", "", "service account name (required)")
+	fl.StringVar(&f.sa.UID, "uid", "", "service account UID (recommended: kube-apiserver reads it from the certificate)")
+	fl.StringVar(&f.pod, "pod", "", "pod name, in the same namespace")
+	fl.StringVar(&f.keyFile, "key", "", "existing PEM private key")
+	fl.StringVar(&f.newKey, "new-key", "", "create an ECDSA P-256 key in this file (mode 0600)")
+	fl.StringVar(&f.usageName, "usage", "client", "client, server or both")
+	fl.StringArrayVar(&f.hosts, "host", nil, "DNS name or IP the certificate serves (repeatable; needs --usage server or both)")
+	fl.StringVar(&f.trustDomain, "trust-domain", "", "add the SPIFFE ID spiffe://TRUST-DOMAIN/ns/NS/sa/NAME (needs --usage both)")
+	fl.BoolVar(&f.object, "object", false, "print a CertificateSigningRequest manifest instead of PEM")
+	fl.StringVar(&f.objName, "name", "", "with --object: the object's name (default: generated)")
+	fl.StringVar(&f.signerName, "signer-name", x509sa.KubeAPIServerClientSigner, "with --object: spec.signerName")
+	fl.DurationVar(&f.lifetime, "lifetime", 0, "with --object: spec.expirationSeconds, at least 10m (not set by default: the signer chooses)")
+	fl.StringVar(&f.out, "out", "", "write the request to this file instead of standard output; an existing file is not replaced without --force")
+	fl.BoolVar(&f.force, "force", false, "let --out replace an existing file (never one holding a private key, nor the --key file)")
+	fl.VarP((*manifestFormat)(&f.format), "output", "o", "with --object: the manifest's format, yaml or json")
+	f.format = formatYAML
 	required(cmd, "namespace", "service-account")
 	return cmd
+}
+
+func (f *csrFlags) run(a *app, cmd *cobra.Command) error {
+	serving := f.usageName == "server" || f.usageName == "both" || f.usageName == "client+server"
+	both := f.usageName == "both" || f.usageName == "client+server"
+	if err := firstError(
+		onlyWith(cmd, "name", f.object, "--object"),
+		onlyWith(cmd, "signer-name", f.object, "--object"),
+		onlyWith(cmd, "lifetime", f.object, "--object"),
+		onlyWith(cmd, "output", f.object, "--object"),
+		onlyWith(cmd, "force", f.out != "", "--out"),
+		onlyWith(cmd, "host", serving, "--usage server or both"),
+		onlyWith(cmd, "trust-domain", both, "--usage both"),
+	); err != nil {
+		return err
+	}
+	if err := checkNames(f.sa.Namespace, f.sa.Name, f.pod); err != nil {
+		return err
+	}
+	if (f.keyFile == "") == (f.newKey == "") {
+		return usage("give --key FILE for an existing key, or --new-key FILE to create one", "exactly one of --key and --new-key is needed")
+	}
+	var u x509sa.Usage
+	switch f.usageName {
+	case "client":
+		u = x509sa.ClientAuth
+	case "server":
+		u = x509sa.ServerAuth
+	case "both", "client+server":
+		u = x509sa.ClientAndServerAuth
+	default:
+		return usage("use --usage client, server or both", "--usage %q is not known", f.usageName)
+	}
+	var key crypto.Signer
+	var err error
+	if f.keyFile != "" {
+		if key, err = a.loadSigningKey(f.keyFile, "--key"); err != nil {
+			return err
+		}
+	} else {
+		if key, err = (keySpec{Type: "ecdsa", Curve: "P-256"}).generate(); err != nil {
+			return err
+		}
+	}
+	der, err := x509sa.CreateCSR(rand.Reader, key, x509sa.CSROptions{Subject: x509sa.Subject{ServiceAccount: f.sa, PodName: f.pod},
+		Usage: u, Hosts: f.hosts, TrustDomain: f.trustDomain})
+	if err != nil {
+		return csrError(err)
+	}
+	var doc []byte
+	if f.object {
+		obj, err := x509sa.NewCertificateSigningRequest(der, x509sa.RequestOptions{Name: f.objName, SignerName: f.signerName, Usage: u, Lifetime: f.lifetime})
+		if err != nil {
+			return csrError(err)
+		}
+		if doc, err = yaml.Marshal(obj); err != nil {
+			return fail(err, bugFix, "encoding the request")
+		}
+		if f.format == formatJSON {
+			if doc, err = yaml.YAMLToJSON(doc); err != nil {
+				return fail(err, bugFix, "encoding the request")
+			}
+			doc = append(doc, '\n')
+		}
+	} else {
+		doc = x509sa.EncodeCSRPEM(der)
+	}
+	var outs []output
+	if f.newKey != "" {
+		priv, _, err := encodeKeyPair(key)
+		if err != nil {
+			return fail(err, bugFix, "encoding the key")
+		}
+		outs = append(outs, output{path: f.newKey, data: priv, perm: 0o600, flag: "--new-key",
+			existsFix: "choose another --new-key, or pass the existing key as --key"})
+	}
+	if f.out != "" {
+		outs = append(outs, output{path: f.out, data: doc, perm: 0o644, flag: "--out", replace: forced(f.force)})
+	}
+	if err := a.writeOutputs(outs...); err != nil {
+		return err
+	}
+	if f.out != "" {
+		return nil
+	}
+	_, err = a.stdout.Write(doc)
+	return err
 }

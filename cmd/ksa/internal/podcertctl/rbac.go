@@ -2,6 +2,8 @@ package podcertctl
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -9,30 +11,60 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/x509sa"
 )
 
 // RBACConfig names what [Manifests] grants and to whom.
 type RBACConfig struct {
-	// SignerName is the signer the controller answers for.
+	// SignerName is the signer the controller answers for: a domain and
+	// a path, as Kubernetes validates signer names. Required.
 	SignerName string
 	// Namespace and ServiceAccount are the identity the controller runs
-	// as; the ServiceAccount is part of the manifests.
+	// as; the ServiceAccount is part of the manifests. Namespace must be a
+	// DNS-1123 label and ServiceAccount a DNS-1123 subdomain. Required.
 	Namespace, ServiceAccount string
-	// TrustBundleName is the ClusterTrustBundle it publishes. Empty:
+	// TrustBundleName is the ClusterTrustBundle it publishes, named with
+	// the signer name's prefix as the API server requires. Empty:
 	// [DefaultTrustBundleName].
 	TrustBundleName string
+	// OmitNamespace leaves the Namespace object out, for a namespace that
+	// exists or is managed elsewhere. The zero value includes it: the
+	// ServiceAccount cannot be created without its namespace.
+	OmitNamespace bool
 }
 
-// Manifests renders, as YAML documents, the least RBAC the controller
-// needs: the ServiceAccount, a ClusterRole and its ClusterRoleBinding. The
-// role reads and watches PodCertificateRequests and updates their status
-// (both API versions), holds the sign verb on the signer name (checked on
-// every status change) and the attest verb (checked when a
-// ClusterTrustBundle names the signer), and creates the trust bundle and
-// reads and updates it by name.
-func Manifests(cfg RBACConfig) ([]byte, error) {
-	if cfg.SignerName == "" || cfg.Namespace == "" || cfg.ServiceAccount == "" {
-		return nil, &ConfigError{Field: "RBACConfig", Reason: "SignerName, Namespace and ServiceAccount are required"}
+// check validates the names as the API server would.
+func (cfg RBACConfig) check() error {
+	if err := x509sa.ValidateSignerName(cfg.SignerName); err != nil {
+		reason := err.Error()
+		var se *x509sa.SignerNameError
+		if errors.As(err, &se) {
+			reason = se.Reason
+		}
+		return &ConfigError{Field: "SignerName", Reason: fmt.Sprintf("%q: %s", cfg.SignerName, reason)}
+	}
+	if !ksa.IsNamespace(cfg.Namespace) {
+		return &ConfigError{Field: "Namespace", Reason: fmt.Sprintf("%q is not a namespace name (a DNS-1123 label: at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit)", cfg.Namespace)}
+	}
+	if !ksa.IsObjectName(cfg.ServiceAccount) {
+		return &ConfigError{Field: "ServiceAccount", Reason: fmt.Sprintf("%q is not a service account name (a DNS-1123 subdomain)", cfg.ServiceAccount)}
+	}
+	if cfg.TrustBundleName != "" {
+		prefix := strings.ReplaceAll(cfg.SignerName, "/", ":") + ":"
+		if !strings.HasPrefix(cfg.TrustBundleName, prefix) || len(cfg.TrustBundleName) == len(prefix) {
+			return &ConfigError{Field: "TrustBundleName", Reason: fmt.Sprintf("%q does not start with %q and a name, as the API server requires for the signer's bundles", cfg.TrustBundleName, prefix)}
+		}
+	}
+	return nil
+}
+
+// objects returns the objects of the manifests, in the order to create
+// them.
+func (cfg RBACConfig) objects() ([]any, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
 	}
 	bundle := cfg.TrustBundleName
 	if bundle == "" {
@@ -40,7 +72,14 @@ func Manifests(cfg RBACConfig) ([]byte, error) {
 	}
 	name := "ksa-podcert-signer:" + strings.ReplaceAll(cfg.SignerName, "/", ":")
 	const group = "certificates.k8s.io"
-	objs := []any{
+	var objs []any
+	if !cfg.OmitNamespace {
+		objs = append(objs, &corev1.Namespace{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
+			ObjectMeta: metav1.ObjectMeta{Name: cfg.Namespace},
+		})
+	}
+	return append(objs,
 		&corev1.ServiceAccount{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"},
 			ObjectMeta: metav1.ObjectMeta{Name: cfg.ServiceAccount, Namespace: cfg.Namespace},
@@ -62,23 +101,72 @@ func Manifests(cfg RBACConfig) ([]byte, error) {
 			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: name},
 			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: cfg.ServiceAccount, Namespace: cfg.Namespace}},
 		},
+	), nil
+}
+
+// Manifests renders, as YAML documents, what the controller needs and no
+// more: its Namespace (unless OmitNamespace), its ServiceAccount, a
+// ClusterRole and its ClusterRoleBinding. The role reads and watches
+// PodCertificateRequests and updates their status (both API versions),
+// holds the sign verb on the signer name (checked on every status change)
+// and the attest verb (checked when a ClusterTrustBundle names the signer),
+// and creates the trust bundle and reads and updates it by name. Names the
+// API server would refuse are a *ConfigError.
+func Manifests(cfg RBACConfig) ([]byte, error) {
+	docs, err := cfg.documents()
+	if err != nil {
+		return nil, err
 	}
-	var out bytes.Buffer
+	return bytes.Join(docs, []byte("---\n")), nil
+}
+
+// ManifestsJSON renders the objects of [Manifests] as one JSON v1 List,
+// as kubectl get -o json prints several objects.
+func ManifestsJSON(cfg RBACConfig) ([]byte, error) {
+	docs, err := cfg.documents()
+	if err != nil {
+		return nil, err
+	}
+	items := make([]json.RawMessage, len(docs))
+	for i, d := range docs {
+		if items[i], err = yaml.YAMLToJSON(d); err != nil {
+			return nil, fmt.Errorf("podcertctl: rendering RBAC: %w", err)
+		}
+	}
+	out, err := json.MarshalIndent(struct {
+		APIVersion string            `json:"apiVersion"`
+		Kind       string            `json:"kind"`
+		Items      []json.RawMessage `json:"items"`
+	}{"v1", "List", items}, "", "  ")
+	if err != nil {
+		return nil, fmt.Errorf("podcertctl: rendering RBAC: %w", err)
+	}
+	return append(out, '\n'), nil
+}
+
+// documents renders each object as a YAML document.
+func (cfg RBACConfig) documents() ([][]byte, error) {
+	objs, err := cfg.objects()
+	if err != nil {
+		return nil, err
+	}
+	docs := make([][]byte, len(objs))
 	for i, o := range objs {
 		b, err := yaml.Marshal(o)
 		if err != nil {
 			return nil, fmt.Errorf("podcertctl: rendering RBAC: %w", err)
 		}
-		if i > 0 {
-			out.WriteString("---\n")
-		}
-		out.Write(dropCreationTimestamp(b))
+		docs[i] = dropEmptyFields(b)
 	}
-	return out.Bytes(), nil
+	return docs, nil
 }
 
-// dropCreationTimestamp removes the "creationTimestamp: null" line
-// yaml.Marshal writes for an unset ObjectMeta time.
-func dropCreationTimestamp(b []byte) []byte {
-	return bytes.ReplaceAll(b, []byte("  creationTimestamp: null\n"), nil)
+// dropEmptyFields removes the lines yaml.Marshal writes for unset fields
+// of a Namespace and of ObjectMeta ("creationTimestamp: null", "spec: {}",
+// "status: {}").
+func dropEmptyFields(b []byte) []byte {
+	for _, line := range []string{"  creationTimestamp: null\n", "spec: {}\n", "status: {}\n"} {
+		b = bytes.ReplaceAll(b, []byte(line), nil)
+	}
+	return b
 }

@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"math/big"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ksa-go/ksa/jwks"
+)
+
+// goName matches what reads as a Go identifier in a message: a CamelCase
+// word of two humps or more (RingConfig, ServerAuth, MaxLifetime), or a
+// dotted Go path (Config.Field).
+var goName = regexp.MustCompile(`\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b|\b[A-Z][A-Za-z]*\.[A-Z][A-Za-z]*\b`)
+
+// isUserWord reports whether a CamelCase word is one users meet in
+// Kubernetes, Windows and JOSE: object kinds and the members of a
+// credential spec.
+func isUserWord(w string) bool {
+	return map[string]bool{
+		"PodCertificateRequest": true, "PodCertificateRequests": true, "ClusterTrustBundle": true, "CertificateSigningRequest": true,
+		"GMSACredentialSpec": true, "ServiceAccount": true, "ClusterRole": true, "ClusterRoleBinding": true, "TokenRequest": true,
+		"CredentialSpec": true, "PowerShell": true, "CmsPlugins": true, "DomainJoinConfig": true, "ActiveDirectoryConfig": true,
+		"GroupManagedServiceAccounts": true, "HostAccountConfig": true, "DnsName": true, "DnsTreeName": true, "MachineAccountName": true,
+		"NetBiosName": true, "ObjectGUID": true, "DomainSID": true, "NetBIOSName": true, "EdDSA": true, "ExternalJWTSigner": true,
+		"DomainJoinConfig.Sid": true,
+	}[w]
+}
+
+// assertUserWords fails on a Go name in a message.
+func assertUserWords(t *testing.T, msg string) {
+	t.Helper()
+	for _, w := range goName.FindAllString(msg, -1) {
+		if !isUserWord(w) && !strings.HasPrefix(w, "DomainJoinConfig.") && !strings.HasPrefix(w, "ActiveDirectoryConfig.") {
+			t.Errorf("%q names %s, a Go name, not a flag", msg, w)
+		}
+	}
+}
+
+// TestEveryErrorEndsWithAFix: errors of every kind (cobra's, the flags',
+// the library's, the command's) are one line that ends with a fix, in
+// the command's words: flags, never Go fields.
+func TestEveryErrorEndsWithAFix(t *testing.T) {
+	keys, err := filepath.Abs("../../testdata/keys")
+	require.NoError(t, err)
+	x509dir, err := filepath.Abs("../../testdata/x509")
+	require.NoError(t, err)
+	ecKey := filepath.Join(keys, "ec.key")
+	rsaKey := filepath.Join(keys, "rsa.key")
+	cert := filepath.Join(x509dir, "cart.crt")
+	ca := writeTestCA(t, ecKey)
+	for _, tc := range []struct {
+		name string
+		args []string
+		// fix is a word the fix must hold (a flag, usually).
+		fix string
+	}{
+		{name: "unknown command", args: []string{"frobnicate"}, fix: "issuer"},
+		{name: "unknown subcommand", args: []string{"issuer", "frobnicate"}, fix: "keygen"},
+		{name: "misspelt command", args: []string{"isuer"}, fix: "did you mean issuer?"},
+		{name: "misspelt subcommand", args: []string{"issuer", "rendr"}, fix: "did you mean render?"},
+		{name: "group without a subcommand", args: []string{"token"}, fix: "inspect"},
+		{name: "unknown flag", args: []string{"signer", "serve", "--verify-key", "k"}, fix: "--previous-key"},
+		{name: "unknown flag far from any", args: []string{"issuer", "keygen", "--zzzzzzzz"}, fix: "--out"},
+		{name: "unknown shorthand", args: []string{"issuer", "keygen", "-x"}, fix: "--out"},
+		{name: "flag without its value", args: []string{"issuer", "keygen", "--out"}, fix: "--out"},
+		{name: "missing required flag", args: []string{"issuer", "render", "--issuer", "https://x.example"}, fix: "--key"},
+		{name: "missing required flags", args: []string{"podcert", "rbac", "--signer-name", "example.com/pods"}, fix: "--service-account"},
+		{name: "bad output format", args: []string{"issuer", "keygen", "--out", "k", "-o", "xml"}, fix: "--output"},
+		{name: "bad duration", args: []string{"token", "mint", "--duration", "soon"}, fix: "--duration"},
+		{name: "bad number", args: []string{"issuer", "keygen", "--bits", "many"}, fix: "--bits"},
+		{name: "bad boolean", args: []string{"x509", "csr", "--object=maybe"}, fix: "--object"},
+		{name: "too many arguments", args: []string{"token", "inspect", "a", "b"}, fix: "FILE"},
+		{name: "signer: lifetime out of range", args: []string{"signer", "serve", "--socket", "@ksa-test-msg", "--key", ecKey, "--max-token-lifetime", "1m"}, fix: "--max-token-lifetime"},
+		{name: "signer: a file at the socket path", args: []string{"signer", "serve", "--socket", ecKey, "--key", ecKey}, fix: "--socket"},
+		{name: "podcert: lifetime out of range", args: []string{"podcert", "serve", "--signer-name", "example.com/pods", "--ca-key", ecKey, "--ca-cert", ca, "--max-lifetime", "1m"}, fix: "--max-lifetime"},
+		{name: "podcert: not a CA", args: []string{"podcert", "serve", "--signer-name", "example.com/pods", "--ca-key", ecKey, "--ca-cert", cert}, fix: "--ca-cert"},
+		{name: "podcert: bad signer name", args: []string{"podcert", "serve", "--signer-name", "pods", "--ca-key", ecKey, "--ca-cert", cert}, fix: "--signer-name"},
+		{name: "podcert: bad trust domain", args: []string{"podcert", "serve", "--signer-name", "example.com/pods", "--ca-key", ecKey, "--ca-cert", ca, "--trust-domain", "Not A Domain"}, fix: "--trust-domain"},
+		{name: "podcert: bad API version", args: []string{"podcert", "serve", "--signer-name", "example.com/pods", "--ca-key", ecKey, "--ca-cert", cert, "--api-version", "v2"}, fix: "--api-version"},
+		{name: "podcert: negative workers", args: []string{"podcert", "serve", "--signer-name", "example.com/pods", "--ca-key", ecKey, "--ca-cert", cert, "--workers", "-1"}, fix: "--workers"},
+		{name: "csr: unknown usage", args: []string{"x509", "csr", "--namespace", "shop", "--service-account", "cart", "--key", ecKey, "--usage", "peer"}, fix: "--usage"},
+		{name: "csr: short lifetime", args: []string{"x509", "csr", "--namespace", "shop", "--service-account", "cart", "--key", ecKey, "--object", "--lifetime", "1m"}, fix: "--lifetime"},
+		{name: "csr: bad signer name", args: []string{"x509", "csr", "--namespace", "shop", "--service-account", "cart", "--key", ecKey, "--object", "--signer-name", "x"}, fix: "--signer-name"},
+		{name: "csr: bad namespace", args: []string{"x509", "csr", "--namespace", "Shop", "--service-account", "cart", "--key", ecKey}, fix: "--namespace"},
+		{name: "csr: bad trust domain", args: []string{"x509", "csr", "--namespace", "shop", "--service-account", "cart", "--key", ecKey, "--usage", "both", "--host", "cart.shop.svc", "--trust-domain", "Not A Domain"}, fix: "--trust-domain"},
+		{name: "mint: short duration", args: []string{"token", "mint", "--issuer", "https://x.example", "--signing-key", rsaKey, "--namespace", "prod", "--service-account", "billing", "--uid", "u", "--duration", "1m"}, fix: "--duration"},
+		{name: "mint: bad namespace", args: []string{"token", "mint", "--issuer", "https://x.example", "--signing-key", rsaKey, "--namespace", "Prod", "--service-account", "billing", "--uid", "u"}, fix: "--namespace"},
+		{name: "render: a query in the issuer", args: []string{"issuer", "render", "--issuer", "https://x.example/?a=1", "--key", rsaKey, "--out", "site"}, fix: "--issuer"},
+		{name: "render: http jwks uri", args: []string{"issuer", "render", "--issuer", "https://x.example", "--jwks-uri", "http://x.example/jwks", "--key", rsaKey, "--out", "site"}, fix: "--jwks-uri"},
+		{name: "webhook: missing certificate", args: []string{"webhook", "serve", "--credspecs", "none.yaml", "--tls-cert-file", "none.crt", "--tls-key-file", "none.key"}, fix: "--credspecs"},
+		{name: "webhook: bad --allow", args: []string{"webhook", "serve", "--credspecs", "none.yaml", "--allow", "x"}, fix: "--allow"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "k"), nil, 0o600))
+			code, _, stderr := runKSA(t, dir, tc.args...)
+			assert.NotEqual(t, exitOK, code)
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+			require.True(t, strings.HasPrefix(stderr, "ksa: "), stderr)
+			_, fix, ok := strings.Cut(stderr, "; fix: ")
+			require.True(t, ok, "no fix: %q", stderr)
+			assert.Contains(t, fix, tc.fix, stderr)
+			assertUserWords(t, stderr)
+		})
+	}
+}
+
+// writeTestCA writes a self-signed CA certificate for the PEM key file and
+// returns its path.
+func writeTestCA(t *testing.T, keyFile string) string {
+	t.Helper()
+	data, err := os.ReadFile(keyFile)
+	require.NoError(t, err)
+	key, err := jwks.ParseSigningKeyPEM(data)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	require.NoError(t, err)
+	name := filepath.Join(t.TempDir(), "ca.crt")
+	require.NoError(t, os.WriteFile(name, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644))
+	return name
+}
+
+// TestNoErrorWithoutAFix: no call to fail or usage in the command gives
+// an empty fix.
+func TestNoErrorWithoutAFix(t *testing.T) {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	calls := 0
+	for _, name := range files {
+		if strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, name, nil, 0)
+		require.NoError(t, err)
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			id, ok := call.Fun.(*ast.Ident)
+			if !ok || (id.Name != "fail" && id.Name != "usage") {
+				return true
+			}
+			calls++
+			fix := call.Args[0]
+			if id.Name == "fail" {
+				fix = call.Args[1]
+			}
+			if lit, ok := fix.(*ast.BasicLit); ok {
+				assert.NotEqual(t, `""`, lit.Value, "%s: %s without a fix", fset.Position(call.Pos()), id.Name)
+			}
+			return true
+		})
+	}
+	assert.Greater(t, calls, 100)
+}
+
+// TestWebhookManifestErrors: a --credspecs file that is not manifests is
+// explained without the decoder's Go types.
+func TestWebhookManifestErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, doc string
+	}{
+		{name: "an array", doc: "[1,2]\n"},
+		{name: "metadata of the wrong type", doc: "apiVersion: windows.k8s.io/v1\nkind: GMSACredentialSpec\nmetadata: \"x\"\n"},
+		{name: "list items of the wrong type", doc: "kind: List\nitems: 5\n"},
+		{name: "not YAML", doc: "a: [\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "specs.yaml"), []byte(tc.doc), 0o644))
+			code, _, stderr := runKSA(t, dir, "webhook", "serve", "--credspecs", "specs.yaml")
+			assert.Equal(t, exitFailure, code)
+			assert.Contains(t, stderr, "; fix: pass --credspecs")
+			assertUserWords(t, stderr)
+			assert.NotContains(t, stderr, "Go value")
+			assert.NotContains(t, stderr, "Go struct")
+		})
+	}
+}

@@ -1,0 +1,239 @@
+package cli
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ksa-go/ksa/credspec"
+)
+
+func newWebhookCmd(a *app) *cobra.Command {
+	return group("webhook", "The GMSA admission webhook", newWebhookServeCmd(a))
+}
+
+// webhookFlags are the settings of "ksa webhook serve".
+type webhookFlags struct {
+	addr, certFile, keyFile, specsFile string
+	allow                              []string
+	randomHostname, checkUser          bool
+}
+
+func newWebhookServeCmd(a *app) *cobra.Command {
+	f := &webhookFlags{}
+	cmd := &cobra.Command{
+		Use:   "serve --credspecs FILE --allow USER=NAME[,NAME...]",
+		Short: "Run the GMSA credential-spec admission webhook",
+		Long: `Serve the GMSA admission webhook over https: /mutate inlines the contents of
+the GMSACredentialSpec a pod names, /validate checks that the pod's service
+account may use it and that inlined contents match, /health answers probes,
+/info serves the version as "ksa version -o json" prints it.
+
+The objects come from --credspecs (YAML or JSON, several documents allowed)
+and the access rules from --allow; a deployment that reads both from the
+API server builds on the credspec package (see interop/credspec). Without
+--tls-cert-file a self-signed certificate for localhost is made, and its
+file named in the log. Stops on SIGINT or SIGTERM.`,
+		Example: `  ksa webhook serve --credspecs webapp01.yaml --allow system:serviceaccount:web:frontend=webapp01
+  ksa webhook serve --addr :8443 --tls-cert-file /tls/tls.crt --tls-key-file /tls/tls.key \
+      --credspecs /config/credspecs.yaml --allow system:serviceaccount:web:frontend=webapp01`,
+		Args: args(0, 0),
+		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a, cmd) }),
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.addr, "addr", "127.0.0.1:8443", "listen address")
+	fl.StringVar(&f.certFile, "tls-cert-file", "", "PEM certificate file (reloaded when it changes; default: self-signed)")
+	fl.StringVar(&f.keyFile, "tls-key-file", "", "PEM private key file of the certificate")
+	fl.StringVar(&f.specsFile, "credspecs", "", "YAML or JSON file of GMSACredentialSpec objects (required)")
+	fl.StringArrayVar(&f.allow, "allow", nil, "USER=NAME[,NAME...]: let USER use these GMSACredentialSpecs (repeatable)")
+	fl.BoolVar(&f.randomHostname, "random-hostname", false, "give GMSA pods without a hostname a random one")
+	fl.BoolVar(&f.checkUser, "check-requesting-user", false, "also require the requesting user to be allowed to use the object")
+	required(cmd, "credspecs")
+	return cmd
+}
+
+// manifestProblem says why a manifest stream does not decode, without the
+// decoder's Go types ("cannot unmarshal string into Go struct field ...
+// of type v1.ObjectMeta").
+func manifestProblem(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if where := strings.TrimPrefix(te.Field, "."); where != "" {
+			return fmt.Sprintf("not a GMSACredentialSpec manifest: %s is a JSON %s, which it cannot be", quoted(where), te.Value)
+		}
+		return fmt.Sprintf("not a GMSACredentialSpec manifest: a JSON %s where an object belongs", te.Value)
+	}
+	return boundReason(libText(err))
+}
+
+// allowList parses --allow: which GMSACredentialSpecs each user may use.
+func (f *webhookFlags) allowList() (map[string][]string, error) {
+	allow := map[string][]string{}
+	for _, v := range f.allow {
+		user, names, ok := strings.Cut(v, "=")
+		if !ok || user == "" || names == "" {
+			return nil, usage("give --allow USER=NAME[,NAME...], e.g. system:serviceaccount:web:frontend=webapp01", "--allow %q is not USER=NAMES", v)
+		}
+		allow[user] = append(allow[user], strings.Split(names, ",")...)
+	}
+	return allow, nil
+}
+
+// handler builds the webhook's handler over the objects of --credspecs.
+func (f *webhookFlags) handler(log *slog.Logger, allow map[string][]string) (http.Handler, *credspec.StaticSource, error) {
+	data, err := readInput(f.specsFile, nil, 16<<20)
+	if err != nil {
+		return nil, nil, fail(err, "pass --credspecs a readable YAML file of GMSACredentialSpec objects (ksa credspec generate writes one)", "reading --credspecs %s", f.specsFile)
+	}
+	objs, err := credspec.DecodeAll(strings.NewReader(string(data)))
+	if err != nil {
+		return nil, nil, fail(nil, "pass --credspecs GMSACredentialSpec manifests (ksa credspec generate writes them)", "%s: %s", f.specsFile, manifestProblem(err))
+	}
+	src, err := credspec.NewStaticSource(objs...)
+	if err != nil {
+		return nil, nil, fail(nil, "give each object of --credspecs a distinct name", "%s: %s", f.specsFile, boundReason(libText(err)))
+	}
+	authz := credspec.AuthorizerFunc(func(_ context.Context, r credspec.UseRequest) (credspec.Decision, error) {
+		if slices.Contains(allow[r.User.Username], r.Name) {
+			return credspec.Decision{Allowed: true}, nil
+		}
+		return credspec.Decision{Reason: "not in the --allow list"}, nil
+	})
+	exp, err := credspec.NewExpander(credspec.ExpanderConfig{Source: src, RandomHostname: f.randomHostname})
+	if err != nil {
+		return nil, nil, fail(err, bugFix, "configuring the webhook")
+	}
+	val, err := credspec.NewValidator(credspec.ValidatorConfig{Source: src, Authorizer: authz, CheckRequestingUser: f.checkUser})
+	if err != nil {
+		return nil, nil, fail(err, bugFix, "configuring the webhook")
+	}
+	h, err := credspec.NewHandler(credspec.HandlerConfig{Expander: exp, Validator: val,
+		OnReview: func(o credspec.ReviewOutcome) {
+			log.Info("review", "path", o.Path, "uid", o.UID, "operation", o.Operation, "namespace", o.Namespace,
+				"allowed", o.Allowed, "patch", o.Patch, "error", o.Err)
+		}})
+	if err != nil {
+		return nil, nil, fail(err, bugFix, "configuring the webhook")
+	}
+	return h, src, nil
+}
+
+// tlsConfig returns the server's TLS configuration: the certificate of
+// --tls-cert-file (reloaded), or a self-signed one whose file is logged;
+// cleanup removes that file.
+func (f *webhookFlags) tlsConfig(a *app, log *slog.Logger) (cfg *tls.Config, cleanup func(), err error) {
+	if f.certFile != "" {
+		certs, err := credspec.NewCertReloader(credspec.CertReloaderConfig{CertFile: f.certFile, KeyFile: f.keyFile,
+			OnReload: func(err error) { log.Info("certificate reload", "error", err) }})
+		if err != nil {
+			if _, ok := asConfigProblem(err); ok {
+				return nil, nil, configError(err, flagFor{"CertReloaderConfig.CertFile": "--tls-cert-file", "CertReloaderConfig.KeyFile": "--tls-key-file",
+					"CertReloaderConfig": "--tls-cert-file and --tls-key-file"}, "ksa webhook serve")
+			}
+			return nil, nil, fail(err, "pass --tls-cert-file a PEM certificate and --tls-key-file its private key", "loading the TLS certificate")
+		}
+		return certs.TLSConfig(), func() {}, nil
+	}
+	cert, certPEM, err := selfSigned(a.now())
+	if err != nil {
+		return nil, nil, fail(err, "pass --tls-cert-file and --tls-key-file", "making a self-signed certificate")
+	}
+	dir, err := os.MkdirTemp("", "ksa-webhook-")
+	if err != nil {
+		return nil, nil, fail(err, "set $TMPDIR to a writable directory, or pass --tls-cert-file and --tls-key-file", "making a temporary directory")
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	if err := writeFile(filepath.Join(dir, "ca.crt"), certPEM, 0o644, true); err != nil {
+		cleanup()
+		return nil, nil, fail(err, "set $TMPDIR to a writable directory, or pass --tls-cert-file and --tls-key-file", "writing the certificate")
+	}
+	log.Info("self-signed certificate", "file", filepath.Join(dir, "ca.crt"))
+	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}, cleanup, nil
+}
+
+func (f *webhookFlags) run(a *app, cmd *cobra.Command) error {
+	if (f.certFile == "") != (f.keyFile == "") {
+		return usage("give both --tls-cert-file and --tls-key-file, or neither", "--tls-cert-file and --tls-key-file go together")
+	}
+	allow, err := f.allowList()
+	if err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(a.stderr, nil))
+	h, src, err := f.handler(log, allow)
+	if err != nil {
+		return err
+	}
+	tlsConfig, cleanup, err := f.tlsConfig(a, log)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return fail(err, "choose a free --addr", "listening on %s", f.addr)
+	}
+	ctx, stop := signalContext(cmd)
+	defer stop()
+	mux := http.NewServeMux()
+	mux.Handle("/info", infoHandler(readVersion(a.buildInfo)))
+	mux.Handle("/", h)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(tls.NewListener(ln, tlsConfig)) }()
+	log.Info("serving", "addr", ln.Addr().String(), "credspecs", src.Names())
+	select {
+	case err := <-errc:
+		return fail(err, "check --addr and the certificate (--tls-cert-file), then start the webhook again", "serving")
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdown)
+}
+
+// selfSigned returns a one-day ECDSA certificate for localhost and its PEM.
+func selfSigned(now time.Time) (tls.Certificate, []byte, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: "ksa-webhook"},
+		DNSNames:     []string{"localhost"},
+		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+		NotBefore:    now.Add(-time.Minute),
+		NotAfter:     now.Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return tls.Certificate{}, nil, err
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
+}

@@ -4,10 +4,12 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"fmt"
 	"math/big"
+	"net/http"
 	"time"
 
 	certificatesv1 "k8s.io/api/certificates/v1"
@@ -92,4 +94,19 @@ func ExamplePolicyFunc() {
 	// Output:
 	// <nil>
 	// host bank.shop.svc is not the pod's service name
+}
+
+// A server without a certificate of its own serves a self-signed one and
+// hands its PEM to the clients that must trust it.
+func ExampleSelfSigned() {
+	cert, certPEM, err := podcert.SelfSigned(podcert.SelfSignedConfig{CommonName: "ksa-webhook"})
+	if err != nil {
+		panic(err)
+	}
+	srv := &http.Server{TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}}
+	_ = srv // srv.ServeTLS(listener, "", "")
+	roots := x509.NewCertPool()
+	fmt.Println(roots.AppendCertsFromPEM(certPEM), cert.Leaf.Subject.CommonName, cert.Leaf.DNSNames, cert.Leaf.NotAfter.Sub(cert.Leaf.NotBefore))
+	// Output:
+	// true ksa-webhook [localhost] 24h1m0s
 }

@@ -17,7 +17,7 @@ import (
 // for the signer) with a status the API rules accept; nothing panics.
 func FuzzRequest(f *testing.F) {
 	ca := newCA(f, false)
-	s := newSigner(f, ca, func(c *podcert.Config) {
+	s := newSigner(f, ca, func(c *podcert.SignerConfig) {
 		c.Policy = podcert.PolicyFunc(func(*podcert.Request, podcert.Asked) error { return nil })
 	})
 	good := stubCSR(f, testkeys.Generated("p256"))
@@ -31,8 +31,7 @@ func FuzzRequest(f *testing.F) {
 	f.Add(good, []byte(nil), []byte(nil), "a.svc,10.0.0.1,::1", "k=v,example.com/x=y")
 	f.Add(good, []byte(nil), []byte(nil), "*.x,a..b,0.0.0.0", "system:x=y,k")
 	f.Fuzz(func(t *testing.T, stub, pkixKey, pop []byte, hosts, exts string) {
-		pcr := newPCR(t, testkeys.Generated("p256"))
-		req := podcert.FromV1(pcr)
+		req := newRequest(t, testkeys.Generated("p256"))
 		req.StubPKCS10Request, req.PKIXPublicKey, req.ProofOfPossession = stub, pkixKey, pop
 		req.UnverifiedUserAnnotations = map[string]string{}
 		if hosts != "" {
@@ -78,10 +77,11 @@ func FuzzParseBundle(f *testing.F) {
 	})
 }
 
-// FuzzRequestValidate feeds arbitrary names, UIDs, lifetimes and
-// annotation keys to Request.Validate: nothing panics, every refusal is a
-// *RequestError, and whatever it accepts x509sa can encode as a subject.
-func FuzzRequestValidate(f *testing.F) {
+// FuzzRequestCheck feeds arbitrary names, UIDs, lifetimes and annotation
+// keys to Request.Check: nothing panics, every refusal matches
+// ErrInvalidRequest, and whatever it accepts x509sa can encode as a
+// subject.
+func FuzzRequestCheck(f *testing.F) {
 	f.Add("shop", "req-1", "example.com/workload", "cart-0", "pod-uid", "cart", "sa-uid", "node-1", int32(0), "example.com/x")
 	f.Add("", "", "", "", "", "", "", "", int32(-1), "")
 	f.Add("Shop", "a..b", "example.com/a/b", "Cart", "a b", "a/b", "a\x00", "node 1", int32(3599), "x")
@@ -92,10 +92,9 @@ func FuzzRequestValidate(f *testing.F) {
 			ServiceAccountName: sa, ServiceAccountUID: saUID, NodeName: node, NodeUID: podUID,
 			MaxExpirationSeconds: maxSeconds, UnverifiedUserAnnotations: map[string]string{annotationKey: "v"},
 		}
-		err := req.Validate()
+		err := req.Check()
 		if err != nil {
-			var re *podcert.RequestError
-			require.ErrorAs(t, err, &re)
+			require.ErrorIs(t, err, podcert.ErrInvalidRequest)
 			return
 		}
 		_, err = req.Subject().Name()

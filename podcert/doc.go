@@ -82,6 +82,21 @@
 //	srv := &http.Server{TLSConfig: peers.ServerConfig(src, nil)}
 //	// in a handler: id, err := peers.VerifyClient(r.TLS.PeerCertificates)
 //
+// # Serving certificates from files
+//
+// [Source] is the module's one source of TLS credentials from files: with
+// SourceConfig.AnyCertificate it serves any key and certificate pair, such
+// as the tls.key and tls.crt of a cert-manager Secret mounted in a
+// webhook's pod, and picks up renewals on the next handshake (no goroutine,
+// no timer). A server with no certificate yet makes one with
+// [SelfSigned]:
+//
+//	src, err := podcert.NewSource(podcert.SourceConfig{
+//		KeyPath: "/etc/webhook/tls/tls.key", ChainPath: "/etc/webhook/tls/tls.crt",
+//		AnyCertificate: true,
+//	})
+//	srv := &http.Server{TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: src.GetCertificate}}
+//
 // # Errors and limits
 //
 // Every rejection matches a sentinel (ErrInvalidRequest, ErrAnnotation,

@@ -1,14 +1,18 @@
 package podcert_test
 
 import (
+	"crypto"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ksa-go/ksa/internal/testkeys"
+	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/podcert"
 )
 
@@ -74,6 +78,45 @@ func FuzzParseBundle(f *testing.F) {
 		if c.Identity.ServiceAccount.Name == "" || c.Certificate.Leaf == nil {
 			t.Fatalf("accepted a bundle without an identity")
 		}
+	})
+}
+
+// FuzzSourceAnyCertificate feeds arbitrary key and certificate files to a
+// Source that accepts any certificate: whatever it serves has a key
+// matching its leaf, of a type jwks accepts; every refusal matches
+// ErrInvalidBundle.
+func FuzzSourceAnyCertificate(f *testing.F) {
+	ca := newCA(f, true)
+	for _, seed := range []struct{ key, blockType string }{
+		{"rsa2048", "RSA PRIVATE KEY"}, {"p256", "EC PRIVATE KEY"}, {"ed25519", "PRIVATE KEY"}, {"rsa1024", "RSA PRIVATE KEY"},
+	} {
+		keyPEM, certPEM := servingPair(f, ca, testkeys.Generated(seed.key), seed.blockType)
+		f.Add(keyPEM, certPEM)
+		f.Add(certPEM, keyPEM)
+	}
+	f.Add([]byte("-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n-----END EC PARAMETERS-----\n"), []byte(nil))
+	f.Add([]byte("-----BEGIN RSA PRIVATE KEY-----\nMAA=\n-----END RSA PRIVATE KEY-----\n"), []byte("junk"))
+	f.Fuzz(func(t *testing.T, keyPEM, certPEM []byte) {
+		dir := t.TempDir()
+		keyPath, certPath := filepath.Join(dir, "tls.key"), filepath.Join(dir, "tls.crt")
+		require.NoError(t, os.WriteFile(keyPath, keyPEM, 0o600))
+		require.NoError(t, os.WriteFile(certPath, certPEM, 0o600))
+		src, err := podcert.NewSource(podcert.SourceConfig{KeyPath: keyPath, ChainPath: certPath, AnyCertificate: true, Now: fixedClock(t0)})
+		if err != nil {
+			if !errors.Is(err, podcert.ErrInvalidBundle) {
+				t.Fatalf("unexpected error type: %v", err)
+			}
+			return
+		}
+		c, err := src.Current()
+		if err != nil {
+			require.ErrorIs(t, err, podcert.ErrInvalidBundle) // expired
+			return
+		}
+		key, ok := c.Certificate.PrivateKey.(crypto.Signer)
+		require.True(t, ok)
+		require.True(t, key.Public().(interface{ Equal(crypto.PublicKey) bool }).Equal(c.Certificate.Leaf.PublicKey))
+		require.NoError(t, jwks.CheckPublicKey(key.Public()))
 	})
 }
 

@@ -9,6 +9,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/asn1"
 	"errors"
 	"fmt"
 	"io"
@@ -343,6 +344,8 @@ func TestErrorMessages(t *testing.T) {
 	add("x509sa SPIFFE ID", err)
 	_, err = x509sa.Subject{ServiceAccount: ksa.ServiceAccount{Namespace: "ns", Name: "sa"}, PodName: "a..b"}.Name()
 	add("x509sa subject", err)
+	_, err = x509sa.DecodeName(pkix.Name{Names: []pkix.AttributeTypeAndValue{{Type: asn1.ObjectIdentifier{2, 5, 4, 3}, Value: "alice"}}})
+	add("x509sa subject not a service account", err)
 	add("x509sa reserved extension", x509sa.Subject{ServiceAccount: sa, Extensions: map[string]string{"system:pod-name": "x"}}.Check())
 	add("x509sa extension", x509sa.Subject{ServiceAccount: sa, Extensions: map[string]string{"k": "a b"}}.Check())
 	_, err = x509sa.ParseCSR([]byte("not DER"))

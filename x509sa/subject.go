@@ -275,7 +275,7 @@ func DecodeName(name pkix.Name) (Subject, error) {
 	case cnCount == 0:
 		return Subject{}, subjectError("CN", "", "missing", ErrNotServiceAccount)
 	case !strings.HasPrefix(cn, ksa.UsernamePrefix):
-		return Subject{}, subjectError("CN", cn, "not a service-account username", ErrNotServiceAccount)
+		return Subject{}, subjectError("CN", cn, "", ErrNotServiceAccount)
 	case cnCount > 1:
 		return Subject{}, subjectError("CN", cn, "more than one common name", nil)
 	}

@@ -13,12 +13,15 @@ import (
 	_ "github.com/ksa-go/ksa/jwks"
 	_ "github.com/ksa-go/ksa/oidc"
 	_ "github.com/ksa-go/ksa/oidc/oidctest"
+	_ "github.com/ksa-go/ksa/podcert"
 	_ "github.com/ksa-go/ksa/tokenreview"
 	_ "github.com/ksa-go/ksa/tokens"
+	_ "github.com/ksa-go/ksa/x509sa"
 )
 
-// corePackages are the packages a relying party or an issuer imports: they
-// must build with the standard library alone (ARCHITECTURE.md, ring 1).
+// corePackages are the packages a relying party, an issuer or a workload
+// with a certificate imports: they must build with the standard library
+// alone (ARCHITECTURE.md, ring 1).
 var corePackages = []string{
 	"github.com/ksa-go/ksa",
 	"github.com/ksa-go/ksa/jwks",
@@ -26,6 +29,8 @@ var corePackages = []string{
 	"github.com/ksa-go/ksa/oidc",
 	"github.com/ksa-go/ksa/oidc/oidctest",
 	"github.com/ksa-go/ksa/tokenreview",
+	"github.com/ksa-go/ksa/x509sa",
+	"github.com/ksa-go/ksa/podcert",
 }
 
 // TestCoreImportsOnlyTheStandardLibrary lists the dependencies of the core

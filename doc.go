@@ -37,18 +37,21 @@
 //   - oidc/oidctest: a test issuer on loopback.
 //   - tokenreview: validation by kube-apiserver's TokenReview API, after
 //     local validation or instead of it.
+//   - x509sa: service-account and pod identity in certificate subjects:
+//     encoding, strict decoding, CSRs and their approval, issuing, chain
+//     verification, SPIFFE IDs.
+//   - podcert: the PodCertificateRequest signer's checks and decision, the
+//     API's status rules, and the workload side: TLS credentials from files
+//     (the mounted pod certificate, any key and certificate pair), mTLS
+//     peers, a self-signed serving certificate.
 //
 // Each integration is a leaf package importing what it adapts:
 //
-//   - kubeapi (k8s.io/api): TokenRequest specs, the kubelet's token
-//     manager (a TokenRequest cache), live-object getters, the legacy
-//     Secret check, TokenReview conversion.
-//   - x509sa (k8s.io/api): service-account and pod identity in certificate
-//     subjects: encoding, strict decoding, CSRs and their approval,
-//     issuing, chain verification, SPIFFE IDs.
-//   - podcert (k8s.io/api): the PodCertificateRequest signer's checks and
-//     decision, the API's status rules, and the workload side: the mounted
-//     credential bundle and mTLS peers.
+//   - kubeapi (k8s.io/api): every conversion to and from Kubernetes' API
+//     objects: TokenRequest specs, the kubelet's token manager (a
+//     TokenRequest cache), live-object getters, the legacy Secret check,
+//     TokenReview, CertificateSigningRequests (making, approving, issuing)
+//     and PodCertificateRequests (reading, applying a decision).
 //   - credspec (k8s.io/api): Windows GMSA credential specs: types and CRD,
 //     the effective spec per container, the admission webhook.
 //   - extsigner (gRPC): kube-apiserver's external JWT signer over any

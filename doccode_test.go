@@ -77,6 +77,7 @@ var (
 	// Tokens and identities.
 	raw, issuer, saUID, podName, podUID string
 	sa                                  ksa.ServiceAccount
+	requester                           ksa.UserInfo
 	getter                              tokens.ObjectGetter
 	remote                              *jwks.Remote
 	reviewer                            tokenreview.Reviewer

@@ -8,8 +8,11 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/asn1"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -23,6 +26,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	certificatesv1 "k8s.io/api/certificates/v1"
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/credspec"
@@ -340,6 +344,10 @@ func TestErrorMessages(t *testing.T) {
 	add("x509sa SPIFFE ID", err)
 	_, err = x509sa.Subject{ServiceAccount: ksa.ServiceAccount{Namespace: "ns", Name: "sa"}, PodName: "a..b"}.Name()
 	add("x509sa subject", err)
+	_, err = x509sa.DecodeName(pkix.Name{Names: []pkix.AttributeTypeAndValue{{Type: asn1.ObjectIdentifier{2, 5, 4, 3}, Value: "alice"}}})
+	add("x509sa subject not a service account", err)
+	add("x509sa reserved extension", x509sa.Subject{ServiceAccount: sa, Extensions: map[string]string{"system:pod-name": "x"}}.Check())
+	add("x509sa extension", x509sa.Subject{ServiceAccount: sa, Extensions: map[string]string{"k": "a b"}}.Check())
 	_, err = x509sa.ParseCSR([]byte("not DER"))
 	add("x509sa CSR", err)
 	weak, _ := rsa.GenerateKey(rand.Reader, 1024)
@@ -347,23 +355,57 @@ func TestErrorMessages(t *testing.T) {
 	add("x509sa key", err)
 	_, err = x509sa.NewVerifier(x509sa.VerifierConfig{})
 	add("x509sa config", err)
+	_, _, err = x509sa.SplitHosts([]string{"a b"})
+	add("x509sa host", err)
+	_, _, err = x509sa.SplitHosts(make([]string, x509sa.MaxHosts+1))
+	add("x509sa limit", err)
+	add("x509sa signer name", x509sa.CheckSignerName("x"))
+	_, err = x509sa.CreateCSR(nil, key, x509sa.CSROptions{Subject: x509sa.Subject{ServiceAccount: sa}, Usage: x509sa.ServerAuth, TrustDomain: "td"})
+	add("x509sa usage", err)
+	csrDER, err := x509sa.CreateCSR(nil, key, x509sa.CSROptions{Subject: x509sa.Subject{ServiceAccount: sa}, Usage: x509sa.ServerAuth, Hosts: []string{"h"}})
+	require.NoError(t, err)
+	csr, err := x509sa.ParseCSR(csrDER)
+	require.NoError(t, err)
+	add("x509sa mismatch", x509sa.MatchRequester(csr, ksa.UserInfo{Username: "alice"}, x509sa.MatchOptions{}))
+	add("x509sa policy", x509sa.MatchRequester(csr, ksa.UserInfo{Username: sa.Username(), UID: sa.UID, Groups: sa.Groups()}, x509sa.MatchOptions{}))
+	issuer, err := x509sa.NewIssuer(x509sa.IssuerConfig{CA: caCertFor(t, key, now), Key: key, Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	leafKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	clientDER, err := x509sa.CreateCSR(nil, leafKey, x509sa.CSROptions{Subject: x509sa.Subject{ServiceAccount: sa}})
+	require.NoError(t, err)
+	_, err = issuer.Issue(x509sa.IssueRequest{CSR: clientDER, MaxLifetime: time.Minute})
+	add("x509sa lifetime", err)
+	issued, err := issuer.Issue(x509sa.IssueRequest{CSR: clientDER})
+	require.NoError(t, err)
+	untrusting, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: x509.NewCertPool(), Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	_, err = untrusting.Verify([]*x509.Certificate{issued.Leaf})
+	add("x509sa untrusted", err)
+	_, err = x509sa.DecodeCertificate(caCertFor(t, key, now))
+	add("x509sa certificate", err)
+
+	// kubeapi, on certificates
+	_, err = kubeapi.UsageFromKeyUsages([]certificatesv1.KeyUsage{"code signing"})
+	add("kubeapi CSR usage", err)
+	_, err = kubeapi.NewCertificateSigningRequest(csrDER, kubeapi.CertificateSigningRequestOptions{SignerName: "example.com/s", Lifetime: time.Second})
+	add("kubeapi CSR options", err)
 
 	// podcert
-	_, err = podcert.New(podcert.Config{SignerName: "example.com/x"})
+	_, err = podcert.NewSigner(podcert.SignerConfig{SignerName: "example.com/x"})
 	add("podcert config", err)
-	_, err = podcert.New(podcert.Config{SignerName: "nope"})
+	_, err = podcert.NewSigner(podcert.SignerConfig{SignerName: "nope"})
 	add("podcert signer name", err)
 	bad := podcert.Request{Namespace: "ns", Name: "req", SignerName: "example.com/x", PodName: "p", PodUID: "u", ServiceAccountName: "sa",
 		ServiceAccountUID: "u", NodeName: "n", NodeUID: "u", MaxExpirationSeconds: 60}
-	add("podcert request", bad.Validate())
+	add("podcert request", bad.Check())
 	bad.MaxExpirationSeconds, bad.PodName = 0, "Bad!"
-	add("podcert request pod name", bad.Validate())
+	add("podcert request pod name", bad.Check())
 	bad.PodName, bad.SignerName = "p", "example.com/a/b"
-	add("podcert request signer name", bad.Validate())
+	add("podcert request signer name", bad.Check())
 	bad.SignerName, bad.UnverifiedUserAnnotations = "example.com/x", map[string]string{"serve-hosts": "a"}
-	add("podcert request annotation key", bad.Validate())
+	add("podcert request annotation key", bad.Check())
 	bad.UnverifiedUserAnnotations = map[string]string{"a.b/c": strings.Repeat("a", podcert.MaxUnverifiedUserAnnotationsSize)}
-	add("podcert request annotations size", bad.Validate())
+	add("podcert request annotations size", bad.Check())
 	bad.UnverifiedUserAnnotations = nil
 	_, err = bad.PublicKey()
 	add("podcert no proof", err)
@@ -377,15 +419,35 @@ func TestErrorMessages(t *testing.T) {
 	_, err = bad.PublicKey()
 	add("podcert proof", err)
 	add("podcert key", podcert.CheckKey(&weak.PublicKey))
-	add("podcert annotation", &podcert.AnnotationError{Key: "example.com/x", Reason: "refused by policy", Err: errors.New("host a.b is outside the namespace")})
 	add("podcert status", podcert.CheckStatus(&bad, podcert.Status{}, podcert.Status{CertificateChain: "x"}, now))
-	add("podcert signing", &podcert.SigningError{Reason: "signing the certificate", Err: errors.New("kms: key version disabled")})
+	refusing := func(policyErr error, random io.Reader) *podcert.Signer {
+		s, err := podcert.NewSigner(podcert.SignerConfig{SignerName: "example.com/x", Key: key, Chain: []*x509.Certificate{caCertFor(t, key, now)},
+			Now: func() time.Time { return now }, Rand: random,
+			Policy: podcert.PolicyFunc(func(*podcert.Request, podcert.Asked) error { return policyErr })})
+		require.NoError(t, err)
+		return s
+	}
+	good := podcert.Request{Namespace: "shop", Name: "req", SignerName: "example.com/x", PodName: "cart-0", PodUID: "u", ServiceAccountName: "cart",
+		ServiceAccountUID: "u", NodeName: "n", NodeUID: "u", StubPKCS10Request: stubCSR(t, leafKey),
+		UnverifiedUserAnnotations: map[string]string{podcert.DefaultServeHostsKey: "a.b"}}
+	d, err := refusing(errors.New("host a.b is outside the namespace"), nil).Decide(&good)
+	require.NoError(t, err)
+	add("podcert annotation", d.Err)
+	good.UnverifiedUserAnnotations = nil
+	_, err = refusing(nil, failingReader{}).Decide(&good)
+	add("podcert signing", err)
 	_, err = podcert.ParseBundle([]byte("junk"))
 	add("podcert bundle", err)
 	_, err = podcert.NewSource(podcert.SourceConfig{BundlePath: filepath.Join(t.TempDir(), "missing.pem")})
 	add("podcert bundle file", err)
+	big := filepath.Join(t.TempDir(), "big.pem")
+	require.NoError(t, os.WriteFile(big, make([]byte, podcert.MaxBundleSize+1), 0o600))
+	_, err = podcert.NewSource(podcert.SourceConfig{BundlePath: big})
+	add("podcert bundle file too large", err)
 	_, err = podcert.NewPeers(podcert.PeerConfig{TrustBundle: []byte("junk")})
 	add("podcert peers config", err)
+	_, _, err = podcert.SelfSigned(podcert.SelfSignedConfig{Hosts: []string{"*.x"}})
+	add("podcert self-signed config", err)
 
 	// federation
 	_, err = federation.NewAzureCredential(&federation.AzureConfig{Getenv: func(string) string { return "" }})
@@ -470,6 +532,32 @@ func mustPKIX(t *testing.T, pub crypto.PublicKey) []byte {
 	require.NoError(t, err)
 	return der
 }
+
+// caCertFor is a self-signed CA certificate for key, valid a day around
+// now.
+func caCertFor(t *testing.T, key *ecdsa.PrivateKey, now time.Time) *x509.Certificate {
+	t.Helper()
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "errors test CA"}, NotBefore: now.Add(-24 * time.Hour),
+		NotAfter: now.Add(24 * time.Hour), IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
+	require.NoError(t, err)
+	cert, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	return cert
+}
+
+// stubCSR is the kubelet's empty request, signed by key.
+func stubCSR(t *testing.T, key crypto.Signer) []byte {
+	t.Helper()
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{}, key)
+	require.NoError(t, err)
+	return der
+}
+
+// failingReader is a random source that fails.
+type failingReader struct{}
+
+func (failingReader) Read([]byte) (int, error) { return 0, errors.New("entropy source unavailable") }
 
 // remoteErr fetches a key set from a server answering status and body.
 func remoteErr(t *testing.T, status int, body string) error {

@@ -1,7 +1,9 @@
 // Package kubeapi connects ksa to the Kubernetes API types (k8s.io/api and
-// apimachinery), so that the core packages (ksa, jwks, tokens, oidc) build
-// with the standard library alone. Import it where your code already holds
-// API objects: a controller, an admission webhook, a kubelet-like client.
+// apimachinery), so that the core packages (ksa, jwks, tokens, oidc,
+// tokenreview, x509sa, podcert) build with the standard library alone: it
+// is the module's one home for conversions to and from API objects. Import
+// it where your code already holds API objects: a controller, an admission
+// webhook, a signer, a kubelet-like client.
 //
 // # Requesting tokens
 //
@@ -34,4 +36,32 @@
 // [IsServiceAccountTokenSecret] decides, as Kubernetes does, whether a Secret
 // holds a legacy token of a service account; [LegacySecret] converts one
 // for tokens.LegacySecretGetter.
+//
+// # Reviewing tokens
+//
+// [TokenReview] builds the authentication/v1 TokenReview for a
+// tokenreview.Request and [ReviewStatus] reads its answer back.
+//
+// # Certificate signing requests
+//
+// [NewCertificateSigningRequest] wraps a request from x509sa.CreateCSR in a
+// certificates.k8s.io/v1 CertificateSigningRequest;
+// [CheckCertificateSigningRequest] is an approver's whole check of one
+// (x509sa.ResolveUsage and x509sa.MatchRequester against the requester the
+// object records, [CSRRequester]); [IssueRequestFromCSR] reads what an
+// x509sa.Issuer needs from an approved one. [KeyUsages] and
+// [UsageFromKeyUsages] convert spec.usages:
+//
+//	obj, err := kubeapi.NewCertificateSigningRequest(der, kubeapi.CertificateSigningRequestOptions{Lifetime: time.Hour})
+//	// an approver:
+//	csr, err := kubeapi.CheckCertificateSigningRequest(obj, x509sa.MatchOptions{})
+//
+// # Pod certificates
+//
+// [PodCertRequest] and [PodCertRequestV1beta1] read a PodCertificateRequest
+// of either version as a podcert.Request and podcert.Status;
+// [ApplyPodCertDecision] and [ApplyPodCertDecisionV1beta1] set a
+// podcert.Decision's status on the object, after podcert.CheckStatus
+// accepts the update; [PodCertStatus] and [PodCertStatusV1beta1] convert a
+// status alone.
 package kubeapi

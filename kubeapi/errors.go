@@ -7,27 +7,8 @@ import (
 // prefix starts the messages of the package's errors.
 const prefix = "kubeapi"
 
-var (
-	// ErrInvalidConfig matches every *ConfigError.
-	ErrInvalidConfig = errs.New(prefix, "invalid configuration")
-	// ErrNoReview: ReviewStatus got no TokenReview to read.
-	ErrNoReview = errs.New(prefix, "no TokenReview in the answer")
-)
-
-// ConfigError reports a configuration a constructor refuses. It matches
-// [ErrInvalidConfig].
-type ConfigError struct {
-	// Field is the configuration field at fault, e.g.
-	// "ManagerConfig.Requester".
-	Field  string
-	Reason string
-	Err    error
-}
-
-func (e *ConfigError) Error() string { return errs.Msg(prefix, e.Field+" "+e.Reason, e.Err) }
-
-// Is reports whether target is [ErrInvalidConfig].
-func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
-
-// Unwrap returns the cause, if any.
-func (e *ConfigError) Unwrap() error { return e.Err }
+// ErrNoReview: ReviewStatus got no TokenReview to read. Configurations a
+// constructor refuses are a *ksa.ConfigError; a failed token request with
+// no usable cached token is a *[TokenRequestError]; the conversions of
+// certificate requests report x509sa's and podcert's errors.
+var ErrNoReview = errs.New(prefix, "no TokenReview in the answer")

@@ -3,8 +3,6 @@ package kubeapi_test
 import (
 	"context"
 	"errors"
-	"fmt"
-	"log"
 	"testing"
 	"time"
 
@@ -158,22 +156,4 @@ func TestLegacySecret(t *testing.T) {
 		Data:       map[string][]byte{corev1.ServiceAccountTokenKey: []byte("raw")},
 	}
 	assert.Equal(t, tokens.LegacySecret{UID: "s-1", Token: []byte("raw"), DeletionTimestamp: deleted.Time, InvalidSince: "2026-01-01"}, kubeapi.LegacySecret(secret))
-}
-
-// Callers holding the Kubernetes API types turn a TokenRequestSpec into a
-// Request.
-func ExampleRequestFromSpec() {
-	exp := int64(7200)
-	req, err := kubeapi.RequestFromSpec(
-		ksa.ServiceAccount{Namespace: "prod", Name: "billing", UID: "u-1"},
-		authenticationv1.TokenRequestSpec{
-			Audiences:         []string{"vault"},
-			ExpirationSeconds: &exp,
-			BoundObjectRef:    &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "v1", Name: "billing-7d4", UID: "p-9"},
-		})
-	if err != nil {
-		log.Fatal(err)
-	}
-	fmt.Println(req.Audiences, req.ExpirationSeconds, req.BoundObject.Kind, req.BoundObject.Name)
-	// Output: [vault] 7200 Pod billing-7d4
 }

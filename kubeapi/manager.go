@@ -10,6 +10,7 @@ import (
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/internal/errs"
 )
 
@@ -100,7 +101,7 @@ type Manager struct {
 // NewManager checks the config and returns a Manager.
 func NewManager(cfg ManagerConfig) (*Manager, error) {
 	if cfg.Requester == nil {
-		return nil, &ConfigError{Field: "ManagerConfig.Requester", Reason: "is required"}
+		return nil, &ksa.ConfigError{Field: "kubeapi.ManagerConfig.Requester", Reason: "is required"}
 	}
 	m := &Manager{req: cfg.Requester, now: cfg.Now, jitter: cfg.Jitter, cache: map[string]*authenticationv1.TokenRequest{}}
 	if m.now == nil {

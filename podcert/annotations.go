@@ -57,8 +57,8 @@ func (a Asked) Hosts() []string {
 }
 
 // Policy admits what a request asks for through its annotations. Admit
-// returns nil to issue everything asked, or an error (wrapped in an
-// *[AnnotationError]) to deny the request with the reason
+// returns nil to issue everything asked, or an error (wrapped in one
+// matching [ErrAnnotation]) to deny the request with the reason
 // InvalidUnverifiedUserAnnotations. It is called only when something is
 // asked, and must be safe for concurrent use.
 type Policy interface {
@@ -80,7 +80,7 @@ func parseAnnotations(ann map[string]string, hostsKey, extKey string) (Asked, er
 		size += len(k) + len(v)
 	}
 	if size > MaxAnnotationsSize {
-		return asked, &AnnotationError{Reason: "too large", Err: &LimitError{What: "annotation bytes", Size: size, Limit: MaxAnnotationsSize}}
+		return asked, annotationError("", "too large", limit("annotation bytes", size, MaxAnnotationsSize))
 	}
 	for _, k := range slices.Sorted(maps.Keys(ann)) {
 		v := ann[k]
@@ -88,34 +88,34 @@ func parseAnnotations(ann map[string]string, hostsKey, extKey string) (Asked, er
 		case hostsKey:
 			hosts := splitList(v)
 			if len(hosts) == 0 {
-				return asked, &AnnotationError{Key: k, Reason: "empty host list"}
+				return asked, annotationError(k, "empty host list", nil)
 			}
 			dns, ips, err := x509sa.SplitHosts(hosts)
 			if err != nil {
-				return asked, &AnnotationError{Key: k, Reason: "invalid host", Err: err}
+				return asked, annotationError(k, "invalid host", err)
 			}
 			asked.DNSNames, asked.IPAddresses = dns, ips
 		case extKey:
 			entries := splitList(v)
 			if len(entries) == 0 {
-				return asked, &AnnotationError{Key: k, Reason: "empty extension list"}
+				return asked, annotationError(k, "empty extension list", nil)
 			}
 			if len(entries) > x509sa.MaxExtensions {
-				return asked, &AnnotationError{Key: k, Reason: "too many extensions", Err: &LimitError{What: "extensions", Size: len(entries), Limit: x509sa.MaxExtensions}}
+				return asked, annotationError(k, "too many extensions", limit("extensions", len(entries), x509sa.MaxExtensions))
 			}
 			asked.Extensions = make(map[string]string, len(entries))
 			for _, e := range entries {
 				key, val, ok := strings.Cut(e, "=")
 				if !ok {
-					return asked, &AnnotationError{Key: k, Reason: "extension " + strconv.Quote(e) + " is not key=value"}
+					return asked, annotationError(k, "extension "+strconv.Quote(e)+" is not key=value", nil)
 				}
 				if _, dup := asked.Extensions[key]; dup {
-					return asked, &AnnotationError{Key: k, Reason: "extension key " + strconv.Quote(key) + " given twice"}
+					return asked, annotationError(k, "extension key "+strconv.Quote(key)+" given twice", nil)
 				}
 				asked.Extensions[key] = val
 			}
 		default:
-			return asked, &AnnotationError{Key: k, Reason: "unknown key"}
+			return asked, annotationError(k, "unknown key", nil)
 		}
 	}
 	return asked, nil
@@ -131,4 +131,15 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// annotationError reports an unverifiedUserAnnotations entry (key, or ""
+// for the annotations as a whole) that is not honoured. It matches
+// [ErrAnnotation] and wraps cause (an x509sa host or subject error, or
+// the policy's error), if any.
+func annotationError(key, reason string, cause error) error {
+	if key == "" {
+		return wrap(ErrAnnotation, "unverified user annotations: "+reason, cause)
+	}
+	return wrap(ErrAnnotation, "unverified user annotation "+strconv.Quote(key)+": "+reason, cause)
 }

@@ -20,10 +20,10 @@ import (
 // x509.CreateCertificate call for a similar leaf.
 func BenchmarkIssue(b *testing.B) {
 	ca := newCA(b, false)
-	pcr := newPCR(b, testkeys.Generated("p256"))
+	base := newRequest(b, testkeys.Generated("p256"))
 	b.Run("podcert", func(b *testing.B) {
 		s := newSigner(b, ca, nil)
-		req := podcert.FromV1(pcr)
+		req := base
 		b.ReportAllocs()
 		for b.Loop() {
 			d, err := s.Decide(&req)
@@ -33,7 +33,7 @@ func BenchmarkIssue(b *testing.B) {
 		}
 	})
 	b.Run("proof check alone", func(b *testing.B) {
-		req := podcert.FromV1(pcr)
+		req := base
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := req.PublicKey(); err != nil {
@@ -75,7 +75,7 @@ func bareIssue(b *testing.B, ca *testCA) func() error {
 func BenchmarkIssueThroughput(b *testing.B) {
 	ca := newCA(b, false)
 	s := newSigner(b, ca, nil)
-	req := podcert.FromV1(newPCR(b, testkeys.Generated("p256")))
+	req := newRequest(b, testkeys.Generated("p256"))
 	decide := func() error {
 		d, err := s.Decide(&req)
 		if err == nil && d.Outcome != podcert.Issued {

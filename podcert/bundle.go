@@ -3,18 +3,15 @@ package podcert
 import (
 	"bytes"
 	"crypto"
+	"crypto/ecdsa"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/pem"
-	"errors"
-	"io"
-	"os"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/x509sa"
 )
 
@@ -35,14 +32,15 @@ const (
 	MaxTrustBundleCertificates = 128
 )
 
-// Credential is a pod's key and certificate chain, ready for TLS, and the
+// Credential is a key and certificate chain, ready for TLS, and the
 // identity the leaf carries.
 type Credential struct {
 	// Certificate is the key and chain (leaf first) for crypto/tls, with
 	// Leaf set.
 	Certificate tls.Certificate
 	// Identity is what the leaf proves: the service account (with UID),
-	// the pod name and the credential ID.
+	// the pod name and the credential ID. It is zero for a leaf read
+	// without identity (SourceConfig.AnyCertificate).
 	Identity ksa.Identity
 	// NotAfter is the leaf's expiry.
 	NotAfter time.Time
@@ -54,9 +52,9 @@ type Credential struct {
 // rules.
 func ParseBundle(data []byte) (*Credential, error) {
 	if len(data) > MaxBundleSize {
-		return nil, &LimitError{What: "bundle bytes", Size: len(data), Limit: MaxBundleSize}
+		return nil, limit("bundle bytes", len(data), MaxBundleSize)
 	}
-	return parseBlocks(data, true, true)
+	return parseBlocks(data, podCertificate)
 }
 
 // ParseKeyAndChain reads the separate keyPath and certificateChainPath
@@ -65,25 +63,54 @@ func ParseBundle(data []byte) (*Credential, error) {
 // one PRIVATE KEY block (PKCS#8, no headers) of a key type [CheckKey]
 // accepts; 1 to [MaxBundleCertificates] CERTIFICATE blocks that parse, the
 // first of them for that key and an identity certificate x509sa decodes.
-// Errors are a *[BundleError] or a *[LimitError].
+// Errors match [ErrInvalidBundle] or [ErrLimit].
 func ParseKeyAndChain(keyPEM, chainPEM []byte) (*Credential, error) {
-	if n := len(keyPEM) + len(chainPEM); n > MaxBundleSize {
-		return nil, &LimitError{What: "bundle bytes", Size: n, Limit: MaxBundleSize}
-	}
-	joined := make([]byte, 0, len(keyPEM)+1+len(chainPEM))
-	joined = append(append(append(joined, keyPEM...), '\n'), chainPEM...)
-	if _, err := parseBlocks(keyPEM, true, false); err != nil {
-		return nil, err
-	}
-	if _, err := parseBlocks(chainPEM, false, true); err != nil {
-		return nil, err
-	}
-	return parseBlocks(joined, true, true)
+	return parseKeyAndChain(keyPEM, chainPEM, podCertificate)
 }
 
-// parseBlocks reads PEM blocks, requiring a key and/or certificates; with
-// both, it builds the credential.
-func parseBlocks(data []byte, wantKey, wantCerts bool) (*Credential, error) {
+// rules says what a credential's files may hold.
+type rules struct {
+	// anyCertificate accepts the keys crypto/tls reads (PKCS#1, SEC1 and
+	// PKCS#8; any key jwks.CheckPublicKey accepts) and a leaf without
+	// identity.
+	anyCertificate bool
+}
+
+// podCertificate are the rules of a pod's mounted pod certificate.
+var podCertificate = rules{}
+
+func parseKeyAndChain(keyPEM, chainPEM []byte, r rules) (*Credential, error) {
+	if n := len(keyPEM) + len(chainPEM); n > MaxBundleSize {
+		return nil, limit("bundle bytes", n, MaxBundleSize)
+	}
+	key, _, err := readBlocks(keyPEM, r, true, false)
+	if err != nil {
+		return nil, err
+	}
+	_, certs, err := readBlocks(chainPEM, r, false, true)
+	if err != nil {
+		return nil, err
+	}
+	return newCredential(key, certs, r)
+}
+
+// parseBlocks reads a key and its chain from one file.
+func parseBlocks(data []byte, r rules) (*Credential, error) {
+	key, certs, err := readBlocks(data, r, true, true)
+	if err != nil {
+		return nil, err
+	}
+	return newCredential(key, certs, r)
+}
+
+// bundleError reports credential files that cannot be used. It matches
+// [ErrInvalidBundle] and wraps cause, if any.
+func bundleError(reason string, cause error) error {
+	return wrap(ErrInvalidBundle, "credential bundle: "+reason, cause)
+}
+
+// readBlocks reads PEM blocks, requiring a key and/or certificates.
+func readBlocks(data []byte, r rules, wantKey, wantCerts bool) (crypto.Signer, [][]byte, error) {
 	var (
 		key   crypto.Signer
 		certs [][]byte
@@ -95,237 +122,118 @@ func parseBlocks(data []byte, wantKey, wantCerts bool) (*Credential, error) {
 			break
 		}
 		if !bytes.HasPrefix(trimmed, []byte("-----BEGIN ")) {
-			return nil, &BundleError{Reason: "data outside PEM blocks"}
+			return nil, nil, bundleError("data outside PEM blocks", nil)
 		}
 		var block *pem.Block
 		block, rest = pem.Decode(trimmed)
 		if block == nil {
-			return nil, &BundleError{Reason: "malformed PEM block"}
+			return nil, nil, bundleError("malformed PEM block", nil)
 		}
 		if len(block.Headers) > 0 {
-			return nil, &BundleError{Reason: "PEM headers are not allowed"}
+			return nil, nil, bundleError("PEM headers are not allowed", nil)
 		}
-		switch block.Type {
-		case "PRIVATE KEY":
+		switch {
+		case block.Type == "PRIVATE KEY" || r.anyCertificate && (block.Type == "RSA PRIVATE KEY" || block.Type == "EC PRIVATE KEY"):
 			if !wantKey {
-				return nil, &BundleError{Reason: "a private key in the certificate chain"}
+				return nil, nil, bundleError("a private key in the certificate chain", nil)
 			}
 			if key != nil {
-				return nil, &BundleError{Reason: "more than one private key"}
+				return nil, nil, bundleError("more than one private key", nil)
 			}
-			k, err := x509.ParsePKCS8PrivateKey(block.Bytes)
+			k, err := parsePrivateKey(block, r)
 			if err != nil {
-				return nil, &BundleError{Reason: "the private key is not PKCS#8", Err: err}
+				return nil, nil, err
 			}
-			signer, ok := k.(crypto.Signer)
-			if !ok {
-				return nil, &BundleError{Reason: "the private key cannot sign"}
-			}
-			if err := CheckKey(signer.Public()); err != nil {
-				return nil, &BundleError{Reason: "the private key", Err: err}
-			}
-			key = signer
-		case "CERTIFICATE":
+			key = k
+		case block.Type == "CERTIFICATE":
 			if !wantCerts {
-				return nil, &BundleError{Reason: "a certificate in the key file"}
+				return nil, nil, bundleError("a certificate in the key file", nil)
 			}
 			if len(certs) == MaxBundleCertificates {
-				return nil, &LimitError{What: "certificates", Size: MaxBundleCertificates + 1, Limit: MaxBundleCertificates}
+				return nil, nil, limit("certificates", MaxBundleCertificates+1, MaxBundleCertificates)
 			}
 			certs = append(certs, block.Bytes)
+		case r.anyCertificate && block.Type == "EC PARAMETERS" && wantKey:
+			// What openssl writes before an EC PRIVATE KEY; the key
+			// names its curve again.
 		default:
-			return nil, &BundleError{Reason: "unexpected PEM block " + strconv.Quote(block.Type)}
+			return nil, nil, bundleError("unexpected PEM block "+strconv.Quote(block.Type), nil)
 		}
 	}
 	switch {
 	case wantKey && key == nil:
-		return nil, &BundleError{Reason: "no private key"}
+		return nil, nil, bundleError("no private key", nil)
 	case wantCerts && len(certs) == 0:
-		return nil, &BundleError{Reason: "no certificate"}
-	case !wantKey || !wantCerts:
-		return nil, nil
+		return nil, nil, bundleError("no certificate", nil)
 	}
+	return key, certs, nil
+}
+
+// parsePrivateKey reads a private key block: PKCS#8 of a key type
+// [CheckKey] accepts or, with anyCertificate, PKCS#8, PKCS#1 or SEC1 of a
+// key jwks.CheckPublicKey accepts.
+func parsePrivateKey(block *pem.Block, r rules) (crypto.Signer, error) {
+	var k any
+	var err error
+	switch block.Type {
+	case "RSA PRIVATE KEY":
+		k, err = x509.ParsePKCS1PrivateKey(block.Bytes)
+	case "EC PRIVATE KEY":
+		var ec *ecdsa.PrivateKey
+		ec, err = x509.ParseECPrivateKey(block.Bytes)
+		k = ec
+	default:
+		k, err = x509.ParsePKCS8PrivateKey(block.Bytes)
+	}
+	if err != nil {
+		what := "PKCS#8"
+		switch block.Type {
+		case "RSA PRIVATE KEY":
+			what = "PKCS#1"
+		case "EC PRIVATE KEY":
+			what = "SEC1"
+		}
+		return nil, bundleError("the private key is not "+what, err)
+	}
+	signer, ok := k.(crypto.Signer)
+	if !ok {
+		return nil, bundleError("the private key cannot sign", nil)
+	}
+	check := CheckKey
+	if r.anyCertificate {
+		check = jwks.CheckPublicKey
+	}
+	if err := check(signer.Public()); err != nil {
+		return nil, bundleError("the private key", err)
+	}
+	return signer, nil
+}
+
+// newCredential parses the chain and builds the credential.
+func newCredential(key crypto.Signer, certs [][]byte, r rules) (*Credential, error) {
 	leaf, err := x509.ParseCertificate(certs[0])
 	if err != nil {
-		return nil, &BundleError{Reason: "the leaf does not parse", Err: err}
+		return nil, bundleError("the leaf does not parse", err)
 	}
 	for i, der := range certs[1:] {
 		if _, err := x509.ParseCertificate(der); err != nil {
-			return nil, &BundleError{Reason: "certificate " + strconv.Itoa(i+1) + " does not parse", Err: err}
+			return nil, bundleError("certificate "+strconv.Itoa(i+1)+" does not parse", err)
 		}
 	}
 	if pub, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool }); !ok || !pub.Equal(leaf.PublicKey) {
-		return nil, &BundleError{Reason: "the private key is not the leaf's"}
+		return nil, bundleError("the private key is not the leaf's", nil)
+	}
+	cred := &Credential{
+		Certificate: tls.Certificate{Certificate: certs, PrivateKey: key, Leaf: leaf},
+		NotAfter:    leaf.NotAfter,
+	}
+	if r.anyCertificate {
+		return cred, nil
 	}
 	decoded, err := x509sa.DecodeCertificate(leaf)
 	if err != nil {
-		return nil, &BundleError{Reason: "the leaf carries no identity", Err: err}
+		return nil, bundleError("the leaf carries no identity", err)
 	}
-	return &Credential{
-		Certificate: tls.Certificate{Certificate: certs, PrivateKey: key, Leaf: leaf},
-		Identity:    decoded.Identity(),
-		NotAfter:    leaf.NotAfter,
-	}, nil
-}
-
-// SourceConfig configures a [Source]: BundlePath, or KeyPath and ChainPath.
-type SourceConfig struct {
-	// BundlePath is the projection's credentialBundlePath file.
-	BundlePath string
-	// KeyPath and ChainPath are the projection's keyPath and
-	// certificateChainPath files, used when BundlePath is empty.
-	KeyPath, ChainPath string
-	// Clock returns the current time, to refuse an expired credential.
-	// Nil means time.Now.
-	Clock func() time.Time
-}
-
-// Source serves a pod's mounted credential to crypto/tls and follows the
-// kubelet's refreshes: on every use it compares the files' identity, size
-// and modification time with those it loaded and, when they changed, loads
-// them again. A new credential replaces the old one atomically, and only
-// when it parses in full (key and chain agree); until then the old one
-// keeps serving while it is valid. It is safe for concurrent use.
-type Source struct {
-	cfg   SourceConfig
-	paths []string
-	mu    sync.Mutex // serializes loads
-	cur   atomic.Pointer[loaded]
-}
-
-type loaded struct {
-	cred  *Credential
-	stamp []os.FileInfo
-}
-
-// NewSource validates the configuration and loads the credential once.
-// Errors are a *[ConfigError], or the load's error.
-func NewSource(cfg SourceConfig) (*Source, error) {
-	s := &Source{cfg: cfg}
-	switch {
-	case cfg.BundlePath != "" && (cfg.KeyPath != "" || cfg.ChainPath != ""):
-		return nil, &ConfigError{Field: "BundlePath", Reason: "set either BundlePath or KeyPath and ChainPath"}
-	case cfg.BundlePath != "":
-		s.paths = []string{cfg.BundlePath}
-	case cfg.KeyPath != "" && cfg.ChainPath != "":
-		s.paths = []string{cfg.KeyPath, cfg.ChainPath}
-	default:
-		return nil, &ConfigError{Field: "BundlePath", Reason: "set BundlePath, or KeyPath and ChainPath"}
-	}
-	if s.cfg.Clock == nil {
-		s.cfg.Clock = time.Now
-	}
-	if err := s.Reload(); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-// Reload reads the files now and, if they hold a valid credential, serves
-// it from then on. On error the previous credential stays.
-func (s *Source) Reload() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.load()
-}
-
-func (s *Source) load() error {
-	stamp := make([]os.FileInfo, len(s.paths))
-	data := make([][]byte, len(s.paths))
-	total := 0
-	for i, p := range s.paths {
-		f, err := os.Open(p)
-		if err != nil {
-			return &BundleError{Path: p, Reason: "cannot open", Err: errors.Unwrap(err)}
-		}
-		st, err := f.Stat()
-		if err == nil && st.Size() > int64(MaxBundleSize-total) {
-			err = &LimitError{What: "bundle bytes", Size: int(min(st.Size(), 1<<30)) + total, Limit: MaxBundleSize}
-		}
-		if err == nil {
-			data[i], err = readAllLimited(f, MaxBundleSize-total)
-		}
-		_ = f.Close()
-		if err != nil {
-			return &BundleError{Path: p, Reason: "cannot read", Err: errors.Unwrap(err)}
-		}
-		stamp[i], total = st, total+len(data[i])
-	}
-	var cred *Credential
-	var err error
-	if len(data) == 1 {
-		cred, err = ParseBundle(data[0])
-	} else {
-		cred, err = ParseKeyAndChain(data[0], data[1])
-	}
-	if err != nil {
-		return &BundleError{Path: s.paths[0], Reason: "cannot use", Err: err}
-	}
-	s.cur.Store(&loaded{cred: cred, stamp: stamp})
-	return nil
-}
-
-func readAllLimited(f *os.File, limit int) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > limit {
-		return nil, &LimitError{What: "bundle bytes", Size: len(data), Limit: limit}
-	}
-	return data, nil
-}
-
-// changed reports whether any file differs from the loaded one.
-func (s *Source) changed(l *loaded) bool {
-	for i, p := range s.paths {
-		st, err := os.Stat(p)
-		if err != nil {
-			return true
-		}
-		old := l.stamp[i]
-		if !os.SameFile(st, old) || st.Size() != old.Size() || !st.ModTime().Equal(old.ModTime()) {
-			return true
-		}
-	}
-	return false
-}
-
-// Current returns the credential to use now, loading the files again if
-// they changed. A failed load keeps the previous credential; an error is
-// returned only when no credential valid at the clock's time is left
-// (*[BundleError]).
-func (s *Source) Current() (*Credential, error) {
-	l := s.cur.Load()
-	var loadErr error
-	if s.changed(l) {
-		s.mu.Lock()
-		if l2 := s.cur.Load(); l2 == l || s.changed(l2) {
-			loadErr = s.load()
-		}
-		s.mu.Unlock()
-		l = s.cur.Load()
-	}
-	if now := s.cfg.Clock(); !now.Before(l.cred.NotAfter) {
-		return nil, &BundleError{Path: s.paths[0], Reason: "the credential expired at " + l.cred.NotAfter.UTC().Format(time.RFC3339), Err: loadErr}
-	}
-	return l.cred, nil
-}
-
-// GetCertificate is for tls.Config.GetCertificate (serving).
-func (s *Source) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
-	c, err := s.Current()
-	if err != nil {
-		return nil, err
-	}
-	return &c.Certificate, nil
-}
-
-// GetClientCertificate is for tls.Config.GetClientCertificate.
-func (s *Source) GetClientCertificate(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
-	c, err := s.Current()
-	if err != nil {
-		return nil, err
-	}
-	return &c.Certificate, nil
+	cred.Identity = decoded.Identity()
+	return cred, nil
 }

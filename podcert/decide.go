@@ -7,13 +7,13 @@ import (
 	"errors"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/internal/leafcert"
+	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/x509sa"
 )
 
@@ -68,9 +68,9 @@ const (
 )
 
 // Decision is what a [Signer] decided for a request: an outcome with its
-// condition reason and message, and for Issued the chain and times. Apply it
-// with [Decision.ApplyV1] or [Decision.ApplyV1beta1], or read
-// [Decision.Status].
+// condition reason and message, and for Issued the chain and times. Read
+// the status it sets with [Decision.Status]; kubeapi applies it to a v1 or
+// v1beta1 object, checking the update first.
 type Decision struct {
 	Outcome Outcome
 	// Reason and Message go into the condition.
@@ -78,7 +78,7 @@ type Decision struct {
 	// Err is why a request was Denied or Failed.
 	Err error
 	// Leaf is the issued certificate; CertificateChain is the leaf and the
-	// CA's chain (see Config.Chain) as PEM.
+	// CA's chain (see SignerConfig.Chain) as PEM.
 	Leaf             *x509.Certificate
 	CertificateChain string
 	// NotBefore and NotAfter are the leaf's; BeginRefreshAt is halfway
@@ -91,19 +91,20 @@ type Decision struct {
 	Generation int64
 }
 
-// Status returns the status the decision sets: one condition, and for
+// Status returns the status the decision sets: one condition, True, set
+// at the decision's time (whole seconds, as the API stores it), and for
 // Issued the chain and times.
 func (d *Decision) Status() Status {
-	st := Status{Conditions: []metav1.Condition{{
+	st := Status{Conditions: []Condition{{
 		Type:               d.Outcome.String(),
-		Status:             metav1.ConditionTrue,
+		Status:             ConditionTrue,
 		ObservedGeneration: d.Generation,
-		LastTransitionTime: metav1.NewTime(d.At.UTC().Truncate(time.Second)),
+		LastTransitionTime: d.At.UTC().Truncate(time.Second),
 		Reason:             d.Reason,
 		Message:            d.Message,
 	}}}
 	if d.Outcome == Issued {
-		nb, bra, na := metav1.NewTime(d.NotBefore), metav1.NewTime(d.BeginRefreshAt), metav1.NewTime(d.NotAfter)
+		nb, bra, na := d.NotBefore, d.BeginRefreshAt, d.NotAfter
 		st.CertificateChain, st.NotBefore, st.BeginRefreshAt, st.NotAfter = d.CertificateChain, &nb, &bra, &na
 	}
 	return st
@@ -125,9 +126,9 @@ func (s *Signer) refuse(req *Request, now time.Time, o Outcome, reason string, e
 
 // Decide decides a request:
 //
-//   - a request for another signer name is not decided: the error is a
-//     *[RequestError] and nothing must be written;
-//   - a spec [Request.Validate] refuses, a stub CSR that does not verify or
+//   - a request for another signer name is not decided: the error
+//     matches [ErrInvalidRequest] and nothing must be written;
+//   - a spec [Request.Check] refuses, a stub CSR that does not verify or
 //     is not empty, or a failed proof of possession is Failed
 //     (InvalidRequest);
 //   - a key [CheckKey] refuses is Denied (UnsupportedKeyType);
@@ -142,26 +143,28 @@ func (s *Signer) refuse(req *Request, now time.Time, o Outcome, reason string, e
 //     client and server auth; key usage digital signature (and key
 //     encipherment for RSA); notBefore the clock's time minus the
 //     backdate, whole seconds; a lifetime of the smallest of
-//     Config.MaxLifetime, maxExpirationSeconds and the CA's remaining life.
+//     SignerConfig.MaxLifetime, maxExpirationSeconds and the CA's
+//     remaining life.
 //
 // Every decision's status passes [CheckStatus] before it is returned. An
-// error other than for the signer name is a *[SigningError] (a CA signer
-// or random source that failed, worth a retry) or a self-check that
-// failed; nothing must be written then either.
+// error for another signer name matches [ErrInvalidRequest]; any other
+// matches [ErrSigning] (a CA signer or random source that failed, worth a
+// retry, or a self-check that failed); nothing must be written then
+// either.
 func (s *Signer) Decide(req *Request) (Decision, error) {
 	if req == nil {
-		return Decision{}, &RequestError{Field: "request", Reason: "nil"}
+		return Decision{}, requestError("request", "nil", nil)
 	}
 	if req.SignerName != s.cfg.SignerName {
-		return Decision{}, &RequestError{Field: "spec.signerName", Reason: "\"" + req.SignerName + "\" is not this signer's name \"" + s.cfg.SignerName + "\""}
+		return Decision{}, requestError("spec.signerName", strconv.Quote(req.SignerName)+" is not this signer's name "+strconv.Quote(s.cfg.SignerName), nil)
 	}
-	now := s.cfg.Clock()
+	now := s.cfg.Now()
 	d, prior, err := s.decide(req, now)
 	if err != nil {
 		return Decision{}, err
 	}
 	if err := checkStatus(req, Status{}, d.Status(), now, prior); err != nil {
-		return Decision{}, &SigningError{Reason: "the decision fails the status rules", Err: err}
+		return Decision{}, wrap(ErrSigning, "the decision fails the status rules", err)
 	}
 	return d, nil
 }
@@ -169,12 +172,12 @@ func (s *Signer) Decide(req *Request) (Decision, error) {
 // decide returns the decision and, for Issued, what it parsed of the
 // certificate, for the self-check.
 func (s *Signer) decide(req *Request, now time.Time) (Decision, *parsed, error) {
-	if err := req.Validate(); err != nil {
+	if err := req.Check(); err != nil {
 		return s.refuse(req, now, Failed, ReasonInvalidRequest, err), nil, nil
 	}
 	pub, err := req.PublicKey()
 	if err != nil {
-		if errors.Is(err, ErrUnsupportedKey) {
+		if errors.Is(err, jwks.ErrUnsupportedKey) {
 			return s.refuse(req, now, Denied, ReasonUnsupportedKeyType, err), nil, nil
 		}
 		return s.refuse(req, now, Failed, ReasonInvalidRequest, err), nil, nil
@@ -182,16 +185,16 @@ func (s *Signer) decide(req *Request, now time.Time) (Decision, *parsed, error) 
 	asked, err := parseAnnotations(req.UnverifiedUserAnnotations, s.cfg.ServeHostsKey, s.cfg.ExtensionsKey)
 	if err == nil && !asked.IsZero() {
 		if s.cfg.Policy == nil {
-			err = &AnnotationError{Reason: "this signer admits none (no policy)"}
+			err = annotationError("", "this signer admits none (no policy)", nil)
 		} else if perr := s.cfg.Policy.Admit(req, asked); perr != nil {
-			err = &AnnotationError{Reason: "refused by policy", Err: perr}
+			err = annotationError("", "refused by policy", perr)
 		}
 	}
 	subject := req.Subject()
 	subject.Extensions = asked.Extensions
 	if err == nil && len(asked.Extensions) > 0 {
-		if verr := subject.Validate(); verr != nil {
-			err = &AnnotationError{Key: s.cfg.ExtensionsKey, Reason: "invalid extension", Err: verr}
+		if verr := subject.Check(); verr != nil {
+			err = annotationError(s.cfg.ExtensionsKey, "invalid extension", verr)
 		}
 	}
 	if err != nil {
@@ -200,7 +203,7 @@ func (s *Signer) decide(req *Request, now time.Time) (Decision, *parsed, error) 
 
 	nb, na, reason := s.validity(req, now)
 	if reason != "" {
-		return s.refuse(req, now, Failed, ReasonCAUnavailable, &RequestError{Field: "spec.maxExpirationSeconds", Reason: reason}), nil, nil
+		return s.refuse(req, now, Failed, ReasonCAUnavailable, requestError("spec.maxExpirationSeconds", reason, nil)), nil, nil
 	}
 	name, err := subject.Name()
 	if err != nil {
@@ -216,7 +219,7 @@ func (s *Signer) decide(req *Request, now time.Time) (Decision, *parsed, error) 
 	}
 	rawName, err := leafcert.Name(name.ToRDNSequence())
 	if err != nil {
-		return s.refuse(req, now, Failed, ReasonInvalidRequest, &RequestError{Field: "spec", Reason: "the subject does not encode", Err: err}), nil, nil
+		return s.refuse(req, now, Failed, ReasonInvalidRequest, requestError("spec", "the subject does not encode", err)), nil, nil
 	}
 	ku := x509.KeyUsageDigitalSignature
 	if _, ok := pub.(*rsa.PublicKey); ok {
@@ -238,18 +241,18 @@ func (s *Signer) decide(req *Request, now time.Time) (Decision, *parsed, error) 
 	}
 	der, err := s.issuer.Issue(s.cfg.Rand, tmpl)
 	if err != nil {
-		return Decision{}, nil, &SigningError{Reason: "signing the certificate", Err: err}
+		return Decision{}, nil, wrap(ErrSigning, "signing the certificate", err)
 	}
 	leaf, err := x509.ParseCertificate(der)
 	if err != nil {
-		return Decision{}, nil, &SigningError{Reason: "the issued certificate does not parse", Err: err}
+		return Decision{}, nil, wrap(ErrSigning, "the issued certificate does not parse", err)
 	}
 	got, err := x509sa.DecodeCertificate(leaf)
 	if err != nil {
-		return Decision{}, nil, &SigningError{Reason: "the issued certificate does not decode", Err: err}
+		return Decision{}, nil, wrap(ErrSigning, "the issued certificate does not decode", err)
 	}
 	if !got.Subject.Equal(subject) || got.SPIFFEID != id {
-		return Decision{}, nil, &SigningError{Reason: "the issued certificate does not carry the requested identity"}
+		return Decision{}, nil, wrap(ErrSigning, "the issued certificate does not carry the requested identity", nil)
 	}
 	chain, leafLen := chainPEM(der, s.chainPEM)
 	return Decision{

@@ -1,23 +1,31 @@
 // Package podcert is the library a PodCertificateRequest signer and its
 // workloads are built on: Kubernetes' pod certificates
 // (certificates.k8s.io/v1, GA in 1.37; v1beta1 in 1.35 and 1.36) carrying
-// service-account identity as x509sa encodes it.
+// service-account identity as x509sa encodes it. It imports the standard
+// library alone: the request, its status and conditions are this
+// package's own types ([Request], [Status], [Condition]), and package
+// kubeapi converts them to and from either API version's objects, so a
+// workload that only serves and verifies peers builds no Kubernetes code.
 //
 // # Deciding
 //
 // The kubelet creates a PodCertificateRequest per pod; a [Signer] for the
-// request's signer name decides it. Read the object with [FromV1] or
-// [FromV1beta1], decide, and write the status the decision sets:
+// request's signer name decides it. Read the object with kubeapi (its
+// PodCertRequest for v1, PodCertRequestV1beta1), decide, and write the
+// status the decision sets (kubeapi's ApplyPodCertDecision checks it
+// first):
 //
-//	s, err := podcert.New(podcert.Config{
+//	s, err := podcert.NewSigner(podcert.SignerConfig{
 //		SignerName: "example.com/workload",
-//		CA:         caKey,                       // any crypto.Signer: a KMS key works
+//		Key:        caKey,                       // any crypto.Signer: a KMS key works
 //		Chain:      []*x509.Certificate{caCert}, // the CA's certificate first
 //	})
-//	req := podcert.FromV1(pcr)
-//	d, err := s.Decide(&req) // an error: write nothing, retry later
-//	if err == nil && d.ApplyV1(pcr) == nil {
-//		// clientset.CertificatesV1().PodCertificateRequests(ns).UpdateStatus(ctx, pcr, ...)
+//	req, status := kubeapi.PodCertRequest(pcr)
+//	if status.Outcome() == 0 {
+//		d, err := s.Decide(&req) // an error: write nothing, retry later
+//		if err == nil && kubeapi.ApplyPodCertDecision(&d, pcr) == nil {
+//			// clientset.CertificatesV1().PodCertificateRequests(ns).UpdateStatus(ctx, pcr, ...)
+//		}
 //	}
 //
 // A controller decides only requests whose status records no outcome yet
@@ -27,7 +35,7 @@
 // ClusterTrustBundle), proven on real kube-apiservers.
 //
 // The request is checked first, with every rule kube-apiserver applies
-// when it is created ([Request.Validate]: the names, UIDs, signer name,
+// when it is created ([Request.Check]: the names, UIDs, signer name,
 // lifetime bound and annotation keys; a test in the interop module holds
 // it to Kubernetes' own validation code), then [Request.PublicKey]: the
 // stub PKCS#10 request's signature (or the older proof of possession) and
@@ -55,11 +63,11 @@
 //
 // # Checking a status
 //
-// [CheckStatus] (and [CheckStatusV1], [CheckStatusV1beta1]) mirrors
-// kube-apiserver's status validation rule for rule; [Signer.Decide] and
-// the Apply methods run it before anything is written, so a status the
-// API server would refuse never leaves the signer. A test in the interop
-// module holds it to Kubernetes' own validation code.
+// [CheckStatus] mirrors kube-apiserver's status validation rule for rule,
+// for either API version (read through kubeapi); [Signer.Decide] and
+// kubeapi's Apply functions run it before anything is written, so a status
+// the API server would refuse never leaves the signer. A test in the
+// interop module holds it to Kubernetes' own validation code.
 //
 // # The workload side
 //
@@ -74,11 +82,28 @@
 //	srv := &http.Server{TLSConfig: peers.ServerConfig(src, nil)}
 //	// in a handler: id, err := peers.VerifyClient(r.TLS.PeerCertificates)
 //
+// # Serving certificates from files
+//
+// [Source] is the module's one source of TLS credentials from files: with
+// SourceConfig.AnyCertificate it serves any key and certificate pair, such
+// as the tls.key and tls.crt of a cert-manager Secret mounted in a
+// webhook's pod, and picks up renewals on the next handshake (no goroutine,
+// no timer). A server with no certificate yet makes one with
+// [SelfSigned]:
+//
+//	src, err := podcert.NewSource(podcert.SourceConfig{
+//		KeyPath: "/etc/webhook/tls/tls.key", ChainPath: "/etc/webhook/tls/tls.crt",
+//		AnyCertificate: true,
+//	})
+//	srv := &http.Server{TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: src.GetCertificate}}
+//
 // # Errors and limits
 //
-// Every rejection matches a sentinel (ErrInvalidRequest, ErrProof,
-// ErrUnsupportedKey, ErrAnnotation, ErrInvalidStatus, ErrInvalidBundle,
-// ErrLimit, ...) with errors.Is; typed errors carry the details. Inputs are
-// bounded by the Max* constants before they are parsed; bad input never
-// panics.
+// Every rejection matches a sentinel (ErrInvalidRequest, ErrAnnotation,
+// ErrInvalidStatus, ErrInvalidBundle, ErrLimit, ErrSigning) with
+// errors.Is and names what was wrong in its message; keys pod certificates
+// do not allow match jwks.ErrUnsupportedKey, and refused configurations
+// are a *ksa.ConfigError. A status update's problems are a list of
+// *[StatusError], each naming its field. Inputs are bounded by the Max*
+// constants before they are parsed; bad input never panics.
 package podcert

@@ -4,21 +4,20 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"fmt"
 	"math/big"
+	"net/http"
 	"time"
-
-	certificatesv1 "k8s.io/api/certificates/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ksa-go/ksa/podcert"
 	"github.com/ksa-go/ksa/x509sa"
 )
 
-// A signer decides a request the kubelet made, and the status goes onto
-// the object.
+// A signer decides a request the kubelet made; the status it sets is
+// checked before it goes onto the object (kubeapi converts and applies it).
 func ExampleSigner_Decide() {
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	// The CA: any crypto.Signer with its certificate.
@@ -28,8 +27,8 @@ func ExampleSigner_Decide() {
 		KeyUsage: x509.KeyUsageCertSign}
 	caDER, _ := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, caKey.Public(), caKey)
 	caCert, _ := x509.ParseCertificate(caDER)
-	s, err := podcert.New(podcert.Config{SignerName: "example.com/workload", CA: caKey, Chain: []*x509.Certificate{caCert},
-		Clock: func() time.Time { return now }})
+	s, err := podcert.NewSigner(podcert.SignerConfig{SignerName: "example.com/workload", Key: caKey, Chain: []*x509.Certificate{caCert},
+		Now: func() time.Time { return now }})
 	if err != nil {
 		panic(err)
 	}
@@ -37,29 +36,26 @@ func ExampleSigner_Decide() {
 	// The kubelet's request: a key and an empty CSR signed with it.
 	podKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	stub, _ := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{}, podKey)
-	maxSeconds := int32(3 * 3600)
-	pcr := &certificatesv1.PodCertificateRequest{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "req-x7k2p"},
-		Spec: certificatesv1.PodCertificateRequestSpec{
-			SignerName: "example.com/workload", PodName: "cart-0", PodUID: "pod-uid",
-			ServiceAccountName: "cart", ServiceAccountUID: "sa-uid", NodeName: "node-1", NodeUID: "node-uid",
-			MaxExpirationSeconds: &maxSeconds, StubPKCS10Request: stub,
-		},
+	req := podcert.Request{
+		Namespace: "shop", Name: "req-x7k2p",
+		SignerName: "example.com/workload", PodName: "cart-0", PodUID: "pod-uid",
+		ServiceAccountName: "cart", ServiceAccountUID: "sa-uid", NodeName: "node-1", NodeUID: "node-uid",
+		MaxExpirationSeconds: 3 * 3600, StubPKCS10Request: stub,
 	}
 
-	req := podcert.FromV1(pcr)
 	d, err := s.Decide(&req)
 	if err != nil {
 		panic(err)
 	}
-	if err := d.ApplyV1(pcr); err != nil {
+	st := d.Status()
+	if err := podcert.CheckStatus(&req, podcert.Status{}, st, now); err != nil {
 		panic(err)
 	}
 	cert, _ := x509sa.DecodeCertificate(d.Leaf)
-	fmt.Println(pcr.Status.Conditions[0].Type, pcr.Status.Conditions[0].Reason)
+	fmt.Println(st.Conditions[0].Type, st.Conditions[0].Reason)
 	fmt.Println(cert.Subject.ServiceAccount.Username(), cert.Subject.PodName)
 	fmt.Println(cert.SPIFFEID)
-	fmt.Println(pcr.Status.NotBefore.UTC().Format(time.TimeOnly), pcr.Status.BeginRefreshAt.UTC().Format(time.TimeOnly), pcr.Status.NotAfter.UTC().Format(time.TimeOnly))
+	fmt.Println(st.NotBefore.UTC().Format(time.TimeOnly), st.BeginRefreshAt.UTC().Format(time.TimeOnly), st.NotAfter.UTC().Format(time.TimeOnly))
 
 	// Annotations without a policy are refused.
 	req.UnverifiedUserAnnotations = map[string]string{podcert.DefaultServeHostsKey: "cart.shop.svc"}
@@ -92,4 +88,19 @@ func ExamplePolicyFunc() {
 	// Output:
 	// <nil>
 	// host bank.shop.svc is not the pod's service name
+}
+
+// A server without a certificate of its own serves a self-signed one and
+// hands its PEM to the clients that must trust it.
+func ExampleSelfSigned() {
+	cert, certPEM, err := podcert.SelfSigned(podcert.SelfSignedConfig{CommonName: "ksa-webhook"})
+	if err != nil {
+		panic(err)
+	}
+	srv := &http.Server{TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}}
+	_ = srv // srv.ServeTLS(listener, "", "")
+	roots := x509.NewCertPool()
+	fmt.Println(roots.AppendCertsFromPEM(certPEM), cert.Leaf.Subject.CommonName, cert.Leaf.DNSNames, cert.Leaf.NotAfter.Sub(cert.Leaf.NotBefore))
+	// Output:
+	// true ksa-webhook [localhost] 24h1m0s
 }

@@ -1,14 +1,18 @@
 package podcert_test
 
 import (
+	"crypto"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/ksa-go/ksa/internal/testkeys"
+	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/podcert"
 )
 
@@ -17,7 +21,7 @@ import (
 // for the signer) with a status the API rules accept; nothing panics.
 func FuzzRequest(f *testing.F) {
 	ca := newCA(f, false)
-	s := newSigner(f, ca, func(c *podcert.Config) {
+	s := newSigner(f, ca, func(c *podcert.SignerConfig) {
 		c.Policy = podcert.PolicyFunc(func(*podcert.Request, podcert.Asked) error { return nil })
 	})
 	good := stubCSR(f, testkeys.Generated("p256"))
@@ -31,8 +35,7 @@ func FuzzRequest(f *testing.F) {
 	f.Add(good, []byte(nil), []byte(nil), "a.svc,10.0.0.1,::1", "k=v,example.com/x=y")
 	f.Add(good, []byte(nil), []byte(nil), "*.x,a..b,0.0.0.0", "system:x=y,k")
 	f.Fuzz(func(t *testing.T, stub, pkixKey, pop []byte, hosts, exts string) {
-		pcr := newPCR(t, testkeys.Generated("p256"))
-		req := podcert.FromV1(pcr)
+		req := newRequest(t, testkeys.Generated("p256"))
 		req.StubPKCS10Request, req.PKIXPublicKey, req.ProofOfPossession = stub, pkixKey, pop
 		req.UnverifiedUserAnnotations = map[string]string{}
 		if hosts != "" {
@@ -78,10 +81,50 @@ func FuzzParseBundle(f *testing.F) {
 	})
 }
 
-// FuzzRequestValidate feeds arbitrary names, UIDs, lifetimes and
-// annotation keys to Request.Validate: nothing panics, every refusal is a
-// *RequestError, and whatever it accepts x509sa can encode as a subject.
-func FuzzRequestValidate(f *testing.F) {
+// FuzzSourceAnyCertificate feeds arbitrary key and certificate files to a
+// Source that accepts any certificate: whatever it serves has a key
+// matching its leaf, of a type jwks accepts; every refusal matches
+// ErrInvalidBundle.
+func FuzzSourceAnyCertificate(f *testing.F) {
+	ca := newCA(f, true)
+	for _, seed := range []struct{ key, blockType string }{
+		{"rsa2048", "RSA PRIVATE KEY"}, {"p256", "EC PRIVATE KEY"}, {"ed25519", "PRIVATE KEY"}, {"rsa1024", "RSA PRIVATE KEY"},
+	} {
+		keyPEM, certPEM := servingPair(f, ca, testkeys.Generated(seed.key), seed.blockType)
+		f.Add(keyPEM, certPEM)
+		f.Add(certPEM, keyPEM)
+	}
+	f.Add([]byte("-----BEGIN EC PARAMETERS-----\nBggqhkjOPQMBBw==\n-----END EC PARAMETERS-----\n"), []byte(nil))
+	f.Add([]byte("-----BEGIN RSA PRIVATE KEY-----\nMAA=\n-----END RSA PRIVATE KEY-----\n"), []byte("junk"))
+	f.Fuzz(func(t *testing.T, keyPEM, certPEM []byte) {
+		dir := t.TempDir()
+		keyPath, certPath := filepath.Join(dir, "tls.key"), filepath.Join(dir, "tls.crt")
+		require.NoError(t, os.WriteFile(keyPath, keyPEM, 0o600))
+		require.NoError(t, os.WriteFile(certPath, certPEM, 0o600))
+		src, err := podcert.NewSource(podcert.SourceConfig{KeyPath: keyPath, ChainPath: certPath, AnyCertificate: true, Now: fixedClock(t0)})
+		if err != nil {
+			if !errors.Is(err, podcert.ErrInvalidBundle) {
+				t.Fatalf("unexpected error type: %v", err)
+			}
+			return
+		}
+		c, err := src.Current()
+		if err != nil {
+			require.ErrorIs(t, err, podcert.ErrInvalidBundle) // expired
+			return
+		}
+		key, ok := c.Certificate.PrivateKey.(crypto.Signer)
+		require.True(t, ok)
+		require.True(t, key.Public().(interface{ Equal(crypto.PublicKey) bool }).Equal(c.Certificate.Leaf.PublicKey))
+		require.NoError(t, jwks.CheckPublicKey(key.Public()))
+	})
+}
+
+// FuzzRequestCheck feeds arbitrary names, UIDs, lifetimes and annotation
+// keys to Request.Check: nothing panics, every refusal matches
+// ErrInvalidRequest, and whatever it accepts x509sa can encode as a
+// subject.
+func FuzzRequestCheck(f *testing.F) {
 	f.Add("shop", "req-1", "example.com/workload", "cart-0", "pod-uid", "cart", "sa-uid", "node-1", int32(0), "example.com/x")
 	f.Add("", "", "", "", "", "", "", "", int32(-1), "")
 	f.Add("Shop", "a..b", "example.com/a/b", "Cart", "a b", "a/b", "a\x00", "node 1", int32(3599), "x")
@@ -92,10 +135,9 @@ func FuzzRequestValidate(f *testing.F) {
 			ServiceAccountName: sa, ServiceAccountUID: saUID, NodeName: node, NodeUID: podUID,
 			MaxExpirationSeconds: maxSeconds, UnverifiedUserAnnotations: map[string]string{annotationKey: "v"},
 		}
-		err := req.Validate()
+		err := req.Check()
 		if err != nil {
-			var re *podcert.RequestError
-			require.ErrorAs(t, err, &re)
+			require.ErrorIs(t, err, podcert.ErrInvalidRequest)
 			return
 		}
 		_, err = req.Subject().Name()

@@ -12,9 +12,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	certificatesv1 "k8s.io/api/certificates/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ksa-go/ksa/internal/testkeys"
 	"github.com/ksa-go/ksa/podcert"
@@ -71,13 +68,13 @@ func (ca *testCA) pool() *x509.CertPool {
 	return p
 }
 
-func newSigner(t testing.TB, ca *testCA, mod func(*podcert.Config)) *podcert.Signer {
+func newSigner(t testing.TB, ca *testCA, mod func(*podcert.SignerConfig)) *podcert.Signer {
 	t.Helper()
-	cfg := podcert.Config{SignerName: testSigner, CA: ca.key, Chain: ca.chain, Clock: fixedClock(t0)}
+	cfg := podcert.SignerConfig{SignerName: testSigner, Key: ca.key, Chain: ca.chain, Now: fixedClock(t0)}
 	if mod != nil {
 		mod(&cfg)
 	}
-	s, err := podcert.New(cfg)
+	s, err := podcert.NewSigner(cfg)
 	require.NoError(t, err)
 	return s
 }
@@ -120,19 +117,16 @@ func isEd25519(key crypto.Signer) bool {
 	return err == nil && len(der) == 44
 }
 
-// newPCR is a v1 request as the kubelet makes it.
-func newPCR(t testing.TB, key crypto.Signer) *certificatesv1.PodCertificateRequest {
+// newRequest is a request as the kubelet makes it.
+func newRequest(t testing.TB, key crypto.Signer) podcert.Request {
 	t.Helper()
-	max := int32(86400)
-	return &certificatesv1.PodCertificateRequest{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "req-abcde", Generation: 1},
-		Spec: certificatesv1.PodCertificateRequestSpec{
-			SignerName: testSigner,
-			PodName:    "cart-7d9f", PodUID: types.UID("0f4d7c2a-1111-4c1e-9a7f-1b2c3d4e5f60"),
-			ServiceAccountName: "cart", ServiceAccountUID: types.UID("8f1c2a9e-0d4b-4c1e-9a7f-1b2c3d4e5f60"),
-			NodeName: "node-1", NodeUID: types.UID("5b1e0c3d-2222-4c1e-9a7f-1b2c3d4e5f60"),
-			MaxExpirationSeconds: &max,
-			StubPKCS10Request:    stubCSR(t, key),
-		},
+	return podcert.Request{
+		Namespace: "shop", Name: "req-abcde", Generation: 1,
+		SignerName: testSigner,
+		PodName:    "cart-7d9f", PodUID: "0f4d7c2a-1111-4c1e-9a7f-1b2c3d4e5f60",
+		ServiceAccountName: "cart", ServiceAccountUID: "8f1c2a9e-0d4b-4c1e-9a7f-1b2c3d4e5f60",
+		NodeName: "node-1", NodeUID: "5b1e0c3d-2222-4c1e-9a7f-1b2c3d4e5f60",
+		MaxExpirationSeconds: 86400,
+		StubPKCS10Request:    stubCSR(t, key),
 	}
 }

@@ -23,31 +23,32 @@ type PeerConfig struct {
 	// Empty accepts any valid SPIFFE ID naming the subject's service
 	// account, or none.
 	TrustDomain string
-	// Clock returns the verification time. Nil means time.Now.
-	Clock func() time.Time
+	// Now returns the verification time. Nil means time.Now.
+	Now func() time.Time
 }
 
 // Peers verifies the pod certificates peers present in mutual TLS and
 // returns their identity, with x509sa's verifier: the chain to the trust
 // bundle, the usage, the identity subject and SPIFFE ID. It is safe for
-// concurrent use if its Clock is.
+// concurrent use if its Now is.
 type Peers struct {
 	client, server *x509sa.Verifier
 	roots          *x509.CertPool
 }
 
-// NewPeers validates the configuration. Errors are a *[ConfigError].
+// NewPeers validates the configuration. Errors are a *ksa.ConfigError.
 func NewPeers(cfg PeerConfig) (*Peers, error) {
 	roots, err := parseTrustBundle(cfg.TrustBundle)
 	if err != nil {
 		return nil, err
 	}
-	mk := func(u x509sa.Usage) (*x509sa.Verifier, error) {
-		v, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: roots, Usage: u, TrustDomain: cfg.TrustDomain, Clock: cfg.Clock})
-		if err != nil {
-			return nil, &ConfigError{Field: "TrustDomain", Reason: "invalid", Err: err}
+	if cfg.TrustDomain != "" {
+		if err := x509sa.CheckTrustDomain(cfg.TrustDomain); err != nil {
+			return nil, peerConfigError("TrustDomain", "is invalid", err)
 		}
-		return v, nil
+	}
+	mk := func(u x509sa.Usage) (*x509sa.Verifier, error) {
+		return x509sa.NewVerifier(x509sa.VerifierConfig{Roots: roots, Usage: u, TrustDomain: cfg.TrustDomain, Now: cfg.Now})
 	}
 	p := &Peers{roots: roots}
 	if p.client, err = mk(x509sa.ClientAuth); err != nil {
@@ -59,9 +60,14 @@ func NewPeers(cfg PeerConfig) (*Peers, error) {
 	return p, nil
 }
 
+// peerConfigError reports a PeerConfig field NewPeers refuses.
+func peerConfigError(field, reason string, cause error) error {
+	return &ksa.ConfigError{Field: "podcert.PeerConfig." + field, Reason: reason, Err: cause}
+}
+
 func parseTrustBundle(data []byte) (*x509.CertPool, error) {
 	if len(data) > MaxTrustBundleSize {
-		return nil, &ConfigError{Field: "TrustBundle", Reason: "too large", Err: &LimitError{What: "trust bundle bytes", Size: len(data), Limit: MaxTrustBundleSize}}
+		return nil, peerConfigError("TrustBundle", "is too large", limit("trust bundle bytes", len(data), MaxTrustBundleSize))
 	}
 	pool := x509.NewCertPool()
 	n := 0
@@ -70,19 +76,19 @@ func parseTrustBundle(data []byte) (*x509.CertPool, error) {
 		var block *pem.Block
 		block, rest = pem.Decode(rest)
 		if block == nil || block.Type != "CERTIFICATE" {
-			return nil, &ConfigError{Field: "TrustBundle", Reason: "must hold only CERTIFICATE PEM blocks"}
+			return nil, peerConfigError("TrustBundle", "must hold only CERTIFICATE PEM blocks", nil)
 		}
 		if n++; n > MaxTrustBundleCertificates {
-			return nil, &ConfigError{Field: "TrustBundle", Reason: "more than " + strconv.Itoa(MaxTrustBundleCertificates) + " certificates"}
+			return nil, peerConfigError("TrustBundle", "holds more than "+strconv.Itoa(MaxTrustBundleCertificates)+" certificates", nil)
 		}
 		cert, err := x509.ParseCertificate(block.Bytes)
 		if err != nil {
-			return nil, &ConfigError{Field: "TrustBundle", Reason: "certificate " + strconv.Itoa(n-1) + " does not parse", Err: err}
+			return nil, peerConfigError("TrustBundle", "holds certificate "+strconv.Itoa(n-1)+", which does not parse", err)
 		}
 		pool.AddCert(cert)
 	}
 	if n == 0 {
-		return nil, &ConfigError{Field: "TrustBundle", Reason: "required (no certificate)"}
+		return nil, peerConfigError("TrustBundle", "is required (no certificate)", nil)
 	}
 	return pool, nil
 }

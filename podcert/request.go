@@ -9,9 +9,6 @@ import (
 	"crypto/sha256"
 	"crypto/x509"
 
-	certificatesv1 "k8s.io/api/certificates/v1"
-	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
-
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/internal/keyname"
 	"github.com/ksa-go/ksa/jwks"
@@ -52,10 +49,10 @@ const (
 	MaxMaxExpirationSeconds = 91 * 86400
 )
 
-// Request is a PodCertificateRequest read from certificates.k8s.io/v1 or
-// v1beta1 ([FromV1], [FromV1beta1]): the object's identity and its spec, in
-// one version-neutral shape. Byte slices and the map are shared with the
-// object, not copied.
+// Request is a PodCertificateRequest: the object's identity and its spec,
+// in one shape for certificates.k8s.io/v1 and v1beta1, in the standard
+// library's types (kubeapi reads it from either version's object; byte
+// slices and the map are shared with the object, not copied).
 type Request struct {
 	// Namespace and Name identify the object; Namespace is the pod's and
 	// the service account's namespace.
@@ -80,54 +77,6 @@ type Request struct {
 	// UnverifiedUserAnnotations are the pod author's free-form requests
 	// (see [Annotations]).
 	UnverifiedUserAnnotations map[string]string
-}
-
-// FromV1 reads a certificates.k8s.io/v1 PodCertificateRequest. A nil
-// object gives a zero Request, which [Request.Validate] refuses.
-func FromV1(pcr *certificatesv1.PodCertificateRequest) Request {
-	if pcr == nil {
-		return Request{}
-	}
-	s := &pcr.Spec
-	r := Request{
-		Namespace: pcr.Namespace, Name: pcr.Name, Generation: pcr.Generation,
-		SignerName: s.SignerName,
-		PodName:    s.PodName, PodUID: string(s.PodUID),
-		ServiceAccountName: s.ServiceAccountName, ServiceAccountUID: string(s.ServiceAccountUID),
-		NodeName: string(s.NodeName), NodeUID: string(s.NodeUID),
-		StubPKCS10Request:         s.StubPKCS10Request,
-		UnverifiedUserAnnotations: s.UnverifiedUserAnnotations,
-	}
-	if s.MaxExpirationSeconds != nil {
-		r.MaxExpirationSeconds = *s.MaxExpirationSeconds
-	}
-	return r
-}
-
-// FromV1beta1 reads a certificates.k8s.io/v1beta1 PodCertificateRequest,
-// with either form of proof. A nil object gives a zero Request.
-func FromV1beta1(pcr *certificatesv1beta1.PodCertificateRequest) Request {
-	if pcr == nil {
-		return Request{}
-	}
-	s := &pcr.Spec
-	r := Request{
-		Namespace: pcr.Namespace, Name: pcr.Name, Generation: pcr.Generation,
-		SignerName: s.SignerName,
-		PodName:    s.PodName, PodUID: string(s.PodUID),
-		ServiceAccountName: s.ServiceAccountName, ServiceAccountUID: string(s.ServiceAccountUID),
-		NodeName: string(s.NodeName), NodeUID: string(s.NodeUID),
-		StubPKCS10Request: s.StubPKCS10Request,
-		//lint:ignore SA1019 the older form is still served by v1beta1 and must be checked.
-		PKIXPublicKey: s.PKIXPublicKey,
-		//lint:ignore SA1019 as above.
-		ProofOfPossession:         s.ProofOfPossession,
-		UnverifiedUserAnnotations: s.UnverifiedUserAnnotations,
-	}
-	if s.MaxExpirationSeconds != nil {
-		r.MaxExpirationSeconds = *s.MaxExpirationSeconds
-	}
-	return r
 }
 
 // ServiceAccount returns the requesting service account (namespace, name
@@ -159,7 +108,7 @@ var emptySubject = []byte{0x30, 0x00}
 // checking that its holder proved possession of it:
 //
 //   - exactly one form: the stub PKCS#10 request, or the public key with
-//     its proof of possession, within their size limits (*[LimitError]);
+//     its proof of possession, within their size limits ([ErrLimit]);
 //   - the stub request parses and its signature verifies; it is empty (no
 //     subject, no extensions), as the kubelet makes it and as Kubernetes
 //     asks signers to require: identity comes from the spec, never from
@@ -168,9 +117,11 @@ var emptySubject = []byte{0x30, 0x00}
 //     over the bytes, ECDSA (ASN.1) over their SHA-256, RSA-PSS with
 //     SHA-256;
 //   - the key is RSA of 3072 or 4096 bits, ECDSA on P-256, P-384 or P-521,
-//     or Ed25519, and passes jwks.CheckPublicKey (*[KeyError]).
+//     or Ed25519, and passes jwks.CheckPublicKey (else the error matches
+//     jwks.ErrUnsupportedKey).
 //
-// Failed proofs match [ErrProof]; other errors are a *[RequestError].
+// Other errors, failed proofs included, match [ErrInvalidRequest] and name
+// the spec field.
 func (r *Request) PublicKey() (crypto.PublicKey, error) {
 	stub, pkix, pop := len(r.StubPKCS10Request) > 0, len(r.PKIXPublicKey) > 0, len(r.ProofOfPossession) > 0
 	switch {
@@ -179,26 +130,26 @@ func (r *Request) PublicKey() (crypto.PublicKey, error) {
 	case !stub && pkix && pop:
 		return checkProofOfPossession(r.PKIXPublicKey, r.ProofOfPossession, r.PodUID)
 	}
-	return nil, &RequestError{Field: "spec", Reason: "exactly one of stubPKCS10Request or (pkixPublicKey, proofOfPossession) must be set"}
+	return nil, requestError("spec", "exactly one of stubPKCS10Request or (pkixPublicKey, proofOfPossession) must be set", nil)
 }
 
 func checkStubRequest(der []byte) (crypto.PublicKey, error) {
 	const field = "spec.stubPKCS10Request"
 	if len(der) > MaxStubPKCS10RequestSize {
-		return nil, &LimitError{What: "stub CSR bytes", Size: len(der), Limit: MaxStubPKCS10RequestSize}
+		return nil, limit("stub CSR bytes", len(der), MaxStubPKCS10RequestSize)
 	}
 	csr, err := x509.ParseCertificateRequest(der)
 	if err != nil {
-		return nil, &RequestError{Field: field, Reason: "not a PKCS#10 request", Err: err}
+		return nil, requestError(field, "not a PKCS#10 request", err)
 	}
 	if err := CheckKey(csr.PublicKey); err != nil {
 		return nil, err
 	}
 	if err := csr.CheckSignature(); err != nil {
-		return nil, &RequestError{Field: field, Reason: "signature does not verify", Proof: true, Err: err}
+		return nil, requestError(field, "signature does not verify", err)
 	}
 	if !bytes.Equal(csr.RawSubject, emptySubject) || len(csr.Extensions) > 0 {
-		return nil, &RequestError{Field: field, Reason: "must be empty (no subject, no extensions): identity comes from the spec"}
+		return nil, requestError(field, "must be empty (no subject, no extensions): identity comes from the spec", nil)
 	}
 	return csr.PublicKey, nil
 }
@@ -206,13 +157,13 @@ func checkStubRequest(der []byte) (crypto.PublicKey, error) {
 func checkProofOfPossession(pkixDER, proof []byte, podUID string) (crypto.PublicKey, error) {
 	switch {
 	case len(pkixDER) > MaxPKIXPublicKeySize:
-		return nil, &LimitError{What: "PKIX public key bytes", Size: len(pkixDER), Limit: MaxPKIXPublicKeySize}
+		return nil, limit("PKIX public key bytes", len(pkixDER), MaxPKIXPublicKeySize)
 	case len(proof) > MaxProofOfPossessionSize:
-		return nil, &LimitError{What: "proof-of-possession bytes", Size: len(proof), Limit: MaxProofOfPossessionSize}
+		return nil, limit("proof-of-possession bytes", len(proof), MaxProofOfPossessionSize)
 	}
 	pub, err := x509.ParsePKIXPublicKey(pkixDER)
 	if err != nil {
-		return nil, &RequestError{Field: "spec.pkixPublicKey", Reason: "not a PKIX public key", Err: err}
+		return nil, requestError("spec.pkixPublicKey", "not a PKIX public key", err)
 	}
 	if err := CheckKey(pub); err != nil {
 		return nil, err
@@ -229,7 +180,7 @@ func checkProofOfPossession(pkixDER, proof []byte, podUID string) (crypto.Public
 		ok = rsa.VerifyPSS(k, crypto.SHA256, sum[:], proof, nil) == nil
 	}
 	if !ok {
-		return nil, &RequestError{Field: "spec.proofOfPossession", Reason: "signature over the pod UID does not verify", Proof: true}
+		return nil, requestError("spec.proofOfPossession", "signature over the pod UID does not verify", nil)
 	}
 	return pub, nil
 }
@@ -237,15 +188,22 @@ func checkProofOfPossession(pkixDER, proof []byte, podUID string) (crypto.Public
 // CheckKey reports whether pub is a key pod certificates may be issued to:
 // RSA with a 3072- or 4096-bit modulus, ECDSA on P-256, P-384 or P-521, or
 // Ed25519, that also passes jwks.CheckPublicKey (on-curve points, a
-// modest RSA exponent). The error is a *[KeyError].
+// modest RSA exponent). The error matches jwks.ErrUnsupportedKey and names
+// the key ("RSA 2048").
 func CheckKey(pub crypto.PublicKey) error {
 	if err := jwks.CheckPublicKey(pub); err != nil {
-		return &KeyError{Key: keyname.Of(pub), Err: err}
+		return keyError(pub, err)
 	}
 	if k, ok := pub.(*rsa.PublicKey); ok {
 		if bits := k.N.BitLen(); bits != 3072 && bits != 4096 {
-			return &KeyError{Key: keyname.Of(pub)}
+			return keyError(pub, nil)
 		}
 	}
 	return nil
+}
+
+// keyError reports a key of a type or size pod certificates do not allow.
+// It matches jwks.ErrUnsupportedKey and wraps jwks' error, if any.
+func keyError(pub crypto.PublicKey, cause error) error {
+	return wrap(jwks.ErrUnsupportedKey, "key "+keyname.Of(pub)+" is not supported (want RSA 3072 or 4096, ECDSA P-256, P-384 or P-521, or Ed25519)", cause)
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto"
 	"crypto/rand"
-	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
 	"io"
@@ -12,49 +11,51 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/internal/leafcert"
+	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/x509sa"
 )
 
 // Signer defaults and bounds.
 const (
 	// DefaultTrustDomain is the SPIFFE trust domain when
-	// Config.TrustDomain is empty.
+	// SignerConfig.TrustDomain is empty.
 	DefaultTrustDomain = "cluster.local"
-	// DefaultMaxLifetime caps certificates when Config.MaxLifetime is
+	// DefaultMaxLifetime caps certificates when SignerConfig.MaxLifetime is
 	// zero: 24 hours, the API's default maxExpirationSeconds.
 	DefaultMaxLifetime = 24 * time.Hour
 	// MinLifetime is the shortest certificate the API accepts: one hour.
 	MinLifetime = time.Hour
-	// DefaultBackdate moves notBefore into the past when Config.Backdate
-	// is zero, for clocks behind the signer's.
+	// DefaultBackdate moves notBefore into the past when
+	// SignerConfig.Backdate is zero, for clocks behind the signer's.
 	DefaultBackdate = 2 * time.Minute
-	// MaxBackdate is the largest Config.Backdate: kube-apiserver wants
+	// MaxBackdate is the largest SignerConfig.Backdate: kube-apiserver wants
 	// notBefore strictly within 5 minutes of its own clock, and leaves a
 	// minute for the signer's clock and the write.
 	MaxBackdate = 4 * time.Minute
 	// RefreshMargin keeps beginRefreshAt at least this far from notBefore
 	// and notAfter, as the API requires.
 	RefreshMargin = 10 * time.Minute
-	// MaxChainLength bounds Config.Chain.
+	// MaxChainLength bounds SignerConfig.Chain.
 	MaxChainLength = 8
 )
 
-// Config configures a [Signer]. SignerName, CA and Chain are required;
-// every other zero value is a documented default.
-type Config struct {
+// SignerConfig configures a [Signer]. SignerName, Key and Chain are
+// required; every other zero value is a documented default.
+type SignerConfig struct {
 	// SignerName is the signer this Signer answers for
 	// (example.com/signer-name); requests for other signers are not
 	// decided.
 	SignerName string
-	// CA is the issuing key: any crypto.Signer (a KMS or HSM key works)
-	// whose public key is Chain[0]'s. [New] has it sign once and verifies
-	// the signature against Chain[0]. After that, the signature on every
+	// Key is the CA's issuing key: any crypto.Signer (a KMS or HSM key
+	// works) whose public key is Chain[0]'s. [NewSigner] has it sign once
+	// and verifies the signature against Chain[0]. After that, the signature on every
 	// certificate is verified before the certificate is returned, except
 	// for keys of crypto/ecdsa, crypto/ed25519 and crypto/rsa: those
 	// compute valid signatures by construction (crypto/rsa checks its
 	// own), and checking again would cost more than signing.
-	CA crypto.Signer
+	Key crypto.Signer
 	// Chain is the CA's certificate first, then its issuers, if any, up to
 	// and possibly including the root. Issued chains carry the leaf and
 	// every certificate of Chain except a self-signed root (which belongs
@@ -79,8 +80,8 @@ type Config struct {
 	// ServeHostsKey and ExtensionsKey are the annotation keys read. Empty
 	// means [DefaultServeHostsKey] and [DefaultExtensionsKey].
 	ServeHostsKey, ExtensionsKey string
-	// Clock returns the current time. Nil means time.Now.
-	Clock func() time.Time
+	// Now returns the current time. Nil means time.Now.
+	Now func() time.Time
 	// Rand is the source of serial numbers and signing randomness. Nil
 	// means crypto/rand.Reader.
 	Rand io.Reader
@@ -88,59 +89,60 @@ type Config struct {
 
 // Signer decides PodCertificateRequests for one signer name: it checks
 // each request, and issues, denies or fails it with a status the API
-// server accepts. It is safe for concurrent use if its CA, Policy, Clock
+// server accepts. It is safe for concurrent use if its Key, Policy, Now
 // and Rand are.
 type Signer struct {
-	cfg      Config
+	cfg      SignerConfig
 	caCert   *x509.Certificate
 	issuer   *leafcert.Issuer
 	chainPEM []byte
 	rootPEM  []byte
 }
 
-// New validates the configuration: a signer name of the form
-// example.com/name, a CA key whose public key is the first certificate's,
+// NewSigner validates the configuration: a signer name of the form
+// example.com/name, a key whose public key is the first certificate's,
 // which must be a CA allowed to sign certificates and of a supported key
-// type, bounds within range. Errors are a *[ConfigError].
-func New(cfg Config) (*Signer, error) {
+// type, bounds within range. Errors are a *ksa.ConfigError.
+func NewSigner(cfg SignerConfig) (*Signer, error) {
 	c := cfg
 	if c.SignerName == "" {
-		return nil, &ConfigError{Field: "SignerName", Reason: "required"}
+		return nil, signerConfigError("SignerName", "is required", nil)
 	}
 	if err := checkSignerName(c.SignerName); err != nil {
-		return nil, &ConfigError{Field: "SignerName", Reason: "invalid", Err: err}
+		return nil, signerConfigError("SignerName", "is invalid", err)
 	}
 	switch {
-	case c.CA == nil:
-		return nil, &ConfigError{Field: "CA", Reason: "required"}
+	case c.Key == nil:
+		return nil, signerConfigError("Key", "is required", nil)
 	case len(c.Chain) == 0:
-		return nil, &ConfigError{Field: "Chain", Reason: "required (the CA's certificate first)"}
+		return nil, signerConfigError("Chain", "is required (the CA's certificate first)", nil)
 	case len(c.Chain) > MaxChainLength:
-		return nil, &ConfigError{Field: "Chain", Reason: "more than " + strconv.Itoa(MaxChainLength) + " certificates"}
+		return nil, signerConfigError("Chain", "holds more than "+strconv.Itoa(MaxChainLength)+" certificates", nil)
 	}
 	for i, cert := range c.Chain {
 		if cert == nil {
-			return nil, &ConfigError{Field: "Chain", Reason: "nil certificate at index " + strconv.Itoa(i)}
+			return nil, signerConfigError("Chain", "holds a nil certificate at index "+strconv.Itoa(i), nil)
 		}
 	}
 	ca := c.Chain[0]
 	if !ca.BasicConstraintsValid || !ca.IsCA {
-		return nil, &ConfigError{Field: "Chain", Reason: "the first certificate is not a CA (basic constraints without the CA flag)"}
+		return nil, signerConfigError("Chain", "starts with a certificate that is not a CA (basic constraints without the CA flag)", nil)
 	}
 	if ca.KeyUsage != 0 && ca.KeyUsage&x509.KeyUsageCertSign == 0 {
-		return nil, &ConfigError{Field: "Chain", Reason: "the CA's key usage does not include certificate signing"}
+		return nil, signerConfigError("Chain", "starts with a CA whose key usage does not include certificate signing", nil)
 	}
-	if err := checkCAKey(ca.PublicKey); err != nil {
-		return nil, &ConfigError{Field: "Chain", Reason: "the CA's key", Err: err}
+	if err := jwks.CheckPublicKey(ca.PublicKey); err != nil {
+		// A CA may use any key jwks accepts (RSA from 2048 bits).
+		return nil, signerConfigError("Chain", "starts with a CA whose key is refused", keyError(ca.PublicKey, err))
 	}
-	if pub, ok := c.CA.Public().(interface{ Equal(crypto.PublicKey) bool }); !ok || !pub.Equal(ca.PublicKey) {
-		return nil, &ConfigError{Field: "CA", Reason: "is not the key of the first certificate of Chain"}
+	if pub, ok := c.Key.Public().(interface{ Equal(crypto.PublicKey) bool }); !ok || !pub.Equal(ca.PublicKey) {
+		return nil, signerConfigError("Key", "is not the key of the first certificate of Chain", nil)
 	}
 	if c.TrustDomain == "" {
 		c.TrustDomain = DefaultTrustDomain
 	}
-	if err := x509sa.ValidateTrustDomain(c.TrustDomain); err != nil {
-		return nil, &ConfigError{Field: "TrustDomain", Reason: "invalid", Err: err}
+	if err := x509sa.CheckTrustDomain(c.TrustDomain); err != nil {
+		return nil, signerConfigError("TrustDomain", "is invalid", err)
 	}
 	hi := time.Duration(MaxMaxExpirationSeconds) * time.Second
 	if IsKubernetesSignerName(c.SignerName) {
@@ -150,7 +152,7 @@ func New(cfg Config) (*Signer, error) {
 		c.MaxLifetime = min(DefaultMaxLifetime, hi)
 	}
 	if c.MaxLifetime < MinLifetime || c.MaxLifetime > hi {
-		return nil, &ConfigError{Field: "MaxLifetime", Reason: "must be in [1h, " + hi.String() + "]"}
+		return nil, signerConfigError("MaxLifetime", "must be in [1h, "+hi.String()+"]", nil)
 	}
 	switch {
 	case c.Backdate == 0:
@@ -158,7 +160,7 @@ func New(cfg Config) (*Signer, error) {
 	case c.Backdate < 0:
 		c.Backdate = 0
 	case c.Backdate > MaxBackdate:
-		return nil, &ConfigError{Field: "Backdate", Reason: "must be at most " + MaxBackdate.String()}
+		return nil, signerConfigError("Backdate", "must be at most "+MaxBackdate.String(), nil)
 	}
 	if c.ServeHostsKey == "" {
 		c.ServeHostsKey = DefaultServeHostsKey
@@ -167,17 +169,17 @@ func New(cfg Config) (*Signer, error) {
 		c.ExtensionsKey = DefaultExtensionsKey
 	}
 	if c.ServeHostsKey == c.ExtensionsKey {
-		return nil, &ConfigError{Field: "ExtensionsKey", Reason: "must differ from ServeHostsKey"}
+		return nil, signerConfigError("ExtensionsKey", "must differ from ServeHostsKey", nil)
 	}
-	if c.Clock == nil {
-		c.Clock = time.Now
+	if c.Now == nil {
+		c.Now = time.Now
 	}
 	if c.Rand == nil {
 		c.Rand = rand.Reader
 	}
-	issuer, err := leafcert.New(ca, c.CA, c.Rand)
+	issuer, err := leafcert.New(ca, c.Key, c.Rand)
 	if err != nil {
-		return nil, &ConfigError{Field: "CA", Reason: "cannot sign for the first certificate of Chain", Err: err}
+		return nil, signerConfigError("Key", "cannot sign for the first certificate of Chain", err)
 	}
 	s := &Signer{cfg: c, caCert: ca, issuer: issuer}
 	for _, cert := range c.Chain {
@@ -196,18 +198,9 @@ func New(cfg Config) (*Signer, error) {
 	return s, nil
 }
 
-// checkCAKey accepts the CA key types x509sa and jwks accept.
-func checkCAKey(pub crypto.PublicKey) error {
-	if err := CheckKey(pub); err != nil {
-		// A CA may use any RSA size jwks accepts (2048 to 8192 bits).
-		if _, ok := pub.(*rsa.PublicKey); !ok {
-			return err
-		}
-		if ke, ok := err.(*KeyError); ok && ke.Err != nil {
-			return err
-		}
-	}
-	return nil
+// signerConfigError reports a SignerConfig field NewSigner refuses.
+func signerConfigError(field, reason string, cause error) error {
+	return &ksa.ConfigError{Field: "podcert.SignerConfig." + field, Reason: reason, Err: cause}
 }
 
 func isSelfSigned(c *x509.Certificate) bool {
@@ -218,7 +211,7 @@ func isSelfSigned(c *x509.Certificate) bool {
 func (s *Signer) SignerName() string { return s.cfg.SignerName }
 
 // TrustBundle returns the PEM certificates a relying party trusts for this
-// signer: the self-signed root at the end of Config.Chain, or the last
+// signer: the self-signed root at the end of SignerConfig.Chain, or the last
 // certificate of the chain when no root was given. It is what a
 // ClusterTrustBundle for the signer carries.
 func (s *Signer) TrustBundle() []byte { return bytes.Clone(s.rootPEM) }
@@ -227,12 +220,12 @@ func (s *Signer) TrustBundle() []byte { return bytes.Clone(s.rootPEM) }
 func (s *Signer) serial() (*big.Int, error) {
 	var b [16]byte
 	if _, err := io.ReadFull(s.cfg.Rand, b[:]); err != nil {
-		return nil, &SigningError{Reason: "drawing a serial number", Err: err}
+		return nil, wrap(ErrSigning, "drawing a serial number", err)
 	}
 	b[0] &= 0x7f
 	n := new(big.Int).SetBytes(b[:])
 	if n.Sign() == 0 {
-		return nil, &SigningError{Reason: "drawing a serial number: the random source returned zeros"}
+		return nil, wrap(ErrSigning, "drawing a serial number: the random source returned zeros", nil)
 	}
 	return n, nil
 }

@@ -11,77 +11,41 @@ import (
 	"strings"
 	"time"
 
-	certificatesv1 "k8s.io/api/certificates/v1"
-	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/ksa-go/ksa/internal/errs"
 )
 
-// Status is a PodCertificateRequest's status in a version-neutral shape
-// (the v1 and v1beta1 statuses have the same fields).
+// Status is a PodCertificateRequest's status, in one shape for
+// certificates.k8s.io/v1 and v1beta1 (whose statuses have the same
+// fields), in the standard library's types; kubeapi converts it to and
+// from either version's. A nil time is unset, as in the API.
 type Status struct {
-	Conditions                          []metav1.Condition
+	Conditions                          []Condition
 	CertificateChain                    string
-	NotBefore, BeginRefreshAt, NotAfter *metav1.Time
+	NotBefore, BeginRefreshAt, NotAfter *time.Time
 }
 
-// StatusFromV1 reads a v1 status.
-func StatusFromV1(st *certificatesv1.PodCertificateRequestStatus) Status {
-	return Status{Conditions: st.Conditions, CertificateChain: st.CertificateChain, NotBefore: st.NotBefore, BeginRefreshAt: st.BeginRefreshAt, NotAfter: st.NotAfter}
+// Condition is a condition of a PodCertificateRequest's status, the
+// fields of the API's condition (metav1.Condition) in the standard
+// library's types.
+type Condition struct {
+	// Type is the condition type: [ConditionIssued], [ConditionDenied] or
+	// [ConditionFailed] for the terminal conditions a signer sets.
+	Type string
+	// Status is "True", "False" or "Unknown" ([ConditionTrue]).
+	Status string
+	// ObservedGeneration is the request's metadata.generation when the
+	// condition was set.
+	ObservedGeneration int64
+	// LastTransitionTime is when the condition was set; the zero time is
+	// unset.
+	LastTransitionTime time.Time
+	// Reason is a CamelCase reason ([ReasonIssued], ...); Message says it
+	// in words.
+	Reason, Message string
 }
 
-// StatusFromV1beta1 reads a v1beta1 status.
-func StatusFromV1beta1(st *certificatesv1beta1.PodCertificateRequestStatus) Status {
-	return Status{Conditions: st.Conditions, CertificateChain: st.CertificateChain, NotBefore: st.NotBefore, BeginRefreshAt: st.BeginRefreshAt, NotAfter: st.NotAfter}
-}
-
-// V1 returns the status as v1's.
-func (st Status) V1() certificatesv1.PodCertificateRequestStatus {
-	return certificatesv1.PodCertificateRequestStatus{Conditions: st.Conditions, CertificateChain: st.CertificateChain, NotBefore: st.NotBefore, BeginRefreshAt: st.BeginRefreshAt, NotAfter: st.NotAfter}
-}
-
-// V1beta1 returns the status as v1beta1's.
-func (st Status) V1beta1() certificatesv1beta1.PodCertificateRequestStatus {
-	return certificatesv1beta1.PodCertificateRequestStatus{Conditions: st.Conditions, CertificateChain: st.CertificateChain, NotBefore: st.NotBefore, BeginRefreshAt: st.BeginRefreshAt, NotAfter: st.NotAfter}
-}
-
-// ApplyV1 sets the decision's status on a v1 object after checking the
-// update with [CheckStatus] against the object's current status at the
-// decision's time. On error the object is unchanged.
-func (d *Decision) ApplyV1(pcr *certificatesv1.PodCertificateRequest) error {
-	req := FromV1(pcr)
-	st := d.Status()
-	if err := CheckStatus(&req, StatusFromV1(&pcr.Status), st, d.At); err != nil {
-		return err
-	}
-	pcr.Status = st.V1()
-	return nil
-}
-
-// ApplyV1beta1 is [Decision.ApplyV1] for a v1beta1 object.
-func (d *Decision) ApplyV1beta1(pcr *certificatesv1beta1.PodCertificateRequest) error {
-	req := FromV1beta1(pcr)
-	st := d.Status()
-	if err := CheckStatus(&req, StatusFromV1beta1(&pcr.Status), st, d.At); err != nil {
-		return err
-	}
-	pcr.Status = st.V1beta1()
-	return nil
-}
-
-// CheckStatusV1 is [CheckStatus] for a v1 object's status update, old to
-// updated, with the API server's clock at now.
-func CheckStatusV1(updated, old *certificatesv1.PodCertificateRequest, now time.Time) error {
-	req := FromV1(old)
-	return CheckStatus(&req, StatusFromV1(&old.Status), StatusFromV1(&updated.Status), now)
-}
-
-// CheckStatusV1beta1 is [CheckStatus] for a v1beta1 object.
-func CheckStatusV1beta1(updated, old *certificatesv1beta1.PodCertificateRequest, now time.Time) error {
-	req := FromV1beta1(old)
-	return CheckStatus(&req, StatusFromV1beta1(&old.Status), StatusFromV1beta1(&updated.Status), now)
-}
+// ConditionTrue is the status of a condition that holds.
+const ConditionTrue = "True"
 
 // Condition limits of the API.
 const (
@@ -95,8 +59,9 @@ const (
 var reasonRE = regexp.MustCompile(`^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$`)
 
 // CheckStatus reports whether kube-apiserver would accept a status update
-// from old to updated for the request, its clock reading now. It mirrors
-// the API's status validation rule for rule (a test in interop/ holds it
+// from old to updated for the request, its clock reading now: for either
+// API version, read with kubeapi's conversions. It mirrors the API's
+// status validation rule for rule (a test in the interop module holds it
 // to Kubernetes' own code):
 //
 //   - conditions: only Issued, Denied or Failed, at most one, status True;
@@ -151,7 +116,7 @@ func checkStatus(req *Request, old, updated Status, now time.Time, prior *parsed
 			if known > 1 {
 				add(path()+".type", "at most one condition of type Issued, Denied or Failed")
 			}
-			if c.Status != metav1.ConditionTrue {
+			if c.Status != ConditionTrue {
 				add(path()+".status", fmt.Sprintf("%q is not supported (only True)", c.Status))
 			}
 		default:
@@ -215,7 +180,7 @@ func (st Status) Outcome() Outcome { return terminal(st) }
 // Failed condition), or zero.
 func terminal(st Status) Outcome {
 	for _, c := range st.Conditions {
-		if c.Status != metav1.ConditionTrue {
+		if c.Status != ConditionTrue {
 			continue
 		}
 		switch c.Type {
@@ -300,7 +265,7 @@ func checkIssued(req *Request, st Status, now time.Time, add func(field, reason 
 	if st.NotBefore == nil || st.NotAfter == nil || st.BeginRefreshAt == nil {
 		return
 	}
-	nb, na, bra := st.NotBefore.Time, st.NotAfter.Time, st.BeginRefreshAt.Time
+	nb, na, bra := *st.NotBefore, *st.NotAfter, *st.BeginRefreshAt
 	switch lifetime := leaf.NotAfter.Sub(leaf.NotBefore); {
 	case !nb.Equal(leaf.NotBefore):
 		add("status.notBefore", "must equal the leaf's notBefore")
@@ -367,16 +332,16 @@ func statusEqual(a, b Status) bool {
 	for i := range a.Conditions {
 		x, y := a.Conditions[i], b.Conditions[i]
 		if x.Type != y.Type || x.Status != y.Status || x.ObservedGeneration != y.ObservedGeneration ||
-			!x.LastTransitionTime.Time.Equal(y.LastTransitionTime.Time) || x.Reason != y.Reason || x.Message != y.Message {
+			!x.LastTransitionTime.Equal(y.LastTransitionTime) || x.Reason != y.Reason || x.Message != y.Message {
 			return false
 		}
 	}
 	return true
 }
 
-func timeEqual(a, b *metav1.Time) bool {
+func timeEqual(a, b *time.Time) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	return a.Time.Equal(b.Time)
+	return a.Equal(*b)
 }

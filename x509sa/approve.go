@@ -3,9 +3,8 @@ package x509sa
 import (
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
-
-	certificatesv1 "k8s.io/api/certificates/v1"
 
 	"github.com/ksa-go/ksa"
 )
@@ -40,10 +39,11 @@ type MatchOptions struct {
 //     exactly one value);
 //   - extensions, hosts and the SPIFFE trust domain pass opts.
 //
-// Errors are a *[MismatchError] or a *[PolicyError].
+// A requester that differs is a *[MismatchError]; a part of the request
+// opts refuses matches [ErrNotAllowed].
 func MatchRequester(csr *CSR, requester ksa.UserInfo, opts MatchOptions) error {
 	if csr == nil || csr.req == nil {
-		return &ConfigError{Field: "csr", Reason: "required (from ParseCSR)"}
+		return &ksa.ConfigError{Field: "x509sa.csr", Reason: "is required (from ParseCSR)"}
 	}
 	sa := csr.Subject.ServiceAccount
 	if !ksa.MatchesUsername(sa.Namespace, sa.Name, requester.Username) {
@@ -66,58 +66,25 @@ func MatchRequester(csr *CSR, requester ksa.UserInfo, opts MatchOptions) error {
 	for _, k := range slices.Sorted(maps.Keys(csr.Subject.Extensions)) {
 		v := csr.Subject.Extensions[k]
 		if opts.AllowExtension == nil || !opts.AllowExtension(k, v) {
-			return &PolicyError{What: "extension", Value: k + "=" + v}
+			return notAllowed("extension", k+"="+v)
 		}
 	}
 	for _, h := range csr.Hosts() {
 		if opts.AllowHost == nil || !opts.AllowHost(h) {
-			return &PolicyError{What: "host", Value: h}
+			return notAllowed("host", h)
 		}
 	}
 	if id := csr.SPIFFEID; !id.IsZero() && (opts.TrustDomain == "" || id.TrustDomain != opts.TrustDomain) {
-		return &PolicyError{What: "SPIFFE ID", Value: id.String()}
+		return notAllowed("SPIFFE ID", id.String())
 	}
 	return nil
 }
 
 func joinComma(s []string) string { return strings.Join(s, ",") }
 
-// CheckCertificateSigningRequest is the approver's whole check of a
-// CertificateSigningRequest object: a signer name [ValidateSignerName]
-// accepts; spec.request a strict PEM request [ParseCSR] accepts;
-// spec.usages readable by [UsageFromKubernetes], agreeing with the usages
-// the request asks for and with its hosts and SPIFFE ID, and client-only for
-// kubernetes.io/kube-apiserver-client; then [MatchRequester] against the
-// requester recorded in spec (see [RequesterOf]). It returns the parsed
-// request.
-//
-// Approving is the caller's act (an Approved condition through the
-// approval subresource); this function only decides. It does not look at
-// status or conditions.
-func CheckCertificateSigningRequest(obj *certificatesv1.CertificateSigningRequest, opts MatchOptions) (*CSR, error) {
-	if obj == nil {
-		return nil, &ConfigError{Field: "obj", Reason: "required"}
-	}
-	if err := ValidateSignerName(obj.Spec.SignerName); err != nil {
-		return nil, err
-	}
-	csr, err := ParseCSRPEM(obj.Spec.Request)
-	if err != nil {
-		return nil, err
-	}
-	specUsage, err := UsageFromKubernetes(obj.Spec.Usages)
-	if err != nil {
-		return nil, err
-	}
-	usage, err := resolveUsage(specUsage, csr)
-	if err != nil {
-		return nil, err
-	}
-	if obj.Spec.SignerName == KubeAPIServerClientSigner && usage != ClientAuth {
-		return nil, &UsageError{Usage: usage, Reason: "the " + KubeAPIServerClientSigner + " signer issues client certificates only"}
-	}
-	if err := MatchRequester(csr, RequesterOf(obj), opts); err != nil {
-		return nil, err
-	}
-	return csr, nil
+// notAllowed reports a part of a request an approver's policy refused
+// (what is "extension", "host" or "SPIFFE ID"). It matches
+// [ErrNotAllowed].
+func notAllowed(what, value string) error {
+	return wrap(ErrNotAllowed, what+" "+strconv.Quote(value)+" is not allowed", nil)
 }

@@ -46,7 +46,7 @@ func BenchmarkDecodeName(b *testing.B) {
 // x509.Certificate.Verify with the same options, the floor it builds on.
 func BenchmarkVerify(b *testing.B) {
 	ca, leaf := benchLeaf(b)
-	v, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: ca.pool, Clock: fixedClock(t0)})
+	v, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: ca.pool, Now: fixedClock(t0)})
 	if err != nil {
 		b.Fatal(err)
 	}

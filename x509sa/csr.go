@@ -13,6 +13,8 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+
+	"github.com/ksa-go/ksa"
 )
 
 // CSRPEMType is the PEM block type of a certificate request, the only one
@@ -45,12 +47,13 @@ type CSROptions struct {
 // sign with SHA-256, SHA-384 or SHA-512 by modulus size, as client-go does.
 //
 // random nil means crypto/rand.Reader. The key must be RSA 2048-8192 bits,
-// ECDSA P-256/P-384/P-521 or Ed25519 (*[KeyError]). Other errors are
-// *[SubjectError], *[ExtensionError] (wrapped), *[UsageError],
-// *[HostError], *[LimitError], *[SPIFFEIDError] or *[ConfigError].
+// ECDSA P-256/P-384/P-521 or Ed25519 (else the error matches
+// jwks.ErrUnsupportedKey). Other errors match [ErrInvalidSubject],
+// [ErrInvalidUsage], [ErrInvalidHost], [ErrLimit] or [ErrInvalidSPIFFEID],
+// or are a *ksa.ConfigError for a nil key.
 func CreateCSR(random io.Reader, key crypto.Signer, opts CSROptions) ([]byte, error) {
 	if key == nil {
-		return nil, &ConfigError{Field: "key", Reason: "required"}
+		return nil, &ksa.ConfigError{Field: "x509sa.key", Reason: "is required"}
 	}
 	pub := key.Public()
 	if err := checkPublicKey(pub); err != nil {
@@ -65,7 +68,7 @@ func CreateCSR(random io.Reader, key crypto.Signer, opts CSROptions) ([]byte, er
 		usage = ClientAuth
 	}
 	if !usage.valid() {
-		return nil, &UsageError{Usage: usage, Reason: "unknown usage bits"}
+		return nil, usageError(usage.String(), "unknown usage bits")
 	}
 	dnsNames, ips, err := SplitHosts(opts.Hosts)
 	if err != nil {
@@ -99,7 +102,7 @@ func CreateCSR(random io.Reader, key crypto.Signer, opts CSROptions) ([]byte, er
 	}
 	der, err := x509.CreateCertificateRequest(random, tmpl, key)
 	if err != nil {
-		return nil, &SigningError{Reason: "creating the certificate request", Err: err}
+		return nil, wrap(ErrSigning, "creating the certificate request", err)
 	}
 	return der, nil
 }
@@ -113,25 +116,24 @@ func EncodeCSRPEM(der []byte) []byte {
 // DecodeCSRPEM returns the DER of a PEM certificate request: at most
 // [MaxCSRPEMSize] bytes holding exactly one CERTIFICATE REQUEST block, with
 // no headers and nothing but white space
-// around it. Errors match
-// [ErrMalformedCSR] or [ErrLimit].
+// around it. Errors match [ErrMalformedCSR] or [ErrLimit].
 func DecodeCSRPEM(data []byte) ([]byte, error) {
 	if len(data) > MaxCSRPEMSize {
-		return nil, &LimitError{What: "CSR PEM bytes", Size: len(data), Limit: MaxCSRPEMSize}
+		return nil, limit("CSR PEM bytes", len(data), MaxCSRPEMSize)
 	}
 	if !bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("-----BEGIN ")) {
-		return nil, &CSRError{Reason: "data before the PEM block"}
+		return nil, csrError("data before the PEM block", nil)
 	}
 	block, rest := pem.Decode(data)
 	switch {
 	case block == nil:
-		return nil, &CSRError{Reason: "no PEM block"}
+		return nil, csrError("no PEM block", nil)
 	case block.Type != CSRPEMType:
-		return nil, &CSRError{Reason: fmt.Sprintf("PEM block type must be %s, not %q", CSRPEMType, block.Type)}
+		return nil, csrError(fmt.Sprintf("PEM block type must be %s, not %q", CSRPEMType, block.Type), nil)
 	case len(block.Headers) > 0:
-		return nil, &CSRError{Reason: "PEM headers are not allowed"}
+		return nil, csrError("PEM headers are not allowed", nil)
 	case len(bytes.TrimSpace(rest)) > 0:
-		return nil, &CSRError{Reason: "data after the PEM block"}
+		return nil, csrError("data after the PEM block", nil)
 	}
 	return block.Bytes, nil
 }
@@ -180,34 +182,35 @@ func ParseCSRPEM(data []byte) (*CSR, error) {
 
 // ParseCSR parses and checks a DER certificate request, failing closed:
 //
-//   - at most [MaxCSRSize] bytes (*[LimitError]);
-//   - parseable (ErrMalformedCSR wrapping crypto/x509's error), with a
-//     supported key (*[KeyError]) and a valid self-signature
-//     ([ErrCSRSignature]);
+//   - at most [MaxCSRSize] bytes ([ErrLimit]);
+//   - parseable ([ErrMalformedCSR] wrapping crypto/x509's error), with a
+//     supported key (jwks.ErrUnsupportedKey) and a valid self-signature
+//     ([ErrMalformedCSR]);
 //   - a subject [DecodeName] accepts;
 //   - SANs: at most [MaxSANs]; DNS names and IP addresses as [SplitHosts]
-//     would write them; no e-mail addresses (*[HostError]); at most one URI,
-//     a SPIFFE ID naming the subject's service account (*[SPIFFEIDError]);
+//     would write them; no e-mail addresses ([ErrInvalidHost]); at most one
+//     URI, a SPIFFE ID naming the subject's service account
+//     ([ErrInvalidSPIFFEID]);
 //   - requested extensions: only subject alternative names, key usage
 //     (digital signature required; key encipherment and key agreement
 //     allowed), extended key usage (client and/or server auth only) and
 //     basic constraints without the CA flag; anything else, or the same
 //     extension twice, is ErrMalformedCSR;
 //   - if usages are requested: hosts need ServerAuth, a SPIFFE ID needs
-//     both (*[UsageError]).
+//     both ([ErrInvalidUsage]).
 func ParseCSR(der []byte) (*CSR, error) {
 	if len(der) > MaxCSRSize {
-		return nil, &LimitError{What: "CSR bytes", Size: len(der), Limit: MaxCSRSize}
+		return nil, limit("CSR bytes", len(der), MaxCSRSize)
 	}
 	req, err := x509.ParseCertificateRequest(der)
 	if err != nil {
-		return nil, &CSRError{Reason: "does not parse", Err: err}
+		return nil, csrError("does not parse", err)
 	}
 	if err := checkPublicKey(req.PublicKey); err != nil {
 		return nil, err
 	}
 	if err := req.CheckSignature(); err != nil {
-		return nil, &CSRError{Reason: "self-signature does not verify", Signature: true, Err: err}
+		return nil, csrError("self-signature does not verify", err)
 	}
 	subject, err := DecodeName(req.Subject)
 	if err != nil {
@@ -291,7 +294,7 @@ func parseRequestedExtensions(exts []pkix.Extension) (Usage, error) {
 	var seenSAN, seenKU, seenEKU, seenBC bool
 	once := func(seen *bool, what string) error {
 		if *seen {
-			return &CSRError{Reason: fmt.Sprintf("%s requested twice", what)}
+			return csrError(fmt.Sprintf("%s requested twice", what), nil)
 		}
 		*seen = true
 		return nil
@@ -308,22 +311,22 @@ func parseRequestedExtensions(exts []pkix.Extension) (Usage, error) {
 			}
 			var bits asn1.BitString
 			if rest, err := asn1.Unmarshal(e.Value, &bits); err != nil || len(rest) > 0 {
-				return 0, &CSRError{Reason: "malformed key usage request"}
+				return 0, csrError("malformed key usage request", nil)
 			}
 			var ku x509.KeyUsage
 			for i := 0; i < bits.BitLength; i++ {
 				if bits.At(i) != 0 {
 					if i > 8 {
-						return 0, &UsageError{Value: "key usage bit " + strconv.Itoa(i), Reason: "not a key usage of identity certificates"}
+						return 0, usageError(strconv.Quote("key usage bit "+strconv.Itoa(i)), "not a key usage of identity certificates")
 					}
 					ku |= 1 << i
 				}
 			}
 			if ku&^(x509.KeyUsageDigitalSignature|x509.KeyUsageKeyEncipherment|x509.KeyUsageKeyAgreement) != 0 {
-				return 0, &UsageError{Value: fmt.Sprintf("key usage %#x", int(ku)), Reason: "only digital signature, key encipherment and key agreement may be requested"}
+				return 0, usageError(strconv.Quote(fmt.Sprintf("key usage %#x", int(ku))), "only digital signature, key encipherment and key agreement may be requested")
 			}
 			if ku&x509.KeyUsageDigitalSignature == 0 {
-				return 0, &UsageError{Value: fmt.Sprintf("key usage %#x", int(ku)), Reason: "digital signature must be requested"}
+				return 0, usageError(strconv.Quote(fmt.Sprintf("key usage %#x", int(ku))), "digital signature must be requested")
 			}
 		case isEKUExt(e.Id):
 			if err := once(&seenEKU, "extended key usage"); err != nil {
@@ -331,7 +334,7 @@ func parseRequestedExtensions(exts []pkix.Extension) (Usage, error) {
 			}
 			var oids []asn1.ObjectIdentifier
 			if rest, err := asn1.Unmarshal(e.Value, &oids); err != nil || len(rest) > 0 {
-				return 0, &CSRError{Reason: "malformed extended key usage request"}
+				return 0, csrError("malformed extended key usage request", nil)
 			}
 			for _, oid := range oids {
 				var u Usage
@@ -341,15 +344,15 @@ func parseRequestedExtensions(exts []pkix.Extension) (Usage, error) {
 				case isServerAuthOID(oid):
 					u = ServerAuth
 				default:
-					return 0, &UsageError{Value: oid.String(), Reason: "only client and server auth may be requested"}
+					return 0, usageError(strconv.Quote(oid.String()), "only client and server auth may be requested")
 				}
 				if usage.Has(u) {
-					return 0, &UsageError{Value: oid.String(), Reason: "duplicate extended key usage"}
+					return 0, usageError(strconv.Quote(oid.String()), "duplicate extended key usage")
 				}
 				usage |= u
 			}
 			if usage == 0 {
-				return 0, &UsageError{Reason: "empty extended key usage request"}
+				return 0, usageError(Usage(0).String(), "empty extended key usage request")
 			}
 		case isBCExt(e.Id):
 			if err := once(&seenBC, "basic constraints"); err != nil {
@@ -360,14 +363,20 @@ func parseRequestedExtensions(exts []pkix.Extension) (Usage, error) {
 				MaxPathLen int  `asn1:"optional,default:-1"`
 			}
 			if rest, err := asn1.Unmarshal(e.Value, &bc); err != nil || len(rest) > 0 {
-				return 0, &CSRError{Reason: "malformed basic constraints request"}
+				return 0, csrError("malformed basic constraints request", nil)
 			}
 			if bc.IsCA {
-				return 0, &CSRError{Reason: "requests a CA certificate"}
+				return 0, csrError("requests a CA certificate", nil)
 			}
 		default:
-			return 0, &CSRError{Reason: fmt.Sprintf("extension %s may not be requested", e.Id)}
+			return 0, csrError(fmt.Sprintf("extension %s may not be requested", e.Id), nil)
 		}
 	}
 	return usage, nil
+}
+
+// csrError reports a certificate request that cannot be used. It matches
+// [ErrMalformedCSR] and wraps cause (crypto/x509's error), if any.
+func csrError(reason string, cause error) error {
+	return wrap(ErrMalformedCSR, "certificate request: "+reason, cause)
 }

@@ -1,10 +1,12 @@
 // Package x509sa carries Kubernetes service-account (and pod) identity in
 // X.509 certificates: it encodes an identity into a certificate subject that
 // kube-apiserver's x509 authenticator maps to exactly that service account,
-// decodes it back with full validation, builds certificate requests and
-// CertificateSigningRequest objects, checks requests against their
-// requester on the approver side, issues certificates from requests with a
-// CA key, and verifies chains for client or server authentication.
+// decodes it back with full validation, builds certificate requests, checks
+// requests against their requester on the approver side, issues
+// certificates from requests with a CA key, and verifies chains for client
+// or server authentication. It imports the standard library alone: the
+// CertificateSigningRequest objects of certificates.k8s.io/v1 are made,
+// checked and read by package kubeapi, on top of this one.
 //
 // # The subject
 //
@@ -36,14 +38,14 @@
 // A workload makes a key and a request with [CreateCSR]; for kube-apiserver
 // client certificates it wraps it in a CertificateSigningRequest for the
 // kubernetes.io/kube-apiserver-client signer with
-// [NewCertificateSigningRequest] and creates that with its client:
+// kubeapi.NewCertificateSigningRequest and creates that with its client:
 //
 //	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 //	der, err := x509sa.CreateCSR(nil, key, x509sa.CSROptions{
 //		Subject: x509sa.Subject{ServiceAccount: sa},
 //		Usage:   x509sa.ClientAuth,
 //	})
-//	obj, err := x509sa.NewCertificateSigningRequest(der, x509sa.RequestOptions{Lifetime: time.Hour})
+//	obj, err := kubeapi.NewCertificateSigningRequest(der, kubeapi.CertificateSigningRequestOptions{Lifetime: time.Hour})
 //	// clientset.CertificatesV1().CertificateSigningRequests().Create(ctx, obj, ...)
 //
 // Serving certificates list their hosts (split by [SplitHosts] into DNS and
@@ -55,15 +57,17 @@
 // kube-apiserver records who created a CertificateSigningRequest but binds
 // nothing: the kubernetes.io/kube-apiserver-client signer has no subject
 // rules. An approver MUST check that a request asks only for its requester's
-// identity before approving it:
+// identity before approving it, with [MatchRequester] (the identity) and
+// [ResolveUsage] (the usages and the signer name), or on the object with
+// kubeapi.CheckCertificateSigningRequest, which runs both:
 //
-//	csr, err := x509sa.CheckCertificateSigningRequest(obj, x509sa.MatchOptions{})
+//	csr, err := x509sa.ParseCSR(der)
+//	if err == nil {
+//		err = x509sa.MatchRequester(csr, requester, x509sa.MatchOptions{})
+//	}
 //	if err != nil {
 //		// deny: errors.Is(err, x509sa.ErrRequesterMismatch), ErrNotAllowed, ...
 //	}
-//
-// [MatchRequester] does the identity part alone, for a request and a
-// [ksa.UserInfo] from elsewhere.
 //
 // # Issuing
 //
@@ -73,7 +77,7 @@
 // is bounded, and a refresh time with jitter is computed on the model of
 // Kubernetes' pod certificates:
 //
-//	issuer, err := x509sa.NewIssuer(caCert, caKey, x509sa.IssuerConfig{MaxLifetime: 24 * time.Hour})
+//	issuer, err := x509sa.NewIssuer(x509sa.IssuerConfig{CA: caCert, Key: caKey, MaxLifetime: 24 * time.Hour})
 //	issued, err := issuer.Issue(x509sa.IssueRequest{CSR: der})
 //	// issued.ChainPEM, issued.NotBefore, issued.NotAfter, issued.BeginRefreshAt
 //
@@ -89,8 +93,11 @@
 // # Errors and limits
 //
 // Every rejection matches a sentinel (ErrInvalidSubject, ErrReservedExtension,
-// ErrLimit, ErrUntrusted, ...) with errors.Is, and typed errors
-// (*SubjectError, *ExtensionError, *MismatchError, ...) carry the offending
-// data for errors.As. Inputs are bounded by the Max* constants before any
+// ErrLimit, ErrUntrusted, ...) with errors.Is and names what was wrong in
+// its message; two typed errors carry data a caller acts on: a
+// *[MismatchError] (the requester field that differs) and a
+// *[LifetimeError] (the lifetime and the issuer's bounds). Unsupported keys
+// match jwks.ErrUnsupportedKey, refused configurations are a
+// *ksa.ConfigError. Inputs are bounded by the Max* constants before any
 // work is done; bad input never panics.
 package x509sa

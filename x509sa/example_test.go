@@ -70,8 +70,10 @@ func ExampleIssuer() {
 	}
 
 	// The signer.
-	issuer, err := x509sa.NewIssuer(caCert, caKey, x509sa.IssuerConfig{
-		Clock:  func() time.Time { return now },
+	issuer, err := x509sa.NewIssuer(x509sa.IssuerConfig{
+		CA:     caCert,
+		Key:    caKey,
+		Now:    func() time.Time { return now },
 		Jitter: func(time.Duration) time.Duration { return 0 },
 	})
 	if err != nil {
@@ -87,7 +89,7 @@ func ExampleIssuer() {
 	// A server that trusts the CA.
 	pool := x509.NewCertPool()
 	pool.AddCert(caCert)
-	v, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: pool, Clock: func() time.Time { return now }})
+	v, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: pool, Now: func() time.Time { return now }})
 	if err != nil {
 		panic(err)
 	}
@@ -105,38 +107,25 @@ func ExampleIssuer() {
 	// true
 }
 
-func ExampleNewCertificateSigningRequest() {
-	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	der, err := x509sa.CreateCSR(nil, key, x509sa.CSROptions{
-		Subject: x509sa.Subject{ServiceAccount: ksa.ServiceAccount{Namespace: "shop", Name: "cart"}},
-	})
-	if err != nil {
-		panic(err)
-	}
-	obj, err := x509sa.NewCertificateSigningRequest(der, x509sa.RequestOptions{Lifetime: time.Hour})
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(obj.GenerateName, obj.Spec.SignerName, obj.Spec.Usages, *obj.Spec.ExpirationSeconds)
-	// Output:
-	// x509sa- kubernetes.io/kube-apiserver-client [digital signature client auth] 3600
-}
-
-func ExampleCheckCertificateSigningRequest() {
+// An approver checks that a request asks only for its requester's
+// identity.
+func ExampleMatchRequester() {
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	sa := ksa.ServiceAccount{Namespace: "shop", Name: "cart"}
 	der, _ := x509sa.CreateCSR(nil, key, x509sa.CSROptions{Subject: x509sa.Subject{ServiceAccount: sa}})
-	obj, _ := x509sa.NewCertificateSigningRequest(der, x509sa.RequestOptions{})
+	csr, err := x509sa.ParseCSR(der)
+	if err != nil {
+		panic(err)
+	}
 
-	// kube-apiserver records the creator: here the service account itself.
-	obj.Spec.Username = sa.Username()
-	obj.Spec.Groups = append(sa.Groups(), "system:authenticated")
-	_, err := x509sa.CheckCertificateSigningRequest(obj, x509sa.MatchOptions{})
-	fmt.Println("own identity:", err)
+	// The requester kube-apiserver authenticated: here the service account
+	// itself.
+	requester := ksa.UserInfo{Username: sa.Username(), Groups: append(sa.Groups(), "system:authenticated")}
+	fmt.Println("own identity:", x509sa.MatchRequester(csr, requester, x509sa.MatchOptions{}))
 
 	// Someone else asking for the account's certificate.
-	obj.Spec.Username = "system:serviceaccount:shop:intruder"
-	_, err = x509sa.CheckCertificateSigningRequest(obj, x509sa.MatchOptions{})
+	requester.Username = "system:serviceaccount:shop:intruder"
+	err = x509sa.MatchRequester(csr, requester, x509sa.MatchOptions{})
 	var mismatch *x509sa.MismatchError
 	fmt.Println("other requester:", errors.As(err, &mismatch), mismatch.Field)
 	// Output:

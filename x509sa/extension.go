@@ -33,17 +33,17 @@ func hasReservedPrefix(s string) bool {
 // start with "system:".
 func checkExtension(key, value string) error {
 	if hasReservedPrefix(key) {
-		return &ExtensionError{Extension: key, Reserved: true, Reason: "keys must not start with " + ReservedPrefix}
+		return extensionError(key, true, "keys must not start with "+strconv.Quote(ReservedPrefix))
 	}
 	if !isQualifiedName(key) {
-		return &ExtensionError{Extension: key, Reason: "key must be a qualified name ([prefix/]name, name at most 63 characters of [A-Za-z0-9-_.] starting and ending alphanumeric)"}
+		return extensionError(key, false, "key must be a qualified name ([prefix/]name, name at most 63 characters of [A-Za-z0-9-_.] starting and ending alphanumeric)")
 	}
 	if len(value) > MaxExtensionValueLength {
-		return &ExtensionError{Extension: key, Reason: "value is longer than the limit of " + strconv.Itoa(MaxExtensionValueLength) + " bytes"}
+		return extensionError(key, false, "value is longer than the limit of "+strconv.Itoa(MaxExtensionValueLength)+" bytes")
 	}
 	for i := 0; i < len(value); i++ {
 		if !isValueChar(value[i]) {
-			return &ExtensionError{Extension: key + "=" + value, Reason: "value may only hold letters, digits and -._~:/@"}
+			return extensionError(key+"="+value, false, "value may only hold letters, digits and -._~:/@")
 		}
 	}
 	return nil
@@ -53,16 +53,27 @@ func checkExtension(key, value string) error {
 // into a valid key and value.
 func parseExtension(ou string) (key, value string, err error) {
 	if hasReservedPrefix(ou) {
-		return "", "", &ExtensionError{Extension: ou, Reserved: true, Reason: "unknown reserved entry"}
+		return "", "", extensionError(ou, true, "unknown reserved entry")
 	}
 	key, value, ok := strings.Cut(ou, "=")
 	if !ok {
-		return "", "", &ExtensionError{Extension: ou, Reason: "want key=value"}
+		return "", "", extensionError(ou, false, "extension is not key=value")
 	}
 	if err := checkExtension(key, value); err != nil {
 		return "", "", err
 	}
 	return key, value, nil
+}
+
+// extensionError reports an extension (an organizational unit) that is not
+// acceptable. It matches [ErrInvalidSubject], and [ErrReservedExtension]
+// when it tries the reserved prefix.
+func extensionError(ext string, reserved bool, reason string) error {
+	msg := "subject OU " + strconv.Quote(ext) + ": " + reason
+	if reserved {
+		return wrap(ErrInvalidSubject, msg, ErrReservedExtension)
+	}
+	return wrap(ErrInvalidSubject, msg, nil)
 }
 
 func isValueChar(c byte) bool {

@@ -80,13 +80,14 @@ func newCA(t testing.TB, keyName string) *testCA {
 // issuer returns an Issuer at t0 with no jitter; opts may override.
 func (ca *testCA) issuer(t testing.TB, opts x509sa.IssuerConfig) *x509sa.Issuer {
 	t.Helper()
-	if opts.Clock == nil {
-		opts.Clock = fixedClock(t0)
+	if opts.Now == nil {
+		opts.Now = fixedClock(t0)
 	}
 	if opts.Jitter == nil {
 		opts.Jitter = noJitter
 	}
-	is, err := x509sa.NewIssuer(ca.cert, ca.key, opts)
+	opts.CA, opts.Key = ca.cert, ca.key
+	is, err := x509sa.NewIssuer(opts)
 	require.NoError(t, err)
 	return is
 }

@@ -4,6 +4,7 @@ import (
 	"net"
 	"net/netip"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -22,11 +23,11 @@ import (
 //     IP, is refused rather than becoming a DNS name).
 //
 // Duplicates are dropped, keeping the first occurrence; the result keeps the
-// input order. At most [MaxHosts] hosts are read. Errors are a *[HostError]
-// or a *[LimitError].
+// input order. At most [MaxHosts] hosts are read. Errors match
+// [ErrInvalidHost] or [ErrLimit].
 func SplitHosts(hosts []string) (dnsNames []string, ips []netip.Addr, err error) {
 	if len(hosts) > MaxHosts {
-		return nil, nil, &LimitError{What: "hosts", Size: len(hosts), Limit: MaxHosts}
+		return nil, nil, limit("hosts", len(hosts), MaxHosts)
 	}
 	for _, h := range hosts {
 		if addr, perr := netip.ParseAddr(h); perr == nil {
@@ -41,7 +42,7 @@ func SplitHosts(hosts []string) (dnsNames []string, ips []netip.Addr, err error)
 		}
 		name := strings.ToLower(h)
 		if reason := checkDNSName(name); reason != "" {
-			return nil, nil, &HostError{Host: h, Reason: reason}
+			return nil, nil, hostError(h, reason)
 		}
 		if !slices.Contains(dnsNames, name) {
 			dnsNames = append(dnsNames, name)
@@ -52,11 +53,11 @@ func SplitHosts(hosts []string) (dnsNames []string, ips []netip.Addr, err error)
 
 func checkIP(h string, addr netip.Addr) (netip.Addr, error) {
 	if addr.Zone() != "" {
-		return netip.Addr{}, &HostError{Host: h, Reason: "IP address zones are not allowed"}
+		return netip.Addr{}, hostError(h, "IP address zones are not allowed")
 	}
 	addr = addr.Unmap()
 	if addr.IsUnspecified() {
-		return netip.Addr{}, &HostError{Host: h, Reason: "unspecified IP address"}
+		return netip.Addr{}, hostError(h, "unspecified IP address")
 	}
 	return addr, nil
 }
@@ -112,31 +113,31 @@ func checkDNSName(name string) string {
 // malformed. URIs are checked by the caller.
 func checkSANs(dnsNames, emails []string, ips []net.IP, uris int) ([]netip.Addr, error) {
 	if n := len(dnsNames) + len(emails) + len(ips) + uris; n > MaxSANs {
-		return nil, &LimitError{What: "SANs", Size: n, Limit: MaxSANs}
+		return nil, limit("SANs", n, MaxSANs)
 	}
 	if len(emails) > 0 {
-		return nil, &HostError{Host: emails[0], Reason: "e-mail SANs are not allowed"}
+		return nil, hostError(emails[0], "e-mail SANs are not allowed")
 	}
 	for i, name := range dnsNames {
 		if reason := checkDNSName(name); reason != "" {
-			return nil, &HostError{Host: name, Reason: reason}
+			return nil, hostError(name, reason)
 		}
 		if slices.Contains(dnsNames[:i], name) {
-			return nil, &HostError{Host: name, Reason: "duplicate DNS SAN"}
+			return nil, hostError(name, "duplicate DNS SAN")
 		}
 	}
 	var out []netip.Addr
 	for _, ip := range ips {
 		addr, ok := netip.AddrFromSlice(ip)
 		if !ok {
-			return nil, &HostError{Host: ip.String(), Reason: "malformed IP SAN"}
+			return nil, hostError(ip.String(), "malformed IP SAN")
 		}
 		addr, err := checkIP(addr.String(), addr)
 		if err != nil {
 			return nil, err
 		}
 		if slices.Contains(out, addr) {
-			return nil, &HostError{Host: addr.String(), Reason: "duplicate IP SAN"}
+			return nil, hostError(addr.String(), "duplicate IP SAN")
 		}
 		out = append(out, addr)
 	}
@@ -152,4 +153,10 @@ func toNetIPs(addrs []netip.Addr) []net.IP {
 		out[i] = net.IP(a.AsSlice())
 	}
 	return out
+}
+
+// hostError reports a serve host or SAN that is refused. It matches
+// [ErrInvalidHost].
+func hostError(host, reason string) error {
+	return wrap(ErrInvalidHost, "host "+strconv.Quote(host)+": "+reason, nil)
 }

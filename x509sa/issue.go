@@ -12,8 +12,7 @@ import (
 	"strconv"
 	"time"
 
-	certificatesv1 "k8s.io/api/certificates/v1"
-
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/internal/leafcert"
 )
 
@@ -48,9 +47,16 @@ const (
 	MaxBackdate = time.Hour
 )
 
-// IssuerConfig configure an [Issuer]. Every zero value is a documented
-// default.
+// IssuerConfig configures an [Issuer]. CA and Key are required; every
+// other zero value is a documented default.
 type IssuerConfig struct {
+	// CA is the issuing certificate: a CA (basic constraints with the CA
+	// flag; key usage, if present, including certificate signing) with a
+	// key of a supported type.
+	CA *x509.Certificate
+	// Key is the CA's private key: any crypto.Signer whose public key is
+	// the CA certificate's (a KMS or HSM key works).
+	Key crypto.Signer
 	// MaxLifetime caps every certificate (NotAfter - NotBefore). Zero means
 	// [DefaultMaxLifetime]; at most [MaxLifetimeBound].
 	MaxLifetime time.Duration
@@ -74,8 +80,8 @@ type IssuerConfig struct {
 	// the CA's own chain up to (not including) the root, when the CA is an
 	// intermediate. Nil means none.
 	Chain []*x509.Certificate
-	// Clock returns the current time. Nil means time.Now.
-	Clock func() time.Time
+	// Now returns the current time. Nil means time.Now.
+	Now func() time.Time
 	// Rand is the source of serial numbers and signing randomness. Nil
 	// means crypto/rand.Reader.
 	Rand io.Reader
@@ -86,7 +92,7 @@ type IssuerConfig struct {
 
 // Issuer issues identity certificates from certificate requests with a CA
 // key: for controllers implementing a signer, and for tests. It is safe for
-// concurrent use if its Clock, Rand and Jitter are.
+// concurrent use if its Now, Rand and Jitter are.
 type Issuer struct {
 	ca       *x509.Certificate
 	leaf     *leafcert.Issuer
@@ -94,35 +100,34 @@ type Issuer struct {
 	chainPEM []byte
 }
 
-// NewIssuer validates the CA and options. The CA certificate must be a CA
-// (basic constraints with the CA flag; key usage, if present, including
-// certificate signing), key must be its private key, and both of a
-// supported type. The key signs once and its signature must verify
-// against the CA certificate. After that, the signature of every
-// certificate is verified before it is returned, except for keys of
-// crypto/ecdsa, crypto/ed25519 and crypto/rsa, which compute valid
-// signatures by construction. Errors are a *[ConfigError] or a
-// *[KeyError].
-func NewIssuer(ca *x509.Certificate, key crypto.Signer, opts IssuerConfig) (*Issuer, error) {
+// NewIssuer validates the configuration: the CA certificate must be a CA
+// and Key its private key, both of a supported type. The key signs once
+// and its signature must verify against the CA certificate. After that,
+// the signature of every certificate is verified before it is returned,
+// except for keys of crypto/ecdsa, crypto/ed25519 and crypto/rsa, which
+// compute valid signatures by construction. Errors are a *ksa.ConfigError,
+// or match jwks.ErrUnsupportedKey for a CA key of an unsupported type.
+func NewIssuer(cfg IssuerConfig) (*Issuer, error) {
+	ca, key := cfg.CA, cfg.Key
 	if ca == nil {
-		return nil, &ConfigError{Field: "ca", Reason: "required"}
+		return nil, configError("CA", "is required", nil)
 	}
 	if key == nil {
-		return nil, &ConfigError{Field: "key", Reason: "required"}
+		return nil, configError("Key", "is required", nil)
 	}
 	if !ca.BasicConstraintsValid || !ca.IsCA {
-		return nil, &ConfigError{Field: "ca", Reason: "not a CA certificate (basic constraints without the CA flag)"}
+		return nil, configError("CA", "is not a CA certificate (basic constraints without the CA flag)", nil)
 	}
 	if ca.KeyUsage != 0 && ca.KeyUsage&x509.KeyUsageCertSign == 0 {
-		return nil, &ConfigError{Field: "ca", Reason: "key usage does not include certificate signing"}
+		return nil, configError("CA", "has a key usage without certificate signing", nil)
 	}
 	if err := checkPublicKey(ca.PublicKey); err != nil {
 		return nil, err
 	}
 	if pub, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool }); !ok || !pub.Equal(ca.PublicKey) {
-		return nil, &ConfigError{Field: "key", Reason: "is not the CA certificate's key"}
+		return nil, configError("Key", "is not the CA certificate's key", nil)
 	}
-	o := opts
+	o := cfg
 	if o.MaxLifetime == 0 {
 		o.MaxLifetime = DefaultMaxLifetime
 	}
@@ -140,25 +145,25 @@ func NewIssuer(ca *x509.Certificate, key crypto.Signer, opts IssuerConfig) (*Iss
 	}
 	switch {
 	case o.MaxLifetime < 0 || o.MaxLifetime > MaxLifetimeBound:
-		return nil, &ConfigError{Field: "MaxLifetime", Reason: "must be in (0, 91 days]"}
+		return nil, configError("MaxLifetime", "must be in (0, 91 days]", nil)
 	case o.MinLifetime < 2*RefreshMargin || o.MinLifetime > o.MaxLifetime:
-		return nil, &ConfigError{Field: "MinLifetime", Reason: "must be in [20 minutes, MaxLifetime]"}
+		return nil, configError("MinLifetime", "must be in [20 minutes, MaxLifetime]", nil)
 	case o.Backdate < 0 || o.Backdate > MaxBackdate:
-		return nil, &ConfigError{Field: "Backdate", Reason: "must be in [0, 1 hour]"}
+		return nil, configError("Backdate", "must be in [0, 1 hour]", nil)
 	case o.RefreshJitter < 0:
-		return nil, &ConfigError{Field: "RefreshJitter", Reason: "must not be negative"}
+		return nil, configError("RefreshJitter", "must not be negative", nil)
 	case !o.Usages.valid():
-		return nil, &ConfigError{Field: "Usages", Reason: "unknown usage bits"}
+		return nil, configError("Usages", "has unknown usage bits", nil)
 	}
 	var chain []byte
 	for i, c := range o.Chain {
 		if c == nil {
-			return nil, &ConfigError{Field: "Chain", Reason: "nil certificate at index " + strconv.Itoa(i)}
+			return nil, configError("Chain", "holds a nil certificate at index "+strconv.Itoa(i), nil)
 		}
 		chain = append(chain, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.Raw})...)
 	}
-	if o.Clock == nil {
-		o.Clock = time.Now
+	if o.Now == nil {
+		o.Now = time.Now
 	}
 	if o.Rand == nil {
 		o.Rand = rand.Reader
@@ -168,7 +173,7 @@ func NewIssuer(ca *x509.Certificate, key crypto.Signer, opts IssuerConfig) (*Iss
 	}
 	leaf, err := leafcert.New(ca, key, o.Rand)
 	if err != nil {
-		return nil, &ConfigError{Field: "key", Reason: "cannot sign for the CA certificate", Err: err}
+		return nil, configError("Key", "cannot sign for the CA certificate", err)
 	}
 	o.Chain = slices.Clone(o.Chain)
 	return &Issuer{ca: ca, leaf: leaf, opts: o, chainPEM: chain}, nil
@@ -187,7 +192,7 @@ type IssueRequest struct {
 	// PodCertificateRequest's stubPKCS10Request).
 	CSR []byte
 	// Usage is what the requester asked for outside the CSR (spec.usages,
-	// see [UsageFromKubernetes]). Zero means the usage the CSR's extension
+	// see kubeapi.UsageFromKeyUsages). Zero means the usage the CSR's extension
 	// request asks for; when both are set they must agree.
 	Usage Usage
 	// MaxLifetime is the requester's bound on the lifetime
@@ -196,32 +201,6 @@ type IssueRequest struct {
 	// raises short requests to 10 minutes, a bound below the issuer's
 	// minimum is refused.
 	MaxLifetime time.Duration
-}
-
-// NewIssueRequest reads an IssueRequest from a CertificateSigningRequest
-// object: the DER of spec.request, the usage of spec.usages and the bound of
-// spec.expirationSeconds. The object must have been approved by the caller's
-// own checks (see [CheckCertificateSigningRequest]).
-func NewIssueRequest(obj *certificatesv1.CertificateSigningRequest) (IssueRequest, error) {
-	if obj == nil {
-		return IssueRequest{}, &ConfigError{Field: "obj", Reason: "required"}
-	}
-	der, err := DecodeCSRPEM(obj.Spec.Request)
-	if err != nil {
-		return IssueRequest{}, err
-	}
-	usage, err := UsageFromKubernetes(obj.Spec.Usages)
-	if err != nil {
-		return IssueRequest{}, err
-	}
-	req := IssueRequest{CSR: der, Usage: usage}
-	if s := obj.Spec.ExpirationSeconds; s != nil {
-		if *s <= 0 {
-			return IssueRequest{}, &ConfigError{Field: "spec.expirationSeconds", Reason: "must be positive"}
-		}
-		req.MaxLifetime = time.Duration(*s) * time.Second
-	}
-	return req, nil
 }
 
 // Issued is a newly issued certificate and its timing.
@@ -257,7 +236,7 @@ type Issued struct {
 //     usage digital signature, plus key encipherment for RSA keys; basic
 //     constraints without the CA flag; no other requested extension;
 //   - lifetime: the issuer's MaxLifetime, lowered to the request's
-//     MaxLifetime and to the CA's NotAfter; refused (*[LifetimeError]) if
+//     MaxLifetime and to the CA's NotAfter; refused (a *[LifetimeError]) if
 //     that is under MinLifetime or the CA is not valid now.
 //
 // The issued certificate is decoded back ([DecodeCertificate]) and must
@@ -272,7 +251,7 @@ func (is *Issuer) Issue(req IssueRequest) (*Issued, error) {
 		return nil, err
 	}
 	if usage&^is.opts.Usages != 0 {
-		return nil, &UsageError{Usage: usage, Reason: "not allowed by this issuer (it grants " + is.opts.Usages.String() + ")"}
+		return nil, usageError(usage.String(), "not allowed by this issuer (it grants "+is.opts.Usages.String()+")")
 	}
 	nb, na, err := is.validity(req.MaxLifetime)
 	if err != nil {
@@ -298,19 +277,19 @@ func (is *Issuer) Issue(req IssueRequest) (*Issued, error) {
 	}
 	der, err := is.leaf.Issue(is.opts.Rand, tmpl)
 	if err != nil {
-		return nil, &SigningError{Reason: "signing the certificate", Err: err}
+		return nil, wrap(ErrSigning, "signing the certificate", err)
 	}
 	leaf, err := x509.ParseCertificate(der)
 	if err != nil {
-		return nil, &CertificateError{Reason: "issued certificate does not parse", Err: err}
+		return nil, certificateError("issued certificate does not parse", err)
 	}
 	got, err := DecodeCertificate(leaf)
 	if err != nil {
-		return nil, &CertificateError{Reason: "issued certificate does not decode", Err: err}
+		return nil, certificateError("issued certificate does not decode", err)
 	}
 	if !got.Subject.Equal(csr.Subject) || got.SPIFFEID != csr.SPIFFEID || got.Usage != usage ||
 		!slices.Equal(got.DNSNames, csr.DNSNames) || !slices.Equal(got.IPAddresses, csr.IPAddresses) {
-		return nil, &CertificateError{Reason: "issued certificate does not carry the requested identity"}
+		return nil, certificateError("issued certificate does not carry the requested identity", nil)
 	}
 	chain := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 	chain = append(chain, is.chainPEM...)
@@ -329,7 +308,7 @@ func (is *Issuer) Issue(req IssueRequest) (*Issued, error) {
 func (is *Issuer) validity(bound time.Duration) (nb, na time.Time, err error) {
 	o := &is.opts
 	if bound < 0 {
-		return nb, na, &ConfigError{Field: "MaxLifetime", Reason: "must not be negative"}
+		return nb, na, &ksa.ConfigError{Field: "x509sa.IssueRequest.MaxLifetime", Reason: "must not be negative"}
 	}
 	lifetime := o.MaxLifetime
 	if bound > 0 && bound < lifetime {
@@ -338,7 +317,7 @@ func (is *Issuer) validity(bound time.Duration) (nb, na time.Time, err error) {
 	if lifetime < o.MinLifetime {
 		return nb, na, &LifetimeError{Lifetime: lifetime, Min: o.MinLifetime, Max: o.MaxLifetime, Reason: "the request's bound is below the issuer's minimum"}
 	}
-	now := o.Clock()
+	now := o.Now()
 	if now.Before(is.ca.NotBefore) || now.After(is.ca.NotAfter) {
 		return nb, na, &LifetimeError{Min: o.MinLifetime, Max: o.MaxLifetime, Reason: "the issuing CA is not valid at " + now.UTC().Format(time.RFC3339)}
 	}
@@ -376,12 +355,17 @@ func (is *Issuer) refreshAt(nb, na time.Time) time.Time {
 func (is *Issuer) serial() (*big.Int, error) {
 	var b [16]byte
 	if _, err := io.ReadFull(is.opts.Rand, b[:]); err != nil {
-		return nil, &SigningError{Reason: "drawing a serial number", Err: err}
+		return nil, wrap(ErrSigning, "drawing a serial number", err)
 	}
 	b[0] &= 0x7f
 	s := new(big.Int).SetBytes(b[:])
 	if s.Sign() == 0 {
-		return nil, &SigningError{Reason: "drawing a serial number: the random source returned zeros"}
+		return nil, wrap(ErrSigning, "drawing a serial number: the random source returned zeros", nil)
 	}
 	return s, nil
+}
+
+// configError reports an IssuerConfig field NewIssuer refuses.
+func configError(field, reason string, cause error) error {
+	return &ksa.ConfigError{Field: "x509sa.IssuerConfig." + field, Reason: reason, Err: cause}
 }

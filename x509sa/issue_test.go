@@ -1,7 +1,6 @@
 package x509sa_test
 
 import (
-	"bytes"
 	"crypto"
 	"crypto/rand"
 	"crypto/x509"
@@ -15,8 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	certificatesv1 "k8s.io/api/certificates/v1"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/internal/testkeys"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/x509sa"
@@ -42,26 +41,28 @@ func TestNewIssuerConfig(t *testing.T) {
 		{name: "short max lowers the default min", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{MaxLifetime: 30 * time.Minute}},
 		{name: "bounds at the limits", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{MaxLifetime: 91 * 24 * time.Hour, MinLifetime: 20 * time.Minute, Backdate: time.Hour}},
 
-		{name: "nil CA", ca: nil, key: ca.key, wantErr: x509sa.ErrInvalidConfig},
-		{name: "nil key", ca: ca.cert, key: nil, wantErr: x509sa.ErrInvalidConfig},
-		{name: "leaf as CA", ca: leaf, key: testkeys.Generated("p256"), wantErr: x509sa.ErrInvalidConfig},
-		{name: "CA without cert sign", ca: noCertSign, key: testkeys.Generated("p256-ca2"), wantErr: x509sa.ErrInvalidConfig},
-		{name: "key of another CA", ca: ca.cert, key: other.key, wantErr: x509sa.ErrInvalidConfig},
+		{name: "nil CA", ca: nil, key: ca.key, wantErr: ksa.ErrInvalidConfig},
+		{name: "nil key", ca: ca.cert, key: nil, wantErr: ksa.ErrInvalidConfig},
+		{name: "leaf as CA", ca: leaf, key: testkeys.Generated("p256"), wantErr: ksa.ErrInvalidConfig},
+		{name: "CA without cert sign", ca: noCertSign, key: testkeys.Generated("p256-ca2"), wantErr: ksa.ErrInvalidConfig},
+		{name: "key of another CA", ca: ca.cert, key: other.key, wantErr: ksa.ErrInvalidConfig},
 		{name: "weak CA key", ca: weak.cert, key: weak.key, wantErr: jwks.ErrUnsupportedKey},
-		{name: "max over 91 days", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{MaxLifetime: 91*24*time.Hour + time.Second}, wantErr: x509sa.ErrInvalidConfig},
-		{name: "negative max", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{MaxLifetime: -time.Hour}, wantErr: x509sa.ErrInvalidConfig},
-		{name: "min under 20 minutes", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{MinLifetime: 20*time.Minute - time.Second}, wantErr: x509sa.ErrInvalidConfig},
-		{name: "min over max", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{MaxLifetime: 2 * time.Hour, MinLifetime: 3 * time.Hour}, wantErr: x509sa.ErrInvalidConfig},
-		{name: "negative backdate", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{Backdate: -time.Second}, wantErr: x509sa.ErrInvalidConfig},
-		{name: "backdate over an hour", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{Backdate: time.Hour + time.Second}, wantErr: x509sa.ErrInvalidConfig},
-		{name: "negative jitter", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{RefreshJitter: -time.Second}, wantErr: x509sa.ErrInvalidConfig},
-		{name: "unknown usages", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{Usages: 4}, wantErr: x509sa.ErrInvalidConfig},
-		{name: "nil chain entry", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{Chain: []*x509.Certificate{nil}}, wantErr: x509sa.ErrInvalidConfig},
+		{name: "max over 91 days", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{MaxLifetime: 91*24*time.Hour + time.Second}, wantErr: ksa.ErrInvalidConfig},
+		{name: "negative max", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{MaxLifetime: -time.Hour}, wantErr: ksa.ErrInvalidConfig},
+		{name: "min under 20 minutes", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{MinLifetime: 20*time.Minute - time.Second}, wantErr: ksa.ErrInvalidConfig},
+		{name: "min over max", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{MaxLifetime: 2 * time.Hour, MinLifetime: 3 * time.Hour}, wantErr: ksa.ErrInvalidConfig},
+		{name: "negative backdate", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{Backdate: -time.Second}, wantErr: ksa.ErrInvalidConfig},
+		{name: "backdate over an hour", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{Backdate: time.Hour + time.Second}, wantErr: ksa.ErrInvalidConfig},
+		{name: "negative jitter", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{RefreshJitter: -time.Second}, wantErr: ksa.ErrInvalidConfig},
+		{name: "unknown usages", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{Usages: 4}, wantErr: ksa.ErrInvalidConfig},
+		{name: "nil chain entry", ca: ca.cert, key: ca.key, opts: x509sa.IssuerConfig{Chain: []*x509.Certificate{nil}}, wantErr: ksa.ErrInvalidConfig},
 		{name: "key that cannot sign", ca: ca.cert, key: brokenSigner{ca.key}, wantErr: errKMS},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			is, err := x509sa.NewIssuer(tt.ca, asSigner(tt.key), tt.opts)
+			cfg := tt.opts
+			cfg.CA, cfg.Key = tt.ca, asSigner(tt.key)
+			is, err := x509sa.NewIssuer(cfg)
 			if tt.wantErr != nil {
 				require.ErrorIs(t, err, tt.wantErr)
 				assert.Nil(t, is)
@@ -121,10 +122,10 @@ func TestIssue(t *testing.T) {
 		{name: "CA expiry shortens the lifetime", ca: caUntil(t, t0.Add(5*time.Hour)), req: x509sa.IssueRequest{CSR: client}, lifetime: 5*time.Hour + x509sa.DefaultBackdate, refresh: 2*time.Hour + 31*time.Minute, ku: x509.KeyUsageDigitalSignature, usage: x509sa.ClientAuth},
 
 		{name: "request bound under the minimum", req: x509sa.IssueRequest{CSR: client, MaxLifetime: time.Hour - time.Second}, wantErr: x509sa.ErrLifetime},
-		{name: "negative request bound", req: x509sa.IssueRequest{CSR: client, MaxLifetime: -time.Hour}, wantErr: x509sa.ErrInvalidConfig},
+		{name: "negative request bound", req: x509sa.IssueRequest{CSR: client, MaxLifetime: -time.Hour}, wantErr: ksa.ErrInvalidConfig},
 		{name: "CA expires too soon", ca: caUntil(t, t0.Add(30*time.Minute)), req: x509sa.IssueRequest{CSR: client}, wantErr: x509sa.ErrLifetime},
-		{name: "CA not yet valid", opts: x509sa.IssuerConfig{Clock: fixedClock(t0.Add(-48 * time.Hour))}, req: x509sa.IssueRequest{CSR: client}, wantErr: x509sa.ErrLifetime},
-		{name: "CA expired", opts: x509sa.IssuerConfig{Clock: fixedClock(t0.Add(400 * 24 * time.Hour))}, req: x509sa.IssueRequest{CSR: client}, wantErr: x509sa.ErrLifetime},
+		{name: "CA not yet valid", opts: x509sa.IssuerConfig{Now: fixedClock(t0.Add(-48 * time.Hour))}, req: x509sa.IssueRequest{CSR: client}, wantErr: x509sa.ErrLifetime},
+		{name: "CA expired", opts: x509sa.IssuerConfig{Now: fixedClock(t0.Add(400 * 24 * time.Hour))}, req: x509sa.IssueRequest{CSR: client}, wantErr: x509sa.ErrLifetime},
 		{name: "usage the issuer does not grant", req: x509sa.IssueRequest{CSR: svid}, wantErr: x509sa.ErrInvalidUsage},
 		{name: "usage differs from the request", opts: x509sa.IssuerConfig{Usages: x509sa.ClientAndServerAuth}, req: x509sa.IssueRequest{CSR: client, Usage: x509sa.ClientAndServerAuth}, wantErr: x509sa.ErrInvalidUsage},
 		{name: "no usage anywhere", req: x509sa.IssueRequest{CSR: plain}, wantErr: x509sa.ErrInvalidUsage},
@@ -212,7 +213,7 @@ func TestIssueChain(t *testing.T) {
 		NotBefore: t0.Add(-time.Hour), NotAfter: t0.Add(48 * time.Hour),
 		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true,
 	}, interKey.Public())
-	is, err := x509sa.NewIssuer(inter, interKey, x509sa.IssuerConfig{Chain: []*x509.Certificate{inter}, Clock: fixedClock(t0), Jitter: noJitter})
+	is, err := x509sa.NewIssuer(x509sa.IssuerConfig{CA: inter, Key: interKey, Chain: []*x509.Certificate{inter}, Now: fixedClock(t0), Jitter: noJitter})
 	require.NoError(t, err)
 	got, err := is.Issue(x509sa.IssueRequest{CSR: mustCSR(t, testkeys.Generated("ed25519"), x509sa.CSROptions{Subject: x509sa.Subject{ServiceAccount: testSA}})})
 	require.NoError(t, err)
@@ -230,50 +231,11 @@ func TestIssueChain(t *testing.T) {
 	assert.Equal(t, got.Leaf.Raw, blocks[0])
 	assert.Equal(t, inter.Raw, blocks[1])
 
-	v, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: root.pool, Clock: fixedClock(t0)})
+	v, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: root.pool, Now: fixedClock(t0)})
 	require.NoError(t, err)
 	cert, err := v.Verify([]*x509.Certificate{got.Leaf, inter})
 	require.NoError(t, err)
 	assert.Equal(t, testSA, cert.Subject.ServiceAccount)
 	require.Len(t, cert.Chains, 1)
 	assert.Len(t, cert.Chains[0], 3)
-}
-
-func TestNewIssueRequest(t *testing.T) {
-	der := mustCSR(t, testkeys.Generated("p256"), x509sa.CSROptions{Subject: x509sa.Subject{ServiceAccount: testSA}})
-	obj, err := x509sa.NewCertificateSigningRequest(der, x509sa.RequestOptions{Lifetime: 2 * time.Hour})
-	require.NoError(t, err)
-	req, err := x509sa.NewIssueRequest(obj)
-	require.NoError(t, err)
-	assert.Equal(t, x509sa.IssueRequest{CSR: der, Usage: x509sa.ClientAuth, MaxLifetime: 2 * time.Hour}, req)
-
-	obj.Spec.ExpirationSeconds = nil
-	req, err = x509sa.NewIssueRequest(obj)
-	require.NoError(t, err)
-	assert.Zero(t, req.MaxLifetime)
-
-	for name, mut := range map[string]func(o *certificatesv1.CertificateSigningRequest) error{
-		"zero expiration": func(o *certificatesv1.CertificateSigningRequest) error {
-			z := int32(0)
-			o.Spec.ExpirationSeconds = &z
-			return x509sa.ErrInvalidConfig
-		},
-		"bad usages": func(o *certificatesv1.CertificateSigningRequest) error {
-			o.Spec.Usages = nil
-			return x509sa.ErrInvalidUsage
-		},
-		"bad PEM": func(o *certificatesv1.CertificateSigningRequest) error {
-			o.Spec.Request = bytes.Repeat([]byte("x"), 10)
-			return x509sa.ErrMalformedCSR
-		},
-	} {
-		t.Run(name, func(t *testing.T) {
-			o := obj.DeepCopy()
-			want := mut(o)
-			_, err := x509sa.NewIssueRequest(o)
-			require.ErrorIs(t, err, want)
-		})
-	}
-	_, err = x509sa.NewIssueRequest(nil)
-	require.ErrorIs(t, err, x509sa.ErrInvalidConfig)
 }

@@ -12,7 +12,8 @@ import (
 // checkPublicKey accepts the key types this package issues to and signs
 // with, as jwks.CheckPublicKey does: RSA of jwks.MinRSABits to
 // jwks.MaxRSABits (exponent up to jwks.MaxRSAExponent), ECDSA on P-256,
-// P-384 or P-521, and Ed25519. (Kubernetes' pod certificates accept RSA
+// P-384 or P-521, and Ed25519; the error matches jwks.ErrUnsupportedKey
+// and names the key ("RSA 1024"). (Kubernetes' pod certificates accept RSA
 // only at 3072 or 4096 bits; the kube-apiserver-client signer accepts any
 // key.)
 func checkPublicKey(pub crypto.PublicKey) error {
@@ -20,7 +21,7 @@ func checkPublicKey(pub crypto.PublicKey) error {
 	if err == nil {
 		return nil
 	}
-	return &KeyError{Key: keyname.Of(pub), Err: err}
+	return wrap(jwks.ErrUnsupportedKey, "key "+keyname.Of(pub)+" is not supported", err)
 }
 
 // signatureAlgorithm picks the signature algorithm for a signer's key the

@@ -1,8 +1,8 @@
 package x509sa
 
-// Size limits. Inputs over a limit are refused with a [LimitError] (matching
-// [ErrLimit]) before any further work, so hostile certificates and requests
-// cost bounded time and memory.
+// Size limits. Inputs over a limit are refused with an error matching
+// [ErrLimit], naming the size and the limit, before any further work, so
+// hostile certificates and requests cost bounded time and memory.
 const (
 	// MaxSubjectAttributes bounds the attributes of a subject that is
 	// decoded: one CN, two O, two pod OUs, one UID and [MaxExtensions]

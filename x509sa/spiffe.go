@@ -22,13 +22,13 @@ type SPIFFEID struct {
 
 // NewSPIFFEID returns spiffe://<trustDomain>/ns/<namespace>/sa/<name>, the
 // SPIFFE ID convention for a Kubernetes service account. The trust domain
-// must be valid (see [ValidateTrustDomain]) and the service account valid.
+// must be valid (see [CheckTrustDomain]) and the service account valid.
 func NewSPIFFEID(trustDomain string, sa ksa.ServiceAccount) (SPIFFEID, error) {
-	if err := ValidateTrustDomain(trustDomain); err != nil {
+	if err := CheckTrustDomain(trustDomain); err != nil {
 		return SPIFFEID{}, err
 	}
 	if err := sa.Validate(); err != nil {
-		return SPIFFEID{}, &SPIFFEIDError{ID: spiffeScheme + trustDomain + "/ns/" + sa.Namespace + "/sa/" + sa.Name, Reason: "invalid service account", Err: err}
+		return SPIFFEID{}, spiffeError(spiffeScheme+trustDomain+"/ns/"+sa.Namespace+"/sa/"+sa.Name, "invalid service account", err)
 	}
 	// At most 9+255+4+63+4+253 = 588 bytes, well within MaxSPIFFEIDLength.
 	return SPIFFEID{TrustDomain: trustDomain, Path: "/ns/" + sa.Namespace + "/sa/" + sa.Name}, nil
@@ -40,11 +40,11 @@ func NewSPIFFEID(trustDomain string, sa ksa.ServiceAccount) (SPIFFEID, error) {
 // [MaxTrustDomainLength] bytes (no user info, port or upper case); a path
 // that is empty or made of '/'-led segments of [a-zA-Z0-9.-_], none empty,
 // "." or "..", with no trailing slash; no percent-encoding, query or
-// fragment; at most [MaxSPIFFEIDLength] bytes. The error is a
-// *[SPIFFEIDError].
+// fragment; at most [MaxSPIFFEIDLength] bytes. The error matches
+// [ErrInvalidSPIFFEID] and names the rule broken.
 func ParseSPIFFEID(s string) (SPIFFEID, error) {
 	fail := func(reason string) (SPIFFEID, error) {
-		return SPIFFEID{}, &SPIFFEIDError{ID: s, Reason: reason}
+		return SPIFFEID{}, spiffeError(s, reason, nil)
 	}
 	if s == "" {
 		return fail("cannot be empty")
@@ -69,12 +69,13 @@ func ParseSPIFFEID(s string) (SPIFFEID, error) {
 	return SPIFFEID{TrustDomain: td, Path: path}, nil
 }
 
-// ValidateTrustDomain reports whether td is a valid SPIFFE trust domain
+// CheckTrustDomain reports whether td is a valid SPIFFE trust domain
 // name: non-empty, at most [MaxTrustDomainLength] bytes of lower-case
-// letters, digits, '.', '-' and '_'. The error is a *[SPIFFEIDError].
-func ValidateTrustDomain(td string) error {
+// letters, digits, '.', '-' and '_'. The error matches
+// [ErrInvalidSPIFFEID].
+func CheckTrustDomain(td string) error {
 	if reason := checkTrustDomain(td); reason != "" {
-		return &SPIFFEIDError{ID: spiffeScheme + td, Reason: reason}
+		return spiffeError(spiffeScheme+td, reason, nil)
 	}
 	return nil
 }
@@ -147,19 +148,20 @@ func (id SPIFFEID) URL() *url.URL {
 
 // ServiceAccount reads the service account from a path of the form
 // /ns/<namespace>/sa/<name>, with valid namespace and name. The UID is empty.
-// The error is a *[SPIFFEIDError].
+// The error matches [ErrInvalidSPIFFEID] (and wraps the *ksa.NameError of a
+// bad name).
 func (id SPIFFEID) ServiceAccount() (ksa.ServiceAccount, error) {
 	rest, ok := strings.CutPrefix(id.Path, "/ns/")
 	if !ok {
-		return ksa.ServiceAccount{}, &SPIFFEIDError{ID: id.String(), Reason: "path is not /ns/<namespace>/sa/<name>"}
+		return ksa.ServiceAccount{}, spiffeError(id.String(), "path is not /ns/<namespace>/sa/<name>", nil)
 	}
 	ns, name, ok := strings.Cut(rest, "/sa/")
 	if !ok || strings.Contains(name, "/") {
-		return ksa.ServiceAccount{}, &SPIFFEIDError{ID: id.String(), Reason: "path is not /ns/<namespace>/sa/<name>"}
+		return ksa.ServiceAccount{}, spiffeError(id.String(), "path is not /ns/<namespace>/sa/<name>", nil)
 	}
 	sa := ksa.ServiceAccount{Namespace: ns, Name: name}
 	if err := sa.Validate(); err != nil {
-		return ksa.ServiceAccount{}, &SPIFFEIDError{ID: id.String(), Reason: "invalid service account", Err: err}
+		return ksa.ServiceAccount{}, spiffeError(id.String(), "invalid service account", err)
 	}
 	return sa, nil
 }
@@ -174,10 +176,10 @@ func spiffeFromURIs(uris []*url.URL, sa ksa.ServiceAccount) (SPIFFEID, error) {
 		return SPIFFEID{}, nil
 	case 1:
 	default:
-		return SPIFFEID{}, &SPIFFEIDError{ID: uris[0].String(), Reason: "more than one URI SAN"}
+		return SPIFFEID{}, spiffeError(uris[0].String(), "more than one URI SAN", nil)
 	}
 	if uris[0] == nil {
-		return SPIFFEID{}, &SPIFFEIDError{Reason: "empty URI SAN"}
+		return SPIFFEID{}, spiffeError("", "empty URI SAN", nil)
 	}
 	id, err := ParseSPIFFEID(uris[0].String())
 	if err != nil {
@@ -188,7 +190,14 @@ func spiffeFromURIs(uris []*url.URL, sa ksa.ServiceAccount) (SPIFFEID, error) {
 		return SPIFFEID{}, err
 	}
 	if got.Namespace != sa.Namespace || got.Name != sa.Name {
-		return SPIFFEID{}, &SPIFFEIDError{ID: id.String(), Reason: "names another service account than the subject " + sa.Username()}
+		return SPIFFEID{}, spiffeError(id.String(), "names another service account than the subject "+sa.Username(), nil)
 	}
 	return id, nil
+}
+
+// spiffeError reports an invalid SPIFFE ID or trust domain. It matches
+// [ErrInvalidSPIFFEID] and wraps cause (a *ksa.NameError for a service
+// account that is not valid).
+func spiffeError(id, reason string, cause error) error {
+	return wrap(ErrInvalidSPIFFEID, "SPIFFE ID "+strconv.Quote(id)+": "+reason, cause)
 }

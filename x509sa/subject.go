@@ -62,34 +62,47 @@ func UIDAttribute() asn1.ObjectIdentifier {
 	return asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 57683, 2}
 }
 
-// Validate reports whether the subject can be encoded: a valid service
+// Check reports whether the subject can be encoded: a valid service
 // account, a valid UID if any, a pod name that is a DNS-1123 subdomain if
-// any, and valid extensions within the limits. The error is a
-// *[SubjectError] (wrapping a *ksa.NameError or an *[ExtensionError] where
-// one is the cause) or a *[LimitError].
-func (s Subject) Validate() error {
+// any, and valid extensions within the limits. The error matches
+// [ErrInvalidSubject] (and wraps the *ksa.NameError of a bad name, or
+// matches [ErrReservedExtension] for a forged entry) or [ErrLimit].
+func (s Subject) Check() error {
 	sa := s.ServiceAccount
 	if err := sa.Validate(); err != nil {
-		return &SubjectError{Attribute: "CN", Value: sa.Username(), Reason: "invalid service account", Err: err}
+		return subjectError("CN", sa.Username(), "invalid service account", err)
 	}
 	if sa.UID != "" {
 		if reason := checkUID(sa.UID); reason != "" {
-			return &SubjectError{Attribute: "UID", Value: sa.UID, Reason: reason}
+			return subjectError("UID", sa.UID, reason, nil)
 		}
 	}
 	if s.PodName != "" && !ksa.IsObjectName(s.PodName) {
-		return &SubjectError{Attribute: "pod", Value: s.PodName, Reason: "invalid pod name",
-			Err: ksa.CheckObjectName("pod name", s.PodName)}
+		return subjectError("pod", s.PodName, "invalid pod name", ksa.CheckObjectName("pod name", s.PodName))
 	}
 	if len(s.Extensions) > MaxExtensions {
-		return &LimitError{What: "extensions", Size: len(s.Extensions), Limit: MaxExtensions}
+		return limit("extensions", len(s.Extensions), MaxExtensions)
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.Extensions)) {
 		if err := checkExtension(k, s.Extensions[k]); err != nil {
-			return &SubjectError{Attribute: "OU", Value: k, Reason: "invalid extension", Err: err}
+			return err
 		}
 	}
 	return nil
+}
+
+// subjectError reports a subject attribute that does not carry, or cannot
+// encode, a valid identity. It matches [ErrInvalidSubject] and wraps
+// cause; reason may be empty when the cause says it.
+func subjectError(attr, value, reason string, cause error) error {
+	msg := "subject " + attr
+	if value != "" {
+		msg += " " + strconv.Quote(value)
+	}
+	if reason != "" {
+		msg += ": " + reason
+	}
+	return wrap(ErrInvalidSubject, msg, cause)
 }
 
 // checkUID returns why uid cannot be carried, or "".
@@ -116,7 +129,7 @@ func checkUID(uid string) string {
 // with a UID, one ExtraNames attribute of type [UIDAttribute]. DER sorts the
 // values of each multi-valued attribute, so decoders compare them as sets.
 func (s Subject) Name() (pkix.Name, error) {
-	if err := s.Validate(); err != nil {
+	if err := s.Check(); err != nil {
 		return pkix.Name{}, err
 	}
 	sa := s.ServiceAccount
@@ -174,11 +187,11 @@ func (s Subject) Equal(o Subject) bool {
 //     [MaxExtensions];
 //   - at most one UID, non-empty and valid.
 //
-// Errors are a *[SubjectError] or a *[LimitError].
+// Errors match [ErrInvalidSubject] or [ErrLimit].
 func DecodeName(name pkix.Name) (Subject, error) {
 	names := name.Names
 	if len(names) > MaxSubjectAttributes {
-		return Subject{}, &LimitError{What: "subject attributes", Size: len(names), Limit: MaxSubjectAttributes}
+		return Subject{}, limit("subject attributes", len(names), MaxSubjectAttributes)
 	}
 	var (
 		first             error // first problem found; reported after the CN
@@ -199,7 +212,7 @@ func DecodeName(name pkix.Name) (Subject, error) {
 	for _, atv := range names {
 		v, ok := atv.Value.(string)
 		if !ok {
-			fail(&SubjectError{Attribute: attributeName(atv.Type), Reason: "value is not a string"})
+			fail(subjectError(attributeName(atv.Type), "", "value is not a string", nil))
 			continue
 		}
 		switch {
@@ -210,39 +223,39 @@ func DecodeName(name pkix.Name) (Subject, error) {
 			switch {
 			case v == ksa.AllServiceAccountsGroup:
 				if allGroup {
-					fail(&SubjectError{Attribute: "O", Value: v, Reason: "duplicate group"})
+					fail(subjectError("O", v, "duplicate group", nil))
 				}
 				allGroup = true
 			case strings.HasPrefix(v, ksa.NamespaceGroupPrefix):
 				nsGroups++
 				nsGroup = v
 			default:
-				fail(&SubjectError{Attribute: "O", Value: v, Reason: "group is not a service-account group"})
+				fail(subjectError("O", v, "group is not a service-account group", nil))
 			}
 		case isOU(atv.Type):
 			switch {
 			case strings.HasPrefix(v, PodNamespacePrefix):
 				if podNSSet {
-					fail(&SubjectError{Attribute: "OU", Value: v, Reason: "duplicate pod namespace"})
+					fail(subjectError("OU", v, "duplicate pod namespace", nil))
 				}
 				podNSSet, podNS = true, v[len(PodNamespacePrefix):]
 			case strings.HasPrefix(v, PodNamePrefix):
 				if podSet {
-					fail(&SubjectError{Attribute: "OU", Value: v, Reason: "duplicate pod name"})
+					fail(subjectError("OU", v, "duplicate pod name", nil))
 				}
 				podSet, pod = true, v[len(PodNamePrefix):]
 			default:
 				k, val, err := parseExtension(v)
 				if err != nil {
-					fail(&SubjectError{Attribute: "OU", Value: v, Reason: "invalid extension", Err: err})
+					fail(err)
 					continue
 				}
 				if _, dup := ext[k]; dup {
-					fail(&SubjectError{Attribute: "OU", Value: v, Reason: "duplicate extension key"})
+					fail(subjectError("OU", v, "duplicate extension key", nil))
 					continue
 				}
 				if len(ext) == MaxExtensions {
-					fail(&LimitError{What: "extensions", Size: MaxExtensions + 1, Limit: MaxExtensions})
+					fail(limit("extensions", MaxExtensions+1, MaxExtensions))
 					continue
 				}
 				if ext == nil {
@@ -254,57 +267,56 @@ func DecodeName(name pkix.Name) (Subject, error) {
 			uidCount++
 			uid = v
 		default:
-			fail(&SubjectError{Attribute: attributeName(atv.Type), Value: v, Reason: "attribute not allowed in an identity subject"})
+			fail(subjectError(attributeName(atv.Type), v, "attribute not allowed in an identity subject", nil))
 		}
 	}
 
 	switch {
 	case cnCount == 0:
-		return Subject{}, &SubjectError{Attribute: "CN", Reason: "missing", Err: ErrNotServiceAccount}
+		return Subject{}, subjectError("CN", "", "missing", ErrNotServiceAccount)
 	case !strings.HasPrefix(cn, ksa.UsernamePrefix):
-		return Subject{}, &SubjectError{Attribute: "CN", Value: cn, Reason: "not a service-account username", Err: ErrNotServiceAccount}
+		return Subject{}, subjectError("CN", cn, "", ErrNotServiceAccount)
 	case cnCount > 1:
-		return Subject{}, &SubjectError{Attribute: "CN", Value: cn, Reason: "more than one common name"}
+		return Subject{}, subjectError("CN", cn, "more than one common name", nil)
 	}
 	sa, err := ksa.ParseUsername(cn)
 	if err != nil {
-		return Subject{}, &SubjectError{Attribute: "CN", Value: cn, Reason: "invalid service-account username", Err: err}
+		return Subject{}, subjectError("CN", cn, "invalid service-account username", err)
 	}
 	if first != nil {
 		return Subject{}, first
 	}
 	if !allGroup {
-		return Subject{}, &SubjectError{Attribute: "O", Value: ksa.AllServiceAccountsGroup, Reason: "missing group"}
+		return Subject{}, subjectError("O", ksa.AllServiceAccountsGroup, "missing group", nil)
 	}
 	want := ksa.NamespaceGroup(sa.Namespace)
 	switch {
 	case nsGroups == 0:
-		return Subject{}, &SubjectError{Attribute: "O", Value: want, Reason: "missing group"}
+		return Subject{}, subjectError("O", want, "missing group", nil)
 	case nsGroups > 1:
-		return Subject{}, &SubjectError{Attribute: "O", Value: nsGroup, Reason: "more than one namespace group"}
+		return Subject{}, subjectError("O", nsGroup, "more than one namespace group", nil)
 	case nsGroup != want:
-		return Subject{}, &SubjectError{Attribute: "O", Value: nsGroup, Reason: "group of another namespace"}
+		return Subject{}, subjectError("O", nsGroup, "group of another namespace", nil)
 	}
 	s := Subject{ServiceAccount: sa, Extensions: ext}
 	if podNSSet != podSet {
-		return Subject{}, &SubjectError{Attribute: "OU", Reason: "pod namespace and pod name must appear together"}
+		return Subject{}, subjectError("OU", "", "pod namespace and pod name must appear together", nil)
 	}
 	if podSet {
 		if podNS != sa.Namespace {
-			return Subject{}, &SubjectError{Attribute: "OU", Value: PodNamespacePrefix + podNS, Reason: "pod namespace differs from the service account's"}
+			return Subject{}, subjectError("OU", PodNamespacePrefix+podNS, "pod namespace differs from the service account's", nil)
 		}
 		if !ksa.IsObjectName(pod) {
-			return Subject{}, &SubjectError{Attribute: "pod", Value: pod, Reason: "invalid pod name",
-				Err: ksa.CheckObjectName("pod name", pod)}
+			return Subject{}, subjectError("pod", pod, "invalid pod name", ksa.CheckObjectName("pod name", pod))
 		}
 		s.PodName = pod
 	}
 	switch {
 	case uidCount > 1:
-		return Subject{}, &SubjectError{Attribute: "UID", Value: uid, Reason: "more than one UID"}
+		return Subject{}, subjectError("UID", uid, "more than one UID", nil)
 	case uidCount == 1:
 		if reason := checkUID(uid); reason != "" {
-			return Subject{}, &SubjectError{Attribute: "UID", Value: uid, Reason: reason}
+			return Subject{}, subjectError("UID", uid, reason, nil)
 		}
 		s.ServiceAccount.UID = uid
 	}

@@ -4,8 +4,6 @@ import (
 	"crypto"
 	"crypto/rsa"
 	"crypto/x509"
-
-	certificatesv1 "k8s.io/api/certificates/v1"
 )
 
 // Usage is the set of roles a certificate is for: client authentication,
@@ -61,61 +59,6 @@ func (u Usage) ExtKeyUsages() []x509.ExtKeyUsage {
 	return out
 }
 
-// KubernetesUsages returns the spec.usages of a CertificateSigningRequest
-// for u and a key: "digital signature", "key encipherment" for RSA keys
-// only (as the kubelet requests them), then "client auth" and/or "server
-// auth". The kubernetes.io/kube-apiserver-client signer accepts the result
-// for ClientAuth.
-func (u Usage) KubernetesUsages(pub crypto.PublicKey) []certificatesv1.KeyUsage {
-	out := make([]certificatesv1.KeyUsage, 0, 4)
-	out = append(out, certificatesv1.UsageDigitalSignature)
-	if _, ok := pub.(*rsa.PublicKey); ok {
-		out = append(out, certificatesv1.UsageKeyEncipherment)
-	}
-	if u.Has(ClientAuth) {
-		out = append(out, certificatesv1.UsageClientAuth)
-	}
-	if u.Has(ServerAuth) {
-		out = append(out, certificatesv1.UsageServerAuth)
-	}
-	return out
-}
-
-// UsageFromKubernetes reads a CertificateSigningRequest's spec.usages.
-// Accepted strings are "digital signature", "key encipherment", "client
-// auth" and "server auth", each at most once, with at least one of the last
-// two; anything else (Kubernetes knows 23 usages) is a *[UsageError], since
-// identity certificates have no other use.
-func UsageFromKubernetes(usages []certificatesv1.KeyUsage) (Usage, error) {
-	var u Usage
-	var seen [4]bool
-	for _, ku := range usages {
-		var i int
-		switch ku {
-		case certificatesv1.UsageDigitalSignature:
-			i = 0
-		case certificatesv1.UsageKeyEncipherment:
-			i = 1
-		case certificatesv1.UsageClientAuth:
-			i = 2
-			u |= ClientAuth
-		case certificatesv1.UsageServerAuth:
-			i = 3
-			u |= ServerAuth
-		default:
-			return 0, &UsageError{Value: string(ku), Reason: "not a usage of identity certificates"}
-		}
-		if seen[i] {
-			return 0, &UsageError{Value: string(ku), Reason: "duplicate usage"}
-		}
-		seen[i] = true
-	}
-	if u == 0 {
-		return 0, &UsageError{Reason: `neither "client auth" nor "server auth" is requested`}
-	}
-	return u, nil
-}
-
 // keyUsageFor returns the key usage of a leaf with this public key: digital
 // signature, plus key encipherment for RSA (RSA key exchange in TLS 1.2).
 func keyUsageFor(pub crypto.PublicKey) x509.KeyUsage {
@@ -126,13 +69,44 @@ func keyUsageFor(pub crypto.PublicKey) x509.KeyUsage {
 	return ku
 }
 
-// checkUsageShape returns why hosts or a SPIFFE ID cannot go with u, or "".
-func checkUsageShape(u Usage, hosts int, spiffe bool) *UsageError {
+// checkUsageShape reports why hosts or a SPIFFE ID cannot go with u.
+func checkUsageShape(u Usage, hosts int, spiffe bool) error {
 	if hosts > 0 && !u.Has(ServerAuth) {
-		return &UsageError{Usage: u, Reason: "serve hosts need ServerAuth"}
+		return usageError(u.String(), "serve hosts need ServerAuth")
 	}
 	if spiffe && u != ClientAndServerAuth {
-		return &UsageError{Usage: u, Reason: "an X509-SVID needs both ClientAuth and ServerAuth"}
+		return usageError(u.String(), "an X509-SVID needs both ClientAuth and ServerAuth")
 	}
 	return nil
+}
+
+// resolveUsage combines a usage given outside the request (spec.usages,
+// a caller's choice) with the one the request asks for: either may be zero,
+// both must agree, and the result must fit the request's hosts and SPIFFE
+// ID.
+func resolveUsage(given Usage, csr *CSR) (Usage, error) {
+	if given != 0 && !given.valid() {
+		return 0, usageError(given.String(), "unknown usage bits")
+	}
+	usage := given
+	switch {
+	case given == 0:
+		usage = csr.Usage
+	case csr.Usage != 0 && csr.Usage != given:
+		return 0, usageError(given.String(), "differs from the request's extended key usage "+csr.Usage.String())
+	}
+	if usage == 0 {
+		return 0, usageError(usage.String(), "no usage given and the request asks for none")
+	}
+	if err := checkUsageShape(usage, len(csr.DNSNames)+len(csr.IPAddresses), !csr.SPIFFEID.IsZero()); err != nil {
+		return 0, err
+	}
+	return usage, nil
+}
+
+// usageError reports usages that are unknown, missing, inconsistent with
+// each other or with the request, or not allowed: what names the usage (a
+// Usage's String, or a quoted value). It matches [ErrInvalidUsage].
+func usageError(what, reason string) error {
+	return wrap(ErrInvalidUsage, "usage "+what+": "+reason, nil)
 }

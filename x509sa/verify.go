@@ -75,10 +75,10 @@ func (c *Certificate) UserInfo() ksa.UserInfo { return c.Identity().UserInfo() }
 //   - SANs as [ParseCSR] accepts them; with a SPIFFE ID, both client and
 //     server auth (the X509-SVID rule).
 //
-// Errors are a *[CertificateError] or the decoder's errors.
+// Errors match [ErrInvalidCertificate], or are the decoder's errors.
 func DecodeCertificate(cert *x509.Certificate) (*Certificate, error) {
 	if cert == nil {
-		return nil, &CertificateError{Reason: "nil certificate"}
+		return nil, certificateError("nil certificate", nil)
 	}
 	usage, err := checkLeafShape(cert)
 	if err != nil {
@@ -90,14 +90,14 @@ func DecodeCertificate(cert *x509.Certificate) (*Certificate, error) {
 	}
 	ips, err := checkSANs(cert.DNSNames, cert.EmailAddresses, cert.IPAddresses, len(cert.URIs))
 	if err != nil {
-		return nil, &CertificateError{Reason: "subject alternative names", Err: err}
+		return nil, certificateError("subject alternative names", err)
 	}
 	id, err := spiffeFromURIs(cert.URIs, subject.ServiceAccount)
 	if err != nil {
-		return nil, &CertificateError{Reason: "URI SAN", Err: err}
+		return nil, certificateError("URI SAN", err)
 	}
 	if !id.IsZero() && usage != ClientAndServerAuth {
-		return nil, &CertificateError{Reason: "an X509-SVID must list both client and server auth"}
+		return nil, certificateError("an X509-SVID must list both client and server auth", nil)
 	}
 	return &Certificate{
 		Leaf:         cert,
@@ -114,17 +114,17 @@ func DecodeCertificate(cert *x509.Certificate) (*Certificate, error) {
 // type of a leaf and returns its usages.
 func checkLeafShape(cert *x509.Certificate) (Usage, error) {
 	if cert.IsCA {
-		return 0, &CertificateError{Reason: "leaf has the CA flag"}
+		return 0, certificateError("leaf has the CA flag", nil)
 	}
 	const allowed = x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment | x509.KeyUsageKeyAgreement
 	if cert.KeyUsage&x509.KeyUsageDigitalSignature == 0 {
-		return 0, &CertificateError{Reason: "leaf key usage lacks digital signature"}
+		return 0, certificateError("leaf key usage lacks digital signature", nil)
 	}
 	if cert.KeyUsage&^allowed != 0 {
-		return 0, &CertificateError{Reason: fmt.Sprintf("leaf key usage %#x has bits beyond digital signature, key encipherment and key agreement", int(cert.KeyUsage))}
+		return 0, certificateError(fmt.Sprintf("leaf key usage %#x has bits beyond digital signature, key encipherment and key agreement", int(cert.KeyUsage)), nil)
 	}
 	if len(cert.UnknownExtKeyUsage) > 0 {
-		return 0, &CertificateError{Reason: "leaf lists extended key usage " + cert.UnknownExtKeyUsage[0].String()}
+		return 0, certificateError("leaf lists extended key usage "+cert.UnknownExtKeyUsage[0].String(), nil)
 	}
 	var usage Usage
 	for _, eku := range cert.ExtKeyUsage {
@@ -134,16 +134,16 @@ func checkLeafShape(cert *x509.Certificate) (Usage, error) {
 		case x509.ExtKeyUsageServerAuth:
 			usage |= ServerAuth
 		default:
-			return 0, &CertificateError{Reason: fmt.Sprintf("leaf lists extended key usage %d beyond client and server auth", eku)}
+			return 0, certificateError(fmt.Sprintf("leaf lists extended key usage %d beyond client and server auth", eku), nil)
 		}
 	}
 	if err := checkPublicKey(cert.PublicKey); err != nil {
-		return 0, &CertificateError{Reason: "leaf key", Err: err}
+		return 0, certificateError("leaf key", err)
 	}
 	return usage, nil
 }
 
-// VerifierConfig configure a [Verifier]. Roots is required.
+// VerifierConfig configures a [Verifier]. Roots is required.
 type VerifierConfig struct {
 	// Roots are the trusted CAs (kube-apiserver's --client-ca-file, or a
 	// signer's trust bundle).
@@ -163,36 +163,35 @@ type VerifierConfig struct {
 	// Empty accepts a certificate with or without a (valid, matching)
 	// SPIFFE ID.
 	TrustDomain string
-	// Clock returns the verification time. Nil means time.Now.
-	Clock func() time.Time
+	// Now returns the verification time. Nil means time.Now.
+	Now func() time.Time
 }
 
 // Verifier verifies identity certificate chains. It is safe for concurrent
-// use if its Clock is.
+// use if its Now is.
 type Verifier struct {
 	opts VerifierConfig
 	ekus []x509.ExtKeyUsage
 }
 
-// NewVerifier validates the options. Errors are a *[ConfigError] or a
-// *[SPIFFEIDError] for a bad trust domain.
+// NewVerifier validates the configuration. Errors are a *ksa.ConfigError.
 func NewVerifier(opts VerifierConfig) (*Verifier, error) {
 	if opts.Roots == nil {
-		return nil, &ConfigError{Field: "Roots", Reason: "required"}
+		return nil, &ksa.ConfigError{Field: "x509sa.VerifierConfig.Roots", Reason: "is required"}
 	}
 	if opts.Usage == 0 {
 		opts.Usage = ClientAuth
 	}
 	if opts.Usage != ClientAuth && opts.Usage != ServerAuth {
-		return nil, &ConfigError{Field: "Usage", Reason: "must be ClientAuth or ServerAuth"}
+		return nil, &ksa.ConfigError{Field: "x509sa.VerifierConfig.Usage", Reason: "must be ClientAuth or ServerAuth"}
 	}
 	if opts.TrustDomain != "" {
-		if err := ValidateTrustDomain(opts.TrustDomain); err != nil {
-			return nil, err
+		if err := CheckTrustDomain(opts.TrustDomain); err != nil {
+			return nil, &ksa.ConfigError{Field: "x509sa.VerifierConfig.TrustDomain", Reason: "is not a SPIFFE trust domain", Err: err}
 		}
 	}
-	if opts.Clock == nil {
-		opts.Clock = time.Now
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	return &Verifier{opts: opts, ekus: opts.Usage.ExtKeyUsages()}, nil
 }
@@ -206,20 +205,20 @@ func NewVerifier(opts VerifierConfig) (*Verifier, error) {
 func (v *Verifier) Verify(chain []*x509.Certificate) (*Certificate, error) {
 	switch {
 	case len(chain) == 0:
-		return nil, &CertificateError{Reason: "empty chain"}
+		return nil, certificateError("empty chain", nil)
 	case len(chain) > MaxChainLength:
-		return nil, &LimitError{What: "chain certificates", Size: len(chain), Limit: MaxChainLength}
+		return nil, limit("chain certificates", len(chain), MaxChainLength)
 	}
 	for _, c := range chain {
 		if c == nil {
-			return nil, &CertificateError{Reason: "nil certificate in chain"}
+			return nil, certificateError("nil certificate in chain", nil)
 		}
 	}
 	opts := x509.VerifyOptions{
 		Roots:         v.opts.Roots,
 		Intermediates: v.opts.Intermediates,
 		DNSName:       v.opts.DNSName,
-		CurrentTime:   v.opts.Clock(),
+		CurrentTime:   v.opts.Now(),
 		KeyUsages:     v.ekus,
 	}
 	if opts.Intermediates == nil && len(chain) > 1 {
@@ -230,21 +229,28 @@ func (v *Verifier) Verify(chain []*x509.Certificate) (*Certificate, error) {
 	}
 	chains, err := chain[0].Verify(opts)
 	if err != nil {
-		return nil, &TrustError{Err: err}
+		return nil, wrap(ErrUntrusted, "", err)
 	}
 	cert, err := DecodeCertificate(chain[0])
 	if err != nil {
 		return nil, err
 	}
 	if !cert.Usage.Has(v.opts.Usage) {
-		return nil, &CertificateError{Reason: "leaf does not list " + v.opts.Usage.String() + " auth"}
+		return nil, certificateError("leaf does not list "+v.opts.Usage.String()+" auth", nil)
 	}
 	if td := v.opts.TrustDomain; td != "" && cert.SPIFFEID.TrustDomain != td {
 		if cert.SPIFFEID.IsZero() {
-			return nil, &CertificateError{Reason: "no SPIFFE ID; trust domain " + td + " required"}
+			return nil, certificateError("no SPIFFE ID; trust domain "+td+" required", nil)
 		}
-		return nil, &CertificateError{Reason: "SPIFFE ID " + cert.SPIFFEID.String() + " is not in trust domain " + td}
+		return nil, certificateError("SPIFFE ID "+cert.SPIFFEID.String()+" is not in trust domain "+td, nil)
 	}
 	cert.Chains = chains
 	return cert, nil
+}
+
+// certificateError reports a certificate that is not an identity leaf of
+// the shape this package issues and accepts. It matches
+// [ErrInvalidCertificate] and wraps cause, if any.
+func certificateError(reason string, cause error) error {
+	return wrap(ErrInvalidCertificate, "certificate: "+reason, cause)
 }

@@ -63,8 +63,8 @@ func TestVerify(t *testing.T) {
 		{name: "server-only leaf for a client", chain: []*x509.Certificate{leaf(ca, func(c *x509.Certificate) {
 			c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
 		})}, wantErr: []error{x509sa.ErrUntrusted, x509.CertificateInvalidError{}}},
-		{name: "expired", chain: []*x509.Certificate{leaf(ca, nil)}, opts: x509sa.VerifierConfig{Clock: fixedClock(t0.Add(2 * time.Hour))}, wantErr: []error{x509sa.ErrUntrusted, x509.CertificateInvalidError{}}},
-		{name: "not yet valid", chain: []*x509.Certificate{leaf(ca, nil)}, opts: x509sa.VerifierConfig{Clock: fixedClock(t0.Add(-2 * time.Hour))}, wantErr: []error{x509sa.ErrUntrusted}},
+		{name: "expired", chain: []*x509.Certificate{leaf(ca, nil)}, opts: x509sa.VerifierConfig{Now: fixedClock(t0.Add(2 * time.Hour))}, wantErr: []error{x509sa.ErrUntrusted, x509.CertificateInvalidError{}}},
+		{name: "not yet valid", chain: []*x509.Certificate{leaf(ca, nil)}, opts: x509sa.VerifierConfig{Now: fixedClock(t0.Add(-2 * time.Hour))}, wantErr: []error{x509sa.ErrUntrusted}},
 		{name: "unknown critical extension", chain: []*x509.Certificate{leaf(ca, func(c *x509.Certificate) {
 			c.ExtraExtensions = []pkix.Extension{{Id: asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 57683, 1}, Critical: true, Value: []byte{0x05, 0x00}}}
 		})}, wantErr: []error{x509sa.ErrUntrusted}},
@@ -108,8 +108,8 @@ func TestVerify(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := tt.opts
 			opts.Roots = ca.pool
-			if opts.Clock == nil {
-				opts.Clock = fixedClock(t0)
+			if opts.Now == nil {
+				opts.Now = fixedClock(t0)
 			}
 			v, err := x509sa.NewVerifier(opts)
 			require.NoError(t, err)
@@ -145,7 +145,7 @@ func TestVerifiedIdentity(t *testing.T) {
 		Subject: x509sa.Subject{ServiceAccount: testSA, PodName: "cart-0"},
 	})})
 	require.NoError(t, err)
-	v, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: ca.pool, Clock: fixedClock(t0)})
+	v, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: ca.pool, Now: fixedClock(t0)})
 	require.NoError(t, err)
 	cert, err := v.Verify([]*x509.Certificate{issued.Leaf})
 	require.NoError(t, err)
@@ -186,7 +186,7 @@ func TestVerifyIntermediates(t *testing.T) {
 	interCA := &testCA{cert: inter, key: interKey}
 	leaf := interCA.sign(t, leafTemplate(t, x509sa.Subject{ServiceAccount: testSA}), testkeys.Generated("p256").Public())
 
-	presented, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: root.pool, Clock: fixedClock(t0)})
+	presented, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: root.pool, Now: fixedClock(t0)})
 	require.NoError(t, err)
 	_, err = presented.Verify([]*x509.Certificate{leaf, inter})
 	require.NoError(t, err, "intermediate taken from the presented chain")
@@ -195,12 +195,12 @@ func TestVerifyIntermediates(t *testing.T) {
 
 	pinned := x509.NewCertPool()
 	pinned.AddCert(inter)
-	v, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: root.pool, Intermediates: pinned, Clock: fixedClock(t0)})
+	v, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: root.pool, Intermediates: pinned, Now: fixedClock(t0)})
 	require.NoError(t, err)
 	_, err = v.Verify([]*x509.Certificate{leaf})
 	require.NoError(t, err)
 
-	empty, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: root.pool, Intermediates: x509.NewCertPool(), Clock: fixedClock(t0)})
+	empty, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: root.pool, Intermediates: x509.NewCertPool(), Now: fixedClock(t0)})
 	require.NoError(t, err)
 	_, err = empty.Verify([]*x509.Certificate{leaf, inter})
 	require.ErrorIs(t, err, x509sa.ErrUntrusted, "a pinned pool replaces the presented intermediates")
@@ -215,9 +215,9 @@ func TestNewVerifierOptions(t *testing.T) {
 	}{
 		{name: "roots only", opts: x509sa.VerifierConfig{Roots: pool}},
 		{name: "server", opts: x509sa.VerifierConfig{Roots: pool, Usage: x509sa.ServerAuth}},
-		{name: "no roots", opts: x509sa.VerifierConfig{}, wantErr: x509sa.ErrInvalidConfig},
-		{name: "both usages", opts: x509sa.VerifierConfig{Roots: pool, Usage: x509sa.ClientAndServerAuth}, wantErr: x509sa.ErrInvalidConfig},
-		{name: "unknown usage", opts: x509sa.VerifierConfig{Roots: pool, Usage: 4}, wantErr: x509sa.ErrInvalidConfig},
+		{name: "no roots", opts: x509sa.VerifierConfig{}, wantErr: ksa.ErrInvalidConfig},
+		{name: "both usages", opts: x509sa.VerifierConfig{Roots: pool, Usage: x509sa.ClientAndServerAuth}, wantErr: ksa.ErrInvalidConfig},
+		{name: "unknown usage", opts: x509sa.VerifierConfig{Roots: pool, Usage: 4}, wantErr: ksa.ErrInvalidConfig},
 		{name: "bad trust domain", opts: x509sa.VerifierConfig{Roots: pool, TrustDomain: "Bad"}, wantErr: x509sa.ErrInvalidSPIFFEID},
 	}
 	for _, tt := range tests {

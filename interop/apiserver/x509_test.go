@@ -67,7 +67,7 @@ func testX509ClientCertificate(t *testing.T, cp *controlplane.ControlPlane) {
 		Usage:   x509sa.ClientAuth,
 	})
 	require.NoError(t, err)
-	issuer, err := x509sa.NewIssuer(clientCA, clientCAKey, x509sa.IssuerConfig{})
+	issuer, err := x509sa.NewIssuer(x509sa.IssuerConfig{CA: clientCA, Key: clientCAKey})
 	require.NoError(t, err)
 	issued, err := issuer.Issue(x509sa.IssueRequest{CSR: csr, Usage: x509sa.ClientAuth})
 	require.NoError(t, err)

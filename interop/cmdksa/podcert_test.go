@@ -46,6 +46,7 @@ import (
 
 	ksaid "github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/interop/controlplane"
+	"github.com/ksa-go/ksa/kubeapi"
 	"github.com/ksa-go/ksa/podcert"
 	"github.com/ksa-go/ksa/x509sa"
 )
@@ -109,8 +110,8 @@ func TestPodCertificateSigner(t *testing.T) {
 		require.Equal(t, podcert.Issued, st.Outcome(), "%+v", st.Conditions)
 		cartBundle := writeBundle(t, work, "cart", cartKey, st.CertificateChain)
 		leaf := firstCert(t, st.CertificateChain)
-		assert.Equal(t, leaf.NotBefore, st.NotBefore.Time.UTC())
-		assert.Equal(t, leaf.NotAfter, st.NotAfter.Time.UTC())
+		assert.Equal(t, leaf.NotBefore, st.NotBefore.UTC())
+		assert.Equal(t, leaf.NotAfter, st.NotAfter.UTC())
 
 		// 2. The certificate authenticates as the service account.
 		dec, err := x509sa.DecodeCertificate(leaf)
@@ -277,9 +278,11 @@ func (a pcrAPI) watchStatuses(t *testing.T, ns string, decided func(name string,
 		var st podcert.Status
 		switch o := ev.Object.(type) {
 		case *certificatesv1.PodCertificateRequest:
-			name, st = o.Name, podcert.StatusFromV1(&o.Status)
+			name = o.Name
+			_, st = kubeapi.PodCertRequest(o)
 		case *certificatesv1beta1.PodCertificateRequest:
-			name, st = o.Name, podcert.StatusFromV1beta1(&o.Status)
+			name = o.Name
+			_, st = kubeapi.PodCertRequestV1beta1(o)
 		default:
 			return false, nil
 		}

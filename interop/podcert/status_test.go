@@ -23,6 +23,7 @@ import (
 	testclock "k8s.io/utils/clock/testing"
 
 	"github.com/ksa-go/ksa/internal/testkeys"
+	"github.com/ksa-go/ksa/kubeapi"
 	"github.com/ksa-go/ksa/podcert"
 )
 
@@ -45,8 +46,8 @@ func newFixture(t *testing.T) *fixture {
 	require.NoError(t, err)
 	ca, err := x509.ParseCertificate(der)
 	require.NoError(t, err)
-	s, err := podcert.New(podcert.Config{SignerName: signerName, CA: key, Chain: []*x509.Certificate{ca},
-		Clock: func() time.Time { return t0 }, Policy: podcert.PolicyFunc(func(*podcert.Request, podcert.Asked) error { return nil })})
+	s, err := podcert.NewSigner(podcert.SignerConfig{SignerName: signerName, Key: key, Chain: []*x509.Certificate{ca},
+		Now: func() time.Time { return t0 }, Policy: podcert.PolicyFunc(func(*podcert.Request, podcert.Asked) error { return nil })})
 	require.NoError(t, err)
 	return &fixture{caCert: ca, caKey: key, signer: s}
 }
@@ -97,6 +98,21 @@ func kubernetesAccepts(t *testing.T, updated, old *certificatesv1.PodCertificate
 	return false, errs.ToAggregate().Error()
 }
 
+// checkStatusV1 runs podcert.CheckStatus on a v1 status update, old to
+// updated, read as kubeapi reads the objects.
+func checkStatusV1(updated, old *certificatesv1.PodCertificateRequest, now time.Time) error {
+	req, oldStatus := kubeapi.PodCertRequest(old)
+	_, newStatus := kubeapi.PodCertRequest(updated)
+	return podcert.CheckStatus(&req, oldStatus, newStatus, now)
+}
+
+// checkStatusV1beta1 is checkStatusV1 for v1beta1 objects.
+func checkStatusV1beta1(updated, old *certificatesv1beta1.PodCertificateRequest, now time.Time) error {
+	req, oldStatus := kubeapi.PodCertRequestV1beta1(old)
+	_, newStatus := kubeapi.PodCertRequestV1beta1(updated)
+	return podcert.CheckStatus(&req, oldStatus, newStatus, now)
+}
+
 // toV1beta1 converts through the internal type, as the API server does.
 func toV1beta1(t *testing.T, p *certificatesv1.PodCertificateRequest) *certificatesv1beta1.PodCertificateRequest {
 	t.Helper()
@@ -108,8 +124,9 @@ func toV1beta1(t *testing.T, p *certificatesv1.PodCertificateRequest) *certifica
 }
 
 // TestStatusCheckerAgreesWithKubernetes: for a table of requests and
-// status updates, podcert.CheckStatusV1 accepts exactly what
-// kube-apiserver's ValidatePodCertificateRequestStatusUpdate accepts.
+// status updates, podcert.CheckStatus (on the objects as kubeapi reads
+// them) accepts exactly what kube-apiserver's
+// ValidatePodCertificateRequestStatusUpdate accepts, for v1 and v1beta1.
 func TestStatusCheckerAgreesWithKubernetes(t *testing.T) {
 	f := newFixture(t)
 	type update struct {
@@ -124,15 +141,15 @@ func TestStatusCheckerAgreesWithKubernetes(t *testing.T) {
 	decide := func(annotations map[string]string) func(*testing.T, *certificatesv1.PodCertificateRequest) {
 		return func(t *testing.T, p *certificatesv1.PodCertificateRequest) {
 			p.Spec.UnverifiedUserAnnotations = annotations
-			req := podcert.FromV1(p)
+			req, _ := kubeapi.PodCertRequest(p)
 			d, err := f.signer.Decide(&req)
 			require.NoError(t, err)
-			p.Status = d.Status().V1()
+			p.Status = kubeapi.PodCertStatus(d.Status())
 		}
 	}
 	issued := func(nb, na, bra time.Time, mod func(*x509.Certificate)) func(*testing.T, *certificatesv1.PodCertificateRequest) {
 		return func(t *testing.T, p *certificatesv1.PodCertificateRequest) {
-			req := podcert.FromV1(p)
+			req, _ := kubeapi.PodCertRequest(p)
 			pub, err := req.PublicKey()
 			require.NoError(t, err)
 			p.Status = certificatesv1.PodCertificateRequestStatus{
@@ -250,12 +267,12 @@ func TestStatusCheckerAgreesWithKubernetes(t *testing.T) {
 				now = t0
 			}
 			kubeOK, kubeMsg := kubernetesAccepts(t, updated, old, now)
-			ours := podcert.CheckStatusV1(updated, old, now)
+			ours := checkStatusV1(updated, old, now)
 			assert.Equal(t, tc.accept, kubeOK, "Kubernetes: %s", kubeMsg)
 			assert.Equal(t, kubeOK, ours == nil, "Kubernetes: %s; podcert: %v", kubeMsg, ours)
 
 			// The same update as v1beta1 gets the same answer.
-			assert.Equal(t, kubeOK, podcert.CheckStatusV1beta1(toV1beta1(t, updated), toV1beta1(t, old), now) == nil)
+			assert.Equal(t, kubeOK, checkStatusV1beta1(toV1beta1(t, updated), toV1beta1(t, old), now) == nil)
 		})
 	}
 }

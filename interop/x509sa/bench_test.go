@@ -20,7 +20,7 @@ func BenchmarkAuthenticate(b *testing.B) {
 	chain := []*x509.Certificate{issued.Leaf}
 
 	b.Run("x509sa", func(b *testing.B) {
-		v, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: c.pool, Clock: fixedClock(t0)})
+		v, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: c.pool, Now: fixedClock(t0)})
 		if err != nil {
 			b.Fatal(err)
 		}

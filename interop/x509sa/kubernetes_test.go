@@ -69,10 +69,11 @@ func (c *ca) sign(t testing.TB, tmpl *x509.Certificate, pub crypto.PublicKey) *x
 
 func (c *ca) issue(t testing.TB, opts x509sa.IssuerConfig, csr x509sa.CSROptions, keyName string) *x509sa.Issued {
 	t.Helper()
-	if opts.Clock == nil {
-		opts.Clock = fixedClock(t0)
+	if opts.Now == nil {
+		opts.Now = fixedClock(t0)
 	}
-	is, err := x509sa.NewIssuer(c.cert, c.key, opts)
+	opts.CA, opts.Key = c.cert, c.key
+	is, err := x509sa.NewIssuer(opts)
 	require.NoError(t, err)
 	der, err := x509sa.CreateCSR(nil, testkeys.Generated(keyName), csr)
 	require.NoError(t, err)
@@ -95,7 +96,7 @@ func kubeAuthenticate(roots *x509.CertPool, at time.Time, chain ...*x509.Certifi
 // ours verifies the same chain for client auth.
 func ours(t testing.TB, roots *x509.CertPool, at time.Time, chain ...*x509.Certificate) (*x509sa.Certificate, error) {
 	t.Helper()
-	v, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: roots, Usage: x509sa.ClientAuth, Clock: fixedClock(at)})
+	v, err := x509sa.NewVerifier(x509sa.VerifierConfig{Roots: roots, Usage: x509sa.ClientAuth, Now: fixedClock(at)})
 	require.NoError(t, err)
 	return v.Verify(chain)
 }

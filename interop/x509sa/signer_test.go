@@ -27,6 +27,7 @@ import (
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/ksa-go/ksa/internal/testkeys"
+	"github.com/ksa-go/ksa/kubeapi"
 	"github.com/ksa-go/ksa/x509sa"
 )
 
@@ -57,7 +58,7 @@ func TestKubernetesSignerDropsUID(t *testing.T) {
 	require.NoError(t, err)
 	requireSameUser(t, resp.User, got.UserInfo())
 
-	is, err := x509sa.NewIssuer(c.cert, c.key, x509sa.IssuerConfig{Clock: fixedClock(t0)})
+	is, err := x509sa.NewIssuer(x509sa.IssuerConfig{CA: c.cert, Key: c.key, Now: fixedClock(t0)})
 	require.NoError(t, err)
 	issued, err := is.Issue(x509sa.IssueRequest{CSR: der})
 	require.NoError(t, err)
@@ -68,7 +69,7 @@ func TestKubernetesSignerDropsUID(t *testing.T) {
 }
 
 // TestKubernetesValidatesCSRObjects: the objects
-// NewCertificateSigningRequest builds pass the API server's create
+// kubeapi.NewCertificateSigningRequest builds pass the API server's create
 // validation (request PEM, usages, signer name, expirationSeconds).
 func TestKubernetesValidatesCSRObjects(t *testing.T) {
 	sub := x509sa.Subject{ServiceAccount: testSA, PodName: "web-0"}
@@ -76,18 +77,18 @@ func TestKubernetesValidatesCSRObjects(t *testing.T) {
 		name string
 		key  string
 		csr  x509sa.CSROptions
-		opts x509sa.RequestOptions
+		opts kubeapi.CertificateSigningRequestOptions
 	}{
 		{name: "client, zero options", key: "p256", csr: x509sa.CSROptions{Subject: sub}},
-		{name: "client RSA, 10 minutes", key: "rsa2048", csr: x509sa.CSROptions{Subject: sub}, opts: x509sa.RequestOptions{Name: "web-0-client", Lifetime: 10 * time.Minute}},
+		{name: "client RSA, 10 minutes", key: "rsa2048", csr: x509sa.CSROptions{Subject: sub}, opts: kubeapi.CertificateSigningRequestOptions{Name: "web-0-client", Lifetime: 10 * time.Minute}},
 		{name: "X509-SVID, own signer", key: "ed25519", csr: x509sa.CSROptions{Subject: sub, Usage: x509sa.ClientAndServerAuth, TrustDomain: "cluster.local", Hosts: []string{"web.ns1.svc", "10.0.0.7"}},
-			opts: x509sa.RequestOptions{SignerName: "example.com/mesh", Lifetime: 24 * time.Hour}},
+			opts: kubeapi.CertificateSigningRequestOptions{SignerName: "example.com/mesh", Lifetime: 24 * time.Hour}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			der, err := x509sa.CreateCSR(nil, testkeys.Generated(tt.key), tt.csr)
 			require.NoError(t, err)
-			obj, err := x509sa.NewCertificateSigningRequest(der, tt.opts)
+			obj, err := kubeapi.NewCertificateSigningRequest(der, tt.opts)
 			require.NoError(t, err)
 			if obj.Name == "" {
 				obj.Name = obj.GenerateName + "x7k2q" // the API server generates the name before validating
@@ -99,7 +100,7 @@ func TestKubernetesValidatesCSRObjects(t *testing.T) {
 	}
 }
 
-// TestSignerNameAgreesWithKubernetes: ValidateSignerName
+// TestSignerNameAgreesWithKubernetes: x509sa.CheckSignerName
 // accepts what Kubernetes' ValidateSignerName accepts, except the signers
 // that can never sign a service-account subject.
 func TestSignerNameAgreesWithKubernetes(t *testing.T) {
@@ -123,7 +124,7 @@ func TestSignerNameAgreesWithKubernetes(t *testing.T) {
 	}
 	for _, name := range names {
 		kubeOK := len(corevalidation.ValidateSignerName(field.NewPath("spec", "signerName"), name)) == 0
-		err := x509sa.ValidateSignerName(name)
+		err := x509sa.CheckSignerName(name)
 		if refusedByUs[name] {
 			assert.True(t, kubeOK, name)
 			require.ErrorIs(t, err, x509sa.ErrInvalidSignerName, name)
@@ -196,10 +197,10 @@ func TestKubernetesCSRSigner(t *testing.T) {
 	// The client request x509sa builds, approved by x509sa's checks.
 	der, err := x509sa.CreateCSR(nil, testkeys.Generated("p256"), x509sa.CSROptions{Subject: sub})
 	require.NoError(t, err)
-	obj, err := x509sa.NewCertificateSigningRequest(der, x509sa.RequestOptions{Name: "client", Lifetime: time.Hour})
+	obj, err := kubeapi.NewCertificateSigningRequest(der, kubeapi.CertificateSigningRequestOptions{Name: "client", Lifetime: time.Hour})
 	require.NoError(t, err)
 	obj.Spec.Username, obj.Spec.UID, obj.Spec.Groups = testSA.Username(), testSA.UID, append(testSA.Groups(), "system:authenticated")
-	_, err = x509sa.CheckCertificateSigningRequest(obj, x509sa.MatchOptions{})
+	_, err = kubeapi.CheckCertificateSigningRequest(obj, x509sa.MatchOptions{})
 	require.NoError(t, err)
 	approve(obj)
 	signed := waitFor("client")
@@ -219,7 +220,7 @@ func TestKubernetesCSRSigner(t *testing.T) {
 	// A server-auth request for the client signer.
 	der, err = x509sa.CreateCSR(nil, testkeys.Generated("p256"), x509sa.CSROptions{Subject: sub, Usage: x509sa.ServerAuth, Hosts: []string{"web.ns1.svc"}})
 	require.NoError(t, err)
-	_, err = x509sa.NewCertificateSigningRequest(der, x509sa.RequestOptions{})
+	_, err = kubeapi.NewCertificateSigningRequest(der, kubeapi.CertificateSigningRequestOptions{})
 	require.ErrorIs(t, err, x509sa.ErrInvalidUsage)
 	server := &certificatesv1.CertificateSigningRequest{
 		ObjectMeta: metav1.ObjectMeta{Name: "server"},
@@ -229,7 +230,7 @@ func TestKubernetesCSRSigner(t *testing.T) {
 			Username: testSA.Username(), UID: testSA.UID, Groups: testSA.Groups(),
 		},
 	}
-	_, err = x509sa.CheckCertificateSigningRequest(server, x509sa.MatchOptions{AllowHost: func(string) bool { return true }})
+	_, err = kubeapi.CheckCertificateSigningRequest(server, x509sa.MatchOptions{AllowHost: func(string) bool { return true }})
 	require.ErrorIs(t, err, x509sa.ErrInvalidUsage)
 	approve(server)
 	failed := waitFor("server")
@@ -263,8 +264,9 @@ func TestPodCertificateStatusValidation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			opts := tt.opts
-			opts.Clock = fixedClock(t0)
-			is, err := x509sa.NewIssuer(c.cert, c.key, opts)
+			opts.Now = fixedClock(t0)
+			opts.CA, opts.Key = c.cert, c.key
+			is, err := x509sa.NewIssuer(opts)
 			require.NoError(t, err)
 			der, err := x509sa.CreateCSR(nil, testkeys.Generated("ed25519"), x509sa.CSROptions{Subject: x509sa.Subject{ServiceAccount: testSA, PodName: "web-0"}})
 			require.NoError(t, err)

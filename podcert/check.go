@@ -7,14 +7,11 @@ import (
 	"strconv"
 	"strings"
 
-	certificatesv1 "k8s.io/api/certificates/v1"
-	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
-
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/x509sa"
 )
 
-// Validate checks what kube-apiserver checks when a request is created,
+// Check checks what kube-apiserver checks when a request is created,
 // except the proof (see [Request.PublicKey]), rule for rule:
 //
 //   - metadata.namespace is a namespace name (a DNS-1123 label) and
@@ -39,18 +36,19 @@ import (
 //
 // One rule is stricter than kube-apiserver's: the service-account UID must
 // be one x509sa can carry (letters, digits and -._:). A signer runs
-// Validate because a request may come from an API server older or laxer
-// than these rules. The error is a *[RequestError] for the first rule
-// broken; a bad name also matches ksa.ErrInvalidName.
-func (r *Request) Validate() error {
+// Check because a request may come from an API server older or laxer
+// than these rules. The error matches [ErrInvalidRequest] and names the
+// field of the first rule broken; a bad name also matches
+// ksa.ErrInvalidName.
+func (r *Request) Check() error {
 	if err := ksa.CheckNamespace("namespace", r.Namespace); err != nil {
-		return &RequestError{Field: "metadata.namespace", Err: err}
+		return requestError("metadata.namespace", "", err)
 	}
 	if err := ksa.CheckObjectName("name", r.Name); err != nil {
-		return &RequestError{Field: "metadata.name", Err: err}
+		return requestError("metadata.name", "", err)
 	}
 	if err := checkSignerName(r.SignerName); err != nil {
-		return &RequestError{Field: "spec.signerName", Err: err}
+		return requestError("spec.signerName", "", err)
 	}
 	for _, f := range [...]struct{ field, what, name string }{
 		{"spec.podName", "pod name", r.PodName},
@@ -58,25 +56,25 @@ func (r *Request) Validate() error {
 		{"spec.nodeName", "node name", r.NodeName},
 	} {
 		if err := ksa.CheckObjectName(f.what, f.name); err != nil {
-			return &RequestError{Field: f.field, Err: err}
+			return requestError(f.field, "", err)
 		}
 	}
 	for _, f := range [...]struct{ field, uid string }{
 		{"spec.podUID", r.PodUID}, {"spec.serviceAccountUID", r.ServiceAccountUID}, {"spec.nodeUID", r.NodeUID},
 	} {
 		if f.uid == "" || len(f.uid) > MaxUIDLength {
-			return &RequestError{Field: f.field, Reason: "must be 1 to " + strconv.Itoa(MaxUIDLength) + " bytes"}
+			return requestError(f.field, "must be 1 to "+strconv.Itoa(MaxUIDLength)+" bytes", nil)
 		}
 	}
-	if err := r.Subject().Validate(); err != nil {
-		return &RequestError{Field: "spec", Reason: "service account and pod", Err: err}
+	if err := r.Subject().Check(); err != nil {
+		return requestError("spec", "service account and pod", err)
 	}
 	hi := int32(MaxMaxExpirationSeconds)
 	if IsKubernetesSignerName(r.SignerName) {
 		hi = KubernetesMaxExpirationSeconds
 	}
 	if m := r.MaxLifetime(); m < MinMaxExpirationSeconds || m > hi {
-		return &RequestError{Field: "spec.maxExpirationSeconds", Reason: fmt.Sprintf("%d is not in [%d, %d]", m, MinMaxExpirationSeconds, hi)}
+		return requestError("spec.maxExpirationSeconds", fmt.Sprintf("%d is not in [%d, %d]", m, MinMaxExpirationSeconds, hi), nil)
 	}
 	return checkUserAnnotations(r.UnverifiedUserAnnotations)
 }
@@ -86,10 +84,10 @@ func (r *Request) Validate() error {
 // form.
 func checkSignerName(name string) error {
 	switch name {
-	case certificatesv1beta1.LegacyUnknownSignerName, certificatesv1.KubeAPIServerClientKubeletSignerName, certificatesv1.KubeletServingSignerName:
+	case "kubernetes.io/legacy-unknown", "kubernetes.io/kube-apiserver-client-kubelet", "kubernetes.io/kubelet-serving":
 		return nil
 	}
-	return x509sa.ValidateSignerName(name)
+	return x509sa.CheckSignerName(name)
 }
 
 // IsKubernetesSignerName reports whether a signer name is reserved for the
@@ -108,11 +106,11 @@ func checkUserAnnotations(ann map[string]string) error {
 		size += len(k) + len(v)
 	}
 	if size > MaxUnverifiedUserAnnotationsSize {
-		return &RequestError{Field: field, Reason: "too large", Err: &LimitError{What: "annotation bytes", Size: size, Limit: MaxUnverifiedUserAnnotationsSize}}
+		return requestError(field, "too large", limit("annotation bytes", size, MaxUnverifiedUserAnnotationsSize))
 	}
 	for _, k := range slices.Sorted(maps.Keys(ann)) {
 		if reason := checkDomainPrefixedKey(strings.ToLower(k)); reason != "" {
-			return &RequestError{Field: field, Reason: fmt.Sprintf("key %q %s", k, reason)}
+			return requestError(field, fmt.Sprintf("key %q %s", k, reason), nil)
 		}
 	}
 	return nil

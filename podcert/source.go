@@ -1,0 +1,218 @@
+package podcert
+
+import (
+	"crypto/tls"
+	"errors"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/ksa-go/ksa"
+)
+
+// SourceConfig configures a [Source]: BundlePath, or KeyPath and ChainPath.
+type SourceConfig struct {
+	// BundlePath is one file holding the key and the chain: a
+	// podCertificate projection's credentialBundlePath.
+	BundlePath string
+	// KeyPath and ChainPath are a key file and a chain file (leaf first),
+	// used when BundlePath is empty: a podCertificate projection's keyPath
+	// and certificateChainPath, or, with AnyCertificate, a kubernetes.io/tls
+	// Secret's tls.key and tls.crt mounted in a volume (as cert-manager
+	// writes them).
+	KeyPath, ChainPath string
+	// AnyCertificate serves any certificate and key pair crypto/tls's
+	// X509KeyPair would read: a key in a PKCS#8, PKCS#1 ("RSA PRIVATE
+	// KEY") or SEC1 ("EC PRIVATE KEY") block, of any type and size
+	// jwks.CheckPublicKey accepts (RSA from 2048 bits), and a leaf that
+	// carries no service-account identity (a webhook's serving
+	// certificate); Credential.Identity is then zero. False (the default)
+	// requires a pod certificate: the rules of [ParseKeyAndChain].
+	AnyCertificate bool
+	// Now returns the current time, to refuse an expired credential. Nil
+	// means time.Now.
+	Now func() time.Time
+	// OnReload, when set, is called after every load that changed files
+	// trigger (not after [Source.Reload], which returns its error), with
+	// nil on success or the error that kept the previous credential in
+	// service: a hook for logs and metrics. It is called with the source's
+	// lock held and must not call the source.
+	OnReload func(err error)
+}
+
+// Source serves a TLS credential from files and follows their
+// replacements: the module's one source of TLS credentials from files. By
+// default it serves a pod's mounted pod certificate (the kubelet's
+// credential bundle, or its key and chain files); with
+// SourceConfig.AnyCertificate, any key and certificate, such as a
+// cert-manager Secret's tls.key and tls.crt for a webhook. Give
+// [Source.GetCertificate] to tls.Config.GetCertificate (serving) or
+// [Source.GetClientCertificate] to tls.Config.GetClientCertificate, or
+// the Source to [Peers.ServerConfig] and [Peers.ClientConfig].
+//
+// It runs no goroutine and no timer: on every use it compares the files'
+// identity, size and modification time with those it loaded and, when
+// they changed, loads them again. The kubelet and Secret volumes replace
+// files by renaming (a new file each time), which this always sees. A new
+// credential replaces the old one atomically, and only when it parses in
+// full (key and chain agree); until then the old one keeps serving while
+// it is valid. It is safe for concurrent use.
+type Source struct {
+	cfg   SourceConfig
+	rules rules
+	paths []string
+	mu    sync.Mutex // serializes loads
+	cur   atomic.Pointer[loaded]
+}
+
+type loaded struct {
+	cred  *Credential
+	stamp []os.FileInfo
+}
+
+// NewSource validates the configuration and loads the credential once.
+// Errors are a *ksa.ConfigError, or the load's error.
+func NewSource(cfg SourceConfig) (*Source, error) {
+	s := &Source{cfg: cfg, rules: rules{anyCertificate: cfg.AnyCertificate}}
+	switch {
+	case cfg.BundlePath != "" && (cfg.KeyPath != "" || cfg.ChainPath != ""):
+		return nil, &ksa.ConfigError{Field: "podcert.SourceConfig.BundlePath", Reason: "is set with KeyPath or ChainPath: set one or the other"}
+	case cfg.BundlePath != "":
+		s.paths = []string{cfg.BundlePath}
+	case cfg.KeyPath != "" && cfg.ChainPath != "":
+		s.paths = []string{cfg.KeyPath, cfg.ChainPath}
+	default:
+		return nil, &ksa.ConfigError{Field: "podcert.SourceConfig.BundlePath", Reason: "is empty: set it, or KeyPath and ChainPath"}
+	}
+	if s.cfg.Now == nil {
+		s.cfg.Now = time.Now
+	}
+	if err := s.Reload(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Reload reads the files now and, if they hold a valid credential, serves
+// it from then on. On error the previous credential stays.
+func (s *Source) Reload() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.load()
+}
+
+// fileError reports a file that cannot be opened or read; it matches
+// [ErrInvalidBundle] and wraps the cause (fs.ErrNotExist, ...).
+func fileError(path, reason string, cause error) error {
+	return wrap(ErrInvalidBundle, "credential bundle "+path+": "+reason, cause)
+}
+
+func (s *Source) load() error {
+	stamp := make([]os.FileInfo, len(s.paths))
+	data := make([][]byte, len(s.paths))
+	total := 0
+	for i, p := range s.paths {
+		f, err := os.Open(p)
+		if err != nil {
+			return fileError(p, "cannot open", errors.Unwrap(err))
+		}
+		st, err := f.Stat()
+		if err == nil && st.Size() > int64(MaxBundleSize-total) {
+			err = limit("bundle bytes", int(min(st.Size(), 1<<30))+total, MaxBundleSize)
+		}
+		if err == nil {
+			data[i], err = readAllLimited(f, MaxBundleSize-total)
+		}
+		_ = f.Close()
+		if err != nil {
+			var pathErr *os.PathError
+			if errors.As(err, &pathErr) {
+				err = pathErr.Err
+			}
+			return fileError(p, "cannot read", err)
+		}
+		stamp[i], total = st, total+len(data[i])
+	}
+	var cred *Credential
+	var err error
+	if len(data) == 1 {
+		cred, err = parseBlocks(data[0], s.rules)
+	} else {
+		cred, err = parseKeyAndChain(data[0], data[1], s.rules)
+	}
+	if err != nil {
+		return fileError(s.paths[0], "cannot use", err)
+	}
+	s.cur.Store(&loaded{cred: cred, stamp: stamp})
+	return nil
+}
+
+func readAllLimited(f *os.File, max int) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > max {
+		return nil, limit("bundle bytes", len(data), max)
+	}
+	return data, nil
+}
+
+// changed reports whether any file differs from the loaded one.
+func (s *Source) changed(l *loaded) bool {
+	for i, p := range s.paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return true
+		}
+		old := l.stamp[i]
+		if !os.SameFile(st, old) || st.Size() != old.Size() || !st.ModTime().Equal(old.ModTime()) {
+			return true
+		}
+	}
+	return false
+}
+
+// Current returns the credential to use now, loading the files again if
+// they changed. A failed load keeps the previous credential; an error is
+// returned only when no credential valid at the clock's time is left
+// (matching [ErrInvalidBundle]).
+func (s *Source) Current() (*Credential, error) {
+	l := s.cur.Load()
+	var loadErr error
+	if s.changed(l) {
+		s.mu.Lock()
+		if l2 := s.cur.Load(); l2 == l || s.changed(l2) {
+			loadErr = s.load()
+			if s.cfg.OnReload != nil {
+				s.cfg.OnReload(loadErr)
+			}
+		}
+		s.mu.Unlock()
+		l = s.cur.Load()
+	}
+	if now := s.cfg.Now(); !now.Before(l.cred.NotAfter) {
+		return nil, fileError(s.paths[0], "the credential expired at "+l.cred.NotAfter.UTC().Format(time.RFC3339), loadErr)
+	}
+	return l.cred, nil
+}
+
+// GetCertificate is for tls.Config.GetCertificate (serving).
+func (s *Source) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error) {
+	c, err := s.Current()
+	if err != nil {
+		return nil, err
+	}
+	return &c.Certificate, nil
+}
+
+// GetClientCertificate is for tls.Config.GetClientCertificate.
+func (s *Source) GetClientCertificate(*tls.CertificateRequestInfo) (*tls.Certificate, error) {
+	c, err := s.Current()
+	if err != nil {
+		return nil, err
+	}
+	return &c.Certificate, nil
+}

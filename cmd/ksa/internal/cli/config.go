@@ -10,8 +10,8 @@ import (
 	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
 	"github.com/ksa-go/ksa/credspec"
 	"github.com/ksa-go/ksa/extsigner"
+	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/oidc"
-	"github.com/ksa-go/ksa/podcert"
 	"github.com/ksa-go/ksa/tokens"
 	"github.com/ksa-go/ksa/x509sa"
 )
@@ -27,29 +27,28 @@ type configProblem struct {
 // uses.
 func asConfigProblem(err error) (configProblem, bool) {
 	var (
-		pc *podcert.ConfigError
-		ec *extsigner.ConfigError
-		tc *tokens.ConfigError
-		oc *oidc.ConfigError
-		xc *x509sa.ConfigError
-		cc *credspec.ConfigError
-		kc *podcertctl.ConfigError
+		kc0 *ksa.ConfigError
+		ec  *extsigner.ConfigError
+		tc  *tokens.ConfigError
+		oc  *oidc.ConfigError
+		cc  *credspec.ConfigError
+		kc  *podcertctl.ConfigError
 	)
 	switch {
-	case errors.As(err, &pc):
-		return configProblem{pc.Field, pc.Reason, pc.Err}, true
+	case errors.As(err, &kc0):
+		// The field is qualified by its package: "podcert.SignerConfig.Chain".
+		_, field, _ := strings.Cut(kc0.Field, ".")
+		return configProblem{field, kc0.Reason, kc0.Err}, true
 	case errors.As(err, &ec):
 		return configProblem{ec.Field, ec.Reason, ec.Err}, true
 	case errors.As(err, &tc):
 		return configProblem{tc.Field, tc.Reason, tc.Err}, true
 	case errors.As(err, &oc):
 		return configProblem{oc.Field, oc.Reason, oc.Err}, true
-	case errors.As(err, &xc):
-		return configProblem{xc.Field, xc.Reason, xc.Err}, true
 	case errors.As(err, &cc):
 		return configProblem{cc.Field, cc.Reason, cc.Err}, true
 	case errors.As(err, &kc):
-		return configProblem{kc.Field, kc.Reason, nil}, true
+		return configProblem{kc.Field, kc.Reason, kc.Err}, true
 	}
 	return configProblem{}, false
 }
@@ -60,8 +59,21 @@ func asConfigProblem(err error) (configProblem, bool) {
 // ("RingConfig.Keys" matches "RingConfig.Keys[0]").
 type flagFor map[string]string
 
-// flag returns the flag of a field, the longest prefix winning.
+// flag returns the flag of a field, the longest prefix winning; a field
+// qualified by its configuration type ("SignerConfig.Chain") also matches
+// the table's unqualified name ("Chain").
 func (m flagFor) flag(field string) (string, bool) {
+	if fl, ok := m.prefixFlag(field); ok {
+		return fl, true
+	}
+	if typ, rest, ok := strings.Cut(field, "."); ok && (strings.HasSuffix(typ, "Config") || strings.HasSuffix(typ, "Options")) {
+		return m.prefixFlag(rest)
+	}
+	return "", false
+}
+
+// prefixFlag returns the flag of the longest table name field starts with.
+func (m flagFor) prefixFlag(field string) (string, bool) {
 	best, flag := -1, ""
 	for f, fl := range m {
 		if strings.HasPrefix(field, f) && len(f) > best {
@@ -146,39 +158,22 @@ func csrError(err error) error {
 		return configError(err, flagFor{"Lifetime": "--lifetime", "Name": "--name", "SignerName": "--signer-name",
 			"Usage": "--usage", "TrustDomain": "--trust-domain", "Hosts": "--host"}, "ksa x509 csr")
 	}
-	var (
-		subject *x509sa.SubjectError
-		host    *x509sa.HostError
-		spiffe  *x509sa.SPIFFEIDError
-		life    *x509sa.LifetimeError
-		signer  *x509sa.SignerNameError
-		use     *x509sa.UsageError
-		key     *x509sa.KeyError
-		limit   *x509sa.LimitError
-	)
 	flag := ""
 	switch {
-	case errors.As(err, &signer):
+	case errors.Is(err, x509sa.ErrInvalidSignerName):
 		flag = "--signer-name"
-	case errors.As(err, &spiffe):
+	case errors.Is(err, x509sa.ErrInvalidSPIFFEID):
 		flag = "--trust-domain"
-	case errors.As(err, &host), errors.As(err, &limit):
+	case errors.Is(err, x509sa.ErrInvalidHost), errors.Is(err, x509sa.ErrLimit):
 		flag = "--host"
-	case errors.As(err, &life):
+	case errors.Is(err, x509sa.ErrLifetime):
 		flag = "--lifetime"
-	case errors.As(err, &use):
+	case errors.Is(err, x509sa.ErrInvalidUsage):
 		flag = "--usage"
-	case errors.As(err, &key):
+	case errors.Is(err, jwks.ErrUnsupportedKey):
 		flag = "--key"
-	case errors.As(err, &subject):
-		switch subject.Attribute {
-		case "UID":
-			flag = "--uid"
-		case "pod":
-			flag = "--pod"
-		default:
-			flag = "--namespace and --service-account"
-		}
+	case errors.Is(err, x509sa.ErrInvalidSubject):
+		flag = subjectFlag(libText(err))
 	}
 	msg := flagFor{"ServerAuth": "--usage server", "ClientAuth": "--usage client"}.words(libText(err))
 	if flag == "" {
@@ -204,4 +199,16 @@ func mintError(err error) error {
 		flag = "the flags"
 	}
 	return usage("see 'ksa token mint --help' and fix "+flag, "%s", libText(err))
+}
+
+// subjectFlag names the flag behind a subject the library refused, from
+// the attribute its message names first.
+func subjectFlag(msg string) string {
+	switch {
+	case strings.Contains(msg, "UID"):
+		return "--uid"
+	case strings.Contains(msg, "pod"):
+		return "--pod"
+	}
+	return "--namespace and --service-account"
 }

@@ -76,15 +76,15 @@ func (f *podcertFlags) signer(a *app) (*podcert.Signer, error) {
 	if len(chain) == 0 {
 		return nil, fail(nil, "pass the CA's PEM certificate, then its issuers", "%s holds no certificate", f.caCert)
 	}
-	cfg := podcert.Config{SignerName: f.signerName, CA: key, Chain: chain, TrustDomain: f.trustDomain,
+	cfg := podcert.SignerConfig{SignerName: f.signerName, Key: key, Chain: chain, TrustDomain: f.trustDomain,
 		MaxLifetime: f.maxLifetime, Policy: policy}
 	if a.nowFlag != "" {
-		cfg.Clock = a.now
+		cfg.Now = a.now
 	}
-	s, err := podcert.New(cfg)
+	s, err := podcert.NewSigner(cfg)
 	if err != nil {
-		return nil, configError(err, flagFor{"SignerName": "--signer-name", "CA": "--ca-key", "Chain": "--ca-cert",
-			"TrustDomain": "--trust-domain", "MaxLifetime": "--max-lifetime", "Policy": "--allow-host"}, "ksa podcert serve")
+		return nil, configError(err, flagFor{"SignerConfig.SignerName": "--signer-name", "SignerConfig.Key": "--ca-key", "SignerConfig.Chain": "--ca-cert",
+			"SignerConfig.TrustDomain": "--trust-domain", "SignerConfig.MaxLifetime": "--max-lifetime", "SignerConfig.Policy": "--allow-host"}, "ksa podcert serve")
 	}
 	return s, nil
 }

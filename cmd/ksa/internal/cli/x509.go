@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/kubeapi"
 	"github.com/ksa-go/ksa/x509sa"
 )
 
@@ -321,7 +322,7 @@ func (f *csrFlags) run(a *app, cmd *cobra.Command) error {
 	}
 	var doc []byte
 	if f.object {
-		obj, err := x509sa.NewCertificateSigningRequest(der, x509sa.RequestOptions{Name: f.objName, SignerName: f.signerName, Usage: u, Lifetime: f.lifetime})
+		obj, err := kubeapi.NewCertificateSigningRequest(der, kubeapi.CertificateSigningRequestOptions{Name: f.objName, SignerName: f.signerName, Usage: u, Lifetime: f.lifetime})
 		if err != nil {
 			return csrError(err)
 		}

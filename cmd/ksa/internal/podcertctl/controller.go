@@ -112,11 +112,19 @@ type Controller struct {
 // ConfigError reports a Config that cannot run.
 type ConfigError struct {
 	Field, Reason string
+	// Err is the cause, if any.
+	Err error
 }
 
 func (e *ConfigError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("podcertctl: config %s: %s: %v", e.Field, e.Reason, e.Err)
+	}
 	return fmt.Sprintf("podcertctl: config %s: %s", e.Field, e.Reason)
 }
+
+// Unwrap returns the cause, if any.
+func (e *ConfigError) Unwrap() error { return e.Err }
 
 // New checks cfg and returns a Controller.
 func New(cfg Config) (*Controller, error) {
@@ -277,9 +285,8 @@ func (c *Controller) next(ctx context.Context, queue workqueue.TypedRateLimiting
 // retriable: errors of the request itself (a status our checker refuses,
 // a request for another signer) will not change by trying again.
 func retriable(err error) bool {
-	var re *podcert.RequestError
 	var se *podcert.StatusError
-	return !errors.As(err, &re) && !errors.As(err, &se) && !apierrors.IsInvalid(err)
+	return !errors.Is(err, podcert.ErrInvalidRequest) && !errors.As(err, &se) && !apierrors.IsInvalid(err)
 }
 
 func (c *Controller) count(o podcert.Outcome) {

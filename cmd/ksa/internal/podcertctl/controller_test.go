@@ -26,6 +26,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
+	"github.com/ksa-go/ksa/kubeapi"
 	"github.com/ksa-go/ksa/podcert"
 )
 
@@ -44,8 +45,8 @@ func newSigner(t *testing.T) *podcert.Signer {
 	require.NoError(t, err)
 	ca, err := x509.ParseCertificate(der)
 	require.NoError(t, err)
-	s, err := podcert.New(podcert.Config{SignerName: signerName, CA: key, Chain: []*x509.Certificate{ca},
-		Clock: func() time.Time { return t0 }})
+	s, err := podcert.NewSigner(podcert.SignerConfig{SignerName: signerName, Key: key, Chain: []*x509.Certificate{ca},
+		Now: func() time.Time { return t0 }})
 	require.NoError(t, err)
 	return s
 }
@@ -139,7 +140,7 @@ func TestControllerDecidesV1(t *testing.T) {
 			}
 			require.NotNil(t, e.Decision)
 			assert.Equal(t, tc.want, e.Decision.Outcome)
-			st := podcert.StatusFromV1(&got.Status)
+			_, st := kubeapi.PodCertRequest(got)
 			assert.Equal(t, tc.want, st.Outcome())
 			require.Len(t, got.Status.Conditions, 1)
 			assert.Equal(t, tc.wantReason, got.Status.Conditions[0].Reason)
@@ -178,7 +179,8 @@ func TestControllerDecidesV1beta1(t *testing.T) {
 	assert.Equal(t, podcert.Issued, e.Decision.Outcome)
 	got, err := cs.CertificatesV1beta1().PodCertificateRequests("shop").Get(context.Background(), "req-1", metav1.GetOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, podcert.Issued, podcert.StatusFromV1beta1(&got.Status).Outcome())
+	_, st := kubeapi.PodCertRequestV1beta1(got)
+	assert.Equal(t, podcert.Issued, st.Outcome())
 	bundle, err := cs.CertificatesV1beta1().ClusterTrustBundles().Get(context.Background(), "example.com:pods:primary-bundle", metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, signerName, bundle.Spec.SignerName)

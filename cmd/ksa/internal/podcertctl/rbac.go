@@ -3,7 +3,6 @@ package podcertctl
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -37,13 +36,8 @@ type RBACConfig struct {
 
 // check validates the names as the API server would.
 func (cfg RBACConfig) check() error {
-	if err := x509sa.ValidateSignerName(cfg.SignerName); err != nil {
-		reason := err.Error()
-		var se *x509sa.SignerNameError
-		if errors.As(err, &se) {
-			reason = se.Reason
-		}
-		return &ConfigError{Field: "SignerName", Reason: fmt.Sprintf("%q: %s", cfg.SignerName, reason)}
+	if err := x509sa.CheckSignerName(cfg.SignerName); err != nil {
+		return &ConfigError{Field: "SignerName", Reason: "is not a signer name Kubernetes accepts", Err: err}
 	}
 	if !ksa.IsNamespace(cfg.Namespace) {
 		return &ConfigError{Field: "Namespace", Reason: fmt.Sprintf("%q is not a namespace name (a DNS-1123 label: at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit)", cfg.Namespace)}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/ksa-go/ksa/kubeapi"
 	"github.com/ksa-go/ksa/podcert"
 )
 
@@ -104,11 +105,11 @@ func v1API() versionAPI {
 			return certinformersv1.NewFilteredPodCertificateRequestInformer(cs, metav1.NamespaceAll, resync, cache.Indexers{}, tweak)
 		},
 		read: func(p *certificatesv1.PodCertificateRequest) (podcert.Request, podcert.Status) {
-			return podcert.FromV1(p), podcert.StatusFromV1(&p.Status)
+			return kubeapi.PodCertRequest(p)
 		},
 		apply: func(d *podcert.Decision, p *certificatesv1.PodCertificateRequest) (*certificatesv1.PodCertificateRequest, error) {
 			p = p.DeepCopy()
-			return p, d.ApplyV1(p)
+			return p, kubeapi.ApplyPodCertDecision(d, p)
 		},
 		updateStatus: func(ctx context.Context, cs kubernetes.Interface, p *certificatesv1.PodCertificateRequest) error {
 			_, err := cs.CertificatesV1().PodCertificateRequests(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
@@ -144,11 +145,11 @@ func v1beta1API() versionAPI {
 			return certinformersv1beta1.NewFilteredPodCertificateRequestInformer(cs, metav1.NamespaceAll, resync, cache.Indexers{}, tweak)
 		},
 		read: func(p *certificatesv1beta1.PodCertificateRequest) (podcert.Request, podcert.Status) {
-			return podcert.FromV1beta1(p), podcert.StatusFromV1beta1(&p.Status)
+			return kubeapi.PodCertRequestV1beta1(p)
 		},
 		apply: func(d *podcert.Decision, p *certificatesv1beta1.PodCertificateRequest) (*certificatesv1beta1.PodCertificateRequest, error) {
 			p = p.DeepCopy()
-			return p, d.ApplyV1beta1(p)
+			return p, kubeapi.ApplyPodCertDecisionV1beta1(d, p)
 		},
 		updateStatus: func(ctx context.Context, cs kubernetes.Interface, p *certificatesv1beta1.PodCertificateRequest) error {
 			_, err := cs.CertificatesV1beta1().PodCertificateRequests(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})

@@ -10,6 +10,7 @@ import (
 
 	// Linked in so that a change to a core package's imports changes this
 	// test binary, and go test's cache cannot answer for it.
+	_ "github.com/ksa-go/ksa/extsigner"
 	_ "github.com/ksa-go/ksa/jwks"
 	_ "github.com/ksa-go/ksa/oidc"
 	_ "github.com/ksa-go/ksa/oidc/oidctest"
@@ -17,7 +18,8 @@ import (
 	_ "github.com/ksa-go/ksa/tokens"
 )
 
-// corePackages are the packages a relying party or an issuer imports: they
+// corePackages are the packages a relying party or an issuer imports, and
+// the external signer's ring (its gRPC server is a leaf package): they
 // must build with the standard library alone (ARCHITECTURE.md, ring 1).
 var corePackages = []string{
 	"github.com/ksa-go/ksa",
@@ -26,6 +28,7 @@ var corePackages = []string{
 	"github.com/ksa-go/ksa/oidc",
 	"github.com/ksa-go/ksa/oidc/oidctest",
 	"github.com/ksa-go/ksa/tokenreview",
+	"github.com/ksa-go/ksa/extsigner",
 }
 
 // TestCoreImportsOnlyTheStandardLibrary lists the dependencies of the core

@@ -3,6 +3,7 @@ package ksa_test
 import (
 	"context"
 	"crypto"
+	"crypto/ed25519"
 	"crypto/x509"
 	"encoding/base64"
 	"net"
@@ -42,11 +43,13 @@ func (s *fixedSigner) Metadata(context.Context, *externaljwtv1.MetadataRequest) 
 // signerReports runs signertest on two signers: one whose answers
 // kube-apiserver refuses (Metadata below ten minutes, keys that are not
 // PKIX or have no ID, a header with alg none and no signature), one whose
-// answers only the stricter checks refuse (Metadata above 2^32 seconds, a
-// signature by no key).
+// answers only the stricter checks refuse (Metadata above 2^32 seconds, an
+// Ed25519 key, a signature by no key).
 func signerReports(t *testing.T, pub crypto.PublicKey) (kube, strict *signertest.Report) {
 	t.Helper()
 	p256, err := x509.MarshalPKIXPublicKey(pub)
+	require.NoError(t, err)
+	ed, err := x509.MarshalPKIXPublicKey(ed25519.PublicKey(make([]byte, ed25519.PublicKeySize)))
 	require.NoError(t, err)
 	kube = runSigner(t, &fixedSigner{
 		maxSeconds: 10,
@@ -55,7 +58,7 @@ func signerReports(t *testing.T, pub crypto.PublicKey) (kube, strict *signertest
 	})
 	strict = runSigner(t, &fixedSigner{
 		maxSeconds: 1 << 33,
-		keys:       []*externaljwtv1.Key{{KeyId: "k", Key: p256}},
+		keys:       []*externaljwtv1.Key{{KeyId: "k", Key: p256}, {KeyId: "e", Key: ed}},
 		header:     base64.RawURLEncoding.EncodeToString([]byte(`{"alg":"ES256","kid":"k","typ":"JWT"}`)),
 		signature:  "AAAA",
 	})

@@ -12,6 +12,7 @@ import (
 	"syscall"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/internal/errs"
 )
 
 // DefaultSocketMode is the permission of a socket file when
@@ -85,7 +86,7 @@ func Listen(cfg ListenConfig) (net.Listener, error) {
 	}
 	l, err := net.Listen("unix", addr)
 	if err != nil {
-		return nil, fmt.Errorf("extsigner: %w", err)
+		return nil, errs.Wrap(prefix, nil, "", err)
 	}
 	if !abstract {
 		mode := cfg.Mode
@@ -94,7 +95,7 @@ func Listen(cfg ListenConfig) (net.Listener, error) {
 		}
 		if err := os.Chmod(addr, mode); err != nil {
 			l.Close()
-			return nil, fmt.Errorf("extsigner: %w", err)
+			return nil, errs.Wrap(prefix, nil, "", err)
 		}
 	}
 	if len(cfg.AllowedUIDs) > 0 {
@@ -110,7 +111,7 @@ func removeStale(path string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("extsigner: %w", err)
+		return errs.Wrap(prefix, nil, "", err)
 	}
 	if fi.Mode().Type() != fs.ModeSocket {
 		return &ksa.ConfigError{Field: "extsigner.ListenConfig.Address", Reason: fmt.Sprintf("%s exists and is not a socket", path)}
@@ -120,7 +121,7 @@ func removeStale(path string) error {
 		return &ksa.ConfigError{Field: "extsigner.ListenConfig.Address", Reason: fmt.Sprintf("%s is in use by a live listener", path), Err: syscall.EADDRINUSE}
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("extsigner: %w", err)
+		return errs.Wrap(prefix, nil, "", err)
 	}
 	return nil
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/extsigner/grpcserver"
 	"github.com/ksa-go/ksa/extsigner/signertest"
+	"github.com/ksa-go/ksa/internal/errs"
 )
 
 // serveOn serves a new server for a new ring on l until the test ends.
@@ -101,6 +102,19 @@ func TestListenSocketFile(t *testing.T) {
 		_, err = extsigner.Listen(extsigner.ListenConfig{Address: addr})
 		assert.ErrorIs(t, err, ksa.ErrInvalidConfig, "%q", addr)
 	}
+}
+
+// TestListenSystemError: a socket the system cannot make is reported with
+// the system's error, the package's prefix once, which a caller nesting
+// the error drops (errs.Text, as the ksa command does).
+func TestListenSystemError(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "missing", "signer.sock")
+	_, err := extsigner.Listen(extsigner.ListenConfig{Address: sock})
+	var opErr *net.OpError
+	require.ErrorAs(t, err, &opErr)
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	assert.Equal(t, "extsigner: "+opErr.Error(), err.Error())
+	assert.Equal(t, opErr.Error(), errs.Text(err), "nested, the message has no prefix inside")
 }
 
 func abstractName(t *testing.T) string {

@@ -253,7 +253,7 @@ func parseKeySet(raw rawKeySet) (extsigner.KeySet, error) {
 		seen[rk.KeyID] = true
 		key, err := jwks.NewKeyWithID(pub, rk.KeyID)
 		if err == nil && !extsigner.AllowedAlgorithm(key.Algorithm) {
-			err = fmt.Errorf("%w: %s keys cannot sign for kube-apiserver", jwks.ErrUnsupportedKey, key.Algorithm)
+			err = errs.Wrap(prefix, jwks.ErrUnsupportedKey, key.Algorithm+" keys cannot sign for kube-apiserver", nil)
 		}
 		if err != nil {
 			fail(part, "unusable key", false, err)

@@ -67,11 +67,11 @@ type Event struct {
 // Server answers kube-apiserver's ExternalJWTSigner requests (API v1 and
 // v1alpha1) from an [extsigner.Ring]: Sign with [extsigner.Ring.Sign],
 // FetchKeys with [extsigner.Ring.KeySet], Metadata with the ring's
-// MaxTokenLifetime. Errors are
-// answered with a status and a message: InvalidArgument for claims Sign
-// refuses, Unavailable for a signing key that failed (DeadlineExceeded or
-// Canceled when the request's context ended), Internal for a signature
-// that does not verify. It is safe for concurrent use.
+// MaxTokenLifetime. Errors are answered with a status and a message:
+// InvalidArgument for claims Sign refuses, Unavailable for a signing key
+// that failed (DeadlineExceeded or Canceled when the request's context
+// ended), Internal for a signature that does not verify. It is safe for
+// concurrent use.
 type Server struct {
 	ring      *extsigner.Ring
 	onRequest func(Event)

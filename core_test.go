@@ -10,6 +10,7 @@ import (
 
 	// Linked in so that a change to a core package's imports changes this
 	// test binary, and go test's cache cannot answer for it.
+	_ "github.com/ksa-go/ksa/extsigner"
 	_ "github.com/ksa-go/ksa/jwks"
 	_ "github.com/ksa-go/ksa/oidc"
 	_ "github.com/ksa-go/ksa/oidc/oidctest"
@@ -19,9 +20,10 @@ import (
 	_ "github.com/ksa-go/ksa/x509sa"
 )
 
-// corePackages are the packages a relying party, an issuer or a workload
-// with a certificate imports: they must build with the standard library
-// alone (ARCHITECTURE.md, ring 1).
+// corePackages are the packages a relying party, an issuer, a workload
+// with a certificate or the external signer's ring imports (its gRPC server
+// is a leaf package): they must build with the standard library alone
+// (ARCHITECTURE.md, ring 1).
 var corePackages = []string{
 	"github.com/ksa-go/ksa",
 	"github.com/ksa-go/ksa/jwks",
@@ -31,6 +33,7 @@ var corePackages = []string{
 	"github.com/ksa-go/ksa/tokenreview",
 	"github.com/ksa-go/ksa/x509sa",
 	"github.com/ksa-go/ksa/podcert",
+	"github.com/ksa-go/ksa/extsigner",
 }
 
 // TestCoreImportsOnlyTheStandardLibrary lists the dependencies of the core

@@ -44,6 +44,9 @@
 //     API's status rules, and the workload side: TLS credentials from files
 //     (the mounted pod certificate, any key and certificate pair), mTLS
 //     peers, a self-signed serving certificate.
+//   - extsigner: kube-apiserver's external JWT signer over any
+//     crypto.Signer: the key ring, with rotation and every answer checked,
+//     and its socket.
 //
 // Each integration is a leaf package importing what it adapts:
 //
@@ -54,10 +57,10 @@
 //     and PodCertificateRequests (reading, applying a decision).
 //   - credspec (k8s.io/api): Windows GMSA credential specs: types and CRD,
 //     the effective spec per container, the admission webhook.
-//   - extsigner (gRPC): kube-apiserver's external JWT signer over any
-//     crypto.Signer, with key rotation and every answer checked.
-//   - extsigner/signertest: a conformance harness for any external signer,
-//     driven over its socket.
+//   - extsigner/grpcserver (gRPC): the external signer's server, API v1
+//     and v1alpha1.
+//   - extsigner/signertest (gRPC): a conformance harness for any external
+//     signer, driven over its socket.
 //   - golangjwt (golang-jwt v5): a Keyfunc over any key source with the
 //     validator's key rules, and the kubernetes.io claims.
 //   - jwxkeys (jwx v3): jwk.Set to and from ksa keys, and a

@@ -31,6 +31,7 @@ import (
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/credspec"
 	"github.com/ksa-go/ksa/extsigner"
+	"github.com/ksa-go/ksa/extsigner/grpcserver"
 	"github.com/ksa-go/ksa/extsigner/signertest"
 	"github.com/ksa-go/ksa/federation"
 	"github.com/ksa-go/ksa/golangjwt"
@@ -497,27 +498,33 @@ func TestErrorMessages(t *testing.T) {
 	require.NoError(t, err)
 	_, err = wrongRing.Sign(ctx, goodClaims)
 	add("extsigner self-check", err)
-	_, err = extsigner.CheckHeader("eyJhbGciOiJub25lIn0")
-	add("extsigner header", err)
-	_, err = extsigner.CheckHeader("e30=")
-	add("extsigner header base64", err)
-	add("extsigner signature", extsigner.CheckSignature("ES256", key.Public(), "e30", "e30", "AAAA"))
-	_, err = extsigner.ParseKeySet(extsigner.RawKeySet{Keys: []extsigner.RawKey{{KeyID: "a", DER: []byte{1}}, {KeyID: "", DER: []byte{1}}}})
-	add("extsigner key set", err)
-	_, err = extsigner.CheckMetadata(10)
-	add("extsigner metadata", err)
 	_, err = extsigner.Listen(extsigner.ListenConfig{})
 	add("extsigner listen config", err)
 	_, err = extsigner.Listen(extsigner.ListenConfig{Address: "@ksa-errors-test"})
 	add("extsigner listen abstract without peer check", err)
+	_, err = extsigner.Listen(extsigner.ListenConfig{Address: filepath.Join(t.TempDir(), "missing", "signer.sock")})
+	add("extsigner listen failed", err)
+
+	// grpcserver
+	_, err = grpcserver.NewServer(grpcserver.Config{})
+	add("grpcserver config", err)
 
 	// signertest
 	_, err = signertest.Run(ctx, signertest.Config{})
 	add("signertest config", err)
-	add("signertest failures", (&signertest.Report{Results: []signertest.Result{
-		{Check: signertest.CheckSign, Level: signertest.LevelKubernetes, Err: &signertest.Failure{Check: signertest.CheckSign, Level: signertest.LevelKubernetes, Err: msgs["extsigner header"]}},
-		{Check: signertest.CheckMetadata, Level: signertest.LevelKubernetes, Err: &signertest.Failure{Check: signertest.CheckMetadata, Level: signertest.LevelKubernetes, Err: msgs["extsigner metadata"]}},
-	}}).Err())
+	_, err = signertest.CheckHeader("eyJhbGciOiJub25lIn0")
+	add("signertest header", err)
+	_, err = signertest.CheckHeader("e30=")
+	add("signertest header base64", err)
+	kubeReport, strictReport := signerReports(t, key.Public())
+	for _, r := range []*signertest.Report{kubeReport, strictReport} {
+		for _, res := range r.Results {
+			if res.Err != nil {
+				add("signertest "+res.Level.String()+" "+res.Check, res.Err)
+			}
+		}
+	}
+	add("signertest failures", kubeReport.Err())
 
 	for name, err := range msgs {
 		t.Run(name, func(t *testing.T) {

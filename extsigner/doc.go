@@ -10,7 +10,10 @@
 // Sign (header and signature for the claims), FetchKeys (the keys tokens
 // verify with, which kube-apiserver also publishes in its discovery
 // documents) and Metadata (the longest token lifetime). This package is
-// that signer, for any crypto.Signer.
+// that signer's key ring, for any crypto.Signer: rotation, the checked
+// Sign, the socket; it imports the standard library alone. Its gRPC
+// server, which imports gRPC and k8s.io/externaljwt, is the grpcserver
+// package below it.
 //
 // # A signer in four steps
 //
@@ -18,7 +21,7 @@
 //		Keys: []extsigner.RingKey{{Signer: kmsKey, Role: extsigner.RolePrimary}},
 //		MaxTokenLifetime: 24 * time.Hour, // Metadata; kube-apiserver caps tokens at it
 //	})
-//	srv, err := extsigner.NewServer(extsigner.ServerConfig{Ring: ring})
+//	srv, err := grpcserver.NewServer(grpcserver.Config{Ring: ring})
 //	l, err := extsigner.Listen(extsigner.ListenConfig{Address: "/run/ksa/signer.sock"})
 //	err = srv.Serve(l) // until srv.GracefulStop()
 //
@@ -59,25 +62,22 @@
 //     ([CheckClaims]), carry an exp no later than the ring's clock plus
 //     MaxTokenLifetime and [MaxClockSkew], and make a token of at most
 //     [MaxTokenBytes] (what ksa's validator accepts); otherwise
-//     InvalidArgument, with the reason;
+//     [ErrInvalidClaims] (InvalidArgument over gRPC), with the reason;
 //   - the header is built once per key from the published key ID;
 //   - the signature is verified with the published key before it is
 //     returned: a KMS that signs with another key version, or returns a
-//     corrupt signature, yields Internal ([ErrSelfCheck]), never a token;
-//   - a key that fails (a KMS outage) yields Unavailable with its error
-//     ([ErrSignerFailed]); Canceled or DeadlineExceeded when the request's
-//     context ended first;
+//     corrupt signature, yields a [*SignError] matching [ErrSelfCheck]
+//     (Internal), never a token;
+//   - a key that fails (a KMS outage) yields a [*SignError] matching
+//     [ErrSignerFailed] with its error (Unavailable; Canceled or
+//     DeadlineExceeded when the request's context ended first);
 //   - the key that signs and the keys FetchKeys publishes come from one
 //     immutable version of the ring, so a kid is always published when it
 //     signs.
 //
-// Requests over [MaxRequestBytes] are refused by gRPC (ResourceExhausted)
-// before they are decoded.
-//
-// [CheckHeader], [CheckSigningKey], [CheckSignature], [ParseKeySet] and
-// [CheckMetadata] check any signer's answers, each error saying whether
-// kube-apiserver makes that check too (CheckError.Kubernetes); the
-// signertest package drives a signer over its socket with them.
+// The grpcserver package refuses requests over its MaxRequestBytes before
+// they are decoded (ResourceExhausted). The signertest package checks any
+// signer's answers over its socket, as kube-apiserver does and stricter.
 //
 // # Rotation
 //
@@ -143,8 +143,13 @@
 //		AllowedUIDs: []uint32{0}, // kube-apiserver runs as root
 //	})
 //
-// [Server.Register] registers the service on a gRPC server of the
-// caller's, made with [ServerOptions]. ServerConfig.OnRequest reports
-// every request (method, version, key, status code, duration) for logs
-// and metrics.
+// # Errors
+//
+// A configuration NewRing or Listen refuses is a *ksa.ConfigError
+// (ksa.ErrInvalidConfig); a key the ring refuses matches
+// ksa.ErrInvalidConfig too (and jwks.ErrUnsupportedKey when jwks refuses
+// it), or [ErrDuplicateKeyID], [ErrTooManyKeys], [ErrUnknownKeyID]. A
+// rotation step refused is a [*RotationError] (ReadyAt, for
+// [ErrTooEarly]); claims refused match [ErrInvalidClaims]; a signing key
+// that failed is a [*SignError] (KeyID).
 package extsigner

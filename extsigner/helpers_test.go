@@ -11,6 +11,7 @@ import (
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/extsigner"
+	"github.com/ksa-go/ksa/internal/jws"
 	"github.com/ksa-go/ksa/internal/testkeys"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokens"
@@ -95,3 +96,13 @@ func validate(t testing.TB, set extsigner.KeySet, token string, now time.Time) (
 
 // keys by name, generated once per test binary.
 func key(name string) crypto.Signer { return testkeys.Generated(name) }
+
+// verifies checks a signature as a Sign answer gives it (strict
+// base64url) over header.claims with pub.
+func verifies(alg string, pub crypto.PublicKey, header, claims, signature string) error {
+	sig, err := jws.Decode(signature, nil)
+	if err != nil {
+		return err
+	}
+	return jws.Verify(alg, pub, header+"."+claims, sig)
+}

@@ -10,6 +10,9 @@ import (
 	"slices"
 	"strings"
 	"syscall"
+
+	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/internal/errs"
 )
 
 // DefaultSocketMode is the permission of a socket file when
@@ -50,30 +53,31 @@ type ListenConfig struct {
 	OnRefused func(uid uint32, err error)
 }
 
-// Listen listens on a Unix socket for [Server.Serve]. A socket file left at
-// the path by a signer that is gone is replaced; a path in use by a live
-// listener, or holding anything but a socket, is refused. The socket file
-// is removed when the listener is closed. An abstract address ("@name")
-// is refused without ListenConfig.AllowedUIDs unless
-// ListenConfig.InsecureAllowAnyPeer is set. Errors match
-// [ErrInvalidConfig] or [ErrUnsupported], or are the system's.
+// Listen listens on a Unix socket for a signer's server (Serve of the
+// grpcserver package's Server). A socket file left at the path by a signer
+// that is gone is replaced; a path in use by a live listener, or holding
+// anything but a socket, is refused. The socket file is removed when the
+// listener is closed. An abstract address ("@name") is refused without
+// ListenConfig.AllowedUIDs unless ListenConfig.InsecureAllowAnyPeer is
+// set. Errors are a *ksa.ConfigError (matching errors.ErrUnsupported too
+// for what this system lacks), or the system's, with the package's prefix.
 func Listen(cfg ListenConfig) (net.Listener, error) {
 	addr := cfg.Address
 	if addr == "" || addr == "@" {
-		return nil, &ConfigError{Field: "ListenConfig.Address", Reason: "is required"}
+		return nil, &ksa.ConfigError{Field: "extsigner.ListenConfig.Address", Reason: "is required"}
 	}
 	if len(cfg.AllowedUIDs) > 0 && runtime.GOOS != "linux" {
-		return nil, &ConfigError{Field: "ListenConfig.AllowedUIDs", Reason: "needs peer credentials", Err: ErrUnsupported}
+		return nil, &ksa.ConfigError{Field: "extsigner.ListenConfig.AllowedUIDs", Reason: "needs peer credentials", Err: errUnsupported}
 	}
 	abstract := strings.HasPrefix(addr, "@")
 	if abstract && runtime.GOOS != "linux" {
-		return nil, &ConfigError{Field: "ListenConfig.Address", Reason: "names an abstract socket", Err: ErrUnsupported}
+		return nil, &ksa.ConfigError{Field: "extsigner.ListenConfig.Address", Reason: "names an abstract socket", Err: errUnsupported}
 	}
 	if abstract && len(cfg.AllowedUIDs) == 0 && !cfg.InsecureAllowAnyPeer {
-		return nil, &ConfigError{Field: "ListenConfig.AllowedUIDs", Reason: "is required for an abstract socket (it has no file permissions: any process of the network namespace could connect), or set InsecureAllowAnyPeer"}
+		return nil, &ksa.ConfigError{Field: "extsigner.ListenConfig.AllowedUIDs", Reason: "is required for an abstract socket (it has no file permissions: any process of the network namespace could connect), or set InsecureAllowAnyPeer"}
 	}
 	if cfg.InsecureAllowAnyPeer && len(cfg.AllowedUIDs) > 0 {
-		return nil, &ConfigError{Field: "ListenConfig.InsecureAllowAnyPeer", Reason: "contradicts AllowedUIDs"}
+		return nil, &ksa.ConfigError{Field: "extsigner.ListenConfig.InsecureAllowAnyPeer", Reason: "contradicts AllowedUIDs"}
 	}
 	if !abstract {
 		if err := removeStale(addr); err != nil {
@@ -82,7 +86,7 @@ func Listen(cfg ListenConfig) (net.Listener, error) {
 	}
 	l, err := net.Listen("unix", addr)
 	if err != nil {
-		return nil, fmt.Errorf("extsigner: %w", err)
+		return nil, errs.Wrap(prefix, nil, "", err)
 	}
 	if !abstract {
 		mode := cfg.Mode
@@ -91,7 +95,7 @@ func Listen(cfg ListenConfig) (net.Listener, error) {
 		}
 		if err := os.Chmod(addr, mode); err != nil {
 			l.Close()
-			return nil, fmt.Errorf("extsigner: %w", err)
+			return nil, errs.Wrap(prefix, nil, "", err)
 		}
 	}
 	if len(cfg.AllowedUIDs) > 0 {
@@ -107,17 +111,17 @@ func removeStale(path string) error {
 		return nil
 	}
 	if err != nil {
-		return fmt.Errorf("extsigner: %w", err)
+		return errs.Wrap(prefix, nil, "", err)
 	}
 	if fi.Mode().Type() != fs.ModeSocket {
-		return &ConfigError{Field: "ListenConfig.Address", Reason: fmt.Sprintf("%s exists and is not a socket", path)}
+		return &ksa.ConfigError{Field: "extsigner.ListenConfig.Address", Reason: fmt.Sprintf("%s exists and is not a socket", path)}
 	}
 	if c, err := net.Dial("unix", path); err == nil {
 		c.Close()
-		return &ConfigError{Field: "ListenConfig.Address", Reason: fmt.Sprintf("%s is in use by a live listener", path), Err: syscall.EADDRINUSE}
+		return &ksa.ConfigError{Field: "extsigner.ListenConfig.Address", Reason: fmt.Sprintf("%s is in use by a live listener", path), Err: syscall.EADDRINUSE}
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("extsigner: %w", err)
+		return errs.Wrap(prefix, nil, "", err)
 	}
 	return nil
 }

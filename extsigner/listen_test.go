@@ -15,20 +15,34 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	externaljwtv1 "k8s.io/externaljwt/apis/v1"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/extsigner"
+	"github.com/ksa-go/ksa/extsigner/grpcserver"
+	"github.com/ksa-go/ksa/extsigner/signertest"
+	"github.com/ksa-go/ksa/internal/errs"
 )
 
 // serveOn serves a new server for a new ring on l until the test ends.
 func serveOn(t *testing.T, l net.Listener) {
 	t.Helper()
-	srv, err := extsigner.NewServer(extsigner.ServerConfig{Ring: newRing(t, newClock(), key("p256"))})
+	srv, err := grpcserver.NewServer(grpcserver.Config{Ring: newRing(t, newClock(), key("p256"))})
 	require.NoError(t, err)
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(srv.Stop)
+}
+
+// dial connects to a socket as kube-apiserver does.
+func dial(t testing.TB, address string) *grpc.ClientConn {
+	t.Helper()
+	conn, err := signertest.Dial(address)
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	return conn
 }
 
 func metadata(t *testing.T, address string) error {
@@ -61,14 +75,14 @@ func TestListenSocketFile(t *testing.T) {
 
 	// A live one is not taken over.
 	_, err = extsigner.Listen(extsigner.ListenConfig{Address: sock})
-	require.ErrorIs(t, err, extsigner.ErrInvalidConfig)
+	require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 	assert.ErrorIs(t, err, syscall.EADDRINUSE)
 
 	// Nor is a file that is not a socket.
 	plain := filepath.Join(dir, "plain")
 	require.NoError(t, os.WriteFile(plain, []byte("keep me"), 0o600))
 	_, err = extsigner.Listen(extsigner.ListenConfig{Address: plain})
-	require.ErrorIs(t, err, extsigner.ErrInvalidConfig)
+	require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 	data, err := os.ReadFile(plain)
 	require.NoError(t, err)
 	assert.Equal(t, "keep me", string(data))
@@ -86,8 +100,21 @@ func TestListenSocketFile(t *testing.T) {
 
 	for _, addr := range []string{"", "@"} {
 		_, err = extsigner.Listen(extsigner.ListenConfig{Address: addr})
-		assert.ErrorIs(t, err, extsigner.ErrInvalidConfig, "%q", addr)
+		assert.ErrorIs(t, err, ksa.ErrInvalidConfig, "%q", addr)
 	}
+}
+
+// TestListenSystemError: a socket the system cannot make is reported with
+// the system's error, the package's prefix once, which a caller nesting
+// the error drops (errs.Text, as the ksa command does).
+func TestListenSystemError(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "missing", "signer.sock")
+	_, err := extsigner.Listen(extsigner.ListenConfig{Address: sock})
+	var opErr *net.OpError
+	require.ErrorAs(t, err, &opErr)
+	assert.ErrorIs(t, err, fs.ErrNotExist)
+	assert.Equal(t, "extsigner: "+opErr.Error(), err.Error())
+	assert.Equal(t, opErr.Error(), errs.Text(err), "nested, the message has no prefix inside")
 }
 
 func abstractName(t *testing.T) string {
@@ -113,9 +140,9 @@ func TestListenAbstractNeedsPeerCheck(t *testing.T) {
 		cfg   extsigner.ListenConfig
 		field string
 	}{
-		{name: "no AllowedUIDs", cfg: extsigner.ListenConfig{}, field: "ListenConfig.AllowedUIDs"},
-		{name: "empty AllowedUIDs", cfg: extsigner.ListenConfig{AllowedUIDs: []uint32{}}, field: "ListenConfig.AllowedUIDs"},
-		{name: "both AllowedUIDs and InsecureAllowAnyPeer", cfg: extsigner.ListenConfig{AllowedUIDs: []uint32{0}, InsecureAllowAnyPeer: true}, field: "ListenConfig.InsecureAllowAnyPeer"},
+		{name: "no AllowedUIDs", cfg: extsigner.ListenConfig{}, field: "extsigner.ListenConfig.AllowedUIDs"},
+		{name: "empty AllowedUIDs", cfg: extsigner.ListenConfig{AllowedUIDs: []uint32{}}, field: "extsigner.ListenConfig.AllowedUIDs"},
+		{name: "both AllowedUIDs and InsecureAllowAnyPeer", cfg: extsigner.ListenConfig{AllowedUIDs: []uint32{0}, InsecureAllowAnyPeer: true}, field: "extsigner.ListenConfig.InsecureAllowAnyPeer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
@@ -124,8 +151,8 @@ func TestListenAbstractNeedsPeerCheck(t *testing.T) {
 			if l != nil {
 				l.Close()
 			}
-			require.ErrorIs(t, err, extsigner.ErrInvalidConfig)
-			var ce *extsigner.ConfigError
+			require.ErrorIs(t, err, ksa.ErrInvalidConfig)
+			var ce *ksa.ConfigError
 			require.ErrorAs(t, err, &ce)
 			assert.Equal(t, tc.field, ce.Field)
 			// Nothing listens: the name is free.

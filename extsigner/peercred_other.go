@@ -5,4 +5,4 @@ package extsigner
 import "net"
 
 // peerUID is unsupported off Linux; Listen refuses AllowedUIDs there.
-func peerUID(net.Conn) (uint32, error) { return 0, ErrUnsupported }
+func peerUID(net.Conn) (uint32, error) { return 0, errUnsupported }

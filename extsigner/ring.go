@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/internal/jsonx"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokens"
@@ -150,10 +151,9 @@ type Ring struct {
 
 // ringState is one immutable version of the ring.
 type ringState struct {
-	keys       []RingKey
-	primary    *signingKey
-	stamp      time.Time
-	generation uint64
+	keys    []RingKey
+	primary *signingKey
+	stamp   time.Time
 }
 
 // signingKey is the primary key prepared for signing.
@@ -165,9 +165,10 @@ type signingKey struct {
 	header string
 }
 
-// NewRing checks the config and returns a ring. Errors match
-// [ErrInvalidConfig] or, for a key, [ErrDuplicateKeyID], [ErrTooManyKeys]
-// or jwks.ErrUnsupportedKey.
+// NewRing checks the config and returns a ring. Errors are a
+// *ksa.ConfigError (a key it refuses among them, matching
+// jwks.ErrUnsupportedKey when jwks refuses it), or match
+// [ErrDuplicateKeyID] or [ErrTooManyKeys].
 func NewRing(cfg RingConfig) (*Ring, error) {
 	r := &Ring{refresh: cfg.RefreshHint, maxLifetime: cfg.MaxTokenLifetime, minStaging: cfg.MinStaging, now: cfg.Now}
 	if r.now == nil {
@@ -177,25 +178,25 @@ func NewRing(cfg RingConfig) (*Ring, error) {
 		r.refresh = DefaultRefreshHint
 	}
 	if r.refresh < time.Second || r.refresh%time.Second != 0 {
-		return nil, &ConfigError{Field: "RingConfig.RefreshHint", Reason: fmt.Sprintf("%v is not a whole number of seconds of at least one", r.refresh)}
+		return nil, &ksa.ConfigError{Field: "extsigner.RingConfig.RefreshHint", Reason: fmt.Sprintf("%v is not a whole number of seconds of at least one", r.refresh)}
 	}
 	if r.maxLifetime == 0 {
 		r.maxLifetime = DefaultMaxTokenLifetime
 	}
 	if r.maxLifetime < MinMaxTokenLifetime || r.maxLifetime > MaxMaxTokenLifetime || r.maxLifetime%time.Second != 0 {
-		return nil, &ConfigError{Field: "RingConfig.MaxTokenLifetime", Reason: fmt.Sprintf("%v is not a whole number of seconds from %v to 2^32 seconds", r.maxLifetime, MinMaxTokenLifetime)}
+		return nil, &ksa.ConfigError{Field: "extsigner.RingConfig.MaxTokenLifetime", Reason: fmt.Sprintf("%v is not a whole number of seconds from %v to 2^32 seconds", r.maxLifetime, MinMaxTokenLifetime)}
 	}
 	if r.minStaging == 0 {
 		r.minStaging = 2 * r.refresh
 	}
 	if r.minStaging < r.refresh {
-		return nil, &ConfigError{Field: "RingConfig.MinStaging", Reason: fmt.Sprintf("%v is shorter than the refresh hint %v", r.minStaging, r.refresh)}
+		return nil, &ksa.ConfigError{Field: "extsigner.RingConfig.MinStaging", Reason: fmt.Sprintf("%v is shorter than the refresh hint %v", r.minStaging, r.refresh)}
 	}
 	if len(cfg.Keys) == 0 {
-		return nil, &ConfigError{Field: "RingConfig.Keys", Reason: "holds no key"}
+		return nil, &ksa.ConfigError{Field: "extsigner.RingConfig.Keys", Reason: "holds no key"}
 	}
 	if len(cfg.Keys) > MaxKeys {
-		return nil, &KeyError{Reason: fmt.Sprintf("%d keys, more than %d", len(cfg.Keys), MaxKeys), Kind: ErrTooManyKeys}
+		return nil, keyError(ErrTooManyKeys, "", fmt.Sprintf("%d keys, more than %d", len(cfg.Keys), MaxKeys), nil)
 	}
 	now := r.now()
 	keys := make([]RingKey, 0, len(cfg.Keys))
@@ -203,24 +204,24 @@ func NewRing(cfg RingConfig) (*Ring, error) {
 	for i, k := range cfg.Keys {
 		k, err := prepareKey(k, now)
 		if err != nil {
-			return nil, &ConfigError{Field: fmt.Sprintf("RingConfig.Keys[%d]", i), Reason: "is refused", Err: err}
+			return nil, &ksa.ConfigError{Field: fmt.Sprintf("extsigner.RingConfig.Keys[%d]", i), Reason: "is refused", Err: err}
 		}
 		if k.Role == RolePrimary {
 			primaries++
 		}
 		if slices.ContainsFunc(keys, func(o RingKey) bool { return o.Key.KeyID == k.Key.KeyID }) {
-			return nil, &KeyError{KeyID: k.Key.KeyID, Reason: "appears twice", Kind: ErrDuplicateKeyID}
+			return nil, keyError(ErrDuplicateKeyID, k.Key.KeyID, "appears twice", nil)
 		}
 		keys = append(keys, k)
 	}
 	if primaries != 1 {
-		return nil, &ConfigError{Field: "RingConfig.Keys", Reason: fmt.Sprintf("holds %d primary keys, want exactly one", primaries)}
+		return nil, &ksa.ConfigError{Field: "extsigner.RingConfig.Keys", Reason: fmt.Sprintf("holds %d primary keys, want exactly one", primaries)}
 	}
 	stamp := cfg.DataTimestamp
 	if stamp.IsZero() {
 		stamp = now
 	}
-	r.state.Store(newState(keys, stamp, 0))
+	r.state.Store(newState(keys, stamp))
 	return r, nil
 }
 
@@ -229,39 +230,39 @@ func prepareKey(k RingKey, now time.Time) (RingKey, error) {
 	switch k.Role {
 	case RoleStaged, RolePrimary, RolePrevious, RoleVerifyOnly:
 	default:
-		return k, &KeyError{KeyID: k.Key.KeyID, Reason: "no role", Kind: ErrInvalidConfig}
+		return k, keyError(ksa.ErrInvalidConfig, k.Key.KeyID, "no role", nil)
 	}
 	if k.Signer != nil {
 		pub, err := jwks.PublicKey(k.Signer)
 		if err != nil {
-			return k, &KeyError{KeyID: k.Key.KeyID, Reason: "no public key from the signer", Kind: ErrInvalidConfig, Err: err}
+			return k, keyError(ksa.ErrInvalidConfig, k.Key.KeyID, "no public key from the signer", err)
 		}
 		if k.Key.Public == nil {
 			k.Key.Public = pub
 		} else if eq, ok := k.Key.Public.(interface{ Equal(crypto.PublicKey) bool }); !ok || !eq.Equal(pub) {
-			return k, &KeyError{KeyID: k.Key.KeyID, Reason: "public key is not the signer's", Kind: ErrInvalidConfig}
+			return k, keyError(ksa.ErrInvalidConfig, k.Key.KeyID, "public key is not the signer's", nil)
 		}
 		if k.Key.KeyID == "" {
 			if k.Key.KeyID, err = jwks.KeyID(pub); err != nil {
-				return k, &KeyError{Reason: "no key ID", Kind: ErrInvalidConfig, Err: err}
+				return k, keyError(ksa.ErrInvalidConfig, "", "no key ID", err)
 			}
 		}
 	} else if k.Role == RoleStaged || k.Role == RolePrimary {
-		return k, &KeyError{KeyID: k.Key.KeyID, Reason: "a " + k.Role.String() + " key needs a signer", Kind: ErrInvalidConfig}
+		return k, keyError(ksa.ErrInvalidConfig, k.Key.KeyID, "a "+k.Role.String()+" key needs a signer", nil)
 	}
 	if len(k.Key.KeyID) > MaxKeyIDBytes || !utf8.ValidString(k.Key.KeyID) {
-		return k, &KeyError{KeyID: k.Key.KeyID[:min(len(k.Key.KeyID), 64)], Reason: fmt.Sprintf("key ID is not UTF-8 text of at most %d bytes", MaxKeyIDBytes), Kind: ErrInvalidConfig}
+		return k, keyError(ksa.ErrInvalidConfig, k.Key.KeyID[:min(len(k.Key.KeyID), 64)], fmt.Sprintf("key ID is not UTF-8 text of at most %d bytes", MaxKeyIDBytes), nil)
 	}
 	checked, err := k.Key.Check()
 	if err != nil {
-		return k, &KeyError{KeyID: k.Key.KeyID, Kind: ErrInvalidConfig, Err: err}
+		return k, keyError(ksa.ErrInvalidConfig, k.Key.KeyID, "", err)
 	}
 	k.Key = checked
 	if !AllowedAlgorithm(k.Key.Algorithm) {
-		return k, &KeyError{KeyID: k.Key.KeyID, Reason: fmt.Sprintf("algorithm %s is not one kube-apiserver accepts (RS256, ES256, ES384, ES512)", k.Key.Algorithm), Kind: ErrInvalidConfig}
+		return k, keyError(ksa.ErrInvalidConfig, k.Key.KeyID, fmt.Sprintf("algorithm %s is not one kube-apiserver accepts (RS256, ES256, ES384, ES512)", k.Key.Algorithm), nil)
 	}
 	if k.Key.ExcludeFromDiscovery && k.Role != RoleVerifyOnly {
-		return k, &KeyError{KeyID: k.Key.KeyID, Reason: "only verify-only keys may be excluded from discovery", Kind: ErrInvalidConfig}
+		return k, keyError(ksa.ErrInvalidConfig, k.Key.KeyID, "only verify-only keys may be excluded from discovery", nil)
 	}
 	if k.Published.IsZero() {
 		k.Published = now
@@ -273,8 +274,8 @@ func prepareKey(k RingKey, now time.Time) (RingKey, error) {
 }
 
 // newState builds an immutable ring version from checked keys.
-func newState(keys []RingKey, stamp time.Time, generation uint64) *ringState {
-	s := &ringState{keys: slices.Clip(keys), stamp: stamp, generation: generation}
+func newState(keys []RingKey, stamp time.Time) *ringState {
+	s := &ringState{keys: slices.Clip(keys), stamp: stamp}
 	for _, k := range keys {
 		if k.Role != RolePrimary {
 			continue

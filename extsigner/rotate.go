@@ -5,17 +5,18 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/jwks"
 )
 
 // Stage adds a key that is published but does not sign yet: the first step
 // of a rotation. keyID may be empty for Kubernetes' key ID of the public
 // key (jwks.KeyID). It returns the published key. Errors match
-// [ErrDuplicateKeyID], [ErrTooManyKeys], [ErrInvalidConfig] or
+// [ErrDuplicateKeyID], [ErrTooManyKeys], ksa.ErrInvalidConfig or
 // jwks.ErrUnsupportedKey.
 func (r *Ring) Stage(signer crypto.Signer, keyID string) (jwks.Key, error) {
 	if signer == nil {
-		return jwks.Key{}, &KeyError{KeyID: keyID, Reason: "no signer", Kind: ErrInvalidConfig}
+		return jwks.Key{}, keyError(ksa.ErrInvalidConfig, keyID, "no signer", nil)
 	}
 	return r.add(RingKey{Signer: signer, Key: jwks.Key{KeyID: keyID}, Role: RoleStaged})
 }
@@ -39,13 +40,13 @@ func (r *Ring) add(k RingKey) (jwks.Key, error) {
 	}
 	s := r.state.Load()
 	if len(s.keys) >= MaxKeys {
-		return jwks.Key{}, &KeyError{KeyID: k.Key.KeyID, Reason: "the ring is full", Kind: ErrTooManyKeys}
+		return jwks.Key{}, keyError(ErrTooManyKeys, k.Key.KeyID, "the ring is full", nil)
 	}
 	if s.index(k.Key.KeyID) >= 0 {
-		return jwks.Key{}, &KeyError{KeyID: k.Key.KeyID, Reason: "already in the ring", Kind: ErrDuplicateKeyID}
+		return jwks.Key{}, keyError(ErrDuplicateKeyID, k.Key.KeyID, "already in the ring", nil)
 	}
 	keys := append(slices.Clone(s.keys), k)
-	r.state.Store(newState(keys, nextStamp(s.stamp, now), s.generation+1))
+	r.state.Store(newState(keys, nextStamp(s.stamp, now)))
 	return k.Key, nil
 }
 
@@ -63,7 +64,7 @@ func (r *Ring) Promote(keyID string) error {
 	s := r.state.Load()
 	i := s.index(keyID)
 	if i < 0 {
-		return &KeyError{KeyID: keyID, Reason: "not in the ring", Kind: ErrUnknownKeyID}
+		return keyError(ErrUnknownKeyID, keyID, "not in the ring", nil)
 	}
 	k := s.keys[i]
 	ready, err := r.promoteAt(k)
@@ -84,7 +85,7 @@ func (r *Ring) Promote(keyID string) error {
 	}
 	keys[i].Role, keys[i].Since = RolePrimary, now
 	// The published set is the same: the data timestamp stays.
-	r.state.Store(newState(keys, s.stamp, s.generation+1))
+	r.state.Store(newState(keys, s.stamp))
 	return nil
 }
 
@@ -104,7 +105,7 @@ func (r *Ring) Retire(keyID string) error {
 	s := r.state.Load()
 	i := s.index(keyID)
 	if i < 0 {
-		return &KeyError{KeyID: keyID, Reason: "not in the ring", Kind: ErrUnknownKeyID}
+		return keyError(ErrUnknownKeyID, keyID, "not in the ring", nil)
 	}
 	k := s.keys[i]
 	ready, err := r.retireAt(k)
@@ -115,7 +116,7 @@ func (r *Ring) Retire(keyID string) error {
 		return &RotationError{Step: "retire", KeyID: keyID, Role: k.Role, Reason: "tokens it signed may still be live", ReadyAt: ready, Kind: ErrTooEarly}
 	}
 	keys := slices.Delete(slices.Clone(s.keys), i, i+1)
-	r.state.Store(newState(keys, nextStamp(s.stamp, now), s.generation+1))
+	r.state.Store(newState(keys, nextStamp(s.stamp, now)))
 	return nil
 }
 
@@ -125,7 +126,7 @@ func (r *Ring) PromoteAt(keyID string) (time.Time, error) {
 	s := r.state.Load()
 	i := s.index(keyID)
 	if i < 0 {
-		return time.Time{}, &KeyError{KeyID: keyID, Reason: "not in the ring", Kind: ErrUnknownKeyID}
+		return time.Time{}, keyError(ErrUnknownKeyID, keyID, "not in the ring", nil)
 	}
 	return r.promoteAt(s.keys[i])
 }
@@ -137,7 +138,7 @@ func (r *Ring) RetireAt(keyID string) (time.Time, error) {
 	s := r.state.Load()
 	i := s.index(keyID)
 	if i < 0 {
-		return time.Time{}, &KeyError{KeyID: keyID, Reason: "not in the ring", Kind: ErrUnknownKeyID}
+		return time.Time{}, keyError(ErrUnknownKeyID, keyID, "not in the ring", nil)
 	}
 	return r.retireAt(s.keys[i])
 }

@@ -9,7 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/extsigner"
+	"github.com/ksa-go/ksa/extsigner/signertest"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokens"
 )
@@ -26,7 +28,7 @@ func signToken(t testing.TB, ring *extsigner.Ring, now time.Time, lifetime time.
 
 func kidOf(t testing.TB, token string) string {
 	t.Helper()
-	h, err := extsigner.CheckHeader(strings.Split(token, ".")[0])
+	h, err := signertest.CheckHeader(strings.Split(token, ".")[0])
 	require.NoError(t, err)
 	return h.KeyID
 }
@@ -162,8 +164,8 @@ func TestRotationRefusals(t *testing.T) {
 		{name: "retire an unknown key", step: func() error { return ring.Retire("nope") }, wantErr: extsigner.ErrUnknownKeyID},
 		{name: "stage a key already there", step: func() error { _, err := ring.Stage(key("p256"), ""); return err }, wantErr: extsigner.ErrDuplicateKeyID},
 		{name: "stage a key ID already there", step: func() error { _, err := ring.Stage(key("p521"), "from-the-key-file"); return err }, wantErr: extsigner.ErrDuplicateKeyID},
-		{name: "stage without a signer", step: func() error { _, err := ring.Stage(nil, "x"); return err }, wantErr: extsigner.ErrInvalidConfig},
-		{name: "stage an Ed25519 key", step: func() error { _, err := ring.Stage(key("ed25519"), ""); return err }, wantErr: extsigner.ErrInvalidConfig},
+		{name: "stage without a signer", step: func() error { _, err := ring.Stage(nil, "x"); return err }, wantErr: ksa.ErrInvalidConfig},
+		{name: "stage an Ed25519 key", step: func() error { _, err := ring.Stage(key("ed25519"), ""); return err }, wantErr: ksa.ErrInvalidConfig},
 		{name: "add an excluded key ID twice", step: func() error { _, err := ring.AddVerifyOnly(legacy); return err }, wantErr: extsigner.ErrDuplicateKeyID},
 	}
 	for _, tt := range tests {

@@ -75,7 +75,7 @@ type Signed struct {
 // corrupt signature, never yields a token that fails later; the key that
 // signs is always one FetchKeys publishes.
 //
-// Errors are *ClaimsError (ErrInvalidClaims) or *SignError
+// Errors match [ErrInvalidClaims] (claims refused), or are a *SignError
 // (ErrSignerFailed, wrapping the signer's error; ErrSelfCheck).
 func (r *Ring) Sign(ctx context.Context, claims string) (Signed, error) {
 	c, err := CheckClaims(claims)
@@ -83,15 +83,15 @@ func (r *Ring) Sign(ctx context.Context, claims string) (Signed, error) {
 		return Signed{}, err
 	}
 	if c.Expiry.IsZero() {
-		return Signed{}, &ClaimsError{Reason: "carry no exp"}
+		return Signed{}, claimsError("carry no exp", nil)
 	}
 	if latest := r.now().Add(r.maxLifetime + MaxClockSkew); c.Expiry.After(latest) {
-		return Signed{}, &ClaimsError{Reason: fmt.Sprintf("expire at %s, later than the maximum token lifetime (%v) allows", c.Expiry.UTC().Format(time.RFC3339), r.maxLifetime)}
+		return Signed{}, claimsError(fmt.Sprintf("expire at %s, later than the maximum token lifetime (%v) allows", c.Expiry.UTC().Format(time.RFC3339), r.maxLifetime), nil)
 	}
 	p := r.state.Load().primary
 	n := len(p.header) + 1 + len(claims)
 	if total := n + 1 + b64.EncodedLen(signatureSize(p.public)); total > MaxTokenBytes {
-		return Signed{}, &ClaimsError{Reason: fmt.Sprintf("make a token of %d bytes, more than %d", total, MaxTokenBytes)}
+		return Signed{}, claimsError(fmt.Sprintf("make a token of %d bytes, more than %d", total, MaxTokenBytes), nil)
 	}
 	input := make([]byte, 0, n)
 	input = append(input, p.header...)

@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ksa-go/ksa/extsigner"
+	"github.com/ksa-go/ksa/extsigner/signertest"
 	"github.com/ksa-go/ksa/jwks"
 )
 
@@ -37,9 +39,9 @@ func TestSign(t *testing.T) {
 			header, err := base64.RawURLEncoding.DecodeString(signed.Header)
 			require.NoError(t, err)
 			assert.Equal(t, `{"alg":"`+tt.alg+`","kid":"`+kid+`","typ":"JWT"}`, string(header), "exactly alg, kid and typ")
-			h, err := extsigner.CheckHeader(signed.Header)
+			h, err := signertest.CheckHeader(signed.Header)
 			require.NoError(t, err)
-			assert.Equal(t, extsigner.Header{Algorithm: tt.alg, KeyID: kid, Type: "JWT"}, h)
+			assert.Equal(t, signertest.Header{Algorithm: tt.alg, KeyID: kid, Type: "JWT"}, h)
 
 			res, err := validate(t, ring.KeySet(), signed.Header+"."+claims+"."+signed.Signature, clk.Now())
 			require.NoError(t, err)
@@ -87,9 +89,7 @@ func TestSignRefusesBadClaims(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			signed, err := ring.Sign(t.Context(), tt.claims)
-			var cerr *extsigner.ClaimsError
-			require.ErrorAs(t, err, &cerr)
-			assert.ErrorIs(t, err, extsigner.ErrInvalidClaims)
+			require.ErrorIs(t, err, extsigner.ErrInvalidClaims)
 			assert.Contains(t, err.Error(), tt.reason)
 			assert.Equal(t, 1, strings.Count(err.Error(), "extsigner: "), err.Error())
 			assert.Equal(t, extsigner.Signed{}, signed)
@@ -235,14 +235,13 @@ func TestSignDuringRotation(t *testing.T) {
 					return
 				}
 				set := ring.KeySet() // keys are only added here
-				k, err := extsigner.CheckSigningKey(extsigner.Header{Algorithm: jwks.ES256, KeyID: signed.KeyID}, set)
-				if err != nil && !errors.Is(err, extsigner.ErrInvalidHeader) {
-					assert.NoError(t, err)
-					return
+				var k jwks.Key
+				if i := slices.IndexFunc(set.Keys, func(k jwks.Key) bool { return k.KeyID == signed.KeyID }); i >= 0 {
+					k = set.Keys[i]
 				}
-				h, _ := extsigner.CheckHeader(signed.Header)
-				assert.Equal(t, signed.KeyID, k.KeyID)
-				assert.NoError(t, extsigner.CheckSignature(h.Algorithm, k.Public, signed.Header, claims, signed.Signature))
+				h, _ := signertest.CheckHeader(signed.Header)
+				assert.Equal(t, signed.KeyID, k.KeyID, "the kid is published")
+				assert.NoError(t, verifies(h.Algorithm, k.Public, signed.Header, claims, signed.Signature))
 			}
 		})
 	}

@@ -9,8 +9,6 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	externaljwtv1 "k8s.io/externaljwt/apis/v1"
 	"k8s.io/externaljwt/apis/v1alpha1"
-
-	"github.com/ksa-go/ksa/extsigner"
 )
 
 // Dial connects to a signer's socket the way kube-apiserver does: a Unix
@@ -29,7 +27,7 @@ func Dial(address string) (*grpc.ClientConn, error) {
 // signer is one API version's client, in plain types.
 type signer interface {
 	sign(ctx context.Context, claims string) (header, signature string, err error)
-	fetchKeys(ctx context.Context) (extsigner.RawKeySet, error)
+	fetchKeys(ctx context.Context) (rawKeySet, error)
 	metadata(ctx context.Context) (int64, error)
 }
 
@@ -45,17 +43,17 @@ func (v v1Client) sign(ctx context.Context, claims string) (string, string, erro
 	return resp.GetHeader(), resp.GetSignature(), nil
 }
 
-func (v v1Client) fetchKeys(ctx context.Context) (extsigner.RawKeySet, error) {
+func (v v1Client) fetchKeys(ctx context.Context) (rawKeySet, error) {
 	resp, err := v.c.FetchKeys(ctx, &externaljwtv1.FetchKeysRequest{})
 	if err != nil {
-		return extsigner.RawKeySet{}, err
+		return rawKeySet{}, err
 	}
-	raw := extsigner.RawKeySet{RefreshHintSeconds: resp.GetRefreshHintSeconds()}
+	raw := rawKeySet{RefreshHintSeconds: resp.GetRefreshHintSeconds()}
 	if ts := resp.GetDataTimestamp(); ts.CheckValid() == nil {
 		raw.DataTimestamp = ts.AsTime()
 	}
 	for _, k := range resp.GetKeys() {
-		raw.Keys = append(raw.Keys, extsigner.RawKey{KeyID: k.GetKeyId(), DER: k.GetKey(), ExcludeFromDiscovery: k.GetExcludeFromOidcDiscovery()})
+		raw.Keys = append(raw.Keys, rawKey{KeyID: k.GetKeyId(), DER: k.GetKey(), ExcludeFromDiscovery: k.GetExcludeFromOidcDiscovery()})
 	}
 	return raw, nil
 }
@@ -77,17 +75,17 @@ func (v v1alpha1Client) sign(ctx context.Context, claims string) (string, string
 	return resp.GetHeader(), resp.GetSignature(), nil
 }
 
-func (v v1alpha1Client) fetchKeys(ctx context.Context) (extsigner.RawKeySet, error) {
+func (v v1alpha1Client) fetchKeys(ctx context.Context) (rawKeySet, error) {
 	resp, err := v.c.FetchKeys(ctx, &v1alpha1.FetchKeysRequest{})
 	if err != nil {
-		return extsigner.RawKeySet{}, err
+		return rawKeySet{}, err
 	}
-	raw := extsigner.RawKeySet{RefreshHintSeconds: resp.GetRefreshHintSeconds()}
+	raw := rawKeySet{RefreshHintSeconds: resp.GetRefreshHintSeconds()}
 	if ts := resp.GetDataTimestamp(); ts.CheckValid() == nil {
 		raw.DataTimestamp = ts.AsTime()
 	}
 	for _, k := range resp.GetKeys() {
-		raw.Keys = append(raw.Keys, extsigner.RawKey{KeyID: k.GetKeyId(), DER: k.GetKey(), ExcludeFromDiscovery: k.GetExcludeFromOidcDiscovery()})
+		raw.Keys = append(raw.Keys, rawKey{KeyID: k.GetKeyId(), DER: k.GetKey(), ExcludeFromDiscovery: k.GetExcludeFromOidcDiscovery()})
 	}
 	return raw, nil
 }

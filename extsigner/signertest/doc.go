@@ -24,8 +24,10 @@
 //	}
 //
 // Run sends Kubernetes-shaped claims for [Audience], issued now for
-// [Lifetime], verifies the answer with extsigner's check functions and
-// validates the assembled token with ksa's tokens.Validator and the keys
-// FetchKeys published; then it sends claims a signer must refuse and
-// expects InvalidArgument. Each call is bounded by Config.Timeout.
+// [Lifetime], checks the answer (header, key, signature) as kube-apiserver
+// does and stricter, and validates the assembled token with ksa's
+// tokens.Validator and the keys FetchKeys published; then it sends claims
+// a signer must refuse and expects InvalidArgument. Each call is bounded
+// by Config.Timeout. [CheckHeader] checks a Sign answer's header alone,
+// its error matching ErrKubernetes or ErrStrict as the failed checks do.
 package signertest

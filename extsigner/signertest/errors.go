@@ -8,7 +8,9 @@ import (
 
 const prefix = "signertest"
 
-// Sentinel errors. Every failed check matches the sentinel of its level.
+// Sentinel errors. Every failed check, and every refusal of
+// [CheckHeader], matches the sentinel of its level; [Run] refuses a
+// configuration with a *ksa.ConfigError.
 var (
 	// ErrKubernetes: the signer fails a check kube-apiserver makes itself;
 	// kube-apiserver would not start with it, or would refuse its answers.
@@ -16,8 +18,6 @@ var (
 	// ErrStrict: the signer fails a check kube-apiserver skips; its tokens
 	// may fail later, or it takes input it should refuse.
 	ErrStrict = errs.New(prefix, "the signer fails a stricter check")
-	// ErrInvalidConfig matches every *ConfigError.
-	ErrInvalidConfig = errs.New(prefix, "invalid configuration")
 )
 
 // Level says who makes a check.
@@ -43,8 +43,8 @@ func (l Level) String() string {
 }
 
 // Failure is a check the signer failed. It matches [ErrKubernetes] or
-// [ErrStrict] as Level says; Err is what was wrong (often an
-// *extsigner.CheckError, or the gRPC status of a call).
+// [ErrStrict] as Level says; Err is what was wrong (a refused answer,
+// matching the same sentinel, or the gRPC status of a call).
 type Failure struct {
 	Check string
 	Level Level
@@ -62,18 +62,3 @@ func (f *Failure) Is(target error) bool {
 
 // Unwrap returns what was wrong.
 func (f *Failure) Unwrap() error { return f.Err }
-
-// ConfigError reports a configuration [Run] refuses. It matches
-// [ErrInvalidConfig].
-type ConfigError struct {
-	Field, Reason string
-	Err           error
-}
-
-func (e *ConfigError) Error() string { return errs.Msg(prefix, e.Field+" "+e.Reason, e.Err) }
-
-// Is reports whether target is [ErrInvalidConfig].
-func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
-
-// Unwrap returns the cause, if any.
-func (e *ConfigError) Unwrap() error { return e.Err }

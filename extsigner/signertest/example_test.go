@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/ksa-go/ksa/extsigner"
+	"github.com/ksa-go/ksa/extsigner/grpcserver"
 	"github.com/ksa-go/ksa/extsigner/signertest"
 )
 
@@ -23,7 +24,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	srv, err := extsigner.NewServer(extsigner.ServerConfig{Ring: ring})
+	srv, err := grpcserver.NewServer(grpcserver.Config{Ring: ring})
 	if err != nil {
 		panic(err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/extsigner"
+	"github.com/ksa-go/ksa/extsigner/grpcserver"
 	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokens"
@@ -47,25 +48,26 @@ const (
 	// CheckMetadataRange (strict): at most 2^32 s.
 	CheckMetadataRange = "metadata/range"
 	// CheckFetchKeys (kubernetes): FetchKeys answers with kube-apiserver's
-	// rules (extsigner.ParseKeySet).
+	// rules (keys, timestamp, refresh hint).
 	CheckFetchKeys = "fetchkeys"
-	// CheckFetchKeysStrict (strict): and with the stricter ones.
+	// CheckFetchKeysStrict (strict): and with the stricter ones (no key ID
+	// twice, keys ksa and kube-apiserver can use, one in discovery).
 	CheckFetchKeysStrict = "fetchkeys/strict"
 	// CheckStableTimestamp (strict): a second FetchKeys with the same keys
 	// carries the same data_timestamp (it says when the keys changed, and
 	// kube-apiserver rebuilds its discovery documents when it moves).
 	CheckStableTimestamp = "fetchkeys/stable-timestamp"
 	// CheckSign (kubernetes): Sign answers Kubernetes-shaped claims with a
-	// header kube-apiserver accepts (extsigner.CheckHeader), a key not
-	// excluded from discovery and a signature.
+	// header kube-apiserver accepts ([CheckHeader]), a key not excluded
+	// from discovery and a signature.
 	CheckSign = "sign"
-	// CheckHeaderStrict (strict): the header passes extsigner.CheckHeader.
+	// CheckHeaderStrict (strict): the header passes [CheckHeader].
 	CheckHeaderStrict = "sign/header"
 	// CheckKeyPublished (strict): the kid is among FetchKeys' keys and alg
-	// fits its key (extsigner.CheckSigningKey).
+	// fits its key.
 	CheckKeyPublished = "sign/kid-published"
 	// CheckSignature (strict): the signature is strict base64url and
-	// verifies (extsigner.CheckSignature).
+	// verifies with the published key.
 	CheckSignature = "sign/signature"
 	// CheckToken (strict): the assembled token passes ksa's
 	// tokens.Validator with the published keys.
@@ -88,8 +90,8 @@ type Config struct {
 	// Address is the signer's socket: a path, or "@name" for an abstract
 	// socket. Required.
 	Address string
-	// APIVersion is extsigner.APIVersionV1 or extsigner.APIVersionV1Alpha1;
-	// empty means v1.
+	// APIVersion is grpcserver.APIVersionV1 or
+	// grpcserver.APIVersionV1Alpha1; empty means v1.
 	APIVersion string
 	// Issuer is the iss of the claims sent; empty means DefaultIssuer.
 	Issuer string
@@ -176,11 +178,11 @@ func (r *Report) skip(check string, level Level, why string) {
 
 // Run drives the signer at cfg.Address through every check and reports
 // each: first kube-apiserver's own (LevelKubernetes), then the stricter
-// ones (LevelStrict). The error is only for a config Run refuses
-// ([ErrInvalidConfig]); a signer that cannot be reached fails the checks.
+// ones (LevelStrict). The error is only for a config Run refuses (a
+// *ksa.ConfigError); a signer that cannot be reached fails the checks.
 func Run(ctx context.Context, cfg Config) (*Report, error) {
 	if cfg.Address == "" {
-		return nil, &ConfigError{Field: "Config.Address", Reason: "is required"}
+		return nil, &ksa.ConfigError{Field: "signertest.Config.Address", Reason: "is required"}
 	}
 	if cfg.Issuer == "" {
 		cfg.Issuer = DefaultIssuer
@@ -193,17 +195,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	}
 	conn, err := Dial(cfg.Address)
 	if err != nil {
-		return nil, &ConfigError{Field: "Config.Address", Reason: "cannot be dialled", Err: err}
+		return nil, &ksa.ConfigError{Field: "signertest.Config.Address", Reason: "cannot be dialled", Err: err}
 	}
 	defer conn.Close()
 	var s signer
 	switch cfg.APIVersion {
-	case "", extsigner.APIVersionV1:
+	case "", grpcserver.APIVersionV1:
 		s = v1Client{c: externaljwtv1.NewExternalJWTSignerClient(conn)}
-	case extsigner.APIVersionV1Alpha1:
+	case grpcserver.APIVersionV1Alpha1:
 		s = v1alpha1Client{c: v1alpha1.NewExternalJWTSignerClient(conn)}
 	default:
-		return nil, &ConfigError{Field: "Config.APIVersion", Reason: fmt.Sprintf("%q is not v1 or v1alpha1", cfg.APIVersion)}
+		return nil, &ksa.ConfigError{Field: "signertest.Config.APIVersion", Reason: fmt.Sprintf("%q is not v1 or v1alpha1", cfg.APIVersion)}
 	}
 	r := &Report{}
 	run := &runner{cfg: cfg, s: s, r: r}
@@ -220,18 +222,18 @@ type runner struct {
 	r   *Report
 }
 
-// split sorts check errors into those kube-apiserver makes and the others.
+// split sorts check errors (one refusal, or a list of them) into those
+// kube-apiserver makes and the others.
 func split(err error) (kube, strict error) {
 	var list []error
-	if l, ok := err.(interface{ Unwrap() []error }); ok {
-		list = l.Unwrap()
+	if l, ok := err.(*errs.List); ok {
+		list = l.Errs
 	} else if err != nil {
 		list = []error{err}
 	}
 	var k, s []error
 	for _, e := range list {
-		var cerr *extsigner.CheckError
-		if errors.As(e, &cerr) && cerr.Kubernetes {
+		if errors.Is(e, ErrKubernetes) {
 			k = append(k, e)
 		} else {
 			s = append(s, e)
@@ -247,7 +249,7 @@ func (run *runner) metadata(ctx context.Context) {
 		run.r.skip(CheckMetadataRange, LevelStrict, "no Metadata answer")
 		return
 	}
-	lifetime, err := extsigner.CheckMetadata(secs)
+	lifetime, err := checkMetadata(secs)
 	kube, strict := split(err)
 	run.r.add(CheckMetadata, LevelKubernetes, kube)
 	if kube != nil {
@@ -267,7 +269,7 @@ func (run *runner) fetchKeys(ctx context.Context) bool {
 		run.r.skip(CheckStableTimestamp, LevelStrict, "no FetchKeys answer")
 		return false
 	}
-	set, err := extsigner.ParseKeySet(raw)
+	set, err := parseKeySet(raw)
 	kube, strict := split(err)
 	run.r.add(CheckFetchKeys, LevelKubernetes, kube)
 	run.r.add(CheckFetchKeysStrict, LevelStrict, strict)
@@ -289,12 +291,12 @@ func (run *runner) fetchKeys(ctx context.Context) bool {
 }
 
 // sameKeys reports whether two answers hold the same keys, in any order.
-func sameKeys(a, b extsigner.RawKeySet) bool {
+func sameKeys(a, b rawKeySet) bool {
 	if len(a.Keys) != len(b.Keys) {
 		return false
 	}
 	for _, k := range a.Keys {
-		if !slices.ContainsFunc(b.Keys, func(o extsigner.RawKey) bool {
+		if !slices.ContainsFunc(b.Keys, func(o rawKey) bool {
 			return o.KeyID == k.KeyID && o.ExcludeFromDiscovery == k.ExcludeFromDiscovery && bytes.Equal(o.DER, k.DER)
 		}) {
 			return false
@@ -340,15 +342,15 @@ func (run *runner) sign(ctx context.Context, keysOK bool) {
 		skipAll("no Sign answer")
 		return
 	}
-	h, herr := extsigner.CheckHeader(a.header)
+	h, herr := CheckHeader(a.header)
 	kube, strict := split(herr)
 	if kube == nil && a.signature == "" {
-		kube = &extsigner.CheckError{Part: "signature", Reason: "empty", Kubernetes: true, Kind: extsigner.ErrInvalidSignature}
+		kube = refusal(true, "signature", "empty", nil)
 	}
 	var key jwks.Key
 	var kerr error
 	if herr == nil && keysOK {
-		key, kerr = extsigner.CheckSigningKey(h, run.r.KeySet)
+		key, kerr = checkSigningKey(h, run.r.KeySet)
 		if k, _ := split(kerr); k != nil && kube == nil {
 			kube = k
 		}
@@ -378,7 +380,7 @@ func (run *runner) sign(ctx context.Context, keysOK bool) {
 		run.r.skip(CheckToken, LevelStrict, "no published key to verify with")
 		return
 	}
-	run.r.add(CheckSignature, LevelStrict, extsigner.CheckSignature(h.Algorithm, key.Public, a.header, claims, a.signature))
+	run.r.add(CheckSignature, LevelStrict, checkSignature(h.Algorithm, key.Public, a.header, claims, a.signature))
 	run.r.add(CheckToken, LevelStrict, run.validate(ctx, run.r.Token))
 }
 

@@ -25,7 +25,9 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 	externaljwtv1 "k8s.io/externaljwt/apis/v1"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/extsigner"
+	"github.com/ksa-go/ksa/extsigner/grpcserver"
 	"github.com/ksa-go/ksa/extsigner/signertest"
 	"github.com/ksa-go/ksa/jwks"
 )
@@ -41,7 +43,7 @@ func ours(t *testing.T) string {
 	require.NoError(t, err)
 	_, err = ring.AddVerifyOnly(jwks.Key{KeyID: "legacy", Public: legacy, ExcludeFromDiscovery: true})
 	require.NoError(t, err)
-	srv, err := extsigner.NewServer(extsigner.ServerConfig{Ring: ring})
+	srv, err := grpcserver.NewServer(grpcserver.Config{Ring: ring})
 	require.NoError(t, err)
 	sock := filepath.Join(t.TempDir(), "signer.sock")
 	l, err := extsigner.Listen(extsigner.ListenConfig{Address: sock})
@@ -52,7 +54,7 @@ func ours(t *testing.T) string {
 }
 
 func TestOurs(t *testing.T) {
-	for _, version := range []string{"", extsigner.APIVersionV1, extsigner.APIVersionV1Alpha1} {
+	for _, version := range []string{"", grpcserver.APIVersionV1, grpcserver.APIVersionV1Alpha1} {
 		t.Run("version "+version, func(t *testing.T) {
 			report, err := signertest.Run(t.Context(), signertest.Config{Address: ours(t), APIVersion: version})
 			require.NoError(t, err)
@@ -84,6 +86,7 @@ type toy struct {
 	maxSeconds  int64
 	movingStamp atomic.Int64
 	unavailable bool
+	notPKIX     bool // publish bytes that are not a PKIX public key
 }
 
 func (s *toy) Sign(_ context.Context, req *externaljwtv1.SignJWTRequest) (*externaljwtv1.SignJWTResponse, error) {
@@ -132,6 +135,9 @@ func (s *toy) FetchKeys(context.Context, *externaljwtv1.FetchKeysRequest) (*exte
 	der, err := x509.MarshalPKIXPublicKey(s.key.Public())
 	if err != nil {
 		return nil, err
+	}
+	if s.notPKIX {
+		der = []byte("not DER")
 	}
 	return &externaljwtv1.FetchKeysResponse{
 		Keys:               []*externaljwtv1.Key{{KeyId: s.kid, Key: der, ExcludeFromOidcDiscovery: s.exclude}},
@@ -204,6 +210,43 @@ func TestToys(t *testing.T) {
 	}
 }
 
+// TestFailureReasons: each failure says what was wrong, and a refusal
+// kube-apiserver makes is not counted again among the stricter checks.
+func TestFailureReasons(t *testing.T) {
+	tests := []struct {
+		name       string
+		toy        *toy
+		want       string
+		wantStrict []string
+	}{
+		{
+			name: "lifetime below ten minutes", toy: &toy{maxSeconds: 599, checkClaims: true},
+			want:       "FAIL kubernetes metadata: metadata: max_token_expiration_seconds 599 is below 600\n",
+			wantStrict: []string{signertest.CheckStableTimestamp},
+		},
+		{
+			name: "key not PKIX", toy: &toy{notPKIX: true, checkClaims: true},
+			want:       "FAIL kubernetes fetchkeys: key #0: not a PKIX public key: ",
+			wantStrict: []string{signertest.CheckStableTimestamp, signertest.CheckClaimsLateExp},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var err error
+			tt.toy.key, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+			require.NoError(t, err)
+			tt.toy.kid = "toy-1"
+			if tt.toy.maxSeconds == 0 {
+				tt.toy.maxSeconds = 3600
+			}
+			report, err := signertest.Run(t.Context(), signertest.Config{Address: serveToy(t, tt.toy)})
+			require.NoError(t, err)
+			assert.Contains(t, report.String(), tt.want)
+			assert.Equal(t, tt.wantStrict, report.Failed(signertest.LevelStrict), report.String())
+		})
+	}
+}
+
 func TestUnreachable(t *testing.T) {
 	report, err := signertest.Run(t.Context(), signertest.Config{Address: filepath.Join(t.TempDir(), "nobody.sock"), Timeout: 5 * time.Second})
 	require.NoError(t, err)
@@ -211,11 +254,21 @@ func TestUnreachable(t *testing.T) {
 	assert.ErrorIs(t, report.Err(), signertest.ErrKubernetes)
 }
 
+// TestDefaults: the documented defaults of Config and of the claims Run
+// sends.
+func TestDefaults(t *testing.T) {
+	assert.Equal(t, "https://kubernetes.default.svc.cluster.local", signertest.DefaultIssuer)
+	assert.Equal(t, 10*time.Second, signertest.DefaultTimeout)
+	assert.Equal(t, 10*time.Minute, signertest.Lifetime, "the least maximum kube-apiserver accepts")
+	assert.Equal(t, extsigner.MinMaxTokenLifetime, signertest.Lifetime)
+	assert.Equal(t, 4*extsigner.MaxTokenBytes, signertest.OversizedClaimsBytes)
+}
+
 func TestRunConfig(t *testing.T) {
 	_, err := signertest.Run(t.Context(), signertest.Config{})
-	assert.ErrorIs(t, err, signertest.ErrInvalidConfig)
+	assert.ErrorIs(t, err, ksa.ErrInvalidConfig)
 	_, err = signertest.Run(t.Context(), signertest.Config{Address: "/x", APIVersion: "v2"})
-	assert.ErrorIs(t, err, signertest.ErrInvalidConfig)
+	assert.ErrorIs(t, err, ksa.ErrInvalidConfig)
 }
 
 func otherPublic(t *testing.T) (crypto.PublicKey, error) {

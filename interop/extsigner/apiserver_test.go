@@ -20,6 +20,7 @@ import (
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/extsigner"
+	"github.com/ksa-go/ksa/extsigner/signertest"
 	"github.com/ksa-go/ksa/internal/testkeys"
 	"github.com/ksa-go/ksa/interop/clientgo"
 	"github.com/ksa-go/ksa/interop/controlplane"
@@ -209,9 +210,9 @@ func tokensThroughSigner(t *testing.T, cp *controlplane.ControlPlane, s *signer)
 	tr, err := a.request(t.Context(), 7200)
 	require.NoError(t, err)
 	token := tr.Status.Token
-	h, err := extsigner.CheckHeader(strings.Split(token, ".")[0])
+	h, err := signertest.CheckHeader(strings.Split(token, ".")[0])
 	require.NoError(t, err)
-	assert.Equal(t, extsigner.Header{Algorithm: jwks.ES256, KeyID: s.ring.Primary().KeyID, Type: "JWT"}, h)
+	assert.Equal(t, signertest.Header{Algorithm: jwks.ES256, KeyID: s.ring.Primary().KeyID, Type: "JWT"}, h)
 	c := claimsOf(t, token)
 	assert.Equal(t, float64(3600), c["exp"].(float64)-c["iat"].(float64), "capped at the signer's maximum lifetime")
 

@@ -33,6 +33,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ksa-go/ksa/extsigner"
+	"github.com/ksa-go/ksa/extsigner/grpcserver"
 )
 
 const issuer = "https://kubernetes.default.svc.cluster.local"
@@ -53,7 +54,7 @@ type signer struct {
 	t    *testing.T
 	ring *extsigner.Ring
 	sock string
-	srv  *extsigner.Server
+	srv  *grpcserver.Server
 	done chan error
 }
 
@@ -67,7 +68,7 @@ func startSigner(t *testing.T, ring *extsigner.Ring, sock string) *signer {
 
 func (s *signer) start() {
 	s.t.Helper()
-	srv, err := extsigner.NewServer(extsigner.ServerConfig{Ring: s.ring})
+	srv, err := grpcserver.NewServer(grpcserver.Config{Ring: s.ring})
 	require.NoError(s.t, err)
 	l, err := extsigner.Listen(extsigner.ListenConfig{Address: s.sock})
 	require.NoError(s.t, err)

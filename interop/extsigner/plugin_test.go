@@ -17,6 +17,7 @@ import (
 	"k8s.io/kubernetes/pkg/serviceaccount/externaljwt/plugin"
 
 	"github.com/ksa-go/ksa/extsigner"
+	"github.com/ksa-go/ksa/extsigner/signertest"
 	"github.com/ksa-go/ksa/internal/testkeys"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokens"
@@ -205,7 +206,7 @@ func TestKubernetesClientSeesKMSFailure(t *testing.T) {
 
 func kidOf(t *testing.T, token string) string {
 	t.Helper()
-	h, err := extsigner.CheckHeader(strings.Split(token, ".")[0])
+	h, err := signertest.CheckHeader(strings.Split(token, ".")[0])
 	require.NoError(t, err)
 	return h.KeyID
 }

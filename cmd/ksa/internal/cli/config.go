@@ -9,7 +9,6 @@ import (
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
 	"github.com/ksa-go/ksa/credspec"
-	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/tokens"
@@ -28,7 +27,6 @@ type configProblem struct {
 func asConfigProblem(err error) (configProblem, bool) {
 	var (
 		kc0 *ksa.ConfigError
-		ec  *extsigner.ConfigError
 		tc  *tokens.ConfigError
 		oc  *oidc.ConfigError
 		cc  *credspec.ConfigError
@@ -39,8 +37,6 @@ func asConfigProblem(err error) (configProblem, bool) {
 		// The field is qualified by its package: "podcert.SignerConfig.Chain".
 		_, field, _ := strings.Cut(kc0.Field, ".")
 		return configProblem{field, kc0.Reason, kc0.Err}, true
-	case errors.As(err, &ec):
-		return configProblem{ec.Field, ec.Reason, ec.Err}, true
 	case errors.As(err, &tc):
 		return configProblem{tc.Field, tc.Reason, tc.Err}, true
 	case errors.As(err, &oc):

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ksa-go/ksa/extsigner"
+	"github.com/ksa-go/ksa/extsigner/grpcserver"
 	"github.com/ksa-go/ksa/jwks"
 )
 
@@ -145,7 +146,7 @@ func (f *signerFlags) run(a *app, cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	srv, err := extsigner.NewServer(extsigner.ServerConfig{Ring: ring})
+	srv, err := grpcserver.NewServer(grpcserver.Config{Ring: ring})
 	if err != nil {
 		return fail(err, bugFix, "configuring the signer")
 	}

@@ -1,4 +1,4 @@
-package extsigner
+package grpcserver
 
 import (
 	"context"
@@ -15,13 +15,17 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 	externaljwtv1 "k8s.io/externaljwt/apis/v1"
 	"k8s.io/externaljwt/apis/v1alpha1"
+
+	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/extsigner"
 )
 
 // MaxRequestBytes is the largest request message the server reads; gRPC
 // refuses a larger one with ResourceExhausted before decoding it. It is
-// MaxTokenBytes and room for the message's framing: claims that fit are
-// then refused, if too long, by [Ring.Sign] with InvalidArgument.
-const MaxRequestBytes = MaxTokenBytes + 64
+// extsigner.MaxTokenBytes and room for the message's framing: claims that
+// fit are then refused, if too long, by the ring's Sign with
+// InvalidArgument.
+const MaxRequestBytes = extsigner.MaxTokenBytes + 64
 
 // The API versions the server answers.
 const (
@@ -33,10 +37,10 @@ const (
 	APIVersionV1Alpha1 = "v1alpha1"
 )
 
-// ServerConfig configures a [Server].
-type ServerConfig struct {
+// Config configures a [Server].
+type Config struct {
 	// Ring holds the keys. Required.
-	Ring *Ring
+	Ring *extsigner.Ring
 	// OnRequest, when set, is called after every request with what
 	// happened. It runs on the request's goroutine before the answer is
 	// sent: it must be quick and safe for concurrent use.
@@ -53,38 +57,43 @@ type Event struct {
 	KeyID string
 	// Code is the gRPC status code answered.
 	Code codes.Code
-	// Err is the error answered, nil on success: a *ClaimsError or
-	// *SignError.
-	Err      error
+	// Err is the error answered, nil on success: claims refused
+	// (extsigner.ErrInvalidClaims) or an *extsigner.SignError.
+	Err error
+	// Duration is how long the server took to answer.
 	Duration time.Duration
 }
 
 // Server answers kube-apiserver's ExternalJWTSigner requests (API v1 and
-// v1alpha1) from a [Ring]: Sign with [Ring.Sign], FetchKeys with
-// [Ring.KeySet], Metadata with the ring's MaxTokenLifetime. Errors are
-// answered with a status and a message: InvalidArgument for claims Sign
-// refuses, Unavailable for a signing key that failed (DeadlineExceeded or
-// Canceled when the request's context ended), Internal for a signature
-// that does not verify. It is safe for concurrent use.
+// v1alpha1) from an [extsigner.Ring]: Sign with [extsigner.Ring.Sign],
+// FetchKeys with [extsigner.Ring.KeySet], Metadata with the ring's
+// MaxTokenLifetime. Errors are answered with a status and a message:
+// InvalidArgument for claims Sign refuses, Unavailable for a signing key
+// that failed (DeadlineExceeded or Canceled when the request's context
+// ended), Internal for a signature that does not verify. It is safe for
+// concurrent use.
 type Server struct {
-	ring      *Ring
+	ring      *extsigner.Ring
 	onRequest func(Event)
 	grpc      *grpc.Server
 	fetch     atomic.Pointer[fetchAnswers]
 }
 
-// fetchAnswers are the FetchKeys answers of one ring version.
+// fetchAnswers are the FetchKeys answers of one published key set.
 type fetchAnswers struct {
-	generation uint64
-	v1         *externaljwtv1.FetchKeysResponse
-	v1alpha1   *v1alpha1.FetchKeysResponse
+	// stamp is the set's data timestamp, which changes exactly when the
+	// set does.
+	stamp    time.Time
+	v1       *externaljwtv1.FetchKeysResponse
+	v1alpha1 *v1alpha1.FetchKeysResponse
 }
 
 // NewServer checks the config and returns a server, ready for
 // [Server.Serve] or, on a gRPC server of the caller's, [Server.Register].
-func NewServer(cfg ServerConfig) (*Server, error) {
+// Errors are a *ksa.ConfigError.
+func NewServer(cfg Config) (*Server, error) {
 	if cfg.Ring == nil {
-		return nil, &ConfigError{Field: "ServerConfig.Ring", Reason: "is required"}
+		return nil, &ksa.ConfigError{Field: "grpcserver.Config.Ring", Reason: "is required"}
 	}
 	s := &Server{ring: cfg.Ring, onRequest: cfg.OnRequest}
 	s.grpc = grpc.NewServer(ServerOptions()...)
@@ -117,7 +126,7 @@ func (s *Server) Register(g grpc.ServiceRegistrar) {
 	v1alpha1.RegisterExternalJWTSignerServer(g, v1alpha1Service{s: s})
 }
 
-// Serve answers requests on l (see [Listen]) until [Server.Stop] or
+// Serve answers requests on l (see [extsigner.Listen]) until [Server.Stop] or
 // [Server.GracefulStop]; it returns nil then, or the listener's error. It
 // may serve several listeners at once.
 func (s *Server) Serve(l net.Listener) error {
@@ -136,7 +145,7 @@ func (s *Server) GracefulStop() { s.grpc.GracefulStop() }
 func (s *Server) Stop() { s.grpc.Stop() }
 
 // sign answers a Sign request.
-func (s *Server) sign(ctx context.Context, version, claims string) (Signed, error) {
+func (s *Server) sign(ctx context.Context, version, claims string) (extsigner.Signed, error) {
 	start := s.started()
 	signed, err := s.ring.Sign(ctx, claims)
 	st := statusOf(err)
@@ -152,13 +161,13 @@ func statusOf(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, ErrInvalidClaims):
+	case errors.Is(err, extsigner.ErrInvalidClaims):
 		code = codes.InvalidArgument
 	case errors.Is(err, context.Canceled):
 		code = codes.Canceled
 	case errors.Is(err, context.DeadlineExceeded):
 		code = codes.DeadlineExceeded
-	case errors.Is(err, ErrSignerFailed):
+	case errors.Is(err, extsigner.ErrSignerFailed):
 		code = codes.Unavailable
 	default: // ErrSelfCheck
 		code = codes.Internal
@@ -166,18 +175,17 @@ func statusOf(err error) error {
 	return status.Error(code, err.Error())
 }
 
-// answers returns the FetchKeys answers of the ring's current version,
-// building them once per version.
+// answers returns the FetchKeys answers of the ring's current key set,
+// building them once per set.
 func (s *Server) answers() *fetchAnswers {
-	st := s.ring.state.Load()
-	if a := s.fetch.Load(); a != nil && a.generation == st.generation {
+	set := s.ring.KeySet()
+	if a := s.fetch.Load(); a != nil && a.stamp.Equal(set.DataTimestamp) {
 		return a
 	}
-	set := st.keySet(s.ring.refresh)
 	a := &fetchAnswers{
-		generation: st.generation,
-		v1:         &externaljwtv1.FetchKeysResponse{DataTimestamp: timestamppb.New(set.DataTimestamp), RefreshHintSeconds: int64(set.RefreshHint / time.Second)},
-		v1alpha1:   &v1alpha1.FetchKeysResponse{DataTimestamp: timestamppb.New(set.DataTimestamp), RefreshHintSeconds: int64(set.RefreshHint / time.Second)},
+		stamp:    set.DataTimestamp,
+		v1:       &externaljwtv1.FetchKeysResponse{DataTimestamp: timestamppb.New(set.DataTimestamp), RefreshHintSeconds: int64(set.RefreshHint / time.Second)},
+		v1alpha1: &v1alpha1.FetchKeysResponse{DataTimestamp: timestamppb.New(set.DataTimestamp), RefreshHintSeconds: int64(set.RefreshHint / time.Second)},
 	}
 	for _, k := range set.Keys {
 		der, err := x509.MarshalPKIXPublicKey(k.Public)

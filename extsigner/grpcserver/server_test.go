@@ -1,4 +1,4 @@
-package extsigner_test
+package grpcserver_test
 
 import (
 	"context"
@@ -21,14 +21,16 @@ import (
 	externaljwtv1 "k8s.io/externaljwt/apis/v1"
 	"k8s.io/externaljwt/apis/v1alpha1"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/extsigner"
+	"github.com/ksa-go/ksa/extsigner/grpcserver"
 )
 
 // serve starts a server for ring on a socket in a temporary directory and
 // returns a connection to it.
-func serve(t testing.TB, cfg extsigner.ServerConfig) *grpc.ClientConn {
+func serve(t testing.TB, cfg grpcserver.Config) *grpc.ClientConn {
 	t.Helper()
-	srv, err := extsigner.NewServer(cfg)
+	srv, err := grpcserver.NewServer(cfg)
 	require.NoError(t, err)
 	sock := filepath.Join(t.TempDir(), "signer.sock")
 	l, err := extsigner.Listen(extsigner.ListenConfig{Address: sock})
@@ -63,8 +65,8 @@ func TestServerV1(t *testing.T) {
 	legacy, err := ring.AddVerifyOnly(excluded(t, key("rsa2048").Public()))
 	require.NoError(t, err)
 	var mu sync.Mutex
-	var events []extsigner.Event
-	client := externaljwtv1.NewExternalJWTSignerClient(serve(t, extsigner.ServerConfig{Ring: ring, OnRequest: func(e extsigner.Event) {
+	var events []grpcserver.Event
+	client := externaljwtv1.NewExternalJWTSignerClient(serve(t, grpcserver.Config{Ring: ring, OnRequest: func(e grpcserver.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		events = append(events, e)
@@ -119,7 +121,7 @@ func TestServerV1(t *testing.T) {
 func TestServerV1Alpha1(t *testing.T) {
 	clk := newClock()
 	ring := newRing(t, clk, key("rsa2048"))
-	client := v1alpha1.NewExternalJWTSignerClient(serve(t, extsigner.ServerConfig{Ring: ring}))
+	client := v1alpha1.NewExternalJWTSignerClient(serve(t, grpcserver.Config{Ring: ring}))
 	ctx := t.Context()
 
 	md, err := client.Metadata(ctx, &v1alpha1.MetadataRequest{})
@@ -164,7 +166,7 @@ func TestServerErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			client := externaljwtv1.NewExternalJWTSignerClient(serve(t, extsigner.ServerConfig{Ring: tt.ring}))
+			client := externaljwtv1.NewExternalJWTSignerClient(serve(t, grpcserver.Config{Ring: tt.ring}))
 			resp, err := client.Sign(t.Context(), &externaljwtv1.SignJWTRequest{Claims: tt.claims})
 			assert.Nil(t, resp)
 			st, ok := status.FromError(err)
@@ -188,7 +190,7 @@ func TestServerContextEnds(t *testing.T) {
 		ended <- ctx.Err()
 		return nil, ctx.Err()
 	})
-	client := externaljwtv1.NewExternalJWTSignerClient(serve(t, extsigner.ServerConfig{Ring: newRing(t, clk, signer)}))
+	client := externaljwtv1.NewExternalJWTSignerClient(serve(t, grpcserver.Config{Ring: newRing(t, clk, signer)}))
 	ctx, cancel := context.WithCancel(t.Context())
 	go func() {
 		<-started
@@ -204,21 +206,30 @@ func TestServerContextEnds(t *testing.T) {
 // is refused by gRPC before it is decoded.
 func TestServerRequestLimit(t *testing.T) {
 	clk := newClock()
-	client := externaljwtv1.NewExternalJWTSignerClient(serve(t, extsigner.ServerConfig{Ring: newRing(t, clk, key("p256"))}))
+	client := externaljwtv1.NewExternalJWTSignerClient(serve(t, grpcserver.Config{Ring: newRing(t, clk, key("p256"))}))
 	// A SignJWTRequest is a tag byte, a varint length (three bytes here)
 	// and the claims.
 	const overhead = 1 + 3
-	at := strings.Repeat("A", extsigner.MaxRequestBytes-overhead)
+	at := strings.Repeat("A", grpcserver.MaxRequestBytes-overhead)
 	_, err := client.Sign(t.Context(), &externaljwtv1.SignJWTRequest{Claims: at})
 	assert.Equal(t, codes.InvalidArgument, status.Code(err), "%v", err)
 
 	_, err = client.Sign(t.Context(), &externaljwtv1.SignJWTRequest{Claims: at + "A"})
 	assert.Equal(t, codes.ResourceExhausted, status.Code(err), "%v", err)
-	assert.Equal(t, extsigner.MaxTokenBytes+64, extsigner.MaxRequestBytes)
+	assert.Equal(t, extsigner.MaxTokenBytes+64, grpcserver.MaxRequestBytes)
 }
 
 func TestNewServerConfig(t *testing.T) {
-	_, err := extsigner.NewServer(extsigner.ServerConfig{})
-	require.ErrorIs(t, err, extsigner.ErrInvalidConfig)
-	assert.EqualError(t, err, "extsigner: ServerConfig.Ring is required")
+	_, err := grpcserver.NewServer(grpcserver.Config{})
+	require.ErrorIs(t, err, ksa.ErrInvalidConfig)
+	assert.EqualError(t, err, "grpcserver: Config.Ring is required")
+}
+
+// TestServerOptions: the documented limits of the server, as a gRPC
+// server of the caller's gets them.
+func TestServerOptions(t *testing.T) {
+	assert.Equal(t, 16, grpcserver.StreamWorkersPerCPU)
+	assert.Len(t, grpcserver.ServerOptions(), 2, "the request limit and the workers")
+	assert.Equal(t, "v1", grpcserver.APIVersionV1)
+	assert.Equal(t, "v1alpha1", grpcserver.APIVersionV1Alpha1)
 }

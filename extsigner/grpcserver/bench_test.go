@@ -1,4 +1,4 @@
-package extsigner_test
+package grpcserver_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	externaljwtv1 "k8s.io/externaljwt/apis/v1"
 
 	"github.com/ksa-go/ksa/extsigner"
+	"github.com/ksa-go/ksa/extsigner/grpcserver"
 	"github.com/ksa-go/ksa/internal/bench"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokens"
@@ -61,7 +62,7 @@ func newBenchSigner(b *testing.B, signer crypto.Signer) *benchSigner {
 	c := testClaims(time.Now(), time.Hour)
 	return &benchSigner{
 		ring: ring, minter: minter, tok: c, claims: encodeClaims(c),
-		client: externaljwtv1.NewExternalJWTSignerClient(serve(b, extsigner.ServerConfig{Ring: ring})),
+		client: externaljwtv1.NewExternalJWTSignerClient(serve(b, grpcserver.Config{Ring: ring})),
 	}
 }
 

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
@@ -165,7 +164,7 @@ Stops on SIGINT or SIGTERM.`,
 			}
 			rc.UserAgent = "ksa-podcert"
 			rc.QPS, rc.Burst = qps, burst
-			cs, err := kubernetes.NewForConfig(rc)
+			cs, err := podcertctl.NewRESTClient(rc)
 			if err != nil {
 				return fail(err, "", "configuring the client")
 			}

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
@@ -172,7 +171,7 @@ func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
 	}
 	rc.UserAgent = "ksa-podcert"
 	rc.QPS, rc.Burst = f.qps, f.burst
-	cs, err := kubernetes.NewForConfig(rc)
+	cs, err := podcertctl.NewRESTClient(rc)
 	if err != nil {
 		return fail(err, "check the cluster's address and credentials in the kubeconfig (--kubeconfig)", "configuring the client")
 	}

@@ -13,7 +13,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -74,7 +73,7 @@ func signerMetadata(ctx context.Context, addr string) (*externaljwtv1.MetadataRe
 
 // startSigner runs "ksa signer serve" with args until the test ends and
 // returns once it listens; logs returns what it wrote to standard error.
-func startSigner(t *testing.T, args ...string) (logs func() string) {
+func startSigner(t *testing.T, args ...string) (waitLog func(substr string) bool) {
 	t.Helper()
 	pr, pw := io.Pipe()
 	a := &app{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: pw}
@@ -86,35 +85,50 @@ func startSigner(t *testing.T, args ...string) (logs func() string) {
 		done <- root.ExecuteContext(ctx)
 		pw.Close()
 	}()
-	var mu sync.Mutex
-	var buf strings.Builder
-	listening := make(chan struct{})
-	copied := make(chan struct{})
+	// Each line the signer logs is sent on lines; the channel closes when
+	// the signer's output ends.
+	lines := make(chan string)
 	go func() {
-		defer close(copied)
-		lines := bufio.NewScanner(pr)
-		once := sync.OnceFunc(func() { close(listening) })
-		defer once()
-		for lines.Scan() {
-			mu.Lock()
-			buf.WriteString(lines.Text() + "\n")
-			mu.Unlock()
-			if strings.HasPrefix(lines.Text(), "signing with ") {
-				once()
+		defer close(lines)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			case <-ctx.Done():
+				_, _ = io.Copy(io.Discard, pr)
+				return
 			}
 		}
 	}()
-	<-listening
+	// waitLog reads the signer's log until a line holds substr (true) or
+	// the log ends (false): the line is waited for, not polled.
+	// A regression that never logs the line fails at the test's deadline
+	// instead of hanging the run.
+	var expired <-chan time.Time
+	if d, ok := t.Deadline(); ok {
+		expired = time.After(time.Until(d) - 10*time.Second)
+	}
+	waitLog = func(substr string) bool {
+		for {
+			select {
+			case line, ok := <-lines:
+				if !ok {
+					return false
+				}
+				if strings.Contains(line, substr) {
+					return true
+				}
+			case <-expired:
+				return false
+			}
+		}
+	}
+	require.True(t, waitLog("signing with "), "the signer did not start")
 	t.Cleanup(func() {
 		cancel()
 		assert.NoError(t, <-done)
-		<-copied
 	})
-	return func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		return buf.String()
-	}
+	return waitLog
 }
 
 // TestSignerServeAllowedUIDs: on a path socket (its mode opened to all)
@@ -165,7 +179,7 @@ func TestSignerServeAllowedUIDs(t *testing.T) {
 			for _, uid := range tc.allowed {
 				args = append(args, "--allowed-uid", uid)
 			}
-			logs := startSigner(t, args...)
+			waitLog := startSigner(t, args...)
 			if !tc.abstract {
 				require.NoError(t, os.Chmod(sock, 0o666), "the file mode no longer keeps anyone out")
 			}
@@ -193,7 +207,7 @@ func TestSignerServeAllowedUIDs(t *testing.T) {
 				assert.Equal(t, peerAnswered, code, "uid 65534 is answered: %s", out)
 			} else {
 				assert.Equal(t, peerRefused, code, "uid 65534 is refused: %s", out)
-				assert.Contains(t, logs(), "refused a connection from uid 65534")
+				assert.True(t, waitLog("refused a connection from uid 65534"), "the refusal is logged")
 			}
 		})
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
@@ -43,8 +42,8 @@ const writeTimeout = 30 * time.Second
 // other zero value is a documented default.
 type Config struct {
 	// Client talks to the API server, as an identity holding the RBAC of
-	// [Manifests].
-	Client kubernetes.Interface
+	// [Manifests]: [NewRESTClient] of a rest.Config.
+	Client Client
 	// Signer decides the requests; its signer name selects them.
 	Signer *podcert.Signer
 	// APIVersion is V1 or V1beta1. Empty: V1 when the API server serves
@@ -171,7 +170,7 @@ func (c *Controller) APIVersion() (string, error) {
 	if c.cfg.APIVersion != "" {
 		return c.cfg.APIVersion, nil
 	}
-	res, err := c.cfg.Client.Discovery().ServerResourcesForGroupVersion("certificates.k8s.io/v1")
+	res, err := c.cfg.Client.ServerResourcesForGroupVersion("certificates.k8s.io/v1")
 	if err != nil && !apierrors.IsNotFound(err) {
 		return "", fmt.Errorf("podcertctl: discovering certificates.k8s.io/v1: %w", err)
 	}

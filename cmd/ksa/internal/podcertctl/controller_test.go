@@ -76,7 +76,7 @@ func spec(t *testing.T, signer, subject string) certificatesv1.PodCertificateReq
 func run(t *testing.T, cs *fake.Clientset, cfg podcertctl.Config) (*podcertctl.Controller, <-chan podcertctl.Event) {
 	t.Helper()
 	events := make(chan podcertctl.Event, 16)
-	cfg.Client = cs
+	cfg.Client = fakeClient{cs}
 	if cfg.Signer == nil {
 		cfg.Signer = newSigner(t)
 	}
@@ -237,7 +237,7 @@ func TestAPIVersionDiscovery(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := fake.NewClientset()
 			cs.Resources = tc.resources
-			ctl, err := podcertctl.New(podcertctl.Config{Client: cs, Signer: newSigner(t)})
+			ctl, err := podcertctl.New(podcertctl.Config{Client: fakeClient{cs}, Signer: newSigner(t)})
 			require.NoError(t, err)
 			got, err := ctl.APIVersion()
 			require.NoError(t, err)
@@ -247,7 +247,7 @@ func TestAPIVersionDiscovery(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	cs := fake.NewClientset()
+	cs := fakeClient{fake.NewClientset()}
 	signer := newSigner(t)
 	for _, tc := range []struct {
 		name  string

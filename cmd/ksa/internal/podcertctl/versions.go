@@ -9,9 +9,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	certinformersv1 "k8s.io/client-go/informers/certificates/v1"
-	certinformersv1beta1 "k8s.io/client-go/informers/certificates/v1beta1"
-	"k8s.io/client-go/kubernetes"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/ksa-go/ksa/kubeapi"
@@ -22,31 +21,31 @@ import (
 // trust bundles.
 type versionAPI interface {
 	// informer watches the requests for signerName, in every namespace.
-	informer(cs kubernetes.Interface, signerName string, resync time.Duration) cache.SharedIndexInformer
+	informer(cs Client, signerName string, resync time.Duration) cache.SharedIndexInformer
 	// decide decides a request of the informer's store and writes the
 	// status: nil, nil for a request already decided or another signer's
 	// (the field selector keeps those out; a fake client may not).
-	decide(ctx context.Context, cs kubernetes.Interface, s *podcert.Signer, obj any) (*podcert.Decision, error)
+	decide(ctx context.Context, cs Client, s *podcert.Signer, obj any) (*podcert.Decision, error)
 	// publish creates the trust bundle, or updates it when it differs.
-	publish(ctx context.Context, cs kubernetes.Interface, name, signerName, pem string) error
+	publish(ctx context.Context, cs Client, name, signerName, pem string) error
 }
 
 // version is a versionAPI from the few calls that differ between v1 and
 // v1beta1: P is the request's type, B the trust bundle's.
 type version[P, B any] struct {
-	newInformer func(cs kubernetes.Interface, resync time.Duration, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer
+	newInformer func(cs Client, resync time.Duration, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer
 	// read returns the request and its status in podcert's shape.
 	read func(P) (podcert.Request, podcert.Status)
 	// apply writes the decision into a copy of the request.
 	apply        func(*podcert.Decision, P) (P, error)
-	updateStatus func(ctx context.Context, cs kubernetes.Interface, p P) error
+	updateStatus func(ctx context.Context, cs Client, p P) error
 	// bundle builds the wanted trust bundle; sameSpec compares two; the
 	// rest are the client's calls.
 	bundle   func(name, signerName, pem string) B
 	sameSpec func(have, want B) (same bool, updated B)
-	create   func(ctx context.Context, cs kubernetes.Interface, b B) error
-	get      func(ctx context.Context, cs kubernetes.Interface, name string) (B, error)
-	update   func(ctx context.Context, cs kubernetes.Interface, b B) error
+	create   func(ctx context.Context, cs Client, b B) error
+	get      func(ctx context.Context, cs Client, name string) (B, error)
+	update   func(ctx context.Context, cs Client, b B) error
 }
 
 func apiFor(v string) versionAPI {
@@ -56,12 +55,12 @@ func apiFor(v string) versionAPI {
 	return v1API()
 }
 
-func (v version[P, B]) informer(cs kubernetes.Interface, signerName string, resync time.Duration) cache.SharedIndexInformer {
+func (v version[P, B]) informer(cs Client, signerName string, resync time.Duration) cache.SharedIndexInformer {
 	sel := fields.OneTermEqualSelector("spec.signerName", signerName).String()
 	return v.newInformer(cs, resync, func(o *metav1.ListOptions) { o.FieldSelector = sel })
 }
 
-func (v version[P, B]) decide(ctx context.Context, cs kubernetes.Interface, s *podcert.Signer, obj any) (*podcert.Decision, error) {
+func (v version[P, B]) decide(ctx context.Context, cs Client, s *podcert.Signer, obj any) (*podcert.Decision, error) {
 	p, ok := obj.(P)
 	if !ok {
 		return nil, nil
@@ -81,7 +80,7 @@ func (v version[P, B]) decide(ctx context.Context, cs kubernetes.Interface, s *p
 	return &d, v.updateStatus(ctx, cs, updated)
 }
 
-func (v version[P, B]) publish(ctx context.Context, cs kubernetes.Interface, name, signerName, pem string) error {
+func (v version[P, B]) publish(ctx context.Context, cs Client, name, signerName, pem string) error {
 	want := v.bundle(name, signerName, pem)
 	err := v.create(ctx, cs, want)
 	if !apierrors.IsAlreadyExists(err) {
@@ -98,11 +97,29 @@ func (v version[P, B]) publish(ctx context.Context, cs kubernetes.Interface, nam
 	return v.update(ctx, cs, updated)
 }
 
+// requestInformer watches the requests r lists, as client-go's generated
+// informers do: obj is the request's type; the reflector streams the
+// initial list from the API server (watch-list) unless cs declares it
+// cannot, as client-go's fake clientset does.
+func requestInformer[P, L runtime.Object](cs Client, r Requests[P, L], obj P, resync time.Duration, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
+	lw := &cache.ListWatch{
+		ListWithContextFunc: func(ctx context.Context, opts metav1.ListOptions) (runtime.Object, error) {
+			tweak(&opts)
+			return r.List(ctx, opts)
+		},
+		WatchFuncWithContext: func(ctx context.Context, opts metav1.ListOptions) (watch.Interface, error) {
+			tweak(&opts)
+			return r.Watch(ctx, opts)
+		},
+	}
+	return cache.NewSharedIndexInformer(cache.ToListWatcherWithWatchListSemantics(lw, cs), obj, resync, cache.Indexers{})
+}
+
 // v1API is certificates.k8s.io/v1 (Kubernetes 1.37).
 func v1API() versionAPI {
 	return version[*certificatesv1.PodCertificateRequest, *certificatesv1.ClusterTrustBundle]{
-		newInformer: func(cs kubernetes.Interface, resync time.Duration, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
-			return certinformersv1.NewFilteredPodCertificateRequestInformer(cs, metav1.NamespaceAll, resync, cache.Indexers{}, tweak)
+		newInformer: func(cs Client, resync time.Duration, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
+			return requestInformer(cs, cs.RequestsV1(metav1.NamespaceAll), &certificatesv1.PodCertificateRequest{}, resync, tweak)
 		},
 		read: func(p *certificatesv1.PodCertificateRequest) (podcert.Request, podcert.Status) {
 			return kubeapi.PodCertRequest(p)
@@ -111,8 +128,8 @@ func v1API() versionAPI {
 			p = p.DeepCopy()
 			return p, kubeapi.ApplyPodCertDecision(d, p)
 		},
-		updateStatus: func(ctx context.Context, cs kubernetes.Interface, p *certificatesv1.PodCertificateRequest) error {
-			_, err := cs.CertificatesV1().PodCertificateRequests(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		updateStatus: func(ctx context.Context, cs Client, p *certificatesv1.PodCertificateRequest) error {
+			_, err := cs.RequestsV1(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
 			return err
 		},
 		bundle: func(name, signerName, pem string) *certificatesv1.ClusterTrustBundle {
@@ -124,15 +141,15 @@ func v1API() versionAPI {
 			have.Spec = want.Spec
 			return same, have
 		},
-		create: func(ctx context.Context, cs kubernetes.Interface, b *certificatesv1.ClusterTrustBundle) error {
-			_, err := cs.CertificatesV1().ClusterTrustBundles().Create(ctx, b, metav1.CreateOptions{})
+		create: func(ctx context.Context, cs Client, b *certificatesv1.ClusterTrustBundle) error {
+			_, err := cs.TrustBundlesV1().Create(ctx, b, metav1.CreateOptions{})
 			return err
 		},
-		get: func(ctx context.Context, cs kubernetes.Interface, name string) (*certificatesv1.ClusterTrustBundle, error) {
-			return cs.CertificatesV1().ClusterTrustBundles().Get(ctx, name, metav1.GetOptions{})
+		get: func(ctx context.Context, cs Client, name string) (*certificatesv1.ClusterTrustBundle, error) {
+			return cs.TrustBundlesV1().Get(ctx, name, metav1.GetOptions{})
 		},
-		update: func(ctx context.Context, cs kubernetes.Interface, b *certificatesv1.ClusterTrustBundle) error {
-			_, err := cs.CertificatesV1().ClusterTrustBundles().Update(ctx, b, metav1.UpdateOptions{})
+		update: func(ctx context.Context, cs Client, b *certificatesv1.ClusterTrustBundle) error {
+			_, err := cs.TrustBundlesV1().Update(ctx, b, metav1.UpdateOptions{})
 			return err
 		},
 	}
@@ -141,8 +158,8 @@ func v1API() versionAPI {
 // v1beta1API is certificates.k8s.io/v1beta1 (Kubernetes 1.35 and 1.36).
 func v1beta1API() versionAPI {
 	return version[*certificatesv1beta1.PodCertificateRequest, *certificatesv1beta1.ClusterTrustBundle]{
-		newInformer: func(cs kubernetes.Interface, resync time.Duration, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
-			return certinformersv1beta1.NewFilteredPodCertificateRequestInformer(cs, metav1.NamespaceAll, resync, cache.Indexers{}, tweak)
+		newInformer: func(cs Client, resync time.Duration, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
+			return requestInformer(cs, cs.RequestsV1beta1(metav1.NamespaceAll), &certificatesv1beta1.PodCertificateRequest{}, resync, tweak)
 		},
 		read: func(p *certificatesv1beta1.PodCertificateRequest) (podcert.Request, podcert.Status) {
 			return kubeapi.PodCertRequestV1beta1(p)
@@ -151,8 +168,8 @@ func v1beta1API() versionAPI {
 			p = p.DeepCopy()
 			return p, kubeapi.ApplyPodCertDecisionV1beta1(d, p)
 		},
-		updateStatus: func(ctx context.Context, cs kubernetes.Interface, p *certificatesv1beta1.PodCertificateRequest) error {
-			_, err := cs.CertificatesV1beta1().PodCertificateRequests(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
+		updateStatus: func(ctx context.Context, cs Client, p *certificatesv1beta1.PodCertificateRequest) error {
+			_, err := cs.RequestsV1beta1(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
 			return err
 		},
 		bundle: func(name, signerName, pem string) *certificatesv1beta1.ClusterTrustBundle {
@@ -164,15 +181,15 @@ func v1beta1API() versionAPI {
 			have.Spec = want.Spec
 			return same, have
 		},
-		create: func(ctx context.Context, cs kubernetes.Interface, b *certificatesv1beta1.ClusterTrustBundle) error {
-			_, err := cs.CertificatesV1beta1().ClusterTrustBundles().Create(ctx, b, metav1.CreateOptions{})
+		create: func(ctx context.Context, cs Client, b *certificatesv1beta1.ClusterTrustBundle) error {
+			_, err := cs.TrustBundlesV1beta1().Create(ctx, b, metav1.CreateOptions{})
 			return err
 		},
-		get: func(ctx context.Context, cs kubernetes.Interface, name string) (*certificatesv1beta1.ClusterTrustBundle, error) {
-			return cs.CertificatesV1beta1().ClusterTrustBundles().Get(ctx, name, metav1.GetOptions{})
+		get: func(ctx context.Context, cs Client, name string) (*certificatesv1beta1.ClusterTrustBundle, error) {
+			return cs.TrustBundlesV1beta1().Get(ctx, name, metav1.GetOptions{})
 		},
-		update: func(ctx context.Context, cs kubernetes.Interface, b *certificatesv1beta1.ClusterTrustBundle) error {
-			_, err := cs.CertificatesV1beta1().ClusterTrustBundles().Update(ctx, b, metav1.UpdateOptions{})
+		update: func(ctx context.Context, cs Client, b *certificatesv1beta1.ClusterTrustBundle) error {
+			_, err := cs.TrustBundlesV1beta1().Update(ctx, b, metav1.UpdateOptions{})
 			return err
 		},
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/credspec"
@@ -334,6 +335,23 @@ func TestErrorMessages(t *testing.T) {
 	add("credspec size", err)
 	_, err = credspec.NewHandler(credspec.HandlerConfig{})
 	add("credspec config", err)
+	_, err = credspec.Decode([]byte("apiVersion: windows.k8s.io/v1\nkind: GMSACredentialSpec\nmetadata:\n  name: x\ncredspec:\n  Extra: 1\n"))
+	add("credspec schema", err)
+	_, err = credspec.Decode([]byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: x\n"))
+	add("credspec manifest", err)
+	specs, err := credspec.NewStaticSourceJSON(map[string]string{"webapp01": `{"CmsPlugins":["ActiveDirectory"]}`})
+	require.NoError(t, err)
+	_, err = specs.Contents(ctx, "missing")
+	add("credspec not found", err)
+	gmsaVal, err := credspec.NewValidator(credspec.ValidatorConfig{Source: specs, Authorizer: credspec.AuthorizerFunc(
+		func(context.Context, credspec.UseRequest) (credspec.Decision, error) { return credspec.Decision{Allowed: true}, nil })})
+	require.NoError(t, err)
+	gmsaPod := func(contents string) *corev1.Pod {
+		return &corev1.Pod{Spec: corev1.PodSpec{ServiceAccountName: "web", SecurityContext: &corev1.PodSecurityContext{
+			WindowsOptions: &corev1.WindowsSecurityContextOptions{GMSACredentialSpecName: new("webapp01"), GMSACredentialSpec: new(contents)}}}}
+	}
+	add("credspec denial, ambiguous", gmsaVal.ValidateCreate(ctx, "ns", gmsaPod(`{"CmsPlugins":[],"CmsPlugins":["ActiveDirectory"]}`), nil))
+	add("credspec denial, not JSON", gmsaVal.ValidateCreate(ctx, "ns", gmsaPod(`not JSON`), nil))
 
 	// x509sa
 	_, err = x509sa.NewSPIFFEID("cluster.local", ksa.ServiceAccount{Namespace: "Bad", Name: "x"})

@@ -65,8 +65,7 @@ func TestAmbiguousInlineSpecDenied(t *testing.T) {
 			require.True(t, errors.As(err, &d))
 			assert.Equal(t, int32(http.StatusUnprocessableEntity), d.Code)
 			if tc.wantErr == credspec.ErrAmbiguousSpec {
-				var amb *credspec.AmbiguityError
-				require.ErrorAs(t, err, &amb)
+				require.ErrorIs(t, d.Err, credspec.ErrAmbiguousSpec, "the denial wraps the ambiguity check's error")
 			}
 		})
 	}

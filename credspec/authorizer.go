@@ -2,12 +2,12 @@ package credspec
 
 import (
 	"context"
-	"fmt"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/internal/errs"
 )
 
 // UseRequest asks whether User may `use` the GMSACredentialSpec Name for a
@@ -83,6 +83,10 @@ func LocalSubjectAccessReview(req UseRequest) *authorizationv1.LocalSubjectAcces
 // AuthorizationV1().LocalSubjectAccessReviews(ns).Create does.
 type ReviewFunc func(ctx context.Context, review *authorizationv1.LocalSubjectAccessReview) (*authorizationv1.LocalSubjectAccessReview, error)
 
+// errNoReview reports a [ReviewFunc] that returned neither a review nor an
+// error.
+var errNoReview = errs.New(prefix, "subject access review returned no status")
+
 // ReviewAuthorizer is an [Authorizer] backed by SubjectAccessReviews, as
 // windows-gmsa's: allowed when the status says allowed and not denied.
 type ReviewAuthorizer struct {
@@ -93,7 +97,7 @@ type ReviewAuthorizer struct {
 // create. create must not be nil.
 func NewReviewAuthorizer(create ReviewFunc) (*ReviewAuthorizer, error) {
 	if create == nil {
-		return nil, &ConfigError{Field: "ReviewFunc", Reason: "is nil"}
+		return nil, &ksa.ConfigError{Field: "credspec.NewReviewAuthorizer", Reason: "needs a ReviewFunc"}
 	}
 	return &ReviewAuthorizer{create: create}, nil
 }
@@ -106,7 +110,7 @@ func (a *ReviewAuthorizer) AuthorizeUse(ctx context.Context, req UseRequest) (De
 		return Decision{}, err
 	}
 	if res == nil {
-		return Decision{}, fmt.Errorf("credspec: subject access review returned no status")
+		return Decision{}, errNoReview
 	}
 	return Decision{Allowed: res.Status.Allowed && !res.Status.Denied, Reason: res.Status.Reason}, nil
 }

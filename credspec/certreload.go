@@ -7,6 +7,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/ksa-go/ksa"
 )
 
 // DefaultCertCheckInterval is how often, by default, a [CertReloader] looks
@@ -58,10 +60,10 @@ type CertReloader struct {
 // pair cannot be loaded.
 func NewCertReloader(opts CertReloaderConfig) (*CertReloader, error) {
 	if opts.CertFile == "" || opts.KeyFile == "" {
-		return nil, &ConfigError{Field: "CertReloaderConfig.CertFile", Reason: "and KeyFile are required"}
+		return nil, &ksa.ConfigError{Field: "credspec.CertReloaderConfig.CertFile", Reason: "and KeyFile are required"}
 	}
 	if opts.CheckInterval < 0 {
-		return nil, &ConfigError{Field: "CertReloaderConfig.CheckInterval", Reason: fmt.Sprintf("is negative (%v)", opts.CheckInterval)}
+		return nil, &ksa.ConfigError{Field: "credspec.CertReloaderConfig.CheckInterval", Reason: fmt.Sprintf("is negative (%v)", opts.CheckInterval)}
 	}
 	if opts.CheckInterval == 0 {
 		opts.CheckInterval = DefaultCertCheckInterval

@@ -36,7 +36,7 @@ func TestConformanceConfig(t *testing.T) {
 			opts := fx.options()
 			opts.CheckInterval = -time.Second
 			_, err := credspec.NewCertReloader(opts)
-			require.ErrorIs(t, err, credspec.ErrInvalidConfig)
+			require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 
 			opts.CheckInterval = 0 // DefaultCertCheckInterval
 			r, err := credspec.NewCertReloader(opts)
@@ -51,7 +51,7 @@ func TestConformanceConfig(t *testing.T) {
 		{name: "29_size_option_zero_is_default_negative_is_error", run: func(t *testing.T) {
 			exp := newExpander(t, credspec.ExpanderConfig{Source: &fakeSource{}})
 			_, err := credspec.NewHandler(credspec.HandlerConfig{Expander: exp, MaxRequestBytes: -1})
-			require.ErrorIs(t, err, credspec.ErrInvalidConfig)
+			require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 
 			h, err := credspec.NewHandler(credspec.HandlerConfig{Expander: exp})
 			require.NoError(t, err)
@@ -65,17 +65,17 @@ func TestConformanceConfig(t *testing.T) {
 		}},
 		{name: "30_invalid_configuration_is_an_error_not_a_panic", run: func(t *testing.T) {
 			_, err := credspec.NewExpander(credspec.ExpanderConfig{})
-			assert.ErrorIs(t, err, credspec.ErrInvalidConfig)
+			assert.ErrorIs(t, err, ksa.ErrInvalidConfig)
 			_, err = credspec.NewValidator(credspec.ValidatorConfig{Source: &fakeSource{}})
-			assert.ErrorIs(t, err, credspec.ErrInvalidConfig)
+			assert.ErrorIs(t, err, ksa.ErrInvalidConfig)
 			_, err = credspec.NewValidator(credspec.ValidatorConfig{Authorizer: &fakeAuthorizer{}})
-			assert.ErrorIs(t, err, credspec.ErrInvalidConfig)
+			assert.ErrorIs(t, err, ksa.ErrInvalidConfig)
 			_, err = credspec.NewHandler(credspec.HandlerConfig{})
-			assert.ErrorIs(t, err, credspec.ErrInvalidConfig)
+			assert.ErrorIs(t, err, ksa.ErrInvalidConfig)
 			_, err = credspec.NewCertReloader(credspec.CertReloaderConfig{CertFile: "tls.crt"})
-			assert.ErrorIs(t, err, credspec.ErrInvalidConfig)
+			assert.ErrorIs(t, err, ksa.ErrInvalidConfig)
 			_, err = credspec.NewReviewAuthorizer(nil)
-			assert.ErrorIs(t, err, credspec.ErrInvalidConfig)
+			assert.ErrorIs(t, err, ksa.ErrInvalidConfig)
 		}},
 		{name: "31_defaults_random_hostname_and_requester_check_off", run: func(t *testing.T) {
 			exp := newExpander(t, credspec.ExpanderConfig{Source: &fakeSource{}})

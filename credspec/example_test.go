@@ -27,7 +27,7 @@ func ExampleEqual() {
 		`not JSON`,
 	} {
 		eq, err := credspec.Equal(inlined, stored)
-		fmt.Println(eq, errors.Is(err, credspec.ErrNotJSONObject))
+		fmt.Println(eq, errors.Is(err, credspec.ErrInvalidSpec))
 	}
 	// Output:
 	// true false

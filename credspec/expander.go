@@ -9,6 +9,8 @@ import (
 	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ksa-go/ksa"
 )
 
 // PatchOp is one JSON Patch (RFC 6902) operation. The expander only emits
@@ -57,7 +59,7 @@ type Expander struct {
 // NewExpander validates opts and returns an expander.
 func NewExpander(opts ExpanderConfig) (*Expander, error) {
 	if opts.Source == nil {
-		return nil, &ConfigError{Field: "ExpanderConfig.Source", Reason: "is required"}
+		return nil, &ksa.ConfigError{Field: "credspec.ExpanderConfig.Source", Reason: "is required"}
 	}
 	r := opts.Rand
 	if r == nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -19,6 +20,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/credspec"
 )
 
@@ -279,7 +281,7 @@ func TestLookupFailures(t *testing.T) {
 		wantErr  error
 		wantMsg  string
 	}{
-		{name: "not_found_sentinel", err: &credspec.NotFoundError{Name: "x"}, wantCode: 404, wantErr: credspec.ErrNotFound, wantMsg: "cred spec dummy-cred-spec-name does not exist"},
+		{name: "not_found_sentinel", err: fmt.Errorf("object x: %w", credspec.ErrNotFound), wantCode: 404, wantErr: credspec.ErrNotFound, wantMsg: "cred spec dummy-cred-spec-name does not exist"},
 		{name: "not_found_status", err: notFound("gone"), wantCode: 404, wantErr: credspec.ErrNotFound, wantMsg: "cred spec dummy-cred-spec-name does not exist"},
 		{name: "other_error", err: assert.AnError, wantCode: 500, wantErr: credspec.ErrLookupFailed, wantMsg: "unable to retrieve the contents of cred spec dummy-cred-spec-name: " + assert.AnError.Error()},
 		{name: "empty", contents: "", wantCode: 417, wantErr: credspec.ErrNoContents, wantMsg: "cred spec dummy-cred-spec-name does not have a credspec key"},
@@ -316,7 +318,7 @@ func TestExpanderHostnameRandomness(t *testing.T) {
 // TestHandlerTimeout: the Source sees the review's deadline.
 func TestHandlerTimeout(t *testing.T) {
 	_, err := credspec.NewHandler(credspec.HandlerConfig{Validator: newValidator(t, &fakeSource{}, &fakeAuthorizer{}), Timeout: -1})
-	require.ErrorIs(t, err, credspec.ErrInvalidConfig)
+	require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 
 	var deadlines []bool
 	src := credspec.SourceFunc(func(ctx context.Context, name string) (string, error) {

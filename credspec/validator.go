@@ -41,10 +41,10 @@ type Validator struct {
 // NewValidator validates opts and returns a validator.
 func NewValidator(opts ValidatorConfig) (*Validator, error) {
 	if opts.Source == nil {
-		return nil, &ConfigError{Field: "ValidatorConfig.Source", Reason: "is required"}
+		return nil, &ksa.ConfigError{Field: "credspec.ValidatorConfig.Source", Reason: "is required"}
 	}
 	if opts.Authorizer == nil {
-		return nil, &ConfigError{Field: "ValidatorConfig.Authorizer", Reason: "is required"}
+		return nil, &ksa.ConfigError{Field: "credspec.ValidatorConfig.Authorizer", Reason: "is required"}
 	}
 	_, canonical := opts.Source.(canonicalSource)
 	return &Validator{source: opts.Source, canonical: canonical, authz: opts.Authorizer, checkRequester: opts.CheckRequestingUser}, nil

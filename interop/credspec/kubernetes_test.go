@@ -228,7 +228,9 @@ func TestCRDAgainstAPIExtensions(t *testing.T) {
 			_, decodeErr := ksacredspec.Decode(before)
 			assert.Equal(t, pruned, decodeErr != nil, "pruned %v, decode error %v", pruned, decodeErr)
 			if decodeErr != nil {
-				assert.ErrorIs(t, decodeErr, ksacredspec.ErrSchema)
+				assert.ErrorIs(t, decodeErr, ksacredspec.ErrInvalidSpec)
+				var schemaErr *ksacredspec.SchemaError
+				assert.ErrorAs(t, decodeErr, &schemaErr)
 			}
 		})
 	}

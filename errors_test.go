@@ -343,8 +343,10 @@ func TestErrorMessages(t *testing.T) {
 	require.NoError(t, err)
 	_, err = specs.Contents(ctx, "missing")
 	add("credspec not found", err)
-	gmsaVal, err := credspec.NewValidator(credspec.ValidatorConfig{Source: specs, Authorizer: credspec.AuthorizerFunc(
-		func(context.Context, credspec.UseRequest) (credspec.Decision, error) { return credspec.Decision{Allowed: true}, nil })})
+	allowAll := func(context.Context, credspec.UseRequest) (credspec.Decision, error) {
+		return credspec.Decision{Allowed: true}, nil
+	}
+	gmsaVal, err := credspec.NewValidator(credspec.ValidatorConfig{Source: specs, Authorizer: credspec.AuthorizerFunc(allowAll)})
 	require.NoError(t, err)
 	gmsaPod := func(contents string) *corev1.Pod {
 		return &corev1.Pod{Spec: corev1.PodSpec{ServiceAccountName: "web", SecurityContext: &corev1.PodSecurityContext{

@@ -343,6 +343,8 @@ func TestErrorMessages(t *testing.T) {
 	require.NoError(t, err)
 	_, err = specs.Contents(ctx, "missing")
 	add("credspec not found", err)
+	_, err = credspec.NewStaticSourceJSON(map[string]string{"webapp01": `[]`})
+	add("credspec static source", err)
 	allowAll := func(context.Context, credspec.UseRequest) (credspec.Decision, error) {
 		return credspec.Decision{Allowed: true}, nil
 	}

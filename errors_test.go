@@ -30,6 +30,7 @@ import (
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/extsigner/signertest"
 	"github.com/ksa-go/ksa/federation"
+	"github.com/ksa-go/ksa/federation/entratest"
 	"github.com/ksa-go/ksa/golangjwt"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/jwxkeys"
@@ -410,12 +411,14 @@ func TestErrorMessages(t *testing.T) {
 	add("podcert peers config", err)
 
 	// federation
-	_, err = federation.NewAzureCredential(&federation.AzureConfig{Getenv: func(string) string { return "" }})
+	_, err = federation.NewAzureCredential(federation.AzureConfig{Getenv: func(string) string { return "" }})
 	add("federation config", err)
+	_, err = entratest.NewServer(entratest.Config{})
+	add("entratest config", err)
 	add("federation preflight", &federation.PreflightError{Check: "audience", Want: "api://AzureADTokenExchange", Got: "vault", Sentinel: federation.ErrAssertionAudience})
 	_, perr := tokens.ParseUnverified("x")
 	add("federation malformed", &federation.PreflightError{Check: "format", Sentinel: federation.ErrAssertionMalformed, Err: perr})
-	add("federation entra", &federation.EntraError{Code: 700213, Description: "AADSTS700213: No matching federated identity record found.", Fix: "set the subject", Sentinel: federation.ErrNoCredentialForSubject})
+	add("federation entra", &federation.EntraError{Code: 700213, Description: "AADSTS700213: No matching federated identity record found.", Fix: "set the subject", Sentinel: federation.ErrAssertionSubject})
 
 	// extsigner
 	_, err = extsigner.NewRing(extsigner.RingConfig{RefreshHint: 5})

@@ -87,6 +87,13 @@ type ReviewFunc func(ctx context.Context, review *authorizationv1.LocalSubjectAc
 // error.
 var errNoReview = errs.New(prefix, "subject access review returned no status")
 
+// ReviewAuthorizerConfig configures a [ReviewAuthorizer]. The zero value is
+// not usable: Create is required.
+type ReviewAuthorizerConfig struct {
+	// Create sends each review to the API server. Required.
+	Create ReviewFunc
+}
+
 // ReviewAuthorizer is an [Authorizer] backed by SubjectAccessReviews, as
 // windows-gmsa's: allowed when the status says allowed and not denied.
 type ReviewAuthorizer struct {
@@ -94,12 +101,12 @@ type ReviewAuthorizer struct {
 }
 
 // NewReviewAuthorizer returns an authorizer that sends each request through
-// create. create must not be nil.
-func NewReviewAuthorizer(create ReviewFunc) (*ReviewAuthorizer, error) {
-	if create == nil {
-		return nil, &ksa.ConfigError{Field: "credspec.NewReviewAuthorizer", Reason: "needs a ReviewFunc"}
+// cfg.Create.
+func NewReviewAuthorizer(cfg ReviewAuthorizerConfig) (*ReviewAuthorizer, error) {
+	if cfg.Create == nil {
+		return nil, &ksa.ConfigError{Field: "credspec.ReviewAuthorizerConfig.Create", Reason: "is required"}
 	}
-	return &ReviewAuthorizer{create: create}, nil
+	return &ReviewAuthorizer{create: cfg.Create}, nil
 }
 
 // AuthorizeUse creates the review of [LocalSubjectAccessReview] and reads

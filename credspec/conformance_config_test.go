@@ -74,7 +74,7 @@ func TestConformanceConfig(t *testing.T) {
 			assert.ErrorIs(t, err, ksa.ErrInvalidConfig)
 			_, err = credspec.NewCertReloader(credspec.CertReloaderConfig{CertFile: "tls.crt"})
 			assert.ErrorIs(t, err, ksa.ErrInvalidConfig)
-			_, err = credspec.NewReviewAuthorizer(nil)
+			_, err = credspec.NewReviewAuthorizer(credspec.ReviewAuthorizerConfig{})
 			assert.ErrorIs(t, err, ksa.ErrInvalidConfig)
 		}},
 		{name: "31_defaults_random_hostname_and_requester_check_off", run: func(t *testing.T) {

@@ -30,7 +30,7 @@
 //
 // [EffectiveSpecs] follows Kubernetes' rule, under which the two GMSA fields
 // go as a pair; [EffectiveSpecsAlpha] applies the alpha kubelet's rule to the
-// 1.14 annotations; [ValidateWindowsOptions] is the API server's field
+// 1.14 annotations; [CheckWindowsOptions] is the API server's field
 // validation.
 //
 // # Comparing credential specs
@@ -52,8 +52,10 @@
 // apimachinery APIStatus errors.
 //
 //	src, err := credspec.NewStaticSource(objects...)
-//	authz, err := credspec.NewReviewAuthorizer(func(ctx context.Context, r *authorizationv1.LocalSubjectAccessReview) (*authorizationv1.LocalSubjectAccessReview, error) {
-//		return clientset.AuthorizationV1().LocalSubjectAccessReviews(r.Namespace).Create(ctx, r, metav1.CreateOptions{})
+//	authz, err := credspec.NewReviewAuthorizer(credspec.ReviewAuthorizerConfig{
+//		Create: func(ctx context.Context, r *authorizationv1.LocalSubjectAccessReview) (*authorizationv1.LocalSubjectAccessReview, error) {
+//			return clientset.AuthorizationV1().LocalSubjectAccessReviews(r.Namespace).Create(ctx, r, metav1.CreateOptions{})
+//		},
 //	})
 //	exp, err := credspec.NewExpander(credspec.ExpanderConfig{Source: src})
 //	val, err := credspec.NewValidator(credspec.ValidatorConfig{Source: src, Authorizer: authz})

@@ -205,8 +205,8 @@ func ExampleResourceYAML() {
 	//     NetBiosName: CONTOSO
 }
 
-func ExampleValidateWindowsOptions() {
-	errs := credspec.ValidateWindowsOptions(&corev1.WindowsSecurityContextOptions{
+func ExampleCheckWindowsOptions() {
+	errs := credspec.CheckWindowsOptions(&corev1.WindowsSecurityContextOptions{
 		GMSACredentialSpecName: new("WebApp01"),
 		GMSACredentialSpec:     new(""),
 	}, field.NewPath("spec", "securityContext", "windowsOptions"))

@@ -31,7 +31,7 @@ type Patch []PatchOp
 // HostnamePath is the JSON pointer of the pod's hostname.
 const HostnamePath = "/spec/hostname"
 
-// ExpanderConfig configure an [Expander]. The zero value is not usable:
+// ExpanderConfig configures an [Expander]. The zero value is not usable:
 // Source is required.
 type ExpanderConfig struct {
 	// Source looks GMSACredentialSpec contents up. Required.
@@ -56,17 +56,18 @@ type Expander struct {
 	rand           io.Reader
 }
 
-// NewExpander validates opts and returns an expander.
-func NewExpander(opts ExpanderConfig) (*Expander, error) {
-	if opts.Source == nil {
+// NewExpander checks cfg and returns an expander; errors are a
+// *ksa.ConfigError.
+func NewExpander(cfg ExpanderConfig) (*Expander, error) {
+	if cfg.Source == nil {
 		return nil, &ksa.ConfigError{Field: "credspec.ExpanderConfig.Source", Reason: "is required"}
 	}
-	r := opts.Rand
+	r := cfg.Rand
 	if r == nil {
 		r = rand.Reader
 	}
-	_, canonical := opts.Source.(canonicalSource)
-	return &Expander{source: opts.Source, canonical: canonical, randomHostname: opts.RandomHostname, rand: r}, nil
+	_, canonical := cfg.Source.(canonicalSource)
+	return &Expander{source: cfg.Source, canonical: canonical, randomHostname: cfg.RandomHostname, rand: r}, nil
 }
 
 // ExpandCreate returns the patch for a pod being created: for every level

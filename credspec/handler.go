@@ -40,7 +40,7 @@ const (
 	admissionV1beta1 = "admission.k8s.io/v1beta1"
 )
 
-// HandlerConfig configure a [Handler]. At least one of Expander and
+// HandlerConfig configures a [Handler]. At least one of Expander and
 // Validator is required.
 type HandlerConfig struct {
 	// Expander serves /mutate; nil: /mutate is 404.
@@ -105,25 +105,25 @@ type Handler struct {
 	onReview  func(ReviewOutcome)
 }
 
-// NewHandler validates opts and returns a handler.
-func NewHandler(opts HandlerConfig) (*Handler, error) {
-	if opts.Expander == nil && opts.Validator == nil {
+// NewHandler checks cfg and returns a handler; errors are a *ksa.ConfigError.
+func NewHandler(cfg HandlerConfig) (*Handler, error) {
+	if cfg.Expander == nil && cfg.Validator == nil {
 		return nil, &ksa.ConfigError{Field: "credspec.HandlerConfig.Expander", Reason: "or Validator (or both) is required"}
 	}
-	if opts.MaxRequestBytes < 0 {
-		return nil, &ksa.ConfigError{Field: "credspec.HandlerConfig.MaxRequestBytes", Reason: fmt.Sprintf("is negative (%d)", opts.MaxRequestBytes)}
+	if cfg.MaxRequestBytes < 0 {
+		return nil, &ksa.ConfigError{Field: "credspec.HandlerConfig.MaxRequestBytes", Reason: fmt.Sprintf("is negative (%d)", cfg.MaxRequestBytes)}
 	}
-	if opts.Timeout < 0 {
-		return nil, &ksa.ConfigError{Field: "credspec.HandlerConfig.Timeout", Reason: fmt.Sprintf("is negative (%v)", opts.Timeout)}
+	if cfg.Timeout < 0 {
+		return nil, &ksa.ConfigError{Field: "credspec.HandlerConfig.Timeout", Reason: fmt.Sprintf("is negative (%v)", cfg.Timeout)}
 	}
-	h := &Handler{expander: opts.Expander, validator: opts.Validator, maxBytes: opts.MaxRequestBytes, timeout: opts.Timeout, onReview: opts.OnReview}
+	h := &Handler{expander: cfg.Expander, validator: cfg.Validator, maxBytes: cfg.MaxRequestBytes, timeout: cfg.Timeout, onReview: cfg.OnReview}
 	if h.maxBytes == 0 {
 		h.maxBytes = DefaultMaxRequestBytes
 	}
 	if h.timeout == 0 {
 		h.timeout = DefaultReviewTimeout
 	}
-	v := opts.Version
+	v := cfg.Version
 	if v == "" {
 		v = "unknown"
 	}

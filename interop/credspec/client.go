@@ -20,8 +20,10 @@ func NewAuthorizer(client kubernetes.Interface) (*ksacredspec.ReviewAuthorizer, 
 	if client == nil {
 		return nil, &ksa.ConfigError{Field: "credspec.client", Reason: "is nil"}
 	}
-	return ksacredspec.NewReviewAuthorizer(func(ctx context.Context, r *authorizationv1.LocalSubjectAccessReview) (*authorizationv1.LocalSubjectAccessReview, error) {
-		return client.AuthorizationV1().LocalSubjectAccessReviews(r.Namespace).Create(ctx, r, metav1.CreateOptions{})
+	return ksacredspec.NewReviewAuthorizer(ksacredspec.ReviewAuthorizerConfig{
+		Create: func(ctx context.Context, r *authorizationv1.LocalSubjectAccessReview) (*authorizationv1.LocalSubjectAccessReview, error) {
+			return client.AuthorizationV1().LocalSubjectAccessReviews(r.Namespace).Create(ctx, r, metav1.CreateOptions{})
+		},
 	})
 }
 

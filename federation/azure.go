@@ -220,9 +220,10 @@ type callState struct {
 
 type callStateKey struct{}
 
-// GetToken implements azcore.TokenCredential. Errors are a *PreflightError
-// or tokens' *TokenFileError when the assertion was refused before sending,
-// an *EntraError when Entra ID refused it, or azidentity's error otherwise.
+// GetToken implements azcore.TokenCredential. Errors are a *[PreflightError]
+// or the file source's error (matching tokens.ErrTokenFile) when the
+// assertion was refused before sending, an *[EntraError] when Entra ID
+// refused it, or azidentity's error otherwise.
 func (c *AzureCredential) GetToken(ctx context.Context, opts policy.TokenRequestOptions) (azcore.AccessToken, error) {
 	// Check the assertion up front. A mismatch (audience, issuer,
 	// subject) is a configuration error no cache can hide: refuse at once.

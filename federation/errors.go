@@ -10,7 +10,7 @@ import (
 // Sentinel errors. Every error of the package matches one with errors.Is,
 // except that a credential that cannot be built is a *ksa.ConfigError
 // (matching ksa.ErrInvalidConfig) and a token file that cannot be used is
-// reported with tokens' *TokenFileError (matching tokens.ErrTokenFile). A
+// reported with the file source's error (matching tokens.ErrTokenFile). A
 // *[PreflightError] says what the assertion holds and what was wanted; an
 // *[EntraError] carries Entra ID's AADSTS code and the fix. Entra's
 // refusals of a check match the pre-flight sentinel of that check

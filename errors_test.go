@@ -355,7 +355,11 @@ func TestErrorMessages(t *testing.T) {
 		return &corev1.Pod{Spec: corev1.PodSpec{ServiceAccountName: "web", SecurityContext: &corev1.PodSecurityContext{
 			WindowsOptions: &corev1.WindowsSecurityContextOptions{GMSACredentialSpecName: new("webapp01"), GMSACredentialSpec: new(contents)}}}}
 	}
-	add("credspec denial, ambiguous", gmsaVal.ValidateCreate(ctx, "ns", gmsaPod(`{"CmsPlugins":[],"CmsPlugins":["ActiveDirectory"]}`), nil))
+	err = gmsaVal.ValidateCreate(ctx, "ns", gmsaPod(`{"CmsPlugins":[],"CmsPlugins":["ActiveDirectory"]}`), nil)
+	add("credspec denial, ambiguous", err)
+	var denial *credspec.Denial
+	require.ErrorAs(t, err, &denial)
+	add("credspec ambiguous", denial.Err)
 	add("credspec denial, not JSON", gmsaVal.ValidateCreate(ctx, "ns", gmsaPod(`not JSON`), nil))
 
 	// x509sa

@@ -7,11 +7,12 @@ import (
 	"github.com/ksa-go/ksa/internal/errs"
 )
 
-// Sentinel errors of the root package; the typed errors returned carry the
-// details and match these with errors.Is.
+// Sentinel errors of the root package. Errors of the package match one
+// with errors.Is; a *[NameError] or a *[ConfigError] carries the details.
 var (
 	// ErrInvalidUsername: a string is not system:serviceaccount:<ns>:<name>
-	// with valid parts.
+	// with valid parts; for a bad part the error also wraps the
+	// *[NameError].
 	ErrInvalidUsername = errs.New(prefix, "invalid service-account username")
 	// ErrInvalidName: a namespace or object name Kubernetes would refuse.
 	ErrInvalidName = errs.New(prefix, "invalid name")
@@ -22,30 +23,6 @@ var (
 
 // prefix starts the messages of the package's errors.
 const prefix = "ksa"
-
-// UsernameError reports a username that is not a valid service-account
-// username. It matches [ErrInvalidUsername].
-type UsernameError struct {
-	Username string
-	// Reason says what is wrong when no underlying error does.
-	Reason string
-	// Err is the underlying *NameError when a part failed validation.
-	Err error
-}
-
-func (e *UsernameError) Error() string {
-	msg := "username " + strconv.Quote(e.Username) + " is not " + UsernamePrefix + "<namespace>:<name>"
-	if e.Reason != "" {
-		msg += ": " + e.Reason
-	}
-	return errs.Msg(prefix, msg, e.Err)
-}
-
-// Is reports whether target is [ErrInvalidUsername].
-func (e *UsernameError) Is(target error) bool { return target == ErrInvalidUsername }
-
-// Unwrap returns the underlying *NameError, if any.
-func (e *UsernameError) Unwrap() error { return e.Err }
 
 // NameError reports a namespace or object name that Kubernetes would not
 // accept. It matches [ErrInvalidName].

@@ -27,6 +27,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	certificatesv1 "k8s.io/api/certificates/v1"
+	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/credspec"
@@ -34,6 +35,7 @@ import (
 	"github.com/ksa-go/ksa/extsigner/grpcserver"
 	"github.com/ksa-go/ksa/extsigner/signertest"
 	"github.com/ksa-go/ksa/federation"
+	"github.com/ksa-go/ksa/federation/entratest"
 	"github.com/ksa-go/ksa/golangjwt"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/jwxkeys"
@@ -339,6 +341,31 @@ func TestErrorMessages(t *testing.T) {
 	add("credspec size", err)
 	_, err = credspec.NewHandler(credspec.HandlerConfig{})
 	add("credspec config", err)
+	_, err = credspec.Decode([]byte("apiVersion: windows.k8s.io/v1\nkind: GMSACredentialSpec\nmetadata:\n  name: x\ncredspec:\n  Extra: 1\n"))
+	add("credspec schema", err)
+	_, err = credspec.Decode([]byte("apiVersion: v1\nkind: Secret\nmetadata:\n  name: x\n"))
+	add("credspec manifest", err)
+	specs, err := credspec.NewStaticSourceJSON(map[string]string{"webapp01": `{"CmsPlugins":["ActiveDirectory"]}`})
+	require.NoError(t, err)
+	_, err = specs.Contents(ctx, "missing")
+	add("credspec not found", err)
+	_, err = credspec.NewStaticSourceJSON(map[string]string{"webapp01": `[]`})
+	add("credspec static source", err)
+	allowAll := func(context.Context, credspec.UseRequest) (credspec.Decision, error) {
+		return credspec.Decision{Allowed: true}, nil
+	}
+	gmsaVal, err := credspec.NewValidator(credspec.ValidatorConfig{Source: specs, Authorizer: credspec.AuthorizerFunc(allowAll)})
+	require.NoError(t, err)
+	gmsaPod := func(contents string) *corev1.Pod {
+		return &corev1.Pod{Spec: corev1.PodSpec{ServiceAccountName: "web", SecurityContext: &corev1.PodSecurityContext{
+			WindowsOptions: &corev1.WindowsSecurityContextOptions{GMSACredentialSpecName: new("webapp01"), GMSACredentialSpec: new(contents)}}}}
+	}
+	err = gmsaVal.ValidateCreate(ctx, "ns", gmsaPod(`{"CmsPlugins":[],"CmsPlugins":["ActiveDirectory"]}`), nil)
+	add("credspec denial, ambiguous", err)
+	var denial *credspec.Denial
+	require.ErrorAs(t, err, &denial)
+	add("credspec ambiguous", denial.Err)
+	add("credspec denial, not JSON", gmsaVal.ValidateCreate(ctx, "ns", gmsaPod(`not JSON`), nil))
 
 	// x509sa
 	_, err = x509sa.NewSPIFFEID("cluster.local", ksa.ServiceAccount{Namespace: "Bad", Name: "x"})
@@ -451,12 +478,14 @@ func TestErrorMessages(t *testing.T) {
 	add("podcert self-signed config", err)
 
 	// federation
-	_, err = federation.NewAzureCredential(&federation.AzureConfig{Getenv: func(string) string { return "" }})
+	_, err = federation.NewAzureCredential(federation.AzureConfig{Getenv: func(string) string { return "" }})
 	add("federation config", err)
+	_, err = entratest.NewServer(entratest.Config{})
+	add("entratest config", err)
 	add("federation preflight", &federation.PreflightError{Check: "audience", Want: "api://AzureADTokenExchange", Got: "vault", Sentinel: federation.ErrAssertionAudience})
 	_, perr := tokens.ParseUnverified("x")
 	add("federation malformed", &federation.PreflightError{Check: "format", Sentinel: federation.ErrAssertionMalformed, Err: perr})
-	add("federation entra", &federation.EntraError{Code: 700213, Description: "AADSTS700213: No matching federated identity record found.", Fix: "set the subject", Sentinel: federation.ErrNoCredentialForSubject})
+	add("federation entra", &federation.EntraError{Code: 700213, Description: "AADSTS700213: No matching federated identity record found.", Fix: "set the subject", Sentinel: federation.ErrAssertionSubject})
 
 	// extsigner
 	_, err = extsigner.NewRing(extsigner.RingConfig{RefreshHint: 5})

@@ -1,6 +1,11 @@
 package ksa
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+
+	"github.com/ksa-go/ksa/internal/errs"
+)
 
 // Names Kubernetes gives to service-account users and groups.
 const (
@@ -58,22 +63,32 @@ func (sa ServiceAccount) String() string { return sa.Username() }
 // ParseUsername reads system:serviceaccount:<namespace>:<name> back into a
 // ServiceAccount (with an empty UID), with the checks of Kubernetes'
 // SplitUsername: the prefix, exactly two colon-separated parts, a valid
-// namespace and a valid service-account name. The error matches
-// [ErrInvalidUsername] and, for a bad part, wraps the *NameError.
+// namespace and a valid service-account name. The error names the username,
+// matches [ErrInvalidUsername] and, for a bad part, wraps the *[NameError].
 func ParseUsername(username string) (ServiceAccount, error) {
 	rest, ok := strings.CutPrefix(username, UsernamePrefix)
 	if !ok {
-		return ServiceAccount{}, &UsernameError{Username: username, Reason: "the prefix is missing"}
+		return ServiceAccount{}, usernameError(username, "the prefix is missing", nil)
 	}
 	namespace, name, ok := strings.Cut(rest, ":")
 	if !ok || strings.Contains(name, ":") {
-		return ServiceAccount{}, &UsernameError{Username: username, Reason: "want exactly two parts after the prefix"}
+		return ServiceAccount{}, usernameError(username, "want exactly two parts after the prefix", nil)
 	}
 	sa := ServiceAccount{Namespace: namespace, Name: name}
 	if err := sa.Validate(); err != nil {
-		return ServiceAccount{}, &UsernameError{Username: username, Err: err}
+		return ServiceAccount{}, usernameError(username, "", err)
 	}
 	return sa, nil
+}
+
+// usernameError reports a username that is not a valid service-account
+// username: why (reason, or the cause), matching [ErrInvalidUsername].
+func usernameError(username, reason string, cause error) error {
+	msg := "username " + strconv.Quote(username) + " is not " + UsernamePrefix + "<namespace>:<name>"
+	if reason != "" {
+		msg += ": " + reason
+	}
+	return errs.Wrap(prefix, ErrInvalidUsername, msg, cause)
 }
 
 // MatchesUsername reports whether username is exactly the username of the

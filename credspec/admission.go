@@ -33,7 +33,7 @@ func (h *Handler) Validate(ctx context.Context, req *admissionv1.AdmissionReques
 
 func (h *Handler) mutate(ctx context.Context, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, error) {
 	if h.expander == nil {
-		return deniedErr(req.UID, deny(http.StatusInternalServerError, ErrInvalidConfig, nil, "", nil, "this webhook does not mutate"))
+		return deniedErr(req.UID, deny(http.StatusInternalServerError, ksa.ErrInvalidConfig, nil, "", nil, "this webhook does not mutate"))
 	}
 	pod, old, d := decodePods(req)
 	if d != nil {
@@ -65,7 +65,7 @@ func (h *Handler) mutate(ctx context.Context, req *admissionv1.AdmissionRequest)
 
 func (h *Handler) validate(ctx context.Context, req *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, error) {
 	if h.validator == nil {
-		return deniedErr(req.UID, deny(http.StatusInternalServerError, ErrInvalidConfig, nil, "", nil, "this webhook does not validate"))
+		return deniedErr(req.UID, deny(http.StatusInternalServerError, ksa.ErrInvalidConfig, nil, "", nil, "this webhook does not validate"))
 	}
 	pod, old, d := decodePods(req)
 	if d != nil {

@@ -2,12 +2,12 @@ package credspec
 
 import (
 	"context"
-	"fmt"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/internal/errs"
 )
 
 // UseRequest asks whether User may `use` the GMSACredentialSpec Name for a
@@ -83,6 +83,17 @@ func LocalSubjectAccessReview(req UseRequest) *authorizationv1.LocalSubjectAcces
 // AuthorizationV1().LocalSubjectAccessReviews(ns).Create does.
 type ReviewFunc func(ctx context.Context, review *authorizationv1.LocalSubjectAccessReview) (*authorizationv1.LocalSubjectAccessReview, error)
 
+// errNoReview reports a [ReviewFunc] that returned neither a review nor an
+// error.
+var errNoReview = errs.New(prefix, "subject access review returned no status")
+
+// ReviewAuthorizerConfig configures a [ReviewAuthorizer]. The zero value is
+// not usable: Create is required.
+type ReviewAuthorizerConfig struct {
+	// Create sends each review to the API server. Required.
+	Create ReviewFunc
+}
+
 // ReviewAuthorizer is an [Authorizer] backed by SubjectAccessReviews, as
 // windows-gmsa's: allowed when the status says allowed and not denied.
 type ReviewAuthorizer struct {
@@ -90,12 +101,12 @@ type ReviewAuthorizer struct {
 }
 
 // NewReviewAuthorizer returns an authorizer that sends each request through
-// create. create must not be nil.
-func NewReviewAuthorizer(create ReviewFunc) (*ReviewAuthorizer, error) {
-	if create == nil {
-		return nil, &ConfigError{Field: "ReviewFunc", Reason: "is nil"}
+// cfg.Create.
+func NewReviewAuthorizer(cfg ReviewAuthorizerConfig) (*ReviewAuthorizer, error) {
+	if cfg.Create == nil {
+		return nil, &ksa.ConfigError{Field: "credspec.ReviewAuthorizerConfig.Create", Reason: "is required"}
 	}
-	return &ReviewAuthorizer{create: create}, nil
+	return &ReviewAuthorizer{create: cfg.Create}, nil
 }
 
 // AuthorizeUse creates the review of [LocalSubjectAccessReview] and reads
@@ -106,7 +117,7 @@ func (a *ReviewAuthorizer) AuthorizeUse(ctx context.Context, req UseRequest) (De
 		return Decision{}, err
 	}
 	if res == nil {
-		return Decision{}, fmt.Errorf("credspec: subject access review returned no status")
+		return Decision{}, errNoReview
 	}
 	return Decision{Allowed: res.Status.Allowed && !res.Status.Denied, Reason: res.Status.Reason}, nil
 }

@@ -56,7 +56,7 @@ func TestReviewAuthorizer(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var sent *authorizationv1.LocalSubjectAccessReview
-			a, err := credspec.NewReviewAuthorizer(func(_ context.Context, r *authorizationv1.LocalSubjectAccessReview) (*authorizationv1.LocalSubjectAccessReview, error) {
+			a, err := credspec.NewReviewAuthorizer(credspec.ReviewAuthorizerConfig{Create: func(_ context.Context, r *authorizationv1.LocalSubjectAccessReview) (*authorizationv1.LocalSubjectAccessReview, error) {
 				sent = r
 				if tt.err != nil {
 					return nil, tt.err
@@ -64,7 +64,7 @@ func TestReviewAuthorizer(t *testing.T) {
 				out := r.DeepCopy()
 				out.Status = tt.status
 				return out, nil
-			})
+			}})
 			require.NoError(t, err)
 			req := credspec.UseRequest{User: ksa.UserInfo{Username: "u"}, Namespace: "ns", Name: "n"}
 			got, err := a.AuthorizeUse(t.Context(), req)
@@ -77,9 +77,9 @@ func TestReviewAuthorizer(t *testing.T) {
 			assert.Equal(t, tt.want, got)
 		})
 	}
-	a, err := credspec.NewReviewAuthorizer(func(context.Context, *authorizationv1.LocalSubjectAccessReview) (*authorizationv1.LocalSubjectAccessReview, error) {
+	a, err := credspec.NewReviewAuthorizer(credspec.ReviewAuthorizerConfig{Create: func(context.Context, *authorizationv1.LocalSubjectAccessReview) (*authorizationv1.LocalSubjectAccessReview, error) {
 		return nil, nil
-	})
+	}})
 	require.NoError(t, err)
 	_, err = a.AuthorizeUse(t.Context(), credspec.UseRequest{})
 	assert.Error(t, err, "a nil review without error is an error")

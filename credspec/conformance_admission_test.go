@@ -111,10 +111,11 @@ func TestConformanceValidateCreate(t *testing.T) {
 				return fmt.Sprintf("the GMSA cred spec contents for %s does not match the contents of GMSA resource %q: unable to parse \"i ain't no JSON object\" as a JSON object: ", l, dummyCredSpecName)
 			},
 			check: func(t *testing.T, _ *fixture, _ *fakeSource, _ *fakeAuthorizer, err error) {
-				var pe *credspec.ParseError
-				require.ErrorAs(t, err, &pe)
-				assert.False(t, pe.Object)
-				assert.ErrorIs(t, err, credspec.ErrNotJSONObject)
+				var d *credspec.Denial
+				require.ErrorAs(t, err, &d)
+				require.ErrorIs(t, d.Err, credspec.ErrInvalidSpec, "the denial wraps the parser's error")
+				assert.NotContains(t, d.Err.Error(), "unable to parse CRD", "the pod's contents are named, not the object's")
+				assert.ErrorIs(t, err, credspec.ErrInvalidSpec)
 			},
 		},
 		{

@@ -3,7 +3,10 @@ package credspec_test
 import (
 	"context"
 	"crypto/tls"
-	"io/fs"
+	"crypto/x509"
+	"io"
+	"log"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -19,6 +22,7 @@ import (
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/credspec"
+	"github.com/ksa-go/ksa/podcert"
 )
 
 // expectedCredSpec0 is the contents windows-gmsa's integration tests expect
@@ -251,15 +255,12 @@ func TestConformanceCluster(t *testing.T) {
 			assert.Equal(t, a.CredSpec, b.CredSpec)
 			assert.Equal(t, "WebApplication1", a.CredSpec.DomainJoinConfig.MachineAccountName)
 		}},
-		{name: "46_renewed_certificate_served_after_check", run: func(t *testing.T, _ *cluster) {
+		{name: "46_renewed_certificate_served_without_restart", run: func(t *testing.T, _ *cluster) {
 			fx := newCertFiles(t)
-			r, err := credspec.NewCertReloader(fx.options())
-			require.NoError(t, err)
+			addr := serveTLS(t, fullHandler(t), fx.source(t, nil))
 			renewed := fx.write(t, 2)
-			fx.advance(credspec.DefaultCertCheckInterval)
-			assert.Equal(t, renewed.cert.Raw, servedLeaf(t, r))
-			fx.advance(90 * time.Second)
-			assert.Equal(t, renewed.cert.Raw, servedLeaf(t, r))
+			assert.Equal(t, renewed.cert.Raw, fx.servedLeaf(t, addr))
+			assert.Equal(t, renewed.cert.Raw, fx.servedLeaf(t, addr))
 		}},
 		{name: "47_random_hostname", run: func(t *testing.T, c *cluster) {
 			c.grant("sa", "credspec-0")
@@ -290,51 +291,63 @@ func TestConformanceCluster(t *testing.T) {
 	}
 }
 
-// certFiles is an in-memory pair of certificate files with a fake clock, for
-// CertReloader tests without sleeps.
+// certFiles is a kubernetes.io/tls Secret's tls.crt and tls.key mounted in
+// a directory, which the webhook serves through a podcert.Source.
 type certFiles struct {
-	now   time.Time
-	files map[string]fakeFile
+	certPath, keyPath string
+	pool              *x509.CertPool // every certificate written, for clients
 }
 
-type fakeFile struct {
-	data []byte
-}
-
+// newCertFiles writes a first certificate.
 func newCertFiles(t *testing.T) *certFiles {
-	fx := &certFiles{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), files: map[string]fakeFile{}}
+	dir := t.TempDir()
+	fx := &certFiles{certPath: filepath.Join(dir, "tls.crt"), keyPath: filepath.Join(dir, "tls.key"), pool: x509.NewCertPool()}
 	fx.write(t, 1)
 	return fx
 }
 
-func (fx *certFiles) options() credspec.CertReloaderConfig {
-	return credspec.CertReloaderConfig{
-		CertFile: "tls.crt",
-		KeyFile:  "tls.key",
-		Now:      func() time.Time { return fx.now },
-		ReadFile: func(name string) ([]byte, error) {
-			f, ok := fx.files[name]
-			if !ok {
-				return nil, fs.ErrNotExist
-			}
-			return f.data, nil
-		},
-	}
-}
-
-// write puts a new certificate and key in place, stamped now.
+// write replaces both files with a new certificate and key.
 func (fx *certFiles) write(t *testing.T, serial int64) testCert {
 	c := newTestCert(t, serial)
-	fx.files["tls.crt"] = fakeFile{data: c.certPEM}
-	fx.files["tls.key"] = fakeFile{data: c.keyPEM}
+	fx.replace(t, fx.keyPath, c.keyPEM)
+	fx.replace(t, fx.certPath, c.certPEM)
+	fx.pool.AddCert(c.cert)
 	return c
 }
 
-func (fx *certFiles) advance(d time.Duration) { fx.now = fx.now.Add(d) }
+// replace puts data in path by a rename, as a Secret volume is updated.
+func (fx *certFiles) replace(t *testing.T, path string, data []byte) {
+	require.NoError(t, os.WriteFile(path+".new", data, 0o600))
+	require.NoError(t, os.Rename(path+".new", path))
+}
 
-func servedLeaf(t *testing.T, r *credspec.CertReloader) []byte {
-	t.Helper()
-	c, err := r.GetCertificate(&tls.ClientHelloInfo{})
+// source is the webhook's certificate source over the files.
+func (fx *certFiles) source(t *testing.T, onReload func(error)) *podcert.Source {
+	src, err := podcert.NewSource(podcert.SourceConfig{KeyPath: fx.keyPath, ChainPath: fx.certPath, AnyCertificate: true, OnReload: onReload})
 	require.NoError(t, err)
-	return c.Certificate[0]
+	return src
+}
+
+// serveTLS serves h over TLS on loopback with the certificate of src and
+// returns the address.
+func serveTLS(t *testing.T, h http.Handler, src *podcert.Source) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	go func() {
+		_ = srv.Serve(tls.NewListener(ln, &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: src.GetCertificate}))
+	}()
+	t.Cleanup(func() { _ = srv.Close() })
+	return ln.Addr().String()
+}
+
+// servedLeaf opens a new connection to addr and returns the certificate
+// the webhook presents (the client trusts every certificate written).
+func (fx *certFiles) servedLeaf(t *testing.T, addr string) []byte {
+	t.Helper()
+	dialer := &tls.Dialer{Config: &tls.Config{RootCAs: fx.pool, MinVersion: tls.VersionTLS12}}
+	conn, err := dialer.DialContext(t.Context(), "tcp", addr)
+	require.NoError(t, err)
+	defer conn.Close()
+	return conn.(*tls.Conn).ConnectionState().PeerCertificates[0].Raw
 }

@@ -2,12 +2,16 @@ package credspec_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -17,11 +21,13 @@ import (
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/credspec"
+	"github.com/ksa-go/ksa/podcert"
 )
 
 // TestConformanceConfig maps windows-gmsa's configuration cases (its
 // environment variables, options and certificate reloading) to this
-// package's options. Where
+// package's options and to the podcert.Source the webhook serves its
+// certificate from. Where
 // windows-gmsa reads environment variables and falls back to a default
 // (28, 29) or panics (30) on a bad value, options here are typed Go values
 // whose zero values are the documented defaults and whose invalid values are
@@ -32,26 +38,29 @@ func TestConformanceConfig(t *testing.T) {
 		run  func(t *testing.T)
 	}{
 		{name: "28_duration_option_zero_is_default_negative_is_error", run: func(t *testing.T) {
-			fx := newCertFiles(t)
-			opts := fx.options()
-			opts.CheckInterval = -time.Second
-			_, err := credspec.NewCertReloader(opts)
-			require.ErrorIs(t, err, credspec.ErrInvalidConfig)
+			exp := newExpander(t, credspec.ExpanderConfig{Source: &fakeSource{}})
+			_, err := credspec.NewHandler(credspec.HandlerConfig{Expander: exp, Timeout: -time.Second})
+			require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 
-			opts.CheckInterval = 0 // DefaultCertCheckInterval
-			r, err := credspec.NewCertReloader(opts)
+			// Timeout 0: each review's lookups get DefaultReviewTimeout.
+			var deadline time.Time
+			src := credspec.SourceFunc(func(ctx context.Context, name string) (string, error) {
+				deadline, _ = ctx.Deadline()
+				return contentsOf(name), nil
+			})
+			h, err := credspec.NewHandler(credspec.HandlerConfig{Expander: newExpander(t, credspec.ExpanderConfig{Source: src})})
 			require.NoError(t, err)
-			first := servedLeaf(t, r)
-			renewed := fx.write(t, 2)
-			fx.advance(credspec.DefaultCertCheckInterval - time.Nanosecond)
-			assert.Equal(t, first, servedLeaf(t, r), "checked before the default interval")
-			fx.advance(time.Nanosecond)
-			assert.Equal(t, renewed.cert.Raw, servedLeaf(t, r))
+			before := time.Now()
+			resp := serve(t, h, "/mutate", reviewRequest(t, admissionv1.Create, "Pod", podWithPodLevelName(), nil))
+			after := time.Now()
+			require.True(t, resp.Allowed)
+			assert.False(t, deadline.Before(before.Add(credspec.DefaultReviewTimeout)), "deadline %v", deadline)
+			assert.False(t, deadline.After(after.Add(credspec.DefaultReviewTimeout)), "deadline %v", deadline)
 		}},
 		{name: "29_size_option_zero_is_default_negative_is_error", run: func(t *testing.T) {
 			exp := newExpander(t, credspec.ExpanderConfig{Source: &fakeSource{}})
 			_, err := credspec.NewHandler(credspec.HandlerConfig{Expander: exp, MaxRequestBytes: -1})
-			require.ErrorIs(t, err, credspec.ErrInvalidConfig)
+			require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 
 			h, err := credspec.NewHandler(credspec.HandlerConfig{Expander: exp})
 			require.NoError(t, err)
@@ -65,17 +74,17 @@ func TestConformanceConfig(t *testing.T) {
 		}},
 		{name: "30_invalid_configuration_is_an_error_not_a_panic", run: func(t *testing.T) {
 			_, err := credspec.NewExpander(credspec.ExpanderConfig{})
-			assert.ErrorIs(t, err, credspec.ErrInvalidConfig)
+			assert.ErrorIs(t, err, ksa.ErrInvalidConfig)
 			_, err = credspec.NewValidator(credspec.ValidatorConfig{Source: &fakeSource{}})
-			assert.ErrorIs(t, err, credspec.ErrInvalidConfig)
+			assert.ErrorIs(t, err, ksa.ErrInvalidConfig)
 			_, err = credspec.NewValidator(credspec.ValidatorConfig{Authorizer: &fakeAuthorizer{}})
-			assert.ErrorIs(t, err, credspec.ErrInvalidConfig)
+			assert.ErrorIs(t, err, ksa.ErrInvalidConfig)
 			_, err = credspec.NewHandler(credspec.HandlerConfig{})
-			assert.ErrorIs(t, err, credspec.ErrInvalidConfig)
-			_, err = credspec.NewCertReloader(credspec.CertReloaderConfig{CertFile: "tls.crt"})
-			assert.ErrorIs(t, err, credspec.ErrInvalidConfig)
-			_, err = credspec.NewReviewAuthorizer(nil)
-			assert.ErrorIs(t, err, credspec.ErrInvalidConfig)
+			assert.ErrorIs(t, err, ksa.ErrInvalidConfig)
+			_, err = podcert.NewSource(podcert.SourceConfig{ChainPath: "tls.crt"})
+			assert.ErrorIs(t, err, ksa.ErrInvalidConfig)
+			_, err = credspec.NewReviewAuthorizer(credspec.ReviewAuthorizerConfig{})
+			assert.ErrorIs(t, err, ksa.ErrInvalidConfig)
 		}},
 		{name: "31_defaults_random_hostname_and_requester_check_off", run: func(t *testing.T) {
 			exp := newExpander(t, credspec.ExpanderConfig{Source: &fakeSource{}})
@@ -92,43 +101,53 @@ func TestConformanceConfig(t *testing.T) {
 		}},
 		{name: "32_cert_reloader_loads_initial_and_rewritten_files", run: func(t *testing.T) {
 			fx := newCertFiles(t)
-			initial := fx.files["tls.crt"]
-			var reloads []error
-			opts := fx.options()
-			opts.OnReload = func(err error) { reloads = append(reloads, err) }
-			r, err := credspec.NewCertReloader(opts)
+			initial, err := os.ReadFile(fx.certPath)
 			require.NoError(t, err)
-			assert.Contains(t, string(initial.data), "CERTIFICATE")
-			first := servedLeaf(t, r)
+			var (
+				mu      sync.Mutex
+				reloads []error
+			)
+			r := fx.source(t, func(err error) {
+				mu.Lock()
+				defer mu.Unlock()
+				reloads = append(reloads, err)
+			})
+			got := func() []error {
+				mu.Lock()
+				defer mu.Unlock()
+				return slices.Clone(reloads)
+			}
+			addr := serveTLS(t, fullHandler(t), r)
+			assert.Contains(t, string(initial), "CERTIFICATE")
+			first := fx.servedLeaf(t, addr)
 
 			// Unchanged files: no reload.
-			fx.advance(credspec.DefaultCertCheckInterval)
-			assert.Equal(t, first, servedLeaf(t, r))
-			assert.Empty(t, reloads)
+			assert.Equal(t, first, fx.servedLeaf(t, addr))
+			assert.Empty(t, got())
 
 			// Certificate rewritten, key not yet: the old pair stays.
 			next := newTestCert(t, 3)
-			fx.files["tls.crt"] = fakeFile{data: next.certPEM}
-			fx.advance(credspec.DefaultCertCheckInterval)
-			assert.Equal(t, first, servedLeaf(t, r))
-			require.Len(t, reloads, 1)
-			require.Error(t, reloads[0])
+			fx.pool.AddCert(next.cert)
+			fx.replace(t, fx.certPath, next.certPEM)
+			assert.Equal(t, first, fx.servedLeaf(t, addr))
+			require.Len(t, got(), 1)
+			require.Error(t, got()[0])
 
 			// Key written: the new pair is served.
-			fx.files["tls.key"] = fakeFile{data: next.keyPEM}
-			fx.advance(credspec.DefaultCertCheckInterval)
-			assert.Equal(t, next.cert.Raw, servedLeaf(t, r))
-			require.Len(t, reloads, 2)
-			require.NoError(t, reloads[1])
+			fx.replace(t, fx.keyPath, next.keyPEM)
+			assert.Equal(t, next.cert.Raw, fx.servedLeaf(t, addr))
+			require.Len(t, got(), 2)
+			require.NoError(t, got()[1])
 
 			// A missing file: reported, old pair kept.
-			delete(fx.files, "tls.key")
-			fx.advance(credspec.DefaultCertCheckInterval)
-			assert.Equal(t, next.cert.Raw, servedLeaf(t, r))
-			require.Len(t, reloads, 3)
-			assert.True(t, errors.Is(reloads[2], fs.ErrNotExist))
+			require.NoError(t, os.Remove(fx.keyPath))
+			assert.Equal(t, next.cert.Raw, fx.servedLeaf(t, addr))
+			require.Len(t, got(), 3)
+			assert.True(t, errors.Is(got()[2], fs.ErrNotExist))
 			assert.ErrorIs(t, r.Reload(), fs.ErrNotExist)
-			assert.Equal(t, next.cert.Raw, r.Certificate().Certificate[0])
+			cur, err := r.Current()
+			require.NoError(t, err)
+			assert.Equal(t, next.cert.Raw, cur.Certificate.Certificate[0])
 		}},
 	}
 	for _, tt := range tests {

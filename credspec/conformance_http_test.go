@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ksa-go/ksa/credspec"
+	"github.com/ksa-go/ksa/podcert"
 )
 
 const testUID = types.UID("f0e1d2c3-0000-4000-8000-000000000001")
@@ -184,9 +185,9 @@ func TestConformanceHTTP(t *testing.T) {
 			certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
 			require.NoError(t, os.WriteFile(certFile, c.certPEM, 0o600))
 			require.NoError(t, os.WriteFile(keyFile, c.keyPEM, 0o600))
-			reloader, err := credspec.NewCertReloader(credspec.CertReloaderConfig{CertFile: certFile, KeyFile: keyFile})
+			reloader, err := podcert.NewSource(podcert.SourceConfig{KeyPath: keyFile, ChainPath: certFile, AnyCertificate: true})
 			require.NoError(t, err)
-			cfg := reloader.TLSConfig()
+			cfg := &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: reloader.GetCertificate}
 			require.NotNil(t, cfg.GetCertificate)
 
 			ln, err := net.Listen("tcp", "127.0.0.1:0")

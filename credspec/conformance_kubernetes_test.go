@@ -52,7 +52,7 @@ func TestConformanceKubernetes(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				errs := credspec.ValidateWindowsOptions(tt.opts, field.NewPath("spec", "securityContext", "windowsOptions"))
+				errs := credspec.CheckWindowsOptions(tt.opts, field.NewPath("spec", "securityContext", "windowsOptions"))
 				if tt.wantMsg == "" {
 					assert.Empty(t, errs)
 					return

@@ -30,7 +30,7 @@
 //
 // [EffectiveSpecs] follows Kubernetes' rule, under which the two GMSA fields
 // go as a pair; [EffectiveSpecsAlpha] applies the alpha kubelet's rule to the
-// 1.14 annotations; [ValidateWindowsOptions] is the API server's field
+// 1.14 annotations; [CheckWindowsOptions] is the API server's field
 // validation.
 //
 // # Comparing credential specs
@@ -52,19 +52,22 @@
 // apimachinery APIStatus errors.
 //
 //	src, err := credspec.NewStaticSource(objects...)
-//	authz, err := credspec.NewReviewAuthorizer(func(ctx context.Context, r *authorizationv1.LocalSubjectAccessReview) (*authorizationv1.LocalSubjectAccessReview, error) {
-//		return clientset.AuthorizationV1().LocalSubjectAccessReviews(r.Namespace).Create(ctx, r, metav1.CreateOptions{})
+//	authz, err := credspec.NewReviewAuthorizer(credspec.ReviewAuthorizerConfig{
+//		Create: func(ctx context.Context, r *authorizationv1.LocalSubjectAccessReview) (*authorizationv1.LocalSubjectAccessReview, error) {
+//			return clientset.AuthorizationV1().LocalSubjectAccessReviews(r.Namespace).Create(ctx, r, metav1.CreateOptions{})
+//		},
 //	})
 //	exp, err := credspec.NewExpander(credspec.ExpanderConfig{Source: src})
 //	val, err := credspec.NewValidator(credspec.ValidatorConfig{Source: src, Authorizer: authz})
 //	h, err := credspec.NewHandler(credspec.HandlerConfig{Expander: exp, Validator: val})
 //
 // [Handler] serves /mutate, /validate, /health and /info. Serve it over TLS
-// with a [CertReloader] so renewed certificates are picked up without a
-// restart:
+// with the module's source of TLS credentials from files, podcert.Source,
+// so a renewed certificate (a kubernetes.io/tls Secret mounted in a
+// volume) is served from the next handshake on, without a restart:
 //
-//	certs, err := credspec.NewCertReloader(credspec.CertReloaderConfig{CertFile: "/tls/crt", KeyFile: "/tls/key"})
-//	srv := &http.Server{Addr: ":443", Handler: h, TLSConfig: certs.TLSConfig()}
+//	certs, err := podcert.NewSource(podcert.SourceConfig{KeyPath: "/tls/tls.key", ChainPath: "/tls/tls.crt", AnyCertificate: true})
+//	srv := &http.Server{Addr: ":443", Handler: h, TLSConfig: &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate}}
 //	err = srv.ListenAndServeTLS("", "")
 //
 // Register the handler's paths in a MutatingWebhookConfiguration (/mutate,
@@ -86,7 +89,7 @@
 // refused like one that changes them; the AdmissionReview body is bounded
 // ([DefaultMaxRequestBytes]) and must be admission.k8s.io/v1 or v1beta1,
 // answered in the same version; each review's lookups are bounded by a
-// timeout ([DefaultReviewTimeout]); certificates are reloaded by comparing
-// the files at most every [DefaultCertCheckInterval] during handshakes
-// instead of watching them.
+// timeout ([DefaultReviewTimeout]); a replaced certificate is noticed at
+// the next handshake (podcert.Source compares the files' identity, size
+// and time) instead of by watching the files.
 package credspec

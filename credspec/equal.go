@@ -3,8 +3,10 @@ package credspec
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strconv"
 
+	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/internal/jsonx"
 )
 
@@ -17,8 +19,9 @@ const MaxSize = 64 * 1024
 // GMSACredentialSpec object's contents are the same, with windows-gmsa's
 // semantics:
 //   - byte-identical texts are equal without being parsed;
-//   - otherwise both must be JSON objects (a *[ParseError] otherwise; the
-//     literal null parses, as a nil object);
+//   - otherwise both must be JSON objects (an error matching
+//     [ErrInvalidSpec] otherwise, with windows-gmsa's message; the literal
+//     null parses, as a nil object);
 //   - whitespace and object key order are ignored;
 //   - keys and string values are case-sensitive, arrays order-sensitive;
 //   - numbers compare as float64 (1 equals 1.0, not "1");
@@ -26,9 +29,9 @@ const MaxSize = 64 * 1024
 //   - strings compare decoded ("\u003c" equals "<"), and invalid UTF-8
 //     decodes to U+FFFD.
 //
-// The order of the arguments only decides which one a ParseError names
-// (Object is true for objectValue). Inputs over [MaxSize] are refused with a
-// *[SizeError] before anything else; Kubernetes refuses such pods.
+// The order of the arguments only decides which one the error names
+// (objectValue as "CRD"). Inputs over [MaxSize] are refused ([ErrTooLarge])
+// before anything else; Kubernetes refuses such pods.
 func Equal(podValue, objectValue string) (bool, error) {
 	if err := checkSize(podValue); err != nil {
 		return false, err
@@ -57,8 +60,8 @@ func Equal(podValue, objectValue string) (bool, error) {
 // JSON object as an apimachinery client decodes and encoding/json
 // re-encodes it: compact, keys sorted, <, > and & escaped as \u003c, \u003e
 // and \u0026, integers kept exact, other numbers as float64. Inputs and
-// outputs over [MaxSize] are refused (*[SizeError]); input that is not a
-// JSON object gives a *[ParseError]. Canonical of null is null.
+// outputs over [MaxSize] are refused ([ErrTooLarge]); input that is not a
+// JSON object matches [ErrInvalidSpec]. Canonical of null is null.
 //
 // Byte-equal canonical forms are [Equal].
 func Canonical(value string) (string, error) {
@@ -69,31 +72,31 @@ func Canonical(value string) (string, error) {
 	if !json.Valid(b) {
 		// Unmarshal for encoding/json's syntax error and its message.
 		var m map[string]any
-		return "", &ParseError{Input: value, Err: json.Unmarshal(b, &m)}
+		return "", notJSONObject(value, false, json.Unmarshal(b, &m))
 	}
 	// Valid rules out trailing data, so one Decode reads it all.
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var m map[string]any
 	if err := dec.Decode(&m); err != nil {
-		return "", &ParseError{Input: value, Err: err}
+		return "", notJSONObject(value, false, err)
 	}
 	if err := normalizeNumbers(m); err != nil {
-		return "", &ParseError{Input: value, Err: err}
+		return "", notJSONObject(value, false, err)
 	}
 	out, err := json.Marshal(m)
 	if err != nil {
-		return "", &ParseError{Input: value, Err: err}
+		return "", notJSONObject(value, false, err)
 	}
 	if len(out) > MaxSize {
-		return "", &SizeError{What: "canonical credential spec", Size: int64(len(out)), Limit: MaxSize}
+		return "", tooLarge("canonical credential spec", int64(len(out)), MaxSize)
 	}
 	return string(out), nil
 }
 
 func checkSize(s string) error {
 	if len(s) > MaxSize {
-		return &SizeError{What: "credential spec", Size: int64(len(s)), Limit: MaxSize}
+		return tooLarge("credential spec", int64(len(s)), MaxSize)
 	}
 	return nil
 }
@@ -102,7 +105,7 @@ func checkSize(s string) error {
 func parseObject(s string, object bool) (map[string]any, error) {
 	var m map[string]any
 	if err := json.Unmarshal([]byte(s), &m); err != nil {
-		return nil, &ParseError{Input: s, Object: object, Err: err}
+		return nil, notJSONObject(s, object, err)
 	}
 	return m, nil
 }
@@ -196,7 +199,7 @@ func normalizeValue(v any) (any, error) {
 // keeps the last value, as encoding/json does; other parsers, perhaps the
 // container runtime's, keep the first), or text that is not strict JSON
 // (invalid UTF-8 and lone surrogates, which decoders replace or reject
-// each their own way). The error is an *AmbiguityError.
+// each their own way). The error matches [ErrAmbiguousSpec].
 func checkUnambiguous(value string) error {
 	var dup *jsonx.Member
 	err := jsonx.Walk([]byte(value), maxSpecDepth, func(m jsonx.Member) bool {
@@ -206,10 +209,10 @@ func checkUnambiguous(value string) error {
 		return false
 	})
 	if err != nil {
-		return &AmbiguityError{Err: err}
+		return errs.Wrap(prefix, ErrAmbiguousSpec, "not strict JSON", err)
 	}
 	if dup != nil {
-		return &AmbiguityError{Path: dup.Path, Member: dup.Name}
+		return errs.Wrap(prefix, ErrAmbiguousSpec, fmt.Sprintf("member %q appears twice in %s", dup.Name, dup.Path), nil)
 	}
 	return nil
 }

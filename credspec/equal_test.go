@@ -1,11 +1,17 @@
 package credspec_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ksa-go/ksa/credspec"
 )
@@ -19,7 +25,7 @@ func TestEqual(t *testing.T) {
 		pod, crd  string
 		wantEqual bool
 		wantErr   error
-		// wantObject says which side a ParseError names.
+		// wantObject says which side the parse error names.
 		wantObject bool
 	}{
 		{name: "identical", pod: `{"a":"b"}`, crd: `{"a":"b"}`, wantEqual: true},
@@ -40,13 +46,13 @@ func TestEqual(t *testing.T) {
 		{name: "null_vs_null_spaced", pod: `null`, crd: ` null `, wantEqual: true},
 		{name: "nested_object_vs_array", pod: `{"a":{}}`, crd: `{"a":[]}`},
 		{name: "bool", pod: `{"a":true}`, crd: `{"a":true }`, wantEqual: true},
-		{name: "not_json", pod: "i ain't no JSON object", crd: `{}`, wantErr: credspec.ErrNotJSONObject},
-		{name: "array", pod: `[]`, crd: `{}`, wantErr: credspec.ErrNotJSONObject},
-		{name: "string", pod: `"x"`, crd: `{}`, wantErr: credspec.ErrNotJSONObject},
-		{name: "empty", pod: ``, crd: `{}`, wantErr: credspec.ErrNotJSONObject},
-		{name: "trailing_garbage", pod: `{} x`, crd: `{}`, wantErr: credspec.ErrNotJSONObject},
-		{name: "number_out_of_range", pod: `{"a":1e400}`, crd: `{}`, wantErr: credspec.ErrNotJSONObject},
-		{name: "crd_side_not_json", pod: `{}`, crd: `{`, wantErr: credspec.ErrNotJSONObject, wantObject: true},
+		{name: "not_json", pod: "i ain't no JSON object", crd: `{}`, wantErr: credspec.ErrInvalidSpec},
+		{name: "array", pod: `[]`, crd: `{}`, wantErr: credspec.ErrInvalidSpec},
+		{name: "string", pod: `"x"`, crd: `{}`, wantErr: credspec.ErrInvalidSpec},
+		{name: "empty", pod: ``, crd: `{}`, wantErr: credspec.ErrInvalidSpec},
+		{name: "trailing_garbage", pod: `{} x`, crd: `{}`, wantErr: credspec.ErrInvalidSpec},
+		{name: "number_out_of_range", pod: `{"a":1e400}`, crd: `{}`, wantErr: credspec.ErrInvalidSpec},
+		{name: "crd_side_not_json", pod: `{}`, crd: `{`, wantErr: credspec.ErrInvalidSpec, wantObject: true},
 		{name: "pod_at_limit", pod: `{"a":"` + strings.Repeat("x", credspec.MaxSize-8) + `"}`, crd: `{}`},
 		{name: "pod_over_limit", pod: `{"a":"` + strings.Repeat("x", credspec.MaxSize-7) + `"}`, crd: `{}`, wantErr: credspec.ErrTooLarge},
 		{name: "crd_over_limit_even_if_identical", pod: strings.Repeat(" ", credspec.MaxSize+1), crd: strings.Repeat(" ", credspec.MaxSize+1), wantErr: credspec.ErrTooLarge},
@@ -57,21 +63,16 @@ func TestEqual(t *testing.T) {
 			if tt.wantErr != nil {
 				require.ErrorIs(t, err, tt.wantErr)
 				assert.False(t, eq)
-				if tt.wantErr == credspec.ErrNotJSONObject {
-					var pe *credspec.ParseError
-					require.ErrorAs(t, err, &pe)
-					assert.Equal(t, tt.wantObject, pe.Object)
+				if tt.wantErr == credspec.ErrInvalidSpec {
+					assert.Equal(t, tt.wantObject, strings.Contains(err.Error(), "unable to parse CRD "))
 					if tt.wantObject {
-						assert.Contains(t, pe.Error(), "unable to parse CRD ")
+						assert.Contains(t, err.Error(), "unable to parse CRD ")
 					} else {
-						assert.Contains(t, pe.Error(), "unable to parse \"")
+						assert.Contains(t, err.Error(), "unable to parse \"")
 					}
 				}
 				if tt.wantErr == credspec.ErrTooLarge {
-					var se *credspec.SizeError
-					require.ErrorAs(t, err, &se)
-					assert.Equal(t, int64(credspec.MaxSize), se.Limit)
-					assert.Equal(t, int64(credspec.MaxSize+1), se.Size)
+					assert.Contains(t, err.Error(), fmt.Sprintf("of %d bytes is over the %d-byte limit", credspec.MaxSize+1, credspec.MaxSize), "size and limit")
 				}
 				return
 			}
@@ -99,9 +100,9 @@ func TestCanonical(t *testing.T) {
 		{name: "integral_float", in: `{"n":1.0,"m":1e2,"z":-0}`, want: `{"m":100,"n":1,"z":0}`},
 		{name: "fraction", in: `{"n":0.5}`, want: `{"n":0.5}`},
 		{name: "null", in: `null`, want: `null`},
-		{name: "not_object", in: `[1]`, wantErr: credspec.ErrNotJSONObject},
-		{name: "trailing", in: `{}{}`, wantErr: credspec.ErrNotJSONObject},
-		{name: "out_of_range", in: `{"n":1e400}`, wantErr: credspec.ErrNotJSONObject},
+		{name: "not_object", in: `[1]`, wantErr: credspec.ErrInvalidSpec},
+		{name: "trailing", in: `{}{}`, wantErr: credspec.ErrInvalidSpec},
+		{name: "out_of_range", in: `{"n":1e400}`, wantErr: credspec.ErrInvalidSpec},
 		{name: "input_over_limit", in: `{"a":"` + strings.Repeat("x", credspec.MaxSize) + `"}`, wantErr: credspec.ErrTooLarge},
 		{name: "output_over_limit", in: `{"a":"` + strings.Repeat("<", credspec.MaxSize/2) + `"}`, wantErr: credspec.ErrTooLarge},
 	}
@@ -120,6 +121,63 @@ func TestCanonical(t *testing.T) {
 			eq, err := credspec.Equal(tt.in, got)
 			require.NoError(t, err)
 			assert.True(t, eq)
+		})
+	}
+}
+
+// TestAmbiguousInlineSpecDenied: a pod's inlined credential spec that
+// parsers may read differently is denied with 422, even where the
+// last-wins comparison would find it equal to the object's contents (the
+// container runtime may read the first duplicate).
+func TestAmbiguousInlineSpecDenied(t *testing.T) {
+	stored := `{"CmsPlugins":["ActiveDirectory"],"DomainJoinConfig":{"DnsName":"contoso.com","MachineAccountName":"webapp01"}}`
+	src, err := credspec.NewStaticSourceJSON(map[string]string{"webapp01": stored})
+	require.NoError(t, err)
+	allowAll := credspec.AuthorizerFunc(func(context.Context, credspec.UseRequest) (credspec.Decision, error) {
+		return credspec.Decision{Allowed: true}, nil
+	})
+	v, err := credspec.NewValidator(credspec.ValidatorConfig{Source: src, Authorizer: allowAll})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name    string
+		inline  string
+		wantErr error
+	}{
+		{name: "same contents", inline: stored},
+		{name: "same contents, reordered", inline: `{"DomainJoinConfig":{"MachineAccountName":"webapp01","DnsName":"contoso.com"},"CmsPlugins":["ActiveDirectory"]}`},
+		{name: "duplicate at the top, last wins equal",
+			inline:  `{"CmsPlugins":["Other"],"CmsPlugins":["ActiveDirectory"],"DomainJoinConfig":{"DnsName":"contoso.com","MachineAccountName":"webapp01"}}`,
+			wantErr: credspec.ErrAmbiguousSpec},
+		{name: "duplicate nested, last wins equal",
+			inline:  `{"CmsPlugins":["ActiveDirectory"],"DomainJoinConfig":{"DnsName":"evil.example","DnsName":"contoso.com","MachineAccountName":"webapp01"}}`,
+			wantErr: credspec.ErrAmbiguousSpec},
+		{name: "duplicate by escape", inline: `{"CmsPlugins":["ActiveDirectory"],"\u0043msPlugins":["ActiveDirectory"],"DomainJoinConfig":{"DnsName":"contoso.com","MachineAccountName":"webapp01"}}`,
+			wantErr: credspec.ErrAmbiguousSpec},
+		{name: "lone surrogate", inline: `{"CmsPlugins":["ActiveDirectory"],"DomainJoinConfig":{"DnsName":"contoso.com\ud800","MachineAccountName":"webapp01"}}`,
+			wantErr: credspec.ErrAmbiguousSpec},
+		{name: "invalid UTF-8", inline: "{\"CmsPlugins\":[\"ActiveDirectory\"],\"DomainJoinConfig\":{\"DnsName\":\"contoso.com\xff\",\"MachineAccountName\":\"webapp01\"}}",
+			wantErr: credspec.ErrAmbiguousSpec},
+		{name: "not JSON keeps windows-gmsa's answer", inline: `not json`, wantErr: credspec.ErrContentsMismatch},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "web"},
+				Spec: corev1.PodSpec{ServiceAccountName: "frontend", SecurityContext: &corev1.PodSecurityContext{WindowsOptions: &corev1.WindowsSecurityContextOptions{
+					GMSACredentialSpecName: new("webapp01"), GMSACredentialSpec: new(tc.inline),
+				}}},
+			}
+			err := v.ValidateCreate(t.Context(), "web", pod, nil)
+			if tc.wantErr == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, tc.wantErr)
+			var d *credspec.Denial
+			require.True(t, errors.As(err, &d))
+			assert.Equal(t, int32(http.StatusUnprocessableEntity), d.Code)
+			if tc.wantErr == credspec.ErrAmbiguousSpec {
+				require.ErrorIs(t, d.Err, credspec.ErrAmbiguousSpec, "the denial wraps the ambiguity check's error")
+			}
 		})
 	}
 }

@@ -10,25 +10,23 @@ import (
 	"github.com/ksa-go/ksa/internal/errs"
 )
 
-// Sentinel errors. Every error this package returns matches one of them with
-// errors.Is; the typed errors below carry the details and match their
-// sentinels.
+// Sentinel errors. Every error this package returns matches one of them
+// with errors.Is (a constructor's *ksa.ConfigError matches
+// ksa.ErrInvalidConfig); a *[Denial] carries an admission refusal's code
+// and a *[SchemaError] the field at fault.
 var (
-	// ErrNotJSONObject: a credential spec is not a JSON object (not JSON at
-	// all, an array, a string, trailing garbage). See [ParseError].
-	ErrNotJSONObject = errs.New(prefix, "not a JSON object")
-	// ErrTooLarge: a credential spec is over [MaxSize], or a request body
-	// over the handler's limit. See [SizeError].
+	// ErrInvalidSpec: a credential spec or a GMSACredentialSpec manifest
+	// cannot be used: not a JSON object (not JSON at all, an array, a
+	// string, trailing garbage; the message is windows-gmsa's, the input
+	// quoted in full), a field the GMSACredentialSpec schema does not
+	// define or a value of the wrong type (a *[SchemaError]), not a
+	// windows.k8s.io GMSACredentialSpec, a name that is not a valid object
+	// name, an object without credspec.
+	ErrInvalidSpec = errs.New(prefix, "invalid credential spec")
+	// ErrTooLarge: a credential spec is over [MaxSize], a manifest over
+	// 3 MiB, or a request body over the handler's limit; the message
+	// names the size and the limit.
 	ErrTooLarge = errs.New(prefix, "too large")
-	// ErrSchema: a credential spec has a field the GMSACredentialSpec schema
-	// does not define, or a value of the wrong type. See [SchemaError].
-	ErrSchema = errs.New(prefix, "does not match the GMSACredentialSpec schema")
-	// ErrInvalidObject: a manifest is not a windows.k8s.io
-	// GMSACredentialSpec, or its name is not a valid object name.
-	ErrInvalidObject = errs.New(prefix, "invalid GMSACredentialSpec object")
-	// ErrInvalidConfig: a constructor was given an unusable configuration.
-	// See [ConfigError].
-	ErrInvalidConfig = errs.New(prefix, "invalid configuration")
 
 	// ErrNotFound: the named GMSACredentialSpec does not exist (admission
 	// code 404). A [Source] returns it, or a Kubernetes NotFound error,
@@ -65,96 +63,8 @@ var (
 // prefix starts the messages of the package's errors.
 const prefix = "credspec"
 
-// ConfigError reports a configuration a constructor refuses. It matches
-// [ErrInvalidConfig].
-type ConfigError struct {
-	// Field is the configuration field at fault, e.g. "HandlerConfig.Expander".
-	Field  string
-	Reason string
-	Err    error
-}
-
-func (e *ConfigError) Error() string { return errs.Msg(prefix, e.Field+" "+e.Reason, e.Err) }
-
-// Is reports whether target is [ErrInvalidConfig].
-func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
-
-// Unwrap returns the cause, if any.
-func (e *ConfigError) Unwrap() error { return e.Err }
-
-// AmbiguityError reports a credential spec that parsers may read
-// differently. It matches [ErrAmbiguousSpec].
-type AmbiguityError struct {
-	// Path and Member name a member given twice in one object; both are
-	// empty when the text is not strict JSON (Err says why).
-	Path, Member string
-	Err          error
-}
-
-func (e *AmbiguityError) Error() string {
-	if e.Member != "" {
-		return errs.Msg(prefix, fmt.Sprintf("member %q appears twice in %s", e.Member, e.Path), nil)
-	}
-	return errs.Msg(prefix, "not strict JSON", e.Err)
-}
-
-// Is reports whether target is [ErrAmbiguousSpec].
-func (e *AmbiguityError) Is(target error) bool { return target == ErrAmbiguousSpec }
-
-// Unwrap returns the cause, if any.
-func (e *AmbiguityError) Unwrap() error { return e.Err }
-
-// ParseError reports a credential spec that is not a JSON object. Its
-// message is windows-gmsa's: the input is quoted in full.
-type ParseError struct {
-	// Input is the text that failed to parse.
-	Input string
-	// Object is true when Input came from the GMSACredentialSpec object,
-	// false when it came from the pod.
-	Object bool
-	// Err is encoding/json's error.
-	Err error
-}
-
-// Error returns windows-gmsa's message: unable to parse [CRD ]"<input>" as
-// a JSON object: <cause>.
-func (e *ParseError) Error() string {
-	if e.Object {
-		return errs.Msg(prefix, fmt.Sprintf("unable to parse CRD %q as a JSON object", e.Input), e.Err)
-	}
-	return errs.Msg(prefix, fmt.Sprintf("unable to parse %q as a JSON object", e.Input), e.Err)
-}
-
-// Is reports whether target is [ErrNotJSONObject].
-func (e *ParseError) Is(target error) bool { return target == ErrNotJSONObject }
-
-// Unwrap returns encoding/json's error.
-func (e *ParseError) Unwrap() error { return e.Err }
-
-// SizeError reports an input over a size limit. It matches [ErrTooLarge].
-type SizeError struct {
-	// What names the input ("credential spec", "request body").
-	What string
-	// Size is the input's size in bytes, or -1 when it was not read to the
-	// end.
-	Size int64
-	// Limit is the largest size allowed.
-	Limit int64
-}
-
-// Error names the input, its size and the limit.
-func (e *SizeError) Error() string {
-	if e.Size < 0 {
-		return errs.Msg(prefix, fmt.Sprintf("%s is over the %d-byte limit", e.What, e.Limit), nil)
-	}
-	return errs.Msg(prefix, fmt.Sprintf("%s of %d bytes is over the %d-byte limit", e.What, e.Size, e.Limit), nil)
-}
-
-// Is reports whether target is [ErrTooLarge].
-func (e *SizeError) Is(target error) bool { return target == ErrTooLarge }
-
 // SchemaError reports a credential spec field the CRD schema does not
-// define, or a value of the wrong JSON type. It matches [ErrSchema].
+// define, or a value of the wrong JSON type. It matches [ErrInvalidSpec].
 type SchemaError struct {
 	// Path is the JSON path of the field, e.g.
 	// "credspec.DomainJoinConfig.dnsName".
@@ -168,23 +78,37 @@ func (e *SchemaError) Error() string {
 	return errs.Msg(prefix, e.Path+": "+e.Reason, nil)
 }
 
-// Is reports whether target is [ErrSchema].
-func (e *SchemaError) Is(target error) bool { return target == ErrSchema }
+// Is reports whether target is [ErrInvalidSpec].
+func (e *SchemaError) Is(target error) bool { return target == ErrInvalidSpec }
 
-// NotFoundError is what [StaticSource] returns for an unknown name. It
-// matches [ErrNotFound].
-type NotFoundError struct {
-	// Name is the name looked up.
-	Name string
+// invalid returns an error matching [ErrInvalidSpec]: msg, then the cause.
+func invalid(msg string, cause error) error { return errs.Wrap(prefix, ErrInvalidSpec, msg, cause) }
+
+// invalidName reports an object name Kubernetes would refuse.
+func invalidName(name string) error {
+	return invalid(fmt.Sprintf("name %q is not a DNS-1123 subdomain", name), nil)
 }
 
-// Error says which name was not found.
-func (e *NotFoundError) Error() string {
-	return errs.Msg(prefix, fmt.Sprintf("GMSACredentialSpec %q not found", e.Name), nil)
+// notJSONObject reports input that is not a JSON object, with
+// windows-gmsa's message: unable to parse [CRD ]"<input>" as a JSON object:
+// <encoding/json's error>. object says the input is the
+// GMSACredentialSpec object's, not the pod's.
+func notJSONObject(input string, object bool, cause error) error {
+	what := ""
+	if object {
+		what = "CRD "
+	}
+	return invalid(fmt.Sprintf("unable to parse %s%q as a JSON object", what, input), cause)
 }
 
-// Is reports whether target is [ErrNotFound].
-func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }
+// tooLarge reports an input over a limit: what it is, its size (-1: not
+// read to the end) and the limit, in bytes. It matches [ErrTooLarge].
+func tooLarge(what string, size, limit int64) error {
+	if size < 0 {
+		return errs.Wrap(prefix, ErrTooLarge, fmt.Sprintf("%s is over the %d-byte limit", what, limit), nil)
+	}
+	return errs.Wrap(prefix, ErrTooLarge, fmt.Sprintf("%s of %d bytes is over the %d-byte limit", what, size, limit), nil)
+}
 
 // Denial is an admission refusal: the HTTP code and message windows-gmsa
 // answers with, the level (pod or container) concerned, and the cause.
@@ -206,8 +130,8 @@ type Denial struct {
 	Level *Level
 	// CredSpecName is the GMSACredentialSpec concerned, if any.
 	CredSpecName string
-	// Err is the underlying cause (the Source's error, a *ParseError, the
-	// authorizer's error), if any.
+	// Err is the underlying cause (the Source's error, the parser's, the
+	// authorizer's), if any.
 	Err error
 }
 

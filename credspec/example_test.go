@@ -27,7 +27,7 @@ func ExampleEqual() {
 		`not JSON`,
 	} {
 		eq, err := credspec.Equal(inlined, stored)
-		fmt.Println(eq, errors.Is(err, credspec.ErrNotJSONObject))
+		fmt.Println(eq, errors.Is(err, credspec.ErrInvalidSpec))
 	}
 	// Output:
 	// true false
@@ -205,8 +205,8 @@ func ExampleResourceYAML() {
 	//     NetBiosName: CONTOSO
 }
 
-func ExampleValidateWindowsOptions() {
-	errs := credspec.ValidateWindowsOptions(&corev1.WindowsSecurityContextOptions{
+func ExampleCheckWindowsOptions() {
+	errs := credspec.CheckWindowsOptions(&corev1.WindowsSecurityContextOptions{
 		GMSACredentialSpecName: new("WebApp01"),
 		GMSACredentialSpec:     new(""),
 	}, field.NewPath("spec", "securityContext", "windowsOptions"))

@@ -9,6 +9,8 @@ import (
 	"net/http"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ksa-go/ksa"
 )
 
 // PatchOp is one JSON Patch (RFC 6902) operation. The expander only emits
@@ -29,7 +31,7 @@ type Patch []PatchOp
 // HostnamePath is the JSON pointer of the pod's hostname.
 const HostnamePath = "/spec/hostname"
 
-// ExpanderConfig configure an [Expander]. The zero value is not usable:
+// ExpanderConfig configures an [Expander]. The zero value is not usable:
 // Source is required.
 type ExpanderConfig struct {
 	// Source looks GMSACredentialSpec contents up. Required.
@@ -54,17 +56,18 @@ type Expander struct {
 	rand           io.Reader
 }
 
-// NewExpander validates opts and returns an expander.
-func NewExpander(opts ExpanderConfig) (*Expander, error) {
-	if opts.Source == nil {
-		return nil, &ConfigError{Field: "ExpanderConfig.Source", Reason: "is required"}
+// NewExpander checks cfg and returns an expander; errors are a
+// *ksa.ConfigError.
+func NewExpander(cfg ExpanderConfig) (*Expander, error) {
+	if cfg.Source == nil {
+		return nil, &ksa.ConfigError{Field: "credspec.ExpanderConfig.Source", Reason: "is required"}
 	}
-	r := opts.Rand
+	r := cfg.Rand
 	if r == nil {
 		r = rand.Reader
 	}
-	_, canonical := opts.Source.(canonicalSource)
-	return &Expander{source: opts.Source, canonical: canonical, randomHostname: opts.RandomHostname, rand: r}, nil
+	_, canonical := cfg.Source.(canonicalSource)
+	return &Expander{source: cfg.Source, canonical: canonical, randomHostname: cfg.RandomHostname, rand: r}, nil
 }
 
 // ExpandCreate returns the patch for a pod being created: for every level

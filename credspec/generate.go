@@ -3,7 +3,7 @@ package credspec
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
+	"errors"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -13,27 +13,27 @@ import (
 
 // ParseCredentialSpec reads a credential-spec JSON file as New-CredentialSpec
 // writes it. A UTF-8 byte-order mark is skipped; the rest must be a JSON
-// object of at most [MaxSize] bytes (*[SizeError], *[ParseError]) whose
-// fields the CRD schema defines, names matched case-sensitively
+// object of at most [MaxSize] bytes ([ErrTooLarge], [ErrInvalidSpec])
+// whose fields the CRD schema defines, names matched case-sensitively
 // (*[SchemaError]): a field the API server would prune is an error here.
 func ParseCredentialSpec(data []byte) (*CredentialSpec, error) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if len(data) > MaxSize {
-		return nil, &SizeError{What: "credential spec", Size: int64(len(data)), Limit: MaxSize}
+		return nil, tooLarge("credential spec", int64(len(data)), MaxSize)
 	}
 	var raw map[string]any
 	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, &ParseError{Input: string(data), Err: err}
+		return nil, notJSONObject(string(data), false, err)
 	}
 	if raw == nil {
-		return nil, &ParseError{Input: string(data), Err: fmt.Errorf("credential spec is null")}
+		return nil, notJSONObject(string(data), false, errors.New("credential spec is null"))
 	}
 	if err := checkSchema(raw, credSpecSchema(), ContentsField); err != nil {
 		return nil, err
 	}
 	var spec CredentialSpec
 	if err := json.Unmarshal(data, &spec); err != nil {
-		return nil, &ParseError{Input: string(data), Err: err}
+		return nil, notJSONObject(string(data), false, err)
 	}
 	return &spec, nil
 }
@@ -53,7 +53,7 @@ func (in *CredentialSpec) DefaultName() string {
 // GenerateCredentialSpecResource.ps1 does after New-CredentialSpec. An
 // empty name means [CredentialSpec.DefaultName]. The file is read with
 // [ParseCredentialSpec]; the name must be a DNS-1123 subdomain
-// ([ErrInvalidObject]).
+// ([ErrInvalidSpec]).
 func ResourceYAML(name string, credSpecJSON []byte) ([]byte, error) {
 	spec, err := ParseCredentialSpec(credSpecJSON)
 	if err != nil {
@@ -67,10 +67,10 @@ func ResourceYAML(name string, credSpecJSON []byte) ([]byte, error) {
 
 // Manifest renders the object as a YAML manifest: apiVersion, kind,
 // metadata.name, then credspec (keys sorted within). Only the name is kept
-// from metadata. The name must be a DNS-1123 subdomain ([ErrInvalidObject]).
+// from metadata. The name must be a DNS-1123 subdomain ([ErrInvalidSpec]).
 func (in *GMSACredentialSpec) Manifest() ([]byte, error) {
 	if !ksa.IsObjectName(in.Name) {
-		return nil, fmt.Errorf("%w: name %q is not a DNS-1123 subdomain", ErrInvalidObject, in.Name)
+		return nil, invalidName(in.Name)
 	}
 	apiVersion := in.APIVersion
 	if apiVersion == "" {

@@ -13,6 +13,8 @@ import (
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/ksa-go/ksa"
 )
 
 // Paths the [Handler] serves.
@@ -38,7 +40,7 @@ const (
 	admissionV1beta1 = "admission.k8s.io/v1beta1"
 )
 
-// HandlerConfig configure a [Handler]. At least one of Expander and
+// HandlerConfig configures a [Handler]. At least one of Expander and
 // Validator is required.
 type HandlerConfig struct {
 	// Expander serves /mutate; nil: /mutate is 404.
@@ -103,31 +105,31 @@ type Handler struct {
 	onReview  func(ReviewOutcome)
 }
 
-// NewHandler validates opts and returns a handler.
-func NewHandler(opts HandlerConfig) (*Handler, error) {
-	if opts.Expander == nil && opts.Validator == nil {
-		return nil, &ConfigError{Field: "HandlerConfig.Expander", Reason: "or Validator (or both) is required"}
+// NewHandler checks cfg and returns a handler; errors are a *ksa.ConfigError.
+func NewHandler(cfg HandlerConfig) (*Handler, error) {
+	if cfg.Expander == nil && cfg.Validator == nil {
+		return nil, &ksa.ConfigError{Field: "credspec.HandlerConfig.Expander", Reason: "or Validator (or both) is required"}
 	}
-	if opts.MaxRequestBytes < 0 {
-		return nil, &ConfigError{Field: "HandlerConfig.MaxRequestBytes", Reason: fmt.Sprintf("is negative (%d)", opts.MaxRequestBytes)}
+	if cfg.MaxRequestBytes < 0 {
+		return nil, &ksa.ConfigError{Field: "credspec.HandlerConfig.MaxRequestBytes", Reason: fmt.Sprintf("is negative (%d)", cfg.MaxRequestBytes)}
 	}
-	if opts.Timeout < 0 {
-		return nil, &ConfigError{Field: "HandlerConfig.Timeout", Reason: fmt.Sprintf("is negative (%v)", opts.Timeout)}
+	if cfg.Timeout < 0 {
+		return nil, &ksa.ConfigError{Field: "credspec.HandlerConfig.Timeout", Reason: fmt.Sprintf("is negative (%v)", cfg.Timeout)}
 	}
-	h := &Handler{expander: opts.Expander, validator: opts.Validator, maxBytes: opts.MaxRequestBytes, timeout: opts.Timeout, onReview: opts.OnReview}
+	h := &Handler{expander: cfg.Expander, validator: cfg.Validator, maxBytes: cfg.MaxRequestBytes, timeout: cfg.Timeout, onReview: cfg.OnReview}
 	if h.maxBytes == 0 {
 		h.maxBytes = DefaultMaxRequestBytes
 	}
 	if h.timeout == 0 {
 		h.timeout = DefaultReviewTimeout
 	}
-	v := opts.Version
+	v := cfg.Version
 	if v == "" {
 		v = "unknown"
 	}
 	info, err := json.Marshal(map[string]string{"version": v})
 	if err != nil {
-		return nil, &ConfigError{Field: "HandlerConfig", Reason: "cannot be served", Err: err}
+		return nil, &ksa.ConfigError{Field: "credspec.HandlerConfig.Version", Reason: "cannot be served", Err: err}
 	}
 	h.info = info
 	return h, nil
@@ -194,9 +196,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) decode(w http.ResponseWriter, r *http.Request) (string, *admissionv1.AdmissionRequest, *admissionv1.AdmissionResponse, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, h.maxBytes))
 	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			cause := &SizeError{What: "AdmissionReview body", Size: -1, Limit: tooLarge.Limit}
+		var maxErr *http.MaxBytesError
+		if errors.As(err, &maxErr) {
+			cause := tooLarge("AdmissionReview body", -1, maxErr.Limit)
 			return fail(admissionV1, deny(http.StatusRequestEntityTooLarge, ErrTooLarge, nil, "", cause, "couldn't read request body: %v", cause))
 		}
 		return fail(admissionV1, deny(http.StatusBadRequest, ErrBadRequest, nil, "", err, "couldn't read request body: %v", err))

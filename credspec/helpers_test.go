@@ -13,6 +13,7 @@ import (
 	"math/big"
 	mrand "math/rand/v2"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -284,4 +285,41 @@ func applyPatch(t testing.TB, pod *corev1.Pod, patch credspec.Patch) *corev1.Pod
 	var out corev1.Pod
 	require.NoError(t, json.Unmarshal(raw, &out))
 	return &out
+}
+
+func fullSpec() *credspec.CredentialSpec {
+	return &credspec.CredentialSpec{
+		CMSPlugins: []string{"ActiveDirectory"},
+		DomainJoinConfig: &credspec.DomainJoinConfig{
+			DNSName: "contoso.com", DNSTreeName: "contoso.com", GUID: "244818ae-87ca-4fcd-92ec-e79e5252348a",
+			MachineAccountName: "WebApp01", NetBIOSName: "CONTOSO", SID: "S-1-5-21-1",
+		},
+		ActiveDirectoryConfig: &credspec.ActiveDirectoryConfig{
+			GroupManagedServiceAccounts: []credspec.GroupManagedServiceAccount{{Name: "WebApp01", Scope: "contoso.com"}, {Name: "WebApp01", Scope: "CONTOSO"}},
+			HostAccountConfig:           &credspec.HostAccountConfig{PluginGUID: "{CCC2A336-D7F3-4818-A213-272B7924213E}", PluginInput: "ObjectId=x;SecretUri=y", PortableCCGVersion: "1"},
+		},
+	}
+}
+
+func mustRead(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	require.NoError(t, err)
+	return b
+}
+
+func newTestHandler(t testing.TB, opts credspec.HandlerConfig) *credspec.Handler {
+	t.Helper()
+	h, err := credspec.NewHandler(opts)
+	require.NoError(t, err)
+	return h
+}
+
+func fullHandler(t testing.TB) *credspec.Handler {
+	t.Helper()
+	src := &fakeSource{}
+	return newTestHandler(t, credspec.HandlerConfig{
+		Expander:  newExpander(t, credspec.ExpanderConfig{Source: src}),
+		Validator: newValidator(t, src, &fakeAuthorizer{}),
+	})
 }

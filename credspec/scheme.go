@@ -46,15 +46,15 @@ const maxManifestBytes = 3 << 20
 // written in). Its name must be a DNS-1123 subdomain and its credspec must
 // fit the CRD schema, field names matched case-sensitively: unknown fields
 // are a *[SchemaError], as kubectl's strict field validation makes them,
-// where the API server would otherwise prune them silently. Other failures
-// match [ErrInvalidObject].
+// where the API server would otherwise prune them silently. Failures match
+// [ErrInvalidSpec], or [ErrTooLarge] over 3 MiB.
 func Decode(data []byte) (*GMSACredentialSpec, error) {
 	if len(data) > maxManifestBytes {
-		return nil, &SizeError{What: "manifest", Size: int64(len(data)), Limit: maxManifestBytes}
+		return nil, tooLarge("manifest", int64(len(data)), maxManifestBytes)
 	}
 	j, err := utilyaml.ToJSON(data)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidObject, err)
+		return nil, invalid("manifest is not YAML or JSON", err)
 	}
 	return decodeJSON(j)
 }
@@ -73,24 +73,24 @@ func DecodeAll(r io.Reader) ([]*GMSACredentialSpec, error) {
 			if errors.Is(err, io.EOF) {
 				break
 			}
-			return nil, fmt.Errorf("%w: %w", ErrInvalidObject, err)
+			return nil, invalid("manifest stream is not YAML or JSON", err)
 		}
 		if lr.N <= 0 {
-			return nil, &SizeError{What: "manifest stream", Size: -1, Limit: maxManifestBytes}
+			return nil, tooLarge("manifest stream", -1, maxManifestBytes)
 		}
 		if len(bytes.TrimSpace(doc)) == 0 || string(bytes.TrimSpace(doc)) == "null" {
 			continue
 		}
 		var tm metav1.TypeMeta
 		if err := json.Unmarshal(doc, &tm); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrInvalidObject, err)
+			return nil, invalid("manifest is not an object", err)
 		}
 		if tm.Kind == "List" || tm.Kind == ListKind {
 			var list struct {
 				Items []json.RawMessage `json:"items"`
 			}
 			if err := json.Unmarshal(doc, &list); err != nil {
-				return nil, fmt.Errorf("%w: %w", ErrInvalidObject, err)
+				return nil, invalid("the items of a list are not a list", err)
 			}
 			for _, item := range list.Items {
 				o, err := decodeJSON(item)
@@ -108,7 +108,7 @@ func DecodeAll(r io.Reader) ([]*GMSACredentialSpec, error) {
 		out = append(out, o)
 	}
 	if lr.N <= 0 {
-		return nil, &SizeError{What: "manifest stream", Size: -1, Limit: maxManifestBytes}
+		return nil, tooLarge("manifest stream", -1, maxManifestBytes)
 	}
 	return out, nil
 }
@@ -116,13 +116,13 @@ func DecodeAll(r io.Reader) ([]*GMSACredentialSpec, error) {
 func decodeJSON(j []byte) (*GMSACredentialSpec, error) {
 	var raw map[string]any
 	if err := json.Unmarshal(j, &raw); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidObject, err)
+		return nil, invalid("manifest is not an object", err)
 	}
 	apiVersion, _ := raw["apiVersion"].(string)
 	kind, _ := raw["kind"].(string)
 	if kind != Kind || (apiVersion != Group+"/"+Version && apiVersion != Group+"/"+VersionV1Alpha1) {
-		return nil, fmt.Errorf("%w: want kind %s of %s/%s or %s/%s, got kind %q of %q",
-			ErrInvalidObject, Kind, Group, Version, Group, VersionV1Alpha1, kind, apiVersion)
+		return nil, invalid(fmt.Sprintf("manifest is not a GMSACredentialSpec: want kind %s of %s/%s or %s/%s, got kind %q of %q",
+			Kind, Group, Version, Group, VersionV1Alpha1, kind, apiVersion), nil)
 	}
 	for k := range raw {
 		switch k {
@@ -136,10 +136,10 @@ func decodeJSON(j []byte) (*GMSACredentialSpec, error) {
 	}
 	var o GMSACredentialSpec
 	if err := json.Unmarshal(j, &o); err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidObject, err)
+		return nil, invalid("manifest does not decode", err)
 	}
 	if !ksa.IsObjectName(o.Name) {
-		return nil, fmt.Errorf("%w: name %q is not a DNS-1123 subdomain", ErrInvalidObject, o.Name)
+		return nil, invalidName(o.Name)
 	}
 	return &o, nil
 }

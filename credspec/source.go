@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/internal/errs"
 )
 
 // Source looks GMSACredentialSpec objects up by name. It is the only way the
@@ -38,23 +40,23 @@ type StaticSource struct {
 }
 
 // NewStaticSource builds a source from objects, keyed by their names. It
-// fails (matching [ErrInvalidObject]) on an invalid or duplicate name, an
+// fails (matching [ErrInvalidSpec]) on an invalid or duplicate name, an
 // object without credspec, or contents over [MaxSize] once rendered.
 func NewStaticSource(objects ...*GMSACredentialSpec) (*StaticSource, error) {
 	m := make(map[string]string, len(objects))
 	for _, o := range objects {
 		if o == nil {
-			return nil, fmt.Errorf("%w: nil object", ErrInvalidObject)
+			return nil, invalid("nil object", nil)
 		}
 		if o.CredSpec == nil {
-			return nil, fmt.Errorf("%w: %q has no %s", ErrInvalidObject, o.Name, ContentsField)
+			return nil, invalid(fmt.Sprintf("object %q has no %s", o.Name, ContentsField), nil)
 		}
 		if _, dup := m[o.Name]; dup {
-			return nil, fmt.Errorf("%w: duplicate name %q", ErrInvalidObject, o.Name)
+			return nil, invalid(fmt.Sprintf("duplicate object name %q", o.Name), nil)
 		}
 		b, err := json.Marshal(o.CredSpec)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %q: %w", ErrInvalidObject, o.Name, err)
+			return nil, invalid("object "+strconv.Quote(o.Name), err)
 		}
 		m[o.Name] = string(b)
 	}
@@ -63,30 +65,32 @@ func NewStaticSource(objects ...*GMSACredentialSpec) (*StaticSource, error) {
 
 // NewStaticSourceJSON builds a source from credential-spec JSON texts keyed
 // by object name. Each must be a JSON object of at most [MaxSize] bytes in
-// [Canonical] form; names must be valid object names.
+// [Canonical] form; names must be valid object names. Errors match
+// [ErrInvalidSpec].
 func NewStaticSourceJSON(contents map[string]string) (*StaticSource, error) {
 	m := make(map[string]string, len(contents))
 	for name, text := range contents {
 		if !ksa.IsObjectName(name) {
-			return nil, fmt.Errorf("%w: name %q is not a DNS-1123 subdomain", ErrInvalidObject, name)
+			return nil, invalidName(name)
 		}
 		c, err := Canonical(text)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %q: %w", ErrInvalidObject, name, err)
+			return nil, invalid("object "+strconv.Quote(name), err)
 		}
 		if c == "null" {
-			return nil, fmt.Errorf("%w: %q has no %s", ErrInvalidObject, name, ContentsField)
+			return nil, invalid(fmt.Sprintf("object %q has no %s", name, ContentsField), nil)
 		}
 		m[name] = c
 	}
 	return &StaticSource{contents: m}, nil
 }
 
-// Contents returns the canonical contents, or a *[NotFoundError].
+// Contents returns the canonical contents, or an error naming the object
+// that matches [ErrNotFound].
 func (s *StaticSource) Contents(_ context.Context, name string) (string, error) {
 	c, ok := s.contents[name]
 	if !ok {
-		return "", &NotFoundError{Name: name}
+		return "", errs.Wrap(prefix, ErrNotFound, fmt.Sprintf("GMSACredentialSpec %q not found", name), nil)
 	}
 	return c, nil
 }

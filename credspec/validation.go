@@ -37,7 +37,7 @@ var patterns = sync.OnceValue(func() *windowsPatterns {
 	}
 })
 
-// ValidateWindowsOptions applies Kubernetes' API validation of a
+// CheckWindowsOptions applies Kubernetes' API validation of a
 // windowsOptions block (pod or container level) and returns its errors with
 // Kubernetes' messages, rooted at path:
 //   - gmsaCredentialSpecName must be a DNS-1123 subdomain;
@@ -46,7 +46,7 @@ var patterns = sync.OnceValue(func() *windowsPatterns {
 //   - runAsUserName must be a valid [DOMAIN\]USER.
 //
 // hostProcess rules, which span the whole pod, are not checked.
-func ValidateWindowsOptions(opts *corev1.WindowsSecurityContextOptions, path *field.Path) field.ErrorList {
+func CheckWindowsOptions(opts *corev1.WindowsSecurityContextOptions, path *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if opts == nil {
 		return errs

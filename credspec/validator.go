@@ -9,9 +9,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/internal/errs"
 )
 
-// ValidatorConfig configure a [Validator]. The zero value is not usable:
+// ValidatorConfig configures a [Validator]. The zero value is not usable:
 // Source and Authorizer are required.
 type ValidatorConfig struct {
 	// Source looks GMSACredentialSpec contents up. Required.
@@ -38,16 +39,17 @@ type Validator struct {
 	checkRequester bool
 }
 
-// NewValidator validates opts and returns a validator.
-func NewValidator(opts ValidatorConfig) (*Validator, error) {
-	if opts.Source == nil {
-		return nil, &ConfigError{Field: "ValidatorConfig.Source", Reason: "is required"}
+// NewValidator checks cfg and returns a validator; errors are a
+// *ksa.ConfigError.
+func NewValidator(cfg ValidatorConfig) (*Validator, error) {
+	if cfg.Source == nil {
+		return nil, &ksa.ConfigError{Field: "credspec.ValidatorConfig.Source", Reason: "is required"}
 	}
-	if opts.Authorizer == nil {
-		return nil, &ConfigError{Field: "ValidatorConfig.Authorizer", Reason: "is required"}
+	if cfg.Authorizer == nil {
+		return nil, &ksa.ConfigError{Field: "credspec.ValidatorConfig.Authorizer", Reason: "is required"}
 	}
-	_, canonical := opts.Source.(canonicalSource)
-	return &Validator{source: opts.Source, canonical: canonical, authz: opts.Authorizer, checkRequester: opts.CheckRequestingUser}, nil
+	_, canonical := cfg.Source.(canonicalSource)
+	return &Validator{source: cfg.Source, canonical: canonical, authz: cfg.Authorizer, checkRequester: cfg.CheckRequestingUser}, nil
 }
 
 // ValidateCreate checks a pod being created, level by level (pod,
@@ -212,7 +214,7 @@ func (r *review) authorize(ctx context.Context, l Level, name string) error {
 	}
 	d, err := r.v.authz.AuthorizeUse(ctx, UseRequest{User: r.sa, Namespace: r.namespace, Name: name})
 	if err != nil {
-		d = Decision{Reason: "error when checking authz access: " + err.Error()}
+		d = Decision{Reason: "error when checking authz access: " + errs.Text(err)}
 	}
 	if !d.Allowed {
 		return deny(http.StatusForbidden, ErrNotAuthorized, &l, name, err,
@@ -225,7 +227,7 @@ func (r *review) authorize(ctx context.Context, l Level, name string) error {
 		}
 		d, err := r.v.authz.AuthorizeUse(ctx, UseRequest{User: *r.requester, Namespace: r.namespace, Name: name})
 		if err != nil {
-			d = Decision{Reason: "error when checking authz access: " + err.Error()}
+			d = Decision{Reason: "error when checking authz access: " + errs.Text(err)}
 		}
 		if !d.Allowed {
 			return deny(http.StatusForbidden, ErrNotAuthorized, &l, name, err,

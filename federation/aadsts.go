@@ -19,28 +19,28 @@ var aadstsCode = regexp.MustCompile(`AADSTS(\d+)`)
 // entraCodes maps the AADSTS codes users meet most with workload identity
 // to a sentinel and the usual fix.
 var entraCodes = map[int]struct {
-	sentinel, check error
-	fix             func(c *tokens.Claims) string
+	sentinel error
+	fix      func(c *tokens.Claims) string
 }{
-	700024: {ErrAssertionExpired, nil, func(*tokens.Claims) string {
+	700024: {ErrAssertionExpired, func(*tokens.Claims) string {
 		return "the assertion was outside its validity window: the client sent a stale projected token (ksa re-reads the file when it changes) or the node's clock is off"
 	}},
-	70021: {ErrNoMatchingCredential, nil, func(c *tokens.Claims) string {
+	70021: {ErrNoMatchingCredential, func(c *tokens.Claims) string {
 		return "create a federated identity credential on the app or identity whose issuer, subject and audience equal the token's" + claimsText(c) + " exactly (no trailing slash); new credentials can take a few minutes to propagate"
 	}},
-	700211: {ErrNoCredentialForIssuer, ErrAssertionIssuer, func(c *tokens.Claims) string {
+	700211: {ErrAssertionIssuer, func(c *tokens.Claims) string {
 		return "the federated identity credential's issuer must equal the token's iss" + claimText(c, "issuer") + " exactly, trailing slash included"
 	}},
-	700212: {ErrNoCredentialForAudience, ErrAssertionAudience, func(c *tokens.Claims) string {
+	700212: {ErrAssertionAudience, func(c *tokens.Claims) string {
 		return "the federated identity credential's audience must equal the token's aud" + claimText(c, "audience") + "; the projected token's audience should be " + DefaultAudience
 	}},
-	700213: {ErrNoCredentialForSubject, ErrAssertionSubject, func(c *tokens.Claims) string {
+	700213: {ErrAssertionSubject, func(c *tokens.Claims) string {
 		return "the federated identity credential's subject must be system:serviceaccount:<namespace>:<name> of the pod's service account" + claimText(c, "subject")
 	}},
-	7000272: {ErrSigningKeyNotFound, nil, func(*tokens.Claims) string {
+	7000272: {ErrSigningKeyNotFound, func(*tokens.Claims) string {
 		return "the key that signed the token is not in the issuer's JWKS: publish the cluster's current signing key (keep old keys during rotation)"
 	}},
-	90061: {ErrIssuerUnreachable, nil, func(c *tokens.Claims) string {
+	90061: {ErrIssuerUnreachable, func(c *tokens.Claims) string {
 		return "Entra ID must reach <issuer>/.well-known/openid-configuration and the jwks_uri over the internet" + claimText(c, "issuer")
 	}},
 }
@@ -98,10 +98,9 @@ func classifyEntra(err *azidentity.AuthenticationFailedError, claims *tokens.Cla
 	if code == 0 && body.Error == "" {
 		return nil
 	}
-	e := &EntraError{Code: code, Description: strings.TrimSpace(text), Sentinel: ErrEntra, Err: err}
+	e := &EntraError{Code: code, Description: strings.TrimSpace(text), Err: err}
 	if known, ok := entraCodes[code]; ok {
-		e.Sentinel, e.Check = known.sentinel, known.check
-		e.Fix = known.fix(claims)
+		e.Sentinel, e.Fix = known.sentinel, known.fix(claims)
 	}
 	return e
 }

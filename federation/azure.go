@@ -6,12 +6,14 @@ import (
 	"net/url"
 	"os"
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/tokens"
 )
 
@@ -126,49 +128,48 @@ type AzureCredential struct {
 
 var _ azcore.TokenCredential = (*AzureCredential)(nil)
 
-// NewAzureCredential resolves the options (explicit first, then the
-// webhook's environment), checks them and builds the credential. The token
-// file is not read until the first token request. Errors match [ErrConfig].
-func NewAzureCredential(opts *AzureConfig) (*AzureCredential, error) {
-	if opts == nil {
-		opts = &AzureConfig{}
-	}
-	getenv := opts.Getenv
+// NewAzureCredential resolves the configuration (explicit fields first,
+// then the webhook's environment: the zero AzureConfig takes everything
+// from it), checks it and builds the credential. The token file is not read
+// until the first token request. Errors are a *ksa.ConfigError naming the
+// field (matching ksa.ErrInvalidConfig).
+func NewAzureCredential(cfg AzureConfig) (*AzureCredential, error) {
+	getenv := cfg.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
 	c := &AzureCredential{
-		src:      opts.Source,
-		clientID: firstNonEmpty(opts.ClientID, getenv(EnvClientID)),
-		tenantID: firstNonEmpty(opts.TenantID, getenv(EnvTenantID)),
-		audience: firstNonEmpty(opts.Audience, DefaultAudience),
-		issuer:   opts.Issuer,
-		subject:  opts.Subject,
-		minLeft:  opts.MinRemaining,
-		now:      opts.Now,
+		src:      cfg.Source,
+		clientID: firstNonEmpty(cfg.ClientID, getenv(EnvClientID)),
+		tenantID: firstNonEmpty(cfg.TenantID, getenv(EnvTenantID)),
+		audience: firstNonEmpty(cfg.Audience, DefaultAudience),
+		issuer:   cfg.Issuer,
+		subject:  cfg.Subject,
+		minLeft:  cfg.MinRemaining,
+		now:      cfg.Now,
 	}
 	if c.clientID == "" {
-		return nil, &ConfigError{Field: "ClientID", Reason: "no client ID: set ClientID or " + EnvClientID + " (is the pod labelled azure.workload.identity/use=true and its service account annotated with azure.workload.identity/client-id?)"}
+		return nil, &ksa.ConfigError{Field: "federation.AzureConfig.ClientID", Reason: "is empty and so is $" + EnvClientID + " (is the pod labelled azure.workload.identity/use=true and its service account annotated with azure.workload.identity/client-id?)"}
 	}
 	if c.tenantID == "" {
-		return nil, &ConfigError{Field: "TenantID", Reason: "no tenant ID: set TenantID or " + EnvTenantID}
+		return nil, &ksa.ConfigError{Field: "federation.AzureConfig.TenantID", Reason: "is empty and so is $" + EnvTenantID}
 	}
 	if !validTenantID(c.tenantID) {
-		return nil, &ConfigError{Field: "TenantID", Reason: "tenant ID " + c.tenantID + " may hold only letters, digits, '.' and '-'"}
+		return nil, &ksa.ConfigError{Field: "federation.AzureConfig.TenantID", Reason: strconv.Quote(c.tenantID) + " holds more than letters, digits, '.' and '-'"}
 	}
 	if c.src == nil {
-		path := firstNonEmpty(opts.TokenFile, getenv(EnvTokenFile))
+		path := firstNonEmpty(cfg.TokenFile, getenv(EnvTokenFile))
 		if path == "" {
-			return nil, &ConfigError{Field: "Source", Reason: "no token source: set Source, TokenFile or " + EnvTokenFile + " (the webhook mounts " + TokenPath + ", or " + LegacyTokenPath + " before v1.6.0)"}
+			return nil, &ksa.ConfigError{Field: "federation.AzureConfig.Source", Reason: "is nil, and TokenFile and $" + EnvTokenFile + " are empty (the webhook mounts " + TokenPath + ", or " + LegacyTokenPath + " before v1.6.0)"}
 		}
-		fs, err := tokens.NewFileSource(tokens.FileSourceConfig{Path: path, Now: opts.Now})
+		fs, err := tokens.NewFileSource(tokens.FileSourceConfig{Path: path, Now: cfg.Now})
 		if err != nil {
-			return nil, &ConfigError{Field: "TokenFile", Reason: "bad token file", Err: err}
+			return nil, &ksa.ConfigError{Field: "federation.AzureConfig.TokenFile", Reason: "cannot be used", Err: err}
 		}
 		c.src = fs
 	}
 	if c.minLeft < 0 {
-		return nil, &ConfigError{Field: "MinRemaining", Reason: "negative"}
+		return nil, &ksa.ConfigError{Field: "federation.AzureConfig.MinRemaining", Reason: "is negative"}
 	}
 	if c.minLeft == 0 {
 		c.minLeft = DefaultMinRemaining
@@ -176,12 +177,12 @@ func NewAzureCredential(opts *AzureConfig) (*AzureCredential, error) {
 	if c.now == nil {
 		c.now = time.Now
 	}
-	clientOpts := opts.ClientOptions
-	c.host = firstNonEmpty(opts.AuthorityHost, clientOpts.Cloud.ActiveDirectoryAuthorityHost, getenv(EnvAuthorityHost))
+	clientOpts := cfg.ClientOptions
+	c.host = firstNonEmpty(cfg.AuthorityHost, clientOpts.Cloud.ActiveDirectoryAuthorityHost, getenv(EnvAuthorityHost))
 	if c.host != "" {
 		u, err := url.Parse(c.host)
 		if err != nil || u.Scheme != "https" || u.Host == "" {
-			return nil, &ConfigError{Field: "AuthorityHost", Reason: "authority host " + c.host + " is not an https URL", Err: err}
+			return nil, &ksa.ConfigError{Field: "federation.AzureConfig.AuthorityHost", Reason: strconv.Quote(c.host) + " is not an https URL", Err: err}
 		}
 		clientOpts.Cloud.ActiveDirectoryAuthorityHost = c.host
 	}
@@ -189,12 +190,12 @@ func NewAzureCredential(opts *AzureConfig) (*AzureCredential, error) {
 	clientOpts.PerRetryPolicies = append(slices.Clip(clientOpts.PerRetryPolicies), sendCheck{c: c})
 	cred, err := azidentity.NewClientAssertionCredential(c.tenantID, c.clientID, c.assertion, &azidentity.ClientAssertionCredentialOptions{
 		ClientOptions:              clientOpts,
-		AdditionallyAllowedTenants: opts.AdditionallyAllowedTenants,
-		Cache:                      opts.Cache,
-		DisableInstanceDiscovery:   opts.DisableInstanceDiscovery,
+		AdditionallyAllowedTenants: cfg.AdditionallyAllowedTenants,
+		Cache:                      cfg.Cache,
+		DisableInstanceDiscovery:   cfg.DisableInstanceDiscovery,
 	})
 	if err != nil {
-		return nil, &ConfigError{Field: "ClientOptions", Reason: "azidentity refused the options", Err: err}
+		return nil, &ksa.ConfigError{Field: "federation.AzureConfig.ClientOptions", Reason: "are refused by azidentity", Err: err}
 	}
 	c.cred = cred
 	return c, nil
@@ -219,9 +220,10 @@ type callState struct {
 
 type callStateKey struct{}
 
-// GetToken implements azcore.TokenCredential. Errors are a *PreflightError
-// or tokens' *TokenFileError when the assertion was refused before sending,
-// an *EntraError when Entra ID refused it, or azidentity's error otherwise.
+// GetToken implements azcore.TokenCredential. Errors are a *[PreflightError]
+// or the file source's error (matching tokens.ErrTokenFile) when the
+// assertion was refused before sending, an *[EntraError] when Entra ID
+// refused it, or azidentity's error otherwise.
 func (c *AzureCredential) GetToken(ctx context.Context, opts policy.TokenRequestOptions) (azcore.AccessToken, error) {
 	// Check the assertion up front. A mismatch (audience, issuer,
 	// subject) is a configuration error no cache can hide: refuse at once.

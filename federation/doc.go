@@ -9,7 +9,7 @@
 // $AZURE_FEDERATED_TOKEN_FILE, $AZURE_AUTHORITY_HOST), and every
 // azidentity client option passes through:
 //
-//	cred, err := federation.NewAzureCredential(nil) // all from the environment
+//	cred, err := federation.NewAzureCredential(federation.AzureConfig{}) // all from the environment
 //	client, err := armresources.NewClient(subscription, cred, nil)
 //
 // The assertion comes from a [TokenSource], by default a [tokens.FileSource]

@@ -8,24 +8,29 @@ import (
 )
 
 // Sentinel errors. Every error of the package matches one with errors.Is,
-// except that a token file that cannot be used is reported with tokens'
-// *TokenFileError (matching tokens.ErrTokenFile); the typed errors carry
-// what the caller needs to fix it. Entra's refusals also match the
-// pre-flight sentinel of the same check (ErrAssertionAudience for
-// AADSTS700212, ...), so one errors.Is covers both.
+// except that a credential that cannot be built is a *ksa.ConfigError
+// (matching ksa.ErrInvalidConfig) and a token file that cannot be used is
+// reported with the file source's error (matching tokens.ErrTokenFile). A
+// *[PreflightError] says what the assertion holds and what was wanted; an
+// *[EntraError] carries Entra ID's AADSTS code and the fix. Entra's
+// refusals of a check match the pre-flight sentinel of that check
+// (AADSTS700212 matches [ErrAssertionAudience], ...), so one errors.Is
+// covers both.
 var (
-	// ErrConfig: the credential cannot be built (missing client ID,
-	// tenant ID or token file; an invalid tenant or authority host).
-	ErrConfig = errs.New(prefix, "invalid configuration")
-
 	// Pre-flight: the assertion would be refused; nothing was sent.
 
 	// ErrAssertionAudience: the token's aud does not contain the audience
-	// the federated credential expects.
+	// the federated credential expects (pre-flight), or no federated
+	// credential has the token's audience (AADSTS700212).
 	ErrAssertionAudience = errs.New(prefix, "assertion audience mismatch")
-	// ErrAssertionIssuer: the token's iss is not the configured issuer.
+	// ErrAssertionIssuer: the token's iss is not the configured issuer
+	// (pre-flight), or no federated credential has the token's issuer
+	// (AADSTS700211).
 	ErrAssertionIssuer = errs.New(prefix, "assertion issuer mismatch")
-	// ErrAssertionSubject: the token's sub is not the configured subject.
+	// ErrAssertionSubject: the token's sub is not the configured subject
+	// (pre-flight), or no federated credential has the token's subject
+	// (AADSTS700213). Entra often answers a subject mismatch with
+	// AADSTS70021 instead: check [ErrNoMatchingCredential] too.
 	ErrAssertionSubject = errs.New(prefix, "assertion subject mismatch")
 	// ErrAssertionExpired: the token is expired or about to expire
 	// (pre-flight), or Entra refused it as outside its validity window
@@ -41,59 +46,31 @@ var (
 	// ErrNoMatchingCredential: AADSTS70021, no federated identity credential
 	// matches the assertion's issuer, subject and audience.
 	ErrNoMatchingCredential = errs.New(prefix, "no matching federated identity credential")
-	// ErrNoCredentialForIssuer: AADSTS700211, no credential has the
-	// assertion's issuer (also matches ErrAssertionIssuer).
-	ErrNoCredentialForIssuer = errs.New(prefix, "no federated identity credential for the assertion's issuer")
-	// ErrNoCredentialForAudience: AADSTS700212, no credential has the
-	// assertion's audience (also matches ErrAssertionAudience).
-	ErrNoCredentialForAudience = errs.New(prefix, "no federated identity credential for the assertion's audience")
-	// ErrNoCredentialForSubject: AADSTS700213, no credential has the
-	// assertion's subject (also matches ErrAssertionSubject). Entra often
-	// answers a subject mismatch with AADSTS70021 instead: check
-	// ErrNoMatchingCredential too.
-	ErrNoCredentialForSubject = errs.New(prefix, "no federated identity credential for the assertion's subject")
 	// ErrSigningKeyNotFound: AADSTS7000272, the assertion's kid is not in
 	// the issuer's published JWKS.
 	ErrSigningKeyNotFound = errs.New(prefix, "assertion signing key not in the issuer's metadata")
 	// ErrIssuerUnreachable: AADSTS90061, Entra could not fetch the issuer's
 	// discovery document or JWKS.
 	ErrIssuerUnreachable = errs.New(prefix, "issuer metadata unreachable from Entra ID")
-	// ErrEntra: any other error answer from Entra ID.
+	// ErrEntra: any error answer from Entra ID; every *[EntraError]
+	// matches it.
 	ErrEntra = errs.New(prefix, "token request refused by Entra ID")
 )
-
-// ConfigError reports a credential that cannot be built. It matches
-// [ErrConfig].
-type ConfigError struct {
-	// Field is the option at fault: "ClientID", "TenantID", "Source",
-	// "TokenFile", "AuthorityHost", "MinRemaining" or "ClientOptions".
-	Field  string
-	Reason string
-	Err    error
-}
-
-func (e *ConfigError) Error() string {
-	return errs.Msg(prefix, e.Field+": "+e.Reason, e.Err)
-}
 
 // prefix starts the messages of the package's errors.
 const prefix = "federation"
 
-// Is reports whether target is [ErrConfig].
-func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
-
-// Unwrap returns the cause, if any.
-func (e *ConfigError) Unwrap() error { return e.Err }
-
 // PreflightError reports an assertion refused before it was sent, naming
 // what does not match. It matches the sentinel of the check.
 type PreflightError struct {
-	// Check is "audience", "issuer", "subject" or "expiry".
+	// Check is "audience", "issuer", "subject", "expiry" or "format".
 	Check string
 	// Want is the expected value; Got what the token holds.
 	Want, Got string
-	Hint      string
-	Sentinel  error
+	// Hint names the usual cause, if any.
+	Hint string
+	// Sentinel is the check's sentinel: [ErrAssertionAudience], ...
+	Sentinel error
 	// Err is the cause, for an assertion that cannot be read.
 	Err error
 }
@@ -116,19 +93,19 @@ func (e *PreflightError) Is(target error) bool { return target == e.Sentinel }
 func (e *PreflightError) Unwrap() error { return e.Err }
 
 // EntraError is an error answer of Entra ID's token endpoint, with the
-// AADSTS code, Entra's description, and what to do about it. It matches the
-// sentinel of the code ([ErrEntra] for codes without one) and wraps
+// AADSTS code, Entra's description, and what to do about it. It matches
+// [ErrEntra] and the sentinel of the code, if it has one, and wraps
 // azidentity's error.
 type EntraError struct {
 	// Code is the AADSTS number, 0 if none could be read.
 	Code        int
 	Description string
 	// Fix says what usually resolves the error.
-	Fix      string
+	Fix string
+	// Sentinel is the code's sentinel ([ErrAssertionAudience] for
+	// AADSTS700212, ...), or nil.
 	Sentinel error
-	// Check is the pre-flight sentinel of the same check, if any.
-	Check error
-	Err   error
+	Err      error
 }
 
 func (e *EntraError) Error() string {
@@ -148,10 +125,9 @@ func (e *EntraError) Error() string {
 	return b.String()
 }
 
-// Is reports whether target is the code's sentinel, the pre-flight sentinel
-// of the same check, or ErrEntra.
+// Is reports whether target is [ErrEntra] or the code's sentinel.
 func (e *EntraError) Is(target error) bool {
-	return target == e.Sentinel || target == ErrEntra || (e.Check != nil && target == e.Check)
+	return target == ErrEntra || (e.Sentinel != nil && target == e.Sentinel)
 }
 
 // Unwrap returns azidentity's error.

@@ -21,7 +21,7 @@ func ExampleNewAzureCredential() {
 		federation.EnvTokenFile:     federation.TokenPath,
 		federation.EnvAuthorityHost: "https://login.microsoftonline.com/",
 	}
-	cred, err := federation.NewAzureCredential(&federation.AzureConfig{
+	cred, err := federation.NewAzureCredential(federation.AzureConfig{
 		Getenv: func(k string) string { return env[k] }, // nil: os.Getenv
 	})
 	if err != nil {
@@ -39,7 +39,7 @@ func ExamplePreflightError() {
 	raw := enc([]byte(`{"alg":"RS256","kid":"k"}`)) + "." +
 		enc([]byte(`{"aud":["https://kubernetes.default.svc"],"exp":4102444800,"iss":"https://oidc.example.com","sub":"system:serviceaccount:prod:billing"}`)) +
 		"." + enc([]byte("signature"))
-	cred, err := federation.NewAzureCredential(&federation.AzureConfig{
+	cred, err := federation.NewAzureCredential(federation.AzureConfig{
 		ClientID: "my-app", TenantID: "my-tenant",
 		// Real programs use a tokens.FileSource (the default).
 		Source: federation.TokenSourceFunc(func(context.Context) (string, error) { return raw, nil }),

@@ -10,8 +10,9 @@
 //
 //	$ go run ./examples/gmsa-webhook
 //
-// In front of a cluster, give it the certificate files (reloaded when they
-// change), the objects, and who may use them:
+// In front of a cluster, give it the certificate files (a mounted
+// kubernetes.io/tls Secret's, served through podcert.Source, which loads
+// them again when they are replaced), the objects, and who may use them:
 //
 //	$ gmsa-webhook -addr :8443 -tls-cert-file /tls/tls.crt -tls-key-file /tls/tls.key \
 //	    -credspecs credspecs.yaml -allow system:serviceaccount:web:frontend=webapp01
@@ -23,19 +24,12 @@ package main
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -47,6 +41,7 @@ import (
 	"time"
 
 	"github.com/ksa-go/ksa/credspec"
+	"github.com/ksa-go/ksa/podcert"
 )
 
 func main() {
@@ -161,24 +156,25 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 		return err
 	}
 
-	var tlsConfig *tls.Config
+	tlsConfig := &tls.Config{MinVersion: tls.VersionTLS12}
 	var certPEM []byte
 	if *certFile != "" {
-		certs, err := credspec.NewCertReloader(credspec.CertReloaderConfig{
-			CertFile: *certFile,
-			KeyFile:  *keyFile,
-			OnReload: func(err error) { log.Info("certificate reload", "error", err) },
+		certs, err := podcert.NewSource(podcert.SourceConfig{
+			KeyPath:        *keyFile,
+			ChainPath:      *certFile,
+			AnyCertificate: true,
+			OnReload:       func(err error) { log.Info("certificate reload", "error", err) },
 		})
 		if err != nil {
 			return err
 		}
-		tlsConfig = certs.TLSConfig()
+		tlsConfig.GetCertificate = certs.GetCertificate
 		certPEM, err = os.ReadFile(*certFile)
 		if err != nil {
 			return err
 		}
 	} else {
-		cert, pemBytes, err := selfSigned(time.Now())
+		cert, pemBytes, err := podcert.SelfSigned(podcert.SelfSignedConfig{CommonName: "gmsa-webhook"})
 		if err != nil {
 			return err
 		}
@@ -191,7 +187,7 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 			return err
 		}
 		log.Info("self-signed certificate", "file", filepath.Join(dir, "ca.crt"))
-		tlsConfig = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+		tlsConfig.Certificates = []tls.Certificate{cert}
 		certPEM = pemBytes
 	}
 
@@ -214,32 +210,4 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdown)
-}
-
-// selfSigned returns a one-day ECDSA certificate for localhost, 127.0.0.1
-// and ::1, and its PEM.
-func selfSigned(now time.Time) (tls.Certificate, []byte, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: "gmsa-webhook"},
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		NotBefore:    now.Add(-time.Minute),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
 }

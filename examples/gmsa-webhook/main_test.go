@@ -11,8 +11,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,6 +20,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/ksa-go/ksa/podcert"
 )
 
 type started struct {
@@ -107,13 +109,8 @@ func TestDefaultsServeTheDemo(t *testing.T) {
 
 func TestCertificateFilesAndAllowList(t *testing.T) {
 	dir := t.TempDir()
-	cert, certPEM, err := selfSigned(testNow())
-	require.NoError(t, err)
-	keyDER, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
-	require.NoError(t, err)
 	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
-	require.NoError(t, os.WriteFile(certFile, certPEM, 0o600))
-	require.NoError(t, os.WriteFile(keyFile, pemBlock("PRIVATE KEY", keyDER), 0o600))
+	writeCertificate(t, certFile, keyFile, "first")
 	specs := filepath.Join(dir, "specs.yaml")
 	require.NoError(t, os.WriteFile(specs, []byte(demoCredSpec), 0o600))
 
@@ -137,7 +134,48 @@ func TestBadFlags(t *testing.T) {
 	}
 }
 
-func testNow() time.Time { return time.Now() }
+// TestCertificateRotation: certificate files replaced while the webhook
+// runs (a renewed kubernetes.io/tls Secret) are served from the next
+// handshake on, without a restart.
+func TestCertificateRotation(t *testing.T) {
+	dir := t.TempDir()
+	certFile, keyFile := filepath.Join(dir, "tls.crt"), filepath.Join(dir, "tls.key")
+	first := writeCertificate(t, certFile, keyFile, "first")
+	base, _ := start(t, "-tls-cert-file", certFile, "-tls-key-file", keyFile)
+	assert.Equal(t, first.Raw, servedCertificate(t, base, first).Raw)
+
+	second := writeCertificate(t, certFile, keyFile, "second")
+	assert.Equal(t, second.Raw, servedCertificate(t, base, second).Raw, "the renewed certificate is served without a restart")
+}
+
+// writeCertificate makes a self-signed certificate named cn and replaces
+// the key and certificate files with it, each by a rename, as Secret
+// volumes are updated.
+func writeCertificate(t *testing.T, certFile, keyFile, cn string) *x509.Certificate {
+	t.Helper()
+	cert, certPEM, err := podcert.SelfSigned(podcert.SelfSignedConfig{CommonName: cn})
+	require.NoError(t, err)
+	keyDER, err := x509.MarshalPKCS8PrivateKey(cert.PrivateKey)
+	require.NoError(t, err)
+	for name, data := range map[string][]byte{keyFile: pemBlock("PRIVATE KEY", keyDER), certFile: certPEM} {
+		require.NoError(t, os.WriteFile(name+".new", data, 0o600))
+		require.NoError(t, os.Rename(name+".new", name))
+	}
+	return cert.Leaf
+}
+
+// servedCertificate opens a new connection to base, trusting want alone,
+// and returns the leaf the server presents.
+func servedCertificate(t *testing.T, base string, want *x509.Certificate) *x509.Certificate {
+	t.Helper()
+	pool := x509.NewCertPool()
+	pool.AddCert(want)
+	dialer := &tls.Dialer{Config: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}
+	conn, err := dialer.DialContext(t.Context(), "tcp", strings.TrimPrefix(base, "https://"))
+	require.NoError(t, err)
+	defer conn.Close()
+	return conn.(*tls.Conn).ConnectionState().PeerCertificates[0]
+}
 
 func pemBlock(typ string, der []byte) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der})

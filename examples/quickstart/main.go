@@ -129,7 +129,7 @@ func run(ctx context.Context, out io.Writer) error {
 	//    pod; the Azure SDK exchanges it at Entra ID (a local stand-in with
 	//    one federated identity credential).
 	const tenantID, clientID = "contoso", "00000000-0000-0000-0000-0000000000b1"
-	entra, err := entratest.New(entratest.Config{
+	entra, err := entratest.NewServer(entratest.Config{
 		TenantID:     tenantID,
 		IssuerClient: issuerSrv.Client(),
 		Apps: []entratest.App{{ClientID: clientID, Credentials: []entratest.FederatedCredential{
@@ -149,7 +149,7 @@ func run(ctx context.Context, out io.Writer) error {
 	if err := os.WriteFile(tokenFile, []byte(tok.Raw), 0o600); err != nil {
 		return err
 	}
-	cred, err := federation.NewAzureCredential(&federation.AzureConfig{
+	cred, err := federation.NewAzureCredential(federation.AzureConfig{
 		ClientID:  clientID,
 		TenantID:  tenantID,
 		TokenFile: tokenFile,

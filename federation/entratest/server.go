@@ -19,8 +19,6 @@
 package entratest
 
 import (
-	"github.com/ksa-go/ksa/internal/errs"
-
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -35,6 +33,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/tokens"
@@ -98,9 +97,9 @@ type Server struct {
 
 // Start starts the stand-in on a TLS httptest server, stopped when the test
 // ends.
-func Start(t testing.TB, opts Config) *Server {
+func Start(t testing.TB, cfg Config) *Server {
 	t.Helper()
-	s, err := New(opts)
+	s, err := NewServer(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,13 +107,14 @@ func Start(t testing.TB, opts Config) *Server {
 	return s
 }
 
-// New starts the stand-in outside a test (examples, local demos). The
-// caller must Close it.
-func New(opts Config) (*Server, error) {
-	if opts.TenantID == "" {
-		return nil, errs.New("entratest", "Options.TenantID is required")
+// NewServer starts the stand-in outside a test (examples, local demos).
+// The caller must Close it. A Config without TenantID is a
+// *ksa.ConfigError.
+func NewServer(cfg Config) (*Server, error) {
+	if cfg.TenantID == "" {
+		return nil, &ksa.ConfigError{Field: "entratest.Config.TenantID", Reason: "is required"}
 	}
-	s := &Server{opts: opts, now: opts.Now, apps: map[string]*App{}, verifiers: map[string]*oidc.Verifier{}}
+	s := &Server{opts: cfg, now: cfg.Now, apps: map[string]*App{}, verifiers: map[string]*oidc.Verifier{}}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -124,7 +124,7 @@ func New(opts Config) (*Server, error) {
 	if s.opts.TokenLifetime == 0 {
 		s.opts.TokenLifetime = 3599 * time.Second
 	}
-	for _, a := range opts.Apps {
+	for _, a := range cfg.Apps {
 		s.AddApp(a)
 	}
 	s.srv = httptest.NewTLSServer(http.HandlerFunc(s.serve))

@@ -7,10 +7,11 @@
 // fails with the lines added and removed; run with -update it rewrites
 // the files:
 //
-//	go test ./internal/apisnap -update
+//	$ go test ./internal/apisnap -update
 //
 // A line is one of:
 //
+//	# the line                      what it declares
 //	const Name T = value            a constant, its type and exact value
 //	                                (a time.Duration's also as "(24h0m0s)")
 //	var Name T                      a variable

@@ -179,7 +179,7 @@ func TestSelfManagedIssuerWorkflow(t *testing.T) {
 				{Issuer: issuer, Subject: subject, Audience: federation.DefaultAudience},
 			}}},
 		})
-		cred, err := federation.NewAzureCredential(&federation.AzureConfig{
+		cred, err := federation.NewAzureCredential(federation.AzureConfig{
 			ClientID: "00000000-0000-0000-0000-00000000000b", TenantID: "00000000-0000-0000-0000-00000000000a",
 			TokenFile: tokenFile, Issuer: issuer,
 			ClientOptions: azcore.ClientOptions{

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/ksa-go/ksa"
 	ksacredspec "github.com/ksa-go/ksa/credspec"
 )
 
@@ -17,10 +18,12 @@ import (
 // authorization.k8s.io localsubjectaccessreviews).
 func NewAuthorizer(client kubernetes.Interface) (*ksacredspec.ReviewAuthorizer, error) {
 	if client == nil {
-		return nil, &ksacredspec.ConfigError{Field: "client", Reason: "is nil"}
+		return nil, &ksa.ConfigError{Field: "credspec.client", Reason: "is nil"}
 	}
-	return ksacredspec.NewReviewAuthorizer(func(ctx context.Context, r *authorizationv1.LocalSubjectAccessReview) (*authorizationv1.LocalSubjectAccessReview, error) {
-		return client.AuthorizationV1().LocalSubjectAccessReviews(r.Namespace).Create(ctx, r, metav1.CreateOptions{})
+	return ksacredspec.NewReviewAuthorizer(ksacredspec.ReviewAuthorizerConfig{
+		Create: func(ctx context.Context, r *authorizationv1.LocalSubjectAccessReview) (*authorizationv1.LocalSubjectAccessReview, error) {
+			return client.AuthorizationV1().LocalSubjectAccessReviews(r.Namespace).Create(ctx, r, metav1.CreateOptions{})
+		},
 	})
 }
 
@@ -35,7 +38,7 @@ type Source struct {
 // NewSource returns a source over client.
 func NewSource(client dynamic.Interface) (*Source, error) {
 	if client == nil {
-		return nil, &ksacredspec.ConfigError{Field: "client", Reason: "is nil"}
+		return nil, &ksa.ConfigError{Field: "credspec.client", Reason: "is nil"}
 	}
 	return &Source{client: client}, nil
 }

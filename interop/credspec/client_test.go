@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/ksa-go/ksa"
 	ksacredspec "github.com/ksa-go/ksa/credspec"
 	"github.com/ksa-go/ksa/interop/credspec"
 )
@@ -79,7 +80,7 @@ func TestAuthorizer(t *testing.T) {
 	assert.True(t, apierrors.IsServiceUnavailable(d.Err))
 
 	_, err = credspec.NewAuthorizer(nil)
-	assert.ErrorIs(t, err, ksacredspec.ErrInvalidConfig)
+	assert.ErrorIs(t, err, ksa.ErrInvalidConfig)
 }
 
 func credSpecObject(name string, credspec any) *unstructured.Unstructured {
@@ -129,5 +130,5 @@ func TestSource(t *testing.T) {
 	}
 
 	_, err = credspec.NewSource(nil)
-	assert.ErrorIs(t, err, ksacredspec.ErrInvalidConfig)
+	assert.ErrorIs(t, err, ksa.ErrInvalidConfig)
 }

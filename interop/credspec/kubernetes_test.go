@@ -147,9 +147,9 @@ func errorStrings(errs field.ErrorList) []string {
 	return out
 }
 
-// FuzzValidateWindowsOptionsAgainstKubernetes holds ValidateWindowsOptions
+// FuzzCheckWindowsOptionsAgainstKubernetes holds CheckWindowsOptions
 // to the API server's validation of the same fields.
-func FuzzValidateWindowsOptionsAgainstKubernetes(f *testing.F) {
+func FuzzCheckWindowsOptionsAgainstKubernetes(f *testing.F) {
 	for _, s := range [][3]string{
 		{"webapp01", `{"a":1}`, "ContainerUser"},
 		{"not_valid", "", "Network Service\\Container. User"},
@@ -177,7 +177,7 @@ func FuzzValidateWindowsOptionsAgainstKubernetes(f *testing.F) {
 		}
 		path := field.NewPath("spec", "securityContext")
 		want := corevalidation.ValidateSecurityContext(toCore(o), path, false, false)
-		got := ksacredspec.ValidateWindowsOptions(o, path.Child("windowsOptions"))
+		got := ksacredspec.CheckWindowsOptions(o, path.Child("windowsOptions"))
 		require.Equal(t, errorStrings(want), errorStrings(got))
 	})
 }
@@ -228,7 +228,9 @@ func TestCRDAgainstAPIExtensions(t *testing.T) {
 			_, decodeErr := ksacredspec.Decode(before)
 			assert.Equal(t, pruned, decodeErr != nil, "pruned %v, decode error %v", pruned, decodeErr)
 			if decodeErr != nil {
-				assert.ErrorIs(t, decodeErr, ksacredspec.ErrSchema)
+				assert.ErrorIs(t, decodeErr, ksacredspec.ErrInvalidSpec)
+				var schemaErr *ksacredspec.SchemaError
+				assert.ErrorAs(t, decodeErr, &schemaErr)
 			}
 		})
 	}

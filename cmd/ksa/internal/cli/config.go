@@ -8,7 +8,6 @@ import (
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
-	"github.com/ksa-go/ksa/credspec"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/tokens"
@@ -29,7 +28,6 @@ func asConfigProblem(err error) (configProblem, bool) {
 		kc0 *ksa.ConfigError
 		tc  *tokens.ConfigError
 		oc  *oidc.ConfigError
-		cc  *credspec.ConfigError
 		kc  *podcertctl.ConfigError
 	)
 	switch {
@@ -41,8 +39,6 @@ func asConfigProblem(err error) (configProblem, bool) {
 		return configProblem{tc.Field, tc.Reason, tc.Err}, true
 	case errors.As(err, &oc):
 		return configProblem{oc.Field, oc.Reason, oc.Err}, true
-	case errors.As(err, &cc):
-		return configProblem{cc.Field, cc.Reason, cc.Err}, true
 	case errors.As(err, &kc):
 		return configProblem{kc.Field, kc.Reason, kc.Err}, true
 	}

@@ -2,18 +2,11 @@ package cli
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -25,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ksa-go/ksa/credspec"
+	"github.com/ksa-go/ksa/podcert"
 )
 
 func newWebhookCmd(a *app) *cobra.Command {
@@ -142,18 +136,18 @@ func (f *webhookFlags) handler(log *slog.Logger, allow map[string][]string) (htt
 // cleanup removes that file.
 func (f *webhookFlags) tlsConfig(a *app, log *slog.Logger) (cfg *tls.Config, cleanup func(), err error) {
 	if f.certFile != "" {
-		certs, err := credspec.NewCertReloader(credspec.CertReloaderConfig{CertFile: f.certFile, KeyFile: f.keyFile,
+		certs, err := podcert.NewSource(podcert.SourceConfig{KeyPath: f.keyFile, ChainPath: f.certFile, AnyCertificate: true,
 			OnReload: func(err error) { log.Info("certificate reload", "error", err) }})
 		if err != nil {
 			if _, ok := asConfigProblem(err); ok {
-				return nil, nil, configError(err, flagFor{"CertReloaderConfig.CertFile": "--tls-cert-file", "CertReloaderConfig.KeyFile": "--tls-key-file",
-					"CertReloaderConfig": "--tls-cert-file and --tls-key-file"}, "ksa webhook serve")
+				return nil, nil, configError(err, flagFor{"SourceConfig.ChainPath": "--tls-cert-file", "SourceConfig.KeyPath": "--tls-key-file",
+					"SourceConfig": "--tls-cert-file and --tls-key-file"}, "ksa webhook serve")
 			}
 			return nil, nil, fail(err, "pass --tls-cert-file a PEM certificate and --tls-key-file its private key", "loading the TLS certificate")
 		}
-		return certs.TLSConfig(), func() {}, nil
+		return &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: certs.GetCertificate}, func() {}, nil
 	}
-	cert, certPEM, err := selfSigned(a.now())
+	cert, certPEM, err := podcert.SelfSigned(podcert.SelfSignedConfig{CommonName: "ksa-webhook", Now: a.now})
 	if err != nil {
 		return nil, nil, fail(err, "pass --tls-cert-file and --tls-key-file", "making a self-signed certificate")
 	}
@@ -209,31 +203,4 @@ func (f *webhookFlags) run(a *app, cmd *cobra.Command) error {
 	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	return srv.Shutdown(shutdown)
-}
-
-// selfSigned returns a one-day ECDSA certificate for localhost and its PEM.
-func selfSigned(now time.Time) (tls.Certificate, []byte, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: serial,
-		Subject:      pkix.Name{CommonName: "ksa-webhook"},
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
-		NotBefore:    now.Add(-time.Minute),
-		NotAfter:     now.Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return tls.Certificate{}, nil, err
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
 }

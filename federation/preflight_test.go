@@ -14,6 +14,49 @@ import (
 	"github.com/ksa-go/ksa/tokens"
 )
 
+// TestAzurePreflight: assertions Entra would refuse are stopped before they
+// are sent, with an error naming the mismatch.
+func TestAzurePreflight(t *testing.T) {
+	tests := []struct {
+		name     string
+		audience string
+		life     time.Duration
+		advance  time.Duration
+		mod      func(*env) func(*federation.AzureConfig)
+		wantErr  error
+		wantHint string
+	}{
+		{name: "audience", audience: "api://Other", life: time.Hour, wantErr: federation.ErrAssertionAudience},
+		{name: "issuer with a trailing slash", audience: federation.DefaultAudience, life: time.Hour,
+			mod: func(e *env) func(*federation.AzureConfig) {
+				return func(o *federation.AzureConfig) { o.Issuer = e.issuer.Issuer() + "/" }
+			}, wantErr: federation.ErrAssertionIssuer, wantHint: "trailing slash"},
+		{name: "subject", audience: federation.DefaultAudience, life: time.Hour,
+			mod: func(*env) func(*federation.AzureConfig) {
+				return func(o *federation.AzureConfig) { o.Subject = "system:serviceaccount:payments:other" }
+			}, wantErr: federation.ErrAssertionSubject},
+		{name: "about to expire", audience: federation.DefaultAudience, life: 10 * time.Minute, advance: 10*time.Minute - 5*time.Second, wantErr: federation.ErrAssertionExpired},
+		{name: "expired: the file source refuses it", audience: federation.DefaultAudience, life: 10 * time.Minute, advance: 11 * time.Minute, wantErr: tokens.ErrExpired},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t)
+			e.project(t, tt.audience, tt.life)
+			e.clk.Advance(tt.advance)
+			var mods []func(*federation.AzureConfig)
+			if tt.mod != nil {
+				mods = append(mods, tt.mod(e))
+			}
+			_, err := getToken(t, e.credential(t, mods...))
+			require.ErrorIs(t, err, tt.wantErr)
+			if tt.wantHint != "" {
+				assert.Contains(t, err.Error(), tt.wantHint)
+			}
+			assert.Empty(t, e.entra.Exchanges(), "nothing was sent to Entra")
+		})
+	}
+}
+
 // TestCustomSourceIsNeverTrusted: whatever a custom token source gives, the
 // pre-flight reads audience, issuer and expiry from the token that would be
 // sent; what cannot be read is a typed error, never a panic, and nothing

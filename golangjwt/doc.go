@@ -14,7 +14,8 @@
 //     is understood, and RFC 7515 requires refusing a token that marks
 //     one critical (golang-jwt itself ignores crit);
 //   - RSA keys outside jwks' size bounds are not offered, and at most
-//     MaxKeysPerToken keys are tried for one token (a token without kid);
+//     MaxKeysPerToken keys are looked at for one token (those refused
+//     included): the rules of tokens.KeySelector, the validator's own;
 //   - a refusal is a *KeyError matching the sentinel ksa's validator gives
 //     the same token (tokens.ErrUnknownKeyID, tokens.ErrAlgorithmNotAllowed,
 //     ...), through golang-jwt's own error.

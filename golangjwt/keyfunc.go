@@ -2,11 +2,12 @@ package golangjwt
 
 import (
 	"context"
-	"slices"
+	"errors"
+	"strings"
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/ksa-go/ksa/internal/keysel"
+	"github.com/ksa-go/ksa/internal/jws"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokens"
 )
@@ -29,11 +30,11 @@ type Config struct {
 // keys (no fallback to others when none has it), the header's alg must be
 // asymmetric and fit the key, a header with critical extensions ("crit")
 // is refused, RSA keys are within jwks' size bounds, and at most
-// MaxKeysPerToken keys are offered per token. It is safe for
-// concurrent use.
+// MaxKeysPerToken keys are looked at per token: the rules of
+// tokens.KeySelector, which it applies. It is safe for concurrent use.
 type Keys struct {
-	src    jwks.KeySource
-	policy keysel.Policy
+	src      jwks.KeySource
+	selector *tokens.KeySelector
 }
 
 // NewKeys checks the config and returns the key function's source.
@@ -41,11 +42,13 @@ func NewKeys(src jwks.KeySource, cfg Config) (*Keys, error) {
 	if src == nil {
 		return nil, &ConfigError{Field: "src", Reason: "is nil"}
 	}
-	policy, field, reason := keysel.NewPolicy(cfg.AllowedAlgorithms, cfg.MaxKeysPerToken)
-	if field != "" {
-		return nil, &ConfigError{Field: field, Reason: reason}
+	selector, err := tokens.NewKeySelector(tokens.KeySelectorConfig{AllowedAlgorithms: cfg.AllowedAlgorithms, MaxKeysPerToken: cfg.MaxKeysPerToken})
+	if err != nil {
+		var ce *tokens.ConfigError
+		errors.As(err, &ce)
+		return nil, &ConfigError{Field: "Config." + strings.TrimPrefix(ce.Field, "KeySelectorConfig."), Reason: ce.Reason}
 	}
-	return &Keys{src: src, policy: policy}, nil
+	return &Keys{src: src, selector: selector}, nil
 }
 
 // Keyfunc is a jwt.Keyfunc; a remote key set is asked with
@@ -75,16 +78,16 @@ func (k *Keys) keys(ctx context.Context, t *jwt.Token) (any, error) {
 		// is refused (RFC 7515, section 4.1.11), as ksa's validator does.
 		return fail(tokens.ErrMalformed, errCritical)
 	}
-	keys, problem, cause := k.policy.Select(ctx, k.src, kid, alg)
+	keys, err := k.selector.Select(ctx, k.src, kid, alg)
 	switch {
-	case problem != nil:
-		return fail(problem, cause)
+	case err != nil:
+		return fail(tokens.Reason(err), err)
 	case len(keys) == 1:
-		return keys[0], nil
+		return keys[0].Public, nil
 	}
 	set := jwt.VerificationKeySet{Keys: make([]jwt.VerificationKey, len(keys))}
-	for i, pub := range keys {
-		set.Keys[i] = pub
+	for i, key := range keys {
+		set.Keys[i] = key.Public
 	}
 	return set, nil
 }
@@ -95,7 +98,7 @@ func (k *Keys) keys(ctx context.Context, t *jwt.Token) (any, error) {
 // Kubernetes' leeway (tokens.DefaultLeeway) on times.
 func ParserOptions() []jwt.ParserOption {
 	return []jwt.ParserOption{
-		jwt.WithValidMethods(slices.Clone(keysel.Algorithms)),
+		jwt.WithValidMethods(jws.Names()),
 		jwt.WithExpirationRequired(),
 		jwt.WithLeeway(tokens.DefaultLeeway),
 	}

@@ -11,9 +11,10 @@
 //
 //   - [KeyProvider] is a jws.KeyProvider over any jwks.KeySource (a remote
 //     JWKS with ksa's caching and refetch limits, an oidc.Verifier's key
-//     set), with the key rules of ksa's validator: the kid selects the keys
-//     with no fallback, the alg must be asymmetric and fit the key, at most
-//     MaxKeysPerToken keys per signature; a refusal is a *KeyError matching
+//     set), with the key rules of ksa's validator (tokens.KeySelector): the
+//     kid selects the keys with no fallback, the alg must be asymmetric and
+//     fit the key, at most MaxKeysPerToken keys are looked at per
+//     signature; a refusal is a *KeyError matching
 //     the sentinel ksa's validator gives the same token, through jwx's
 //     verification error.
 //

@@ -2,11 +2,12 @@ package jwxkeys
 
 import (
 	"context"
+	"errors"
+	"strings"
 
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jws"
 
-	"github.com/ksa-go/ksa/internal/keysel"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokens"
 )
@@ -22,13 +23,14 @@ type Config struct {
 }
 
 // KeyProvider is a jws.KeyProvider over any jwks.KeySource, with the rules
-// of ksa's validator: the signature's kid selects the keys (no fallback),
-// its alg must be asymmetric and fit the key, RSA keys are within jwks'
-// bounds, at most MaxKeysPerToken keys per signature. Pass it with
+// of ksa's validator (tokens.KeySelector, which it applies): the
+// signature's kid selects the keys (no fallback), its alg must be
+// asymmetric and fit the key, RSA keys are within jwks' bounds, at most
+// MaxKeysPerToken keys are looked at per signature. Pass it with
 // jws.WithKeyProvider. It is safe for concurrent use.
 type KeyProvider struct {
-	src    jwks.KeySource
-	policy keysel.Policy
+	src      jwks.KeySource
+	selector *tokens.KeySelector
 }
 
 // NewKeyProvider checks the config and returns the provider.
@@ -36,11 +38,13 @@ func NewKeyProvider(src jwks.KeySource, cfg Config) (*KeyProvider, error) {
 	if src == nil {
 		return nil, &ConfigError{Field: "src", Reason: "is nil"}
 	}
-	policy, field, reason := keysel.NewPolicy(cfg.AllowedAlgorithms, cfg.MaxKeysPerToken)
-	if field != "" {
-		return nil, &ConfigError{Field: field, Reason: reason}
+	selector, err := tokens.NewKeySelector(tokens.KeySelectorConfig{AllowedAlgorithms: cfg.AllowedAlgorithms, MaxKeysPerToken: cfg.MaxKeysPerToken})
+	if err != nil {
+		var ce *tokens.ConfigError
+		errors.As(err, &ce)
+		return nil, &ConfigError{Field: "Config." + strings.TrimPrefix(ce.Field, "KeySelectorConfig."), Reason: ce.Reason}
 	}
-	return &KeyProvider{src: src, policy: policy}, nil
+	return &KeyProvider{src: src, selector: selector}, nil
 }
 
 // FetchKeys implements jws.KeyProvider.
@@ -57,12 +61,12 @@ func (p *KeyProvider) FetchKeys(ctx context.Context, sink jws.KeySink, sig *jws.
 	if !known {
 		return &KeyError{KeyID: kid, Algorithm: alg, Problem: tokens.ErrAlgorithmNotAllowed}
 	}
-	keys, problem, cause := p.policy.Select(ctx, p.src, kid, alg)
-	if problem != nil {
-		return &KeyError{KeyID: kid, Algorithm: alg, Problem: problem, Err: cause}
+	keys, err := p.selector.Select(ctx, p.src, kid, alg)
+	if err != nil {
+		return &KeyError{KeyID: kid, Algorithm: alg, Problem: tokens.Reason(err), Err: err}
 	}
 	for _, k := range keys {
-		sink.Key(sigAlg, k)
+		sink.Key(sigAlg, k.Public)
 	}
 	return nil
 }

@@ -2,8 +2,6 @@ package tokens
 
 import (
 	"context"
-	"crypto"
-	"crypto/rsa"
 	"errors"
 	"fmt"
 	"slices"
@@ -113,10 +111,9 @@ type Validator struct {
 	acceptNoAud   bool
 	objects       ObjectGetter
 	leeway        time.Duration
-	extraAlgs     []string
+	selector      KeySelector
 	legacy        LegacyConfig
 	maxTokenBytes int
-	maxKeys       int
 	onValidate    func(ValidationEvent)
 	now           func() time.Time
 	cache         *resultCache
@@ -131,7 +128,6 @@ func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 		objects:       cfg.Objects,
 		legacy:        cfg.Legacy,
 		maxTokenBytes: cfg.MaxTokenBytes,
-		maxKeys:       cfg.MaxKeysPerToken,
 		onValidate:    cfg.OnValidate,
 		now:           cfg.Now,
 	}
@@ -194,24 +190,17 @@ func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 	default:
 		v.leeway = cfg.Leeway
 	}
-	for _, alg := range cfg.AllowedAlgorithms {
-		if !isAsymmetric(alg) {
-			return config("AllowedAlgorithms", fmt.Sprintf("names %q, which cannot be allowed", alg))
-		}
-	}
-	v.extraAlgs = slices.Clone(cfg.AllowedAlgorithms)
 	if v.maxTokenBytes < 0 {
 		return config("MaxTokenBytes", "is negative")
 	}
 	if v.maxTokenBytes == 0 {
 		v.maxTokenBytes = DefaultMaxTokenBytes
 	}
-	switch {
-	case v.maxKeys < 0:
-		return config("MaxKeysPerToken", "is negative")
-	case v.maxKeys == 0:
-		v.maxKeys = DefaultMaxKeysPerToken
+	selector, err := newKeySelector(KeySelectorConfig{AllowedAlgorithms: cfg.AllowedAlgorithms, MaxKeysPerToken: cfg.MaxKeysPerToken}, "ValidatorConfig")
+	if err != nil {
+		return nil, err
 	}
+	v.selector = selector
 	if v.now == nil {
 		v.now = time.Now
 	}
@@ -240,10 +229,6 @@ func checkIssuers(issuers []string) error {
 	}
 	return nil
 }
-
-// isAsymmetric reports whether alg is an algorithm of the table (never none
-// or HMAC).
-func isAsymmetric(alg string) bool { return jws.Known(alg) }
 
 // Result is what a valid token proves. Callers MUST NOT modify its slices
 // or claims: with a cache they are shared between calls.
@@ -368,7 +353,7 @@ func (v *Validator) verify(ctx context.Context, token string, audiences []string
 	}
 	tr.kid, tr.alg = hdr.kid, hdr.alg
 	if !isAsymmetric(hdr.alg) {
-		return nil, &AlgorithmError{Algorithm: hdr.alg, Reason: "only asymmetric signature algorithms are accepted"}
+		return nil, notAsymmetric(hdr.alg)
 	}
 	if p.signature == "" {
 		return nil, noSignature()
@@ -427,37 +412,20 @@ func (v *Validator) keySource(issuer string) jwks.KeySource {
 	return v.keys
 }
 
-// verifySignature finds the keys for the token's kid and returns the first
-// that verifies the signature with an allowed algorithm. At most
-// maxKeys distinct keys are tried: a key listed twice is tried once, and
-// the keys past the limit are not tried at all.
+// verifySignature finds the keys for the token's kid with the validator's
+// KeySelector and returns the first that verifies the signature.
 func (v *Validator) verifySignature(ctx context.Context, src jwks.KeySource, hdr header, signingInput string, sig []byte) (jwks.Key, error) {
 	keys, err := src.Keys(ctx, hdr.kid)
 	if err != nil {
 		return jwks.Key{}, &KeyError{KeyID: hdr.kid, Err: err}
 	}
 	var errs []error
-	tried := 0
-	for i, k := range keys {
-		if hdr.kid != "" && k.KeyID != hdr.kid {
-			// A key source that ignores the kid must not widen the search.
-			continue
-		}
-		if triedBefore(keys[:i], k, hdr.kid) {
-			continue
-		}
-		if tried == v.maxKeys {
-			errs = append(errs, &KeyLimitError{Limit: v.maxKeys, Skipped: len(keys) - i})
-			break
-		}
-		tried++
-		if err := checkKeySize(k); err != nil {
-			errs = append(errs, &SignatureError{KeyID: k.KeyID, Algorithm: hdr.alg, Err: err})
-			continue
-		}
-		if !v.algorithmAllowed(hdr.alg, k) {
-			errs = append(errs, &AlgorithmError{Algorithm: hdr.alg, KeyID: k.KeyID, KeyAlgorithm: k.Algorithm})
-			continue
+	var verified jwks.Key
+	found := false
+	tried, limit := v.selector.walk(keys, hdr.kid, hdr.alg, func(k jwks.Key, refused error) bool {
+		if refused != nil {
+			errs = append(errs, refused)
+			return false
 		}
 		if err := jws.Verify(hdr.alg, k.Public, signingInput, sig); err != nil {
 			if errors.Is(err, jws.ErrAlgorithm) {
@@ -465,49 +433,20 @@ func (v *Validator) verifySignature(ctx context.Context, src jwks.KeySource, hdr
 			} else {
 				errs = append(errs, &SignatureError{KeyID: k.KeyID, Algorithm: hdr.alg, Err: err})
 			}
-			continue
+			return false
 		}
-		return k, nil
-	}
-	if tried == 0 {
+		verified, found = k, true
+		return true
+	})
+	switch {
+	case found:
+		return verified, nil
+	case tried == 0:
 		return jwks.Key{}, &KeyError{KeyID: hdr.kid}
+	case limit != nil:
+		errs = append(errs, limit)
 	}
 	return jwks.Key{}, ksaerrs.Join(prefix, fmt.Sprintf("no key verified the signature (%d tried)", tried), errs)
-}
-
-// triedBefore reports whether an earlier key of the list, eligible for the
-// same kid, holds the same public key as k: verifying with it again could
-// only give the same answer.
-func triedBefore(earlier []jwks.Key, k jwks.Key, kid string) bool {
-	pub, ok := k.Public.(interface{ Equal(crypto.PublicKey) bool })
-	if !ok {
-		return false
-	}
-	for _, e := range earlier {
-		if (kid == "" || e.KeyID == kid) && e.Algorithm == k.Algorithm && pub.Equal(e.Public) {
-			return true
-		}
-	}
-	return false
-}
-
-// checkKeySize refuses RSA keys outside jwks' bounds (modulus size,
-// exponent) whatever source they came from: a huge modulus or exponent
-// makes each verification cost far more. Other properties (curve
-// membership) are checked where keys are built (NewKey, ParseSet); a custom
-// KeySource is trusted to build keys that way.
-func checkKeySize(k jwks.Key) error {
-	if _, ok := k.Public.(*rsa.PublicKey); ok {
-		return jwks.CheckPublicKey(k.Public)
-	}
-	return nil
-}
-
-func (v *Validator) algorithmAllowed(alg string, k jwks.Key) bool {
-	if alg == k.Algorithm {
-		return true
-	}
-	return slices.Contains(v.extraAlgs, alg) && jwks.Fits(alg, k.Public)
 }
 
 // checkAudiences intersects the token's audiences with the accepted ones,

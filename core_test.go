@@ -11,6 +11,7 @@ import (
 	// Linked in so that a change to a core package's imports changes this
 	// test binary, and go test's cache cannot answer for it.
 	_ "github.com/ksa-go/ksa/jwks"
+	_ "github.com/ksa-go/ksa/keystore"
 	_ "github.com/ksa-go/ksa/oidc"
 	_ "github.com/ksa-go/ksa/oidc/oidctest"
 	_ "github.com/ksa-go/ksa/tokenreview"
@@ -22,6 +23,7 @@ import (
 var corePackages = []string{
 	"github.com/ksa-go/ksa",
 	"github.com/ksa-go/ksa/jwks",
+	"github.com/ksa-go/ksa/keystore",
 	"github.com/ksa-go/ksa/tokens",
 	"github.com/ksa-go/ksa/oidc",
 	"github.com/ksa-go/ksa/oidc/oidctest",

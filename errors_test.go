@@ -32,6 +32,7 @@ import (
 	"github.com/ksa-go/ksa/golangjwt"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/jwxkeys"
+	"github.com/ksa-go/ksa/keystore"
 	"github.com/ksa-go/ksa/ksaprom"
 	"github.com/ksa-go/ksa/kubeapi"
 	"github.com/ksa-go/ksa/oidc"
@@ -182,8 +183,10 @@ func TestErrorMessages(t *testing.T) {
 	_, err = jwks.ParseSet([]byte(`{"keys":[]}`+strings.Repeat(" ", 100)), jwks.ParseOptions{MaxBytes: 20})
 	add("jwks set too large", err)
 	add("jwks audit", jwks.Audit([]byte(`{"keys":[{"kty":"oct","k":"AQ"},{"kty":"EC","d":"AQ"}],"meta":{"p":1}}`)))
-	_, err = jwks.LoadPublicKeysFile(filepath.Join(t.TempDir(), "missing.pem"))
-	add("jwks key file", err)
+	_, err = keystore.LoadPublicKeysFile(filepath.Join(t.TempDir(), "missing.pem"))
+	add("keystore key file", err)
+	_, err = keystore.LoadSigningKeyFile(writeTemp(t, "sa.key", "-----BEGIN EC PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n\nAAAA\n-----END EC PRIVATE KEY-----\n"))
+	add("keystore signing key", err)
 	_, err = jwks.ParsePublicKeysPEM([]byte("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"))
 	add("jwks PEM", err)
 	_, err = jwks.NewRemote(jwks.RemoteConfig{URL: "http://x"})
@@ -490,4 +493,13 @@ type failingSource struct{}
 
 func (failingSource) Keys(context.Context, string) ([]jwks.Key, error) {
 	return nil, &jwks.FetchError{URL: "https://issuer/keys", Reason: "request failed", Err: errors.New("dial tcp: connection refused")}
+}
+
+// writeTemp writes data to a file of a temporary directory and returns its
+// path.
+func writeTemp(t *testing.T, name, data string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(path, []byte(data), 0o600))
+	return path
 }

@@ -1,9 +1,7 @@
 package jwks
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 
 	"github.com/ksa-go/ksa/internal/errs"
 )
@@ -22,13 +20,12 @@ var (
 	ErrMalformedSet = errs.New(prefix, "malformed key set")
 	// ErrSetTooLarge: a key set is over the byte or key-count limit.
 	ErrSetTooLarge = errs.New(prefix, "key set too large")
-	// ErrNoKeys: a PEM file or other key source holds no usable key.
+	// ErrNoKeys: PEM data, a key set or another key source holds no usable
+	// key.
 	ErrNoKeys = errs.New(prefix, "no keys")
-	// ErrMalformedPEM: a PEM block that claims to be a key does not parse.
+	// ErrMalformedPEM: a PEM block that claims to be a key does not parse,
+	// is encrypted or damaged (keystore's key files too).
 	ErrMalformedPEM = errs.New(prefix, "malformed PEM key")
-	// ErrKeyFile: a key file cannot be opened or read (the *PEMError also
-	// matches the cause, e.g. fs.ErrNotExist).
-	ErrKeyFile = errs.New(prefix, "key file unreadable")
 )
 
 // ErrInvalidConfig matches every *ConfigError: a constructor got a
@@ -143,43 +140,3 @@ func (e *SetError) Is(target error) bool { return target == e.Kind }
 
 // Unwrap returns the underlying cause, if any.
 func (e *SetError) Unwrap() error { return e.Err }
-
-// PEMError reports a PEM input without keys or with a key block that does not
-// parse, or a key file that cannot be read. It matches [ErrNoKeys],
-// [ErrMalformedPEM] or [ErrKeyFile].
-type PEMError struct {
-	// Source names the file, or is empty for in-memory data.
-	Source string
-	// Block is the index of the PEM block at fault, or -1.
-	Block int
-	// Type is the PEM block type at fault.
-	Type   string
-	Reason string
-	Kind   error
-	Err    error
-}
-
-func (e *PEMError) Error() string {
-	msg := ""
-	if e.Source != "" {
-		msg += e.Source + ": "
-	}
-	if e.Block >= 0 {
-		msg += fmt.Sprintf("PEM block #%d (%s): ", e.Block, e.Type)
-	}
-	msg += e.Reason
-	cause := e.Err
-	// The file's name is said already: an *fs.PathError would say it
-	// again.
-	var pe *fs.PathError
-	if e.Source != "" && errors.As(cause, &pe) && pe.Path == e.Source {
-		cause = pe.Err
-	}
-	return errs.Msg(prefix, msg, cause)
-}
-
-// Is reports whether target is the error's Kind.
-func (e *PEMError) Is(target error) bool { return target == e.Kind }
-
-// Unwrap returns the underlying cause, if any.
-func (e *PEMError) Unwrap() error { return e.Err }

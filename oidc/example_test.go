@@ -49,7 +49,7 @@ X2i8uIp/C/ASqiIGUeeKQtX0/IR3qCXyThP/dbCiHrF3v1cuhBOHY8CLVg==
 
 // Export the documents for blob hosting.
 func ExampleWriteStatic() {
-	signer, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader) // or jwks.LoadSigningKeyFile
+	signer, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader) // or keystore.LoadSigningKeyFile
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package jwks_test
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -151,12 +150,7 @@ func TestAudit(t *testing.T) {
 			err := jwks.Audit([]byte(tt.doc))
 			switch {
 			case tt.wantSet != nil:
-				require.ErrorIs(t, err, tt.wantSet)
-				var se *jwks.SetError
-				require.ErrorAs(t, err, &se)
-				assert.Equal(t, tt.wantSet, se.Kind)
-				var me *jwks.MemberError
-				assert.False(t, errors.As(err, &me))
+				requireSetError(t, err, tt.wantSet)
 			case len(tt.want) == 0:
 				require.NoError(t, err)
 			default:

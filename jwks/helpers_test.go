@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -170,4 +171,33 @@ func newKeys(keys ...crypto.PublicKey) ([]jwks.Key, error) {
 		out = append(out, key)
 	}
 	return out, nil
+}
+
+// requireUnsupported holds err to a refused key: it matches
+// ErrUnsupportedKey and says which type of key and why ("unsupported key
+// *rsa.PublicKey: 1024-bit modulus ..."); typ empty accepts any type.
+func requireUnsupported(t *testing.T, err error, typ string) {
+	t.Helper()
+	require.ErrorIs(t, err, jwks.ErrUnsupportedKey)
+	if typ == "" {
+		typ = `\S+`
+	} else {
+		typ = regexp.QuoteMeta(typ)
+	}
+	require.Regexp(t, `unsupported key `+typ+`: \S`, err.Error())
+}
+
+// requireSetError holds err to a refusal of the key set document as a
+// whole: it matches kind and no other of the set's sentinels, and names
+// no key.
+func requireSetError(t *testing.T, err error, kind error) {
+	t.Helper()
+	require.ErrorIs(t, err, kind)
+	for _, other := range []error{jwks.ErrMalformedSet, jwks.ErrSetTooLarge, jwks.ErrNoKeys} {
+		if other != kind {
+			require.NotErrorIs(t, err, other)
+		}
+	}
+	var me *jwks.MemberError
+	require.False(t, errors.As(err, &me), "a set error names no key")
 }

@@ -56,10 +56,7 @@ func (tt parseCase) run(t *testing.T) {
 	t.Helper()
 	s, err := jwks.ParseSet([]byte(tt.doc), tt.opts)
 	if tt.wantErr != nil {
-		require.ErrorIs(t, err, tt.wantErr)
-		var se *jwks.SetError
-		require.ErrorAs(t, err, &se)
-		assert.Equal(t, tt.wantErr, se.Kind)
+		requireSetError(t, err, tt.wantErr)
 		assert.Nil(t, s)
 		return
 	}
@@ -255,10 +252,7 @@ func TestParseSetSkippedDetails(t *testing.T) {
 	me := s.Skipped[0]
 	assert.Equal(t, "small", me.KeyID)
 	assert.Equal(t, "n", me.Member)
-	require.ErrorIs(t, me, jwks.ErrUnsupportedKey)
-	var kte *jwks.KeyTypeError
-	require.ErrorAs(t, me, &kte)
-	assert.Equal(t, "*rsa.PublicKey", kte.Type)
+	requireUnsupported(t, me, "*rsa.PublicKey")
 }
 
 // repeatKeys returns a key set of n copies of obj.

@@ -239,7 +239,6 @@ func TestParsePublicKeysPEMErrors(t *testing.T) {
 	}
 }
 
-
 // FuzzParsePublicKeysPEM: ParsePublicKeysPEM never panics, returns only
 // keys ksa accepts, and refuses with exactly one of its two sentinels.
 func FuzzParsePublicKeysPEM(f *testing.F) {

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ksa-go/ksa/internal/errs"
 	ksaerrs "github.com/ksa-go/ksa/internal/errs"
 
 	"github.com/ksa-go/ksa/internal/jsonx"
@@ -49,19 +50,20 @@ func (j *rawJWK) fail(member, reason string, err error) {
 
 // walkSet reads a key set document and calls visit for each element of its
 // keys array. A non-object element is passed as a rawJWK with a problem. The
-// error is a *SetError for a document that cannot be read; maxKeys <= 0
+// error matches ErrMalformedSet or ErrSetTooLarge for a document that
+// cannot be read; maxKeys <= 0
 // means no count limit.
 func walkSet(doc []byte, maxKeys int, visit func(*rawJWK)) error {
 	r := jsonx.NewReader(doc, 0)
 	top, err := r.Object()
 	if err != nil {
-		return &SetError{Reason: "document is not a JSON object", Kind: ErrMalformedSet, Err: err}
+		return errs.Wrap(prefix, ErrMalformedSet, "document is not a JSON object", err)
 	}
 	found := false
 	for {
 		name, ok, err := top.Next()
 		if err != nil {
-			return &SetError{Reason: "document is not valid JSON", Kind: ErrMalformedSet, Err: err}
+			return errs.Wrap(prefix, ErrMalformedSet, "document is not valid JSON", err)
 		}
 		if !ok {
 			break
@@ -69,44 +71,44 @@ func walkSet(doc []byte, maxKeys int, visit func(*rawJWK)) error {
 		if string(name) != "keys" {
 			if strings.EqualFold(string(name), "keys") {
 				// encoding/json would read this as the key set.
-				return &SetError{Reason: fmt.Sprintf("member %q differs from \"keys\" only in case", name), Kind: ErrMalformedSet}
+				return errs.Wrap(prefix, ErrMalformedSet, fmt.Sprintf("member %q differs from \"keys\" only in case", name), nil)
 			}
 			if err := r.Skip(); err != nil {
-				return &SetError{Reason: "document is not valid JSON", Kind: ErrMalformedSet, Err: err}
+				return errs.Wrap(prefix, ErrMalformedSet, "document is not valid JSON", err)
 			}
 			continue
 		}
 		if found {
-			return &SetError{Reason: `member "keys" appears twice`, Kind: ErrMalformedSet}
+			return errs.Wrap(prefix, ErrMalformedSet, `member "keys" appears twice`, nil)
 		}
 		found = true
 		arr, err := r.Array()
 		if err != nil {
-			return &SetError{Reason: `member "keys" is not an array`, Kind: ErrMalformedSet, Err: err}
+			return errs.Wrap(prefix, ErrMalformedSet, `member "keys" is not an array`, err)
 		}
 		for i := 0; ; i++ {
 			more, err := arr.Next()
 			if err != nil {
-				return &SetError{Reason: "document is not valid JSON", Kind: ErrMalformedSet, Err: err}
+				return errs.Wrap(prefix, ErrMalformedSet, "document is not valid JSON", err)
 			}
 			if !more {
 				break
 			}
 			if maxKeys > 0 && i >= maxKeys {
-				return &SetError{Reason: fmt.Sprintf("more than %d keys", maxKeys), Kind: ErrSetTooLarge}
+				return errs.Wrap(prefix, ErrSetTooLarge, fmt.Sprintf("more than %d keys", maxKeys), nil)
 			}
 			j := &rawJWK{index: i}
 			if err := readJWK(&r, j); err != nil {
-				return &SetError{Reason: "document is not valid JSON", Kind: ErrMalformedSet, Err: err}
+				return errs.Wrap(prefix, ErrMalformedSet, "document is not valid JSON", err)
 			}
 			visit(j)
 		}
 	}
 	if err := r.End(); err != nil {
-		return &SetError{Reason: "document is not valid JSON", Kind: ErrMalformedSet, Err: err}
+		return errs.Wrap(prefix, ErrMalformedSet, "document is not valid JSON", err)
 	}
 	if !found {
-		return &SetError{Reason: `document has no "keys" member`, Kind: ErrMalformedSet}
+		return errs.Wrap(prefix, ErrMalformedSet, `document has no "keys" member`, nil)
 	}
 	return nil
 }
@@ -266,8 +268,9 @@ func isPrivateMember(name string) bool {
 // found, in document order; each is a *MemberError matching
 // [ErrPrivateMaterial], [ErrUnknownKeyType] or [ErrUnsupportedKey] (Index
 // is -1 for a member outside the keys, Path says where it is), or a single
-// *SetError for a document that is not a key set (which includes a document
-// with a member spelling "keys" in another case).
+// error matching [ErrMalformedSet] for a document that is not a key set
+// (which includes a document with a member spelling "keys" in another
+// case).
 func Audit(doc []byte) error {
 	byKey := map[int][]error{}
 	kids := map[int]string{}
@@ -318,7 +321,7 @@ func Audit(doc []byte) error {
 		return true
 	})
 	if err != nil {
-		return &SetError{Reason: "document is not valid JSON", Kind: ErrMalformedSet, Err: err}
+		return errs.Wrap(prefix, ErrMalformedSet, "document is not valid JSON", err)
 	}
 	var all []error
 	for i := range nkeys {

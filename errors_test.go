@@ -10,6 +10,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
@@ -199,7 +200,6 @@ func TestErrorMessages(t *testing.T) {
 		Last: &jwks.FetchError{URL: "https://x/jwks", Status: 503, Reason: "unexpected status 503 Service Unavailable"}}
 	add("jwks rate limited", rateLimited)
 	add("jwks rate limited, no keys held", &jwks.FetchError{URL: "https://x/jwks", Err: &jwks.RateLimitError{URL: "https://x/jwks", Next: time.Unix(1700000010, 0)}})
-	add("tokens unknown kid, rate limited", &tokens.KeyError{KeyID: "k", Err: rateLimited})
 
 	// tokens: validation failures as a relying party meets them.
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -270,6 +270,32 @@ func TestErrorMessages(t *testing.T) {
 	require.NoError(t, err)
 	_, err = fs.Current(ctx)
 	add("tokens file expired", err)
+	noExp := writeTemp(t, "token", parts[0]+".e30."+parts[2])
+	fs, err = tokens.NewFileSource(tokens.FileSourceConfig{Path: noExp, Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	_, err = fs.Current(ctx)
+	add("tokens file without exp", err)
+	_, err = validator(func(c *tokens.ValidatorConfig) {
+		c.Keys = keysFunc(func(context.Context, string) ([]jwks.Key, error) {
+			return nil, &jwks.RateLimitError{URL: "https://x/jwks", KeyID: pub.KeyID, Next: time.Unix(1700000010, 0), Last: rateLimited.Last}
+		})
+	}).Validate(ctx, tok.Raw)
+	add("tokens unknown kid, rate limited", err)
+	var others []jwks.Key
+	for range 2 {
+		k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		other, err := jwks.NewKeyWithID(k.Public(), pub.KeyID)
+		require.NoError(t, err)
+		others = append(others, other)
+	}
+	_, err = validator(func(c *tokens.ValidatorConfig) {
+		c.Keys, c.MaxKeysPerToken = keysFunc(func(context.Context, string) ([]jwks.Key, error) { return others, nil }), 1
+	}).Validate(ctx, tok.Raw)
+	add("tokens too many keys", err)
+	failing, err := tokens.NewMinter(tokens.MinterConfig{Issuer: "https://iss", Signer: failingSigner{key}})
+	require.NoError(t, err)
+	_, err = failing.Mint(ctx, tokens.Request{ServiceAccount: sa, Audiences: []string{"vault"}})
+	add("tokens sign", err)
 
 	// oidc
 	_, err = oidc.Render(oidc.IssuerConfig{Issuer: "http://x", ExternalAddress: "a"}, []jwks.Key{pub})
@@ -502,4 +528,17 @@ func writeTemp(t *testing.T, name, data string) string {
 	path := filepath.Join(t.TempDir(), name)
 	require.NoError(t, os.WriteFile(path, []byte(data), 0o600))
 	return path
+}
+
+// keysFunc is a key source answering as the function does.
+type keysFunc func(ctx context.Context, kid string) ([]jwks.Key, error)
+
+func (f keysFunc) Keys(ctx context.Context, kid string) ([]jwks.Key, error) { return f(ctx, kid) }
+
+// failingSigner is a signer whose signing call fails, as a KMS that is
+// down.
+type failingSigner struct{ crypto.Signer }
+
+func (failingSigner) Sign(io.Reader, []byte, crypto.SignerOpts) ([]byte, error) {
+	return nil, errors.New("kms: key version disabled")
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/internal/jws"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokens"
@@ -44,9 +45,9 @@ func NewKeys(src jwks.KeySource, cfg Config) (*Keys, error) {
 	}
 	selector, err := tokens.NewKeySelector(tokens.KeySelectorConfig{AllowedAlgorithms: cfg.AllowedAlgorithms, MaxKeysPerToken: cfg.MaxKeysPerToken})
 	if err != nil {
-		var ce *tokens.ConfigError
+		var ce *ksa.ConfigError
 		errors.As(err, &ce)
-		return nil, &ConfigError{Field: "Config." + strings.TrimPrefix(ce.Field, "KeySelectorConfig."), Reason: ce.Reason}
+		return nil, &ConfigError{Field: "Config." + strings.TrimPrefix(ce.Field, "tokens.KeySelectorConfig."), Reason: ce.Reason}
 	}
 	return &Keys{src: src, selector: selector}, nil
 }

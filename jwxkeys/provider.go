@@ -8,6 +8,7 @@ import (
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jws"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokens"
 )
@@ -40,9 +41,9 @@ func NewKeyProvider(src jwks.KeySource, cfg Config) (*KeyProvider, error) {
 	}
 	selector, err := tokens.NewKeySelector(tokens.KeySelectorConfig{AllowedAlgorithms: cfg.AllowedAlgorithms, MaxKeysPerToken: cfg.MaxKeysPerToken})
 	if err != nil {
-		var ce *tokens.ConfigError
+		var ce *ksa.ConfigError
 		errors.As(err, &ce)
-		return nil, &ConfigError{Field: "Config." + strings.TrimPrefix(ce.Field, "KeySelectorConfig."), Reason: ce.Reason}
+		return nil, &ConfigError{Field: "Config." + strings.TrimPrefix(ce.Field, "tokens.KeySelectorConfig."), Reason: ce.Reason}
 	}
 	return &KeyProvider{src: src, selector: selector}, nil
 }

@@ -91,7 +91,6 @@ func TestParseSigningKeyPEMErrors(t *testing.T) {
 	}
 }
 
-
 // FuzzParseSigningKeyPEM: ParseSigningKeyPEM never panics, returns only
 // keys ksa accepts, and refuses with exactly one of its two sentinels;
 // the key it returns is one jwks.ParsePublicKeysPEM reads from the same

@@ -261,7 +261,8 @@ func TestNewVerifierErrors(t *testing.T) {
 			Audiences: []string{"a"}}, wantErr: oidc.ErrInvalidConfig},
 		{name: "no audiences", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Client: srv.Client()}, wantErr: oidc.ErrInvalidConfig},
 		{name: "empty audience", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Client: srv.Client(), Audiences: []string{""}}, wantErr: oidc.ErrInvalidConfig},
-		{name: "negative leeway", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Client: srv.Client(), Audiences: []string{"a"}, Leeway: -2}, wantErr: tokens.ErrInvalidConfig},
+		{name: "negative leeway", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Client: srv.Client(), Audiences: []string{"a"}, Leeway: -2},
+			wantErr: ksa.ErrInvalidConfig, wantField: "tokens.ValidatorConfig.Leeway"},
 		{name: "negative timeout", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Client: srv.Client(), Audiences: []string{"a"}, MaxStale: -1},
 			wantErr: ksa.ErrInvalidConfig, wantField: "jwks.RemoteConfig"},
 	}

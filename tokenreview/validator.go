@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/tokens"
 )
 
@@ -131,7 +132,7 @@ func (v *Validator) ValidateFor(ctx context.Context, token string, audiences []s
 		}
 		local = res
 	} else if len(token) > v.maxBytes {
-		return nil, &tokens.SizeError{Size: len(token), Limit: v.maxBytes}
+		return nil, errs.Wrap(prefix, tokens.ErrTooLarge, fmt.Sprintf("token of %d bytes is over the %d-byte limit", len(token), v.maxBytes), nil)
 	}
 	st, err := v.reviewer.Review(ctx, Request{Token: token, Audiences: slices.Clone(audiences)})
 	if err != nil {

@@ -65,7 +65,11 @@
 // names, no invalid UTF-8, bounded depth); base64url must be canonical;
 // tokens without exp, or (by default) without aud, are refused; a relying
 // party must say whether it checks audiences and live objects. Every
-// rejection is a typed error matching a sentinel with errors.Is.
+// rejection matches a sentinel with errors.Is ([ErrExpired],
+// [ErrBadSignature], ...) and its message says what was wrong; a
+// [TimeError] carries the time claim at fault, an [ObjectError] the object
+// that is gone, a [RequestError] the TokenRequest field; a constructor's
+// refusal is a *ksa.ConfigError.
 //
 // # Limits and defaults
 //

@@ -62,13 +62,13 @@ func NewKeySelector(cfg KeySelectorConfig) (*KeySelector, error) {
 func newKeySelector(cfg KeySelectorConfig, config string) (KeySelector, error) {
 	for _, alg := range cfg.AllowedAlgorithms {
 		if !isAsymmetric(alg) {
-			return KeySelector{}, &ConfigError{Field: config + ".AllowedAlgorithms", Reason: fmt.Sprintf("names %q, which cannot be allowed", alg)}
+			return KeySelector{}, configError(config+".AllowedAlgorithms", fmt.Sprintf("names %q, which cannot be allowed", alg), nil)
 		}
 	}
 	s := KeySelector{extraAlgs: slices.Clone(cfg.AllowedAlgorithms), maxKeys: cfg.MaxKeysPerToken}
 	switch {
 	case s.maxKeys < 0:
-		return KeySelector{}, &ConfigError{Field: config + ".MaxKeysPerToken", Reason: "is negative"}
+		return KeySelector{}, configError(config+".MaxKeysPerToken", "is negative", nil)
 	case s.maxKeys == 0:
 		s.maxKeys = DefaultMaxKeysPerToken
 	}
@@ -87,7 +87,7 @@ func (s *KeySelector) Select(ctx context.Context, src jwks.KeySource, kid, alg s
 	}
 	keys, err := src.Keys(ctx, kid)
 	if err != nil {
-		return nil, &KeyError{KeyID: kid, Err: err}
+		return nil, keyError(kid, err)
 	}
 	var selected []jwks.Key
 	var refusals []error
@@ -103,7 +103,7 @@ func (s *KeySelector) Select(ctx context.Context, src jwks.KeySource, kid, alg s
 	case len(selected) > 0:
 		return selected, nil
 	case looked == 0:
-		return nil, &KeyError{KeyID: kid}
+		return nil, keyError(kid, nil)
 	}
 	if limit != nil {
 		refusals = append(refusals, limit)
@@ -126,14 +126,14 @@ func (s *KeySelector) walk(keys []jwks.Key, kid, alg string, try func(k jwks.Key
 			continue
 		}
 		if looked == s.maxKeys {
-			return looked, &KeyLimitError{Limit: s.maxKeys, Skipped: len(keys) - i}
+			return looked, keyLimit(len(keys)-i, s.maxKeys)
 		}
 		looked++
 		var refused error
 		if err := checkKeySize(k); err != nil {
-			refused = &SignatureError{KeyID: k.KeyID, Algorithm: alg, Err: err}
+			refused = signatureError(k.KeyID, alg, err)
 		} else if !s.allows(alg, k) {
-			refused = &AlgorithmError{Algorithm: alg, KeyID: k.KeyID, KeyAlgorithm: k.Algorithm}
+			refused = algorithmError(alg, &k, "", nil)
 		}
 		if try(k, refused) {
 			break
@@ -145,7 +145,7 @@ func (s *KeySelector) walk(keys []jwks.Key, kid, alg string, try func(k jwks.Key
 // notAsymmetric refuses an alg that is not in the table: none, HMAC or
 // unknown.
 func notAsymmetric(alg string) error {
-	return &AlgorithmError{Algorithm: alg, Reason: "only asymmetric signature algorithms are accepted"}
+	return algorithmError(alg, nil, "only asymmetric signature algorithms are accepted", nil)
 }
 
 // seenBefore reports whether an earlier key of the list, eligible for the

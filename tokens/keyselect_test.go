@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/internal/testkeys"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokens"
@@ -94,6 +95,6 @@ func TestNewKeySelectorRefuses(t *testing.T) {
 		{MaxKeysPerToken: -1},
 	} {
 		_, err := tokens.NewKeySelector(cfg)
-		require.ErrorIs(t, err, tokens.ErrInvalidConfig)
+		require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 	}
 }

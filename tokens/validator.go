@@ -136,7 +136,7 @@ func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 	}
 	v.issuers = slices.Clone(cfg.Issuers)
 	config := func(field, reason string) (*Validator, error) {
-		return nil, &ConfigError{Field: "ValidatorConfig." + field, Reason: reason}
+		return nil, configError("ValidatorConfig."+field, reason, nil)
 	}
 	switch {
 	case cfg.Keys == nil && cfg.IssuerKeys == nil:
@@ -217,14 +217,14 @@ func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 // checkIssuers applies kube-apiserver's rules for --service-account-issuer.
 func checkIssuers(issuers []string) error {
 	if len(issuers) == 0 {
-		return &ConfigError{Field: "ValidatorConfig.Issuers", Reason: "is required"}
+		return configError("ValidatorConfig.Issuers", "is required", nil)
 	}
 	for i, iss := range issuers {
 		if iss == "" {
-			return &ConfigError{Field: "ValidatorConfig.Issuers", Reason: "holds an empty string"}
+			return configError("ValidatorConfig.Issuers", "holds an empty string", nil)
 		}
 		if slices.Contains(issuers[:i], iss) {
-			return &ConfigError{Field: "ValidatorConfig.Issuers", Reason: fmt.Sprintf("names %q twice", iss)}
+			return configError("ValidatorConfig.Issuers", fmt.Sprintf("names %q twice", iss), nil)
 		}
 	}
 	return nil
@@ -289,7 +289,7 @@ func (v *Validator) validate(ctx context.Context, token string, audiences []stri
 	now := v.now()
 	var tr trace
 	if len(token) > v.maxTokenBytes {
-		err := &SizeError{Size: len(token), Limit: v.maxTokenBytes}
+		err := tooLarge(len(token), v.maxTokenBytes)
 		v.observe(now, &tr, nil, false, err)
 		return nil, err
 	}
@@ -339,7 +339,7 @@ func (v *Validator) verify(ctx context.Context, token string, audiences []string
 	tr.warnAfter = claims.Kubernetes != nil && !claims.Kubernetes.WarnAfter.IsZero()
 	legacy := claims.Issuer == LegacyIssuer && v.legacy.Accept
 	if !legacy && !slices.Contains(v.issuers, claims.Issuer) {
-		return nil, &IssuerError{Issuer: claims.Issuer, Accepted: v.acceptedIssuers()}
+		return nil, issuerError(claims.Issuer, v.acceptedIssuers())
 	}
 	tr.issuer = claims.Issuer // one of the configured issuers
 	hdrBytes, err := decodePart("header", p.header, rest[:0])
@@ -417,7 +417,7 @@ func (v *Validator) keySource(issuer string) jwks.KeySource {
 func (v *Validator) verifySignature(ctx context.Context, src jwks.KeySource, hdr header, signingInput string, sig []byte) (jwks.Key, error) {
 	keys, err := src.Keys(ctx, hdr.kid)
 	if err != nil {
-		return jwks.Key{}, &KeyError{KeyID: hdr.kid, Err: err}
+		return jwks.Key{}, keyError(hdr.kid, err)
 	}
 	var errs []error
 	var verified jwks.Key
@@ -429,9 +429,9 @@ func (v *Validator) verifySignature(ctx context.Context, src jwks.KeySource, hdr
 		}
 		if err := jws.Verify(hdr.alg, k.Public, signingInput, sig); err != nil {
 			if errors.Is(err, jws.ErrAlgorithm) {
-				errs = append(errs, &AlgorithmError{Algorithm: hdr.alg, KeyID: k.KeyID, KeyAlgorithm: k.Algorithm, Err: err})
+				errs = append(errs, algorithmError(hdr.alg, &k, "", err))
 			} else {
-				errs = append(errs, &SignatureError{KeyID: k.KeyID, Algorithm: hdr.alg, Err: err})
+				errs = append(errs, signatureError(k.KeyID, hdr.alg, err))
 			}
 			return false
 		}
@@ -442,7 +442,7 @@ func (v *Validator) verifySignature(ctx context.Context, src jwks.KeySource, hdr
 	case found:
 		return verified, nil
 	case tried == 0:
-		return jwks.Key{}, &KeyError{KeyID: hdr.kid}
+		return jwks.Key{}, keyError(hdr.kid, nil)
 	case limit != nil:
 		errs = append(errs, limit)
 	}
@@ -464,7 +464,7 @@ func (v *Validator) checkAudiences(tokenAuds, accepted []string, legacy bool, ou
 		}
 	}
 	if len(out) == 0 {
-		return nil, &AudienceError{Token: tokenAuds, Accepted: accepted}
+		return nil, audienceError(tokenAuds, accepted)
 	}
 	return out, nil
 }
@@ -475,13 +475,13 @@ func (v *Validator) checkBound(ctx context.Context, c *Claims, now time.Time) er
 	k := c.Kubernetes
 	switch {
 	case k == nil:
-		return &ClaimError{Claim: claimKubernetes, Reason: "is missing"}
+		return claimError(claimKubernetes, "is missing")
 	case !ksa.IsNamespace(k.Namespace):
-		return &ClaimError{Claim: claimKubernetes + ".namespace", Reason: fmt.Sprintf("%q is not a namespace name", k.Namespace)}
+		return claimError(claimKubernetes+".namespace", fmt.Sprintf("%q is not a namespace name", k.Namespace))
 	case !ksa.IsObjectName(k.ServiceAccount.Name):
-		return &ClaimError{Claim: claimKubernetes + ".serviceaccount.name", Reason: fmt.Sprintf("%q is not a service account name", k.ServiceAccount.Name)}
+		return claimError(claimKubernetes+".serviceaccount.name", fmt.Sprintf("%q is not a service account name", k.ServiceAccount.Name))
 	case c.Expiry.IsZero():
-		return &ClaimError{Claim: claimExp, Reason: "is missing"}
+		return claimError(claimExp, "is missing")
 	}
 	if !c.NotBefore.IsZero() && now.Add(v.leeway).Before(c.NotBefore) {
 		return &TimeError{Claim: claimNbf, Time: c.NotBefore, Now: now, Leeway: v.leeway}

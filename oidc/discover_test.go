@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/oidc/oidctest"
 )
@@ -193,7 +194,7 @@ func TestDiscoverRefusesHTTPIssuer(t *testing.T) {
 	t.Cleanup(srv.Close)
 	bearer := func(context.Context) (string, error) { return "secret", nil }
 	_, err := oidc.Discover(t.Context(), oidc.DiscoveryConfig{Issuer: srv.URL, BearerToken: bearer})
-	require.ErrorIs(t, err, oidc.ErrInvalidConfig)
+	require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 	assert.Zero(t, got)
 	_, err = oidc.Discover(t.Context(), oidc.DiscoveryConfig{Issuer: srv.URL, BearerToken: bearer, InsecureAllowHTTP: true})
 	require.NoError(t, err)

@@ -55,7 +55,7 @@ type Handler struct {
 // handler serving them.
 func NewHandler(cfg HandlerConfig, keys []jwks.Key) (*Handler, error) {
 	if cfg.MaxAge < 0 {
-		return nil, &ConfigError{Field: "HandlerConfig.MaxAge", Reason: "is negative"}
+		return nil, configError("HandlerConfig.MaxAge", "is negative", nil)
 	}
 	maxAge := cfg.MaxAge
 	if maxAge == 0 {

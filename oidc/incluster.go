@@ -63,7 +63,7 @@ type InClusterConfig struct {
 // settings replace them.
 func NewInClusterVerifier(ctx context.Context, in InClusterConfig, cfg VerifierConfig) (*Verifier, error) {
 	config := func(field, reason string) (*Verifier, error) {
-		return nil, &ConfigError{Field: field, Reason: reason}
+		return nil, configError(field, reason, nil)
 	}
 	switch {
 	case cfg.Client != nil:
@@ -90,7 +90,7 @@ func NewInClusterVerifier(ctx context.Context, in InClusterConfig, cfg VerifierC
 	}
 	creds, err := tokens.NewFileSource(tokens.FileSourceConfig{Path: tokenFile, Now: cfg.Now})
 	if err != nil {
-		return nil, &ConfigError{Field: "InClusterConfig.TokenFile", Reason: "cannot be read", Err: err}
+		return nil, configError("InClusterConfig.TokenFile", "cannot be read", err)
 	}
 	cfg.Client = client
 	md, err := discover(ctx, DiscoveryConfig{Client: client, BearerToken: creds.Token, Timeout: cfg.Timeout}, server+DiscoveryPath)
@@ -133,12 +133,12 @@ func (in InClusterConfig) apiServer() (string, error) {
 	if server == "" {
 		host, port := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")
 		if host == "" || port == "" {
-			return "", &ConfigError{Field: "InClusterConfig.APIServer", Reason: "is empty and KUBERNETES_SERVICE_HOST or KUBERNETES_SERVICE_PORT is unset: not running in a pod?"}
+			return "", configError("InClusterConfig.APIServer", "is empty and KUBERNETES_SERVICE_HOST or KUBERNETES_SERVICE_PORT is unset: not running in a pod?", nil)
 		}
 		server = "https://" + net.JoinHostPort(host, port)
 	}
 	if !hasScheme(server, "https") {
-		return "", &ConfigError{Field: "InClusterConfig.APIServer", Reason: fmt.Sprintf("%q is not an https URL", server)}
+		return "", configError("InClusterConfig.APIServer", fmt.Sprintf("%q is not an https URL", server), nil)
 	}
 	return strings.TrimSuffix(server, "/"), nil
 }
@@ -150,7 +150,7 @@ func (in InClusterConfig) client() (*http.Client, error) {
 		caFile = DefaultCAFile
 	}
 	fail := func(reason string, err error) (*http.Client, error) {
-		return nil, &ConfigError{Field: "InClusterConfig.CAFile", Reason: fmt.Sprintf("%q %s", caFile, reason), Err: err}
+		return nil, configError("InClusterConfig.CAFile", fmt.Sprintf("%q %s", caFile, reason), err)
 	}
 	f, err := os.Open(caFile)
 	if err != nil {

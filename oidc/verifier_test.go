@@ -254,13 +254,13 @@ func TestNewVerifierErrors(t *testing.T) {
 		// wantField is the field a *ksa.ConfigError names.
 		wantField string
 	}{
-		{name: "no issuers", cfg: oidc.VerifierConfig{Audiences: []string{"a"}}, wantErr: oidc.ErrInvalidConfig},
+		{name: "no issuers", cfg: oidc.VerifierConfig{Audiences: []string{"a"}}, wantErr: ksa.ErrInvalidConfig},
 		{name: "issuer mismatch", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer() + "/"}, Client: srv.Client(),
 			Audiences: []string{"a"}}, wantErr: oidc.ErrIssuerMismatch},
 		{name: "duplicate issuer", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer(), srv.Issuer()}, Client: srv.Client(),
-			Audiences: []string{"a"}}, wantErr: oidc.ErrInvalidConfig},
-		{name: "no audiences", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Client: srv.Client()}, wantErr: oidc.ErrInvalidConfig},
-		{name: "empty audience", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Client: srv.Client(), Audiences: []string{""}}, wantErr: oidc.ErrInvalidConfig},
+			Audiences: []string{"a"}}, wantErr: ksa.ErrInvalidConfig},
+		{name: "no audiences", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Client: srv.Client()}, wantErr: ksa.ErrInvalidConfig},
+		{name: "empty audience", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Client: srv.Client(), Audiences: []string{""}}, wantErr: ksa.ErrInvalidConfig},
 		{name: "negative leeway", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Client: srv.Client(), Audiences: []string{"a"}, Leeway: -2},
 			wantErr: ksa.ErrInvalidConfig, wantField: "tokens.ValidatorConfig.Leeway"},
 		{name: "negative timeout", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Client: srv.Client(), Audiences: []string{"a"}, MaxStale: -1},

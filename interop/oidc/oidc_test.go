@@ -9,6 +9,7 @@ import (
 	"crypto"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,7 +98,9 @@ func TestConfigErrorsMatchKubernetes(t *testing.T) {
 		_, err := oidc.Render(cfg, keys)
 		assert.Equal(t, kerr != nil, err != nil, "%+v: kubernetes %v, ksa %v", cfg, kerr, err)
 		if err != nil {
-			require.ErrorIs(t, err, oidc.ErrInvalidIssuer)
+			var ce *ksa.ConfigError
+			require.ErrorAs(t, err, &ce)
+			assert.True(t, strings.HasPrefix(ce.Field, "oidc.IssuerConfig."), "an issuer setting: %s", ce.Field)
 		}
 	}
 }

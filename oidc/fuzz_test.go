@@ -9,7 +9,7 @@ import (
 )
 
 // FuzzParseMetadata: any input either parses into metadata or is refused
-// with a *DocumentError; nothing panics, and a document that parses parses
+// with an error matching ErrMalformedDocument; nothing panics, and a document that parses parses
 // the same way twice.
 func FuzzParseMetadata(f *testing.F) {
 	for _, seed := range []string{

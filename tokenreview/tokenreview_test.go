@@ -6,6 +6,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -230,10 +231,13 @@ func TestRefusalReasonIsBounded(t *testing.T) {
 	v, err := tokenreview.New(tokenreview.Config{Mode: tokenreview.ReviewOnly, Reviewer: api, Audiences: []string{"vault"}})
 	require.NoError(t, err)
 	_, err = v.Validate(t.Context(), "tok")
-	var refused *tokenreview.RefusedError
-	require.ErrorAs(t, err, &refused)
-	assert.LessOrEqual(t, len(refused.Reason), tokenreview.MaxErrorText+len("…"))
-	assert.True(t, strings.HasSuffix(refused.Reason, "é…"), "cut on a rune boundary")
+	require.ErrorIs(t, err, tokenreview.ErrNotAuthenticated)
+	quoted, ok := strings.CutPrefix(err.Error(), "tokenreview: token not authenticated by the apiserver (")
+	require.True(t, ok, err.Error())
+	reason, err := strconv.Unquote(strings.TrimSuffix(quoted, ")"))
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len(reason), tokenreview.MaxErrorText+len("…"))
+	assert.True(t, strings.HasSuffix(reason, "é…"), "cut on a rune boundary")
 }
 
 func TestNewRefuses(t *testing.T) {
@@ -262,7 +266,7 @@ func TestNewRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := tokenreview.New(tt.cfg)
-			require.ErrorIs(t, err, tokenreview.ErrInvalidConfig)
+			require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 			assert.Equal(t, tt.msg, err.Error())
 		})
 	}

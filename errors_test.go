@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/lestrrat-go/jwx/v3/jwk"
+	jwxjws "github.com/lestrrat-go/jwx/v3/jws"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -323,19 +325,27 @@ func TestErrorMessages(t *testing.T) {
 	// golangjwt
 	_, err = golangjwt.NewKeys(nil, golangjwt.Config{})
 	add("golangjwt config", err)
-	add("golangjwt key", &golangjwt.KeyError{KeyID: "k", Algorithm: "HS256", Problem: tokens.ErrAlgorithmNotAllowed})
-	add("golangjwt key source", &golangjwt.KeyError{KeyID: "k", Algorithm: "ES256", Problem: tokens.ErrKeySource, Err: &jwks.FetchError{URL: "https://x/jwks", Reason: "unexpected status 503"}})
 	add("golangjwt claim", (&golangjwt.Claims{}).Validate())
 	gjKeys, err := golangjwt.NewKeys(src, golangjwt.Config{})
 	require.NoError(t, err)
+	_, err = gjKeys.Keyfunc(&jwt.Token{Method: jwt.SigningMethodES256, Header: map[string]any{"alg": "HS256", "kid": "k"}})
+	add("golangjwt key", err)
+	gjFailing, err := golangjwt.NewKeys(failingSource{}, golangjwt.Config{})
+	require.NoError(t, err)
+	_, err = gjFailing.Keyfunc(&jwt.Token{Method: jwt.SigningMethodES256, Header: map[string]any{"alg": "ES256", "kid": "k"}})
+	add("golangjwt key source", err)
 	_, err = gjKeys.Keyfunc(&jwt.Token{Method: jwt.SigningMethodES256, Header: map[string]any{"alg": "ES256", "kid": "k", "crit": []any{"exp"}}})
 	add("golangjwt crit", err)
 
 	// jwxkeys
 	_, err = jwxkeys.NewKeyProvider(nil, jwxkeys.Config{})
 	add("jwxkeys config", err)
-	add("jwxkeys key", &jwxkeys.KeyError{KeyID: "k", Algorithm: "HS256", Problem: tokens.ErrAlgorithmNotAllowed})
-	add("jwxkeys convert", &jwxkeys.ConvertError{What: "the key set to jwx", Err: errors.New("jwk.Parse: failed to parse key")})
+	jwxProvider, err := jwxkeys.NewKeyProvider(failingSource{}, jwxkeys.Config{})
+	require.NoError(t, err)
+	_, err = jwxjws.Verify([]byte(tok.Raw), jwxjws.WithKeyProvider(jwxProvider))
+	add("jwxkeys key source", ours(err, "jwxkeys: "))
+	_, err = jwxkeys.FromSet(unmarshalable{jwk.NewSet()}, jwks.ParseOptions{})
+	add("jwxkeys convert", err)
 
 	// ksaprom
 	_, err = ksaprom.New(ksaprom.Config{})
@@ -541,4 +551,31 @@ type failingSigner struct{ crypto.Signer }
 
 func (failingSigner) Sign(io.Reader, []byte, crypto.SignerOpts) ([]byte, error) {
 	return nil, errors.New("kms: key version disabled")
+}
+
+// unmarshalable is a jwx set that cannot be written as JSON.
+type unmarshalable struct{ jwkSet }
+
+// jwkSet names the embedded set apart from its own Set method.
+type jwkSet = jwk.Set
+
+func (unmarshalable) MarshalJSON() ([]byte, error) { return nil, errors.New("jwk: cannot marshal") }
+
+// ours returns the error of err's tree whose message starts with prefix:
+// the module's error inside another library's.
+func ours(err error, prefix string) error {
+	if err == nil || strings.HasPrefix(err.Error(), prefix) {
+		return err
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return ours(u.Unwrap(), prefix)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if found := ours(e, prefix); found != nil {
+				return found
+			}
+		}
+	}
+	return nil
 }

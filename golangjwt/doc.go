@@ -16,7 +16,7 @@
 //   - RSA keys outside jwks' size bounds are not offered, and at most
 //     MaxKeysPerToken keys are looked at for one token (those refused
 //     included): the rules of tokens.KeySelector, the validator's own;
-//   - a refusal is a *KeyError matching the sentinel ksa's validator gives
+//   - a refusal matches the sentinel ksa's validator gives
 //     the same token (tokens.ErrUnknownKeyID, tokens.ErrAlgorithmNotAllowed,
 //     ...), through golang-jwt's own error.
 //

@@ -255,8 +255,8 @@ func TestNewKeysRefuses(t *testing.T) {
 	require.NoError(t, err)
 	for _, cfg := range []golangjwt.Config{{AllowedAlgorithms: []string{"HS256"}}, {AllowedAlgorithms: []string{"none"}}, {MaxKeysPerToken: -1}} {
 		_, err := golangjwt.NewKeys(src, cfg)
-		require.ErrorIs(t, err, golangjwt.ErrInvalidConfig)
+		require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 	}
 	_, err = golangjwt.NewKeys(nil, golangjwt.Config{})
-	require.ErrorIs(t, err, golangjwt.ErrInvalidConfig)
+	require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 }

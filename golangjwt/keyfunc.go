@@ -3,11 +3,13 @@ package golangjwt
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/internal/jws"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokens"
@@ -41,13 +43,16 @@ type Keys struct {
 // NewKeys checks the config and returns the key function's source.
 func NewKeys(src jwks.KeySource, cfg Config) (*Keys, error) {
 	if src == nil {
-		return nil, &ConfigError{Field: "src", Reason: "is nil"}
+		return nil, &ksa.ConfigError{Field: prefix + ".src", Reason: "is nil"}
 	}
 	selector, err := tokens.NewKeySelector(tokens.KeySelectorConfig{AllowedAlgorithms: cfg.AllowedAlgorithms, MaxKeysPerToken: cfg.MaxKeysPerToken})
 	if err != nil {
+		// The same fields, named as this package's.
 		var ce *ksa.ConfigError
-		errors.As(err, &ce)
-		return nil, &ConfigError{Field: "Config." + strings.TrimPrefix(ce.Field, "tokens.KeySelectorConfig."), Reason: ce.Reason}
+		if errors.As(err, &ce) {
+			return nil, &ksa.ConfigError{Field: prefix + ".Config." + strings.TrimPrefix(ce.Field, "tokens.KeySelectorConfig."), Reason: ce.Reason, Err: ce.Err}
+		}
+		return nil, err
 	}
 	return &Keys{src: src, selector: selector}, nil
 }
@@ -65,9 +70,7 @@ func (k *Keys) keys(ctx context.Context, t *jwt.Token) (any, error) {
 	alg, _ := t.Header["alg"].(string)
 	kidValue, hasKid := t.Header["kid"]
 	kid, isString := kidValue.(string)
-	fail := func(problem, err error) (any, error) {
-		return nil, &KeyError{KeyID: kid, Algorithm: alg, Problem: problem, Err: err}
-	}
+	fail := func(problem, err error) (any, error) { return nil, refuse(kid, alg, problem, err) }
 	switch {
 	case t.Method == nil || t.Method.Alg() != alg:
 		return fail(tokens.ErrAlgorithmNotAllowed, nil)
@@ -82,7 +85,7 @@ func (k *Keys) keys(ctx context.Context, t *jwt.Token) (any, error) {
 	keys, err := k.selector.Select(ctx, k.src, kid, alg)
 	switch {
 	case err != nil:
-		return fail(tokens.Reason(err), err)
+		return nil, errs.Wrap(prefix, nil, fmt.Sprintf("no key for the token (kid %q, alg %q)", kid, alg), err)
 	case len(keys) == 1:
 		return keys[0].Public, nil
 	}

@@ -14,7 +14,7 @@
 //     set), with the key rules of ksa's validator (tokens.KeySelector): the
 //     kid selects the keys with no fallback, the alg must be asymmetric and
 //     fit the key, at most MaxKeysPerToken keys are looked at per
-//     signature; a refusal is a *KeyError matching
+//     signature; a refusal matches
 //     the sentinel ksa's validator gives the same token, through jwx's
 //     verification error.
 //

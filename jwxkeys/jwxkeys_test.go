@@ -182,8 +182,8 @@ func TestNewKeyProviderRefuses(t *testing.T) {
 	require.NoError(t, err)
 	for _, cfg := range []jwxkeys.Config{{AllowedAlgorithms: []string{"HS256"}}, {MaxKeysPerToken: -1}} {
 		_, err := jwxkeys.NewKeyProvider(src, cfg)
-		require.ErrorIs(t, err, jwxkeys.ErrInvalidConfig)
+		require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 	}
 	_, err = jwxkeys.NewKeyProvider(nil, jwxkeys.Config{})
-	require.ErrorIs(t, err, jwxkeys.ErrInvalidConfig)
+	require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 }

@@ -3,12 +3,14 @@ package jwxkeys
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/lestrrat-go/jwx/v3/jwa"
 	"github.com/lestrrat-go/jwx/v3/jws"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokens"
 )
@@ -37,13 +39,16 @@ type KeyProvider struct {
 // NewKeyProvider checks the config and returns the provider.
 func NewKeyProvider(src jwks.KeySource, cfg Config) (*KeyProvider, error) {
 	if src == nil {
-		return nil, &ConfigError{Field: "src", Reason: "is nil"}
+		return nil, &ksa.ConfigError{Field: prefix + ".src", Reason: "is nil"}
 	}
 	selector, err := tokens.NewKeySelector(tokens.KeySelectorConfig{AllowedAlgorithms: cfg.AllowedAlgorithms, MaxKeysPerToken: cfg.MaxKeysPerToken})
 	if err != nil {
+		// The same fields, named as this package's.
 		var ce *ksa.ConfigError
-		errors.As(err, &ce)
-		return nil, &ConfigError{Field: "Config." + strings.TrimPrefix(ce.Field, "tokens.KeySelectorConfig."), Reason: ce.Reason}
+		if errors.As(err, &ce) {
+			return nil, &ksa.ConfigError{Field: prefix + ".Config." + strings.TrimPrefix(ce.Field, "tokens.KeySelectorConfig."), Reason: ce.Reason, Err: ce.Err}
+		}
+		return nil, err
 	}
 	return &KeyProvider{src: src, selector: selector}, nil
 }
@@ -60,11 +65,11 @@ func (p *KeyProvider) FetchKeys(ctx context.Context, sink jws.KeySink, sig *jws.
 	}
 	sigAlg, known := jwa.LookupSignatureAlgorithm(alg)
 	if !known {
-		return &KeyError{KeyID: kid, Algorithm: alg, Problem: tokens.ErrAlgorithmNotAllowed}
+		return refuse(kid, alg, tokens.ErrAlgorithmNotAllowed, nil)
 	}
 	keys, err := p.selector.Select(ctx, p.src, kid, alg)
 	if err != nil {
-		return &KeyError{KeyID: kid, Algorithm: alg, Problem: tokens.Reason(err), Err: err}
+		return errs.Wrap(prefix, nil, fmt.Sprintf("no key for the signature (kid %q, alg %q)", kid, alg), err)
 	}
 	for _, k := range keys {
 		sink.Key(sigAlg, k.Public)

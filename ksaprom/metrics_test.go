@@ -154,19 +154,19 @@ ksa_jwks_last_success_timestamp_seconds{url="https://issuer.example/openid/v1/jw
 
 func TestNewRefuses(t *testing.T) {
 	_, err := ksaprom.New(ksaprom.Config{})
-	require.ErrorIs(t, err, ksaprom.ErrInvalidConfig)
+	require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 	assert.Equal(t, "ksaprom: Config.Registerer is required (prometheus.NewRegistry() or prometheus.DefaultRegisterer)", err.Error())
 
 	reg := prometheus.NewRegistry()
 	_, err = ksaprom.New(ksaprom.Config{Registerer: reg})
 	require.NoError(t, err)
 	_, err = ksaprom.New(ksaprom.Config{Registerer: reg})
-	require.ErrorIs(t, err, ksaprom.ErrInvalidConfig, "registered twice")
+	require.ErrorIs(t, err, ksa.ErrInvalidConfig, "registered twice")
 	var already prometheus.AlreadyRegisteredError
 	require.ErrorAs(t, err, &already)
 
 	_, err = ksaprom.New(ksaprom.Config{Registerer: prometheus.NewRegistry(), MaxKeySets: -1})
-	require.ErrorIs(t, err, ksaprom.ErrInvalidConfig)
+	require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 }
 
 func TestReasonName(t *testing.T) {

@@ -308,7 +308,7 @@ func TestErrorMessages(t *testing.T) {
 	add("oidc no keys", err)
 	_, err = oidc.ParseMetadata([]byte(`{"issuer":1}`))
 	add("oidc document", err)
-	srv, err := oidctest.New(oidctest.Config{Path: "/c"})
+	srv, err := oidctest.NewServer(oidctest.Config{Path: "/c"})
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
 	_, err = oidc.Discover(ctx, oidc.DiscoveryConfig{Issuer: srv.Issuer() + "/", Client: srv.Client()})
@@ -323,14 +323,14 @@ func TestErrorMessages(t *testing.T) {
 	add("kubeapi config", err)
 
 	// golangjwt
-	_, err = golangjwt.NewKeys(nil, golangjwt.Config{})
+	_, err = golangjwt.NewKeys(golangjwt.Config{})
 	add("golangjwt config", err)
 	add("golangjwt claim", (&golangjwt.Claims{}).Validate())
-	gjKeys, err := golangjwt.NewKeys(src, golangjwt.Config{})
+	gjKeys, err := golangjwt.NewKeys(golangjwt.Config{Keys: src})
 	require.NoError(t, err)
 	_, err = gjKeys.Keyfunc(&jwt.Token{Method: jwt.SigningMethodES256, Header: map[string]any{"alg": "HS256", "kid": "k"}})
 	add("golangjwt key", err)
-	gjFailing, err := golangjwt.NewKeys(failingSource{}, golangjwt.Config{})
+	gjFailing, err := golangjwt.NewKeys(golangjwt.Config{Keys: failingSource{}})
 	require.NoError(t, err)
 	_, err = gjFailing.Keyfunc(&jwt.Token{Method: jwt.SigningMethodES256, Header: map[string]any{"alg": "ES256", "kid": "k"}})
 	add("golangjwt key source", err)
@@ -338,9 +338,9 @@ func TestErrorMessages(t *testing.T) {
 	add("golangjwt crit", err)
 
 	// jwxkeys
-	_, err = jwxkeys.NewKeyProvider(nil, jwxkeys.Config{})
+	_, err = jwxkeys.NewKeyProvider(jwxkeys.Config{})
 	add("jwxkeys config", err)
-	jwxProvider, err := jwxkeys.NewKeyProvider(failingSource{}, jwxkeys.Config{})
+	jwxProvider, err := jwxkeys.NewKeyProvider(jwxkeys.Config{Keys: failingSource{}})
 	require.NoError(t, err)
 	_, err = jwxjws.Verify([]byte(tok.Raw), jwxjws.WithKeyProvider(jwxProvider))
 	add("jwxkeys key source", ours(err, "jwxkeys: "))
@@ -348,14 +348,14 @@ func TestErrorMessages(t *testing.T) {
 	add("jwxkeys convert", err)
 
 	// ksaprom
-	_, err = ksaprom.New(ksaprom.Config{})
+	_, err = ksaprom.NewMetrics(ksaprom.Config{})
 	add("ksaprom config", err)
 
 	// tokenreview
-	_, err = tokenreview.New(tokenreview.Config{})
+	_, err = tokenreview.NewValidator(tokenreview.ValidatorConfig{})
 	add("tokenreview config", err)
 	refuse := func(name string, st *tokenreview.Status, rerr error) {
-		rv, err := tokenreview.New(tokenreview.Config{Mode: tokenreview.ReviewOnly, Audiences: []string{"vault"},
+		rv, err := tokenreview.NewValidator(tokenreview.ValidatorConfig{Mode: tokenreview.ReviewOnly, Audiences: []string{"vault"},
 			Reviewer: tokenreview.ReviewerFunc(func(context.Context, tokenreview.Request) (*tokenreview.Status, error) { return st, rerr })})
 		require.NoError(t, err)
 		_, err = rv.Validate(ctx, "token")

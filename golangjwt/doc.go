@@ -26,7 +26,7 @@
 // requires of a bound token (jwt calls its Validate method) and gives the
 // [ksa.Identity] the token proves:
 //
-//	keys, err := golangjwt.NewKeys(remote, golangjwt.Config{})
+//	keys, err := golangjwt.NewKeys(golangjwt.Config{Keys: remote})
 //	var claims golangjwt.Claims
 //	opts := append(golangjwt.ParserOptions(), jwt.WithIssuer(issuer), jwt.WithAudience("vault"))
 //	_, err = jwt.ParseWithClaims(raw, &claims, keys.KeyfuncContext(ctx), opts...)

@@ -53,7 +53,7 @@ func TestRemoteKeySet(t *testing.T) {
 	srv := oidctest.Start(t, oidctest.Config{Now: clock})
 	remote, err := jwks.NewRemote(jwks.RemoteConfig{URL: oidc.JWKSURL(srv.Issuer()), Client: srv.Client(), Now: clock})
 	require.NoError(t, err)
-	keys, err := golangjwt.NewKeys(remote, golangjwt.Config{})
+	keys, err := golangjwt.NewKeys(golangjwt.Config{Keys: remote})
 	require.NoError(t, err)
 	token, err := srv.Mint(t.Context(), req)
 	require.NoError(t, err)
@@ -98,7 +98,7 @@ func TestForgeries(t *testing.T) {
 	require.NoError(t, err)
 	src, err := jwks.NewStaticSource(ecPub, rsaPub)
 	require.NoError(t, err)
-	keys, err := golangjwt.NewKeys(src, golangjwt.Config{})
+	keys, err := golangjwt.NewKeys(golangjwt.Config{Keys: src})
 	require.NoError(t, err)
 	validator, err := tokens.NewValidator(tokens.ValidatorConfig{Issuers: []string{issuer}, Keys: src,
 		Audiences: []string{"vault"}, SkipObjectCheck: true, Now: clock})
@@ -202,7 +202,7 @@ func TestKeyLimit(t *testing.T) {
 	}
 	src, err := jwks.NewStaticSource(all...)
 	require.NoError(t, err)
-	keys, err := golangjwt.NewKeys(src, golangjwt.Config{MaxKeysPerToken: 3})
+	keys, err := golangjwt.NewKeys(golangjwt.Config{Keys: src, MaxKeysPerToken: 3})
 	require.NoError(t, err)
 	claims := jwt.RegisteredClaims{ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour))}
 	within := sign(t, jwt.SigningMethodES256, signers[2], nil, claims)
@@ -254,9 +254,10 @@ func TestNewKeysRefuses(t *testing.T) {
 	src, err := jwks.NewStaticSource()
 	require.NoError(t, err)
 	for _, cfg := range []golangjwt.Config{{AllowedAlgorithms: []string{"HS256"}}, {AllowedAlgorithms: []string{"none"}}, {MaxKeysPerToken: -1}} {
-		_, err := golangjwt.NewKeys(src, cfg)
+		cfg.Keys = src
+		_, err := golangjwt.NewKeys(cfg)
 		require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 	}
-	_, err = golangjwt.NewKeys(nil, golangjwt.Config{})
+	_, err = golangjwt.NewKeys(golangjwt.Config{})
 	require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 }

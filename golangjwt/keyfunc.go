@@ -15,8 +15,12 @@ import (
 	"github.com/ksa-go/ksa/tokens"
 )
 
-// Config configures [NewKeys]. Its zero value is ready to use.
+// Config configures [NewKeys]. Keys is required; the zero value of every
+// other field is the validator's default.
 type Config struct {
+	// Keys is where the keys come from: a static set, a remote JWKS, an
+	// oidc.Verifier's key set. Required.
+	Keys jwks.KeySource
 	// AllowedAlgorithms are algorithms accepted besides each key's own
 	// (RS256 for an RSA key, the curve's for ECDSA, EdDSA), as
 	// tokens.ValidatorConfig.AllowedAlgorithms: PS256 for an RSA key, say.
@@ -41,9 +45,9 @@ type Keys struct {
 }
 
 // NewKeys checks the config and returns the key function's source.
-func NewKeys(src jwks.KeySource, cfg Config) (*Keys, error) {
-	if src == nil {
-		return nil, &ksa.ConfigError{Field: prefix + ".src", Reason: "is nil"}
+func NewKeys(cfg Config) (*Keys, error) {
+	if cfg.Keys == nil {
+		return nil, &ksa.ConfigError{Field: prefix + ".Config.Keys", Reason: "is required"}
 	}
 	selector, err := tokens.NewKeySelector(tokens.KeySelectorConfig{AllowedAlgorithms: cfg.AllowedAlgorithms, MaxKeysPerToken: cfg.MaxKeysPerToken})
 	if err != nil {
@@ -54,7 +58,7 @@ func NewKeys(src jwks.KeySource, cfg Config) (*Keys, error) {
 		}
 		return nil, err
 	}
-	return &Keys{src: src, selector: selector}, nil
+	return &Keys{src: cfg.Keys, selector: selector}, nil
 }
 
 // Keyfunc is a jwt.Keyfunc; a remote key set is asked with

@@ -81,7 +81,7 @@ func TestKeyfuncRefusesAsTheValidator(t *testing.T) {
 			_, ksaErr := validator.Validate(t.Context(), tt.token)
 			require.ErrorIs(t, ksaErr, tt.want, "ksa's validator")
 
-			keys, err := golangjwt.NewKeys(src, golangjwt.Config{})
+			keys, err := golangjwt.NewKeys(golangjwt.Config{Keys: src})
 			require.NoError(t, err)
 			_, err = jwt.ParseWithClaims(tt.token, &jwt.RegisteredClaims{}, keys.Keyfunc, jwt.WithTimeFunc(clock))
 			require.ErrorIs(t, err, jwt.ErrTokenUnverifiable, "the key function refuses")

@@ -18,7 +18,7 @@
 //     the sentinel ksa's validator gives the same token, through jwx's
 //     verification error.
 //
-//     provider, err := jwxkeys.NewKeyProvider(remote, jwxkeys.Config{})
+//     provider, err := jwxkeys.NewKeyProvider(jwxkeys.Config{Keys: remote})
 //     payload, err := jws.Verify(raw, jws.WithKeyProvider(provider))
 //
 // jws.Verify checks the signature only: the claims (issuer, audience,

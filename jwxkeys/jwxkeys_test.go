@@ -137,7 +137,7 @@ func TestKeyProvider(t *testing.T) {
 	f := newFixture(t)
 	src, err := jwks.NewStaticSource(f.keys...)
 	require.NoError(t, err)
-	p, err := jwxkeys.NewKeyProvider(src, jwxkeys.Config{})
+	p, err := jwxkeys.NewKeyProvider(jwxkeys.Config{Keys: src})
 	require.NoError(t, err)
 	_, err = jws.Verify([]byte(f.token), jws.WithKeyProvider(p))
 	require.NoError(t, err)
@@ -181,9 +181,10 @@ func TestNewKeyProviderRefuses(t *testing.T) {
 	src, err := jwks.NewStaticSource()
 	require.NoError(t, err)
 	for _, cfg := range []jwxkeys.Config{{AllowedAlgorithms: []string{"HS256"}}, {MaxKeysPerToken: -1}} {
-		_, err := jwxkeys.NewKeyProvider(src, cfg)
+		cfg.Keys = src
+		_, err := jwxkeys.NewKeyProvider(cfg)
 		require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 	}
-	_, err = jwxkeys.NewKeyProvider(nil, jwxkeys.Config{})
+	_, err = jwxkeys.NewKeyProvider(jwxkeys.Config{})
 	require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 }

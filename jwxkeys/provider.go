@@ -15,8 +15,12 @@ import (
 	"github.com/ksa-go/ksa/tokens"
 )
 
-// Config configures [NewKeyProvider]. Its zero value is ready to use.
+// Config configures [NewKeyProvider]. Keys is required; the zero value of
+// every other field is the validator's default.
 type Config struct {
+	// Keys is where the keys come from: a static set, a remote JWKS, an
+	// oidc.Verifier's key set. Required.
+	Keys jwks.KeySource
 	// AllowedAlgorithms are algorithms accepted besides each key's own, as
 	// tokens.ValidatorConfig.AllowedAlgorithms. Each must be asymmetric.
 	AllowedAlgorithms []string
@@ -37,9 +41,9 @@ type KeyProvider struct {
 }
 
 // NewKeyProvider checks the config and returns the provider.
-func NewKeyProvider(src jwks.KeySource, cfg Config) (*KeyProvider, error) {
-	if src == nil {
-		return nil, &ksa.ConfigError{Field: prefix + ".src", Reason: "is nil"}
+func NewKeyProvider(cfg Config) (*KeyProvider, error) {
+	if cfg.Keys == nil {
+		return nil, &ksa.ConfigError{Field: prefix + ".Config.Keys", Reason: "is required"}
 	}
 	selector, err := tokens.NewKeySelector(tokens.KeySelectorConfig{AllowedAlgorithms: cfg.AllowedAlgorithms, MaxKeysPerToken: cfg.MaxKeysPerToken})
 	if err != nil {
@@ -50,7 +54,7 @@ func NewKeyProvider(src jwks.KeySource, cfg Config) (*KeyProvider, error) {
 		}
 		return nil, err
 	}
-	return &KeyProvider{src: src, selector: selector}, nil
+	return &KeyProvider{src: cfg.Keys, selector: selector}, nil
 }
 
 // FetchKeys implements jws.KeyProvider.

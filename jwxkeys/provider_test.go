@@ -81,7 +81,7 @@ func TestKeyProviderRefusesAsTheValidator(t *testing.T) {
 			_, ksaErr := validator.Validate(t.Context(), tt.token)
 			require.ErrorIs(t, ksaErr, tt.want, "ksa's validator")
 
-			p, err := jwxkeys.NewKeyProvider(src, jwxkeys.Config{})
+			p, err := jwxkeys.NewKeyProvider(jwxkeys.Config{Keys: src})
 			require.NoError(t, err)
 			_, err = jws.Verify([]byte(tt.token), jws.WithKeyProvider(p))
 			require.ErrorIs(t, err, tt.want)

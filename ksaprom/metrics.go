@@ -28,7 +28,7 @@ var DefaultBuckets = []float64{
 	0.0064, 0.0128, 0.0256, 0.0512, 0.1024, 0.2048, 0.4096, 0.8192, 1.6384,
 }
 
-// Config configures [New]. Registerer is required; every other zero value
+// Config configures [NewMetrics]. Registerer is required; every other zero value
 // applies a documented default.
 type Config struct {
 	// Registerer receives the collectors: a prometheus.NewRegistry() of the
@@ -61,9 +61,9 @@ type Metrics struct {
 	keySets     *keySetCollector
 }
 
-// New registers the metrics with cfg.Registerer and returns them. A config
+// NewMetrics registers the metrics with cfg.Registerer and returns them. A config
 // it refuses, or a collector the Registerer refuses, is a *ksa.ConfigError.
-func New(cfg Config) (*Metrics, error) {
+func NewMetrics(cfg Config) (*Metrics, error) {
 	switch {
 	case cfg.Registerer == nil:
 		return nil, &ksa.ConfigError{Field: "ksaprom.Config.Registerer", Reason: "is required (prometheus.NewRegistry() or prometheus.DefaultRegisterer)"}

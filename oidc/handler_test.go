@@ -41,7 +41,7 @@ func body(t *testing.T, resp *http.Response) string {
 // Cache-Control public, max-age=3600; a query string ignored; other paths,
 // /.well-known and /openid/v1/jwks/foo among them, not found.
 func TestHandlerServes(t *testing.T) {
-	h, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: k8sIssuer.Issuer, JWKSURI: k8sIssuer.JWKSURI, ExternalAddress: k8sIssuer.ExternalAddress}, mustKeys(t, testkeys.K8sRSA(), testkeys.K8sEC()))
+	h, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: k8sIssuer.Issuer, JWKSURI: k8sIssuer.JWKSURI, ExternalAddress: k8sIssuer.ExternalAddress, Keys: mustKeys(t, testkeys.K8sRSA(), testkeys.K8sEC())})
 	require.NoError(t, err)
 	tests := []struct {
 		name        string
@@ -97,7 +97,7 @@ func TestHandlerServes(t *testing.T) {
 // TestHandlerSetKeys: documents change only when keys are set (items 77, 80,
 // 81), and a failed render keeps the previous documents.
 func TestHandlerSetKeys(t *testing.T) {
-	h, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: k8sIssuer.Issuer, JWKSURI: k8sIssuer.JWKSURI, ExternalAddress: k8sIssuer.ExternalAddress, MaxAge: 5 * time.Minute}, mustKeys(t, testkeys.K8sEC()))
+	h, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: k8sIssuer.Issuer, JWKSURI: k8sIssuer.JWKSURI, ExternalAddress: k8sIssuer.ExternalAddress, MaxAge: 5 * time.Minute, Keys: mustKeys(t, testkeys.K8sEC())})
 	require.NoError(t, err)
 	resp := get(t, h, http.MethodGet, "/.well-known/openid-configuration")
 	assert.Equal(t, "public, max-age=300", resp.Header.Get("Cache-Control"))
@@ -122,7 +122,7 @@ func TestHandlerSetKeys(t *testing.T) {
 	require.ErrorIs(t, err, jwks.ErrUnsupportedKey, "a private key in Public cannot be published")
 	assert.Same(t, before, h.Documents())
 
-	_, err = oidc.NewHandler(oidc.HandlerConfig{Issuer: k8sIssuer.Issuer, JWKSURI: k8sIssuer.JWKSURI, ExternalAddress: k8sIssuer.ExternalAddress, MaxAge: -time.Second}, mustKeys(t, testkeys.K8sEC()))
+	_, err = oidc.NewHandler(oidc.HandlerConfig{Issuer: k8sIssuer.Issuer, JWKSURI: k8sIssuer.JWKSURI, ExternalAddress: k8sIssuer.ExternalAddress, MaxAge: -time.Second, Keys: mustKeys(t, testkeys.K8sEC())})
 	require.Error(t, err)
 }
 
@@ -130,7 +130,7 @@ func TestHandlerSetKeys(t *testing.T) {
 // rotate (run with -race).
 func TestHandlerConcurrentRotation(t *testing.T) {
 	a, b := mustKeys(t, testkeys.K8sEC()), mustKeys(t, testkeys.K8sRSA())
-	h, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: k8sIssuer.Issuer, JWKSURI: k8sIssuer.JWKSURI, ExternalAddress: k8sIssuer.ExternalAddress}, a)
+	h, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: k8sIssuer.Issuer, JWKSURI: k8sIssuer.JWKSURI, ExternalAddress: k8sIssuer.ExternalAddress, Keys: a})
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	for i := 0; i < 4; i++ {
@@ -159,7 +159,7 @@ func TestHandlerConcurrentRotation(t *testing.T) {
 // TestWriteStatic: the exported files are byte-identical to what the
 // handler serves.
 func TestWriteStatic(t *testing.T) {
-	h, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: k8sIssuer.Issuer, JWKSURI: k8sIssuer.JWKSURI, ExternalAddress: k8sIssuer.ExternalAddress}, mustKeys(t, testkeys.K8sRSA(), testkeys.K8sEC()))
+	h, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: k8sIssuer.Issuer, JWKSURI: k8sIssuer.JWKSURI, ExternalAddress: k8sIssuer.ExternalAddress, Keys: mustKeys(t, testkeys.K8sRSA(), testkeys.K8sEC())})
 	require.NoError(t, err)
 	dir := t.TempDir()
 	require.NoError(t, oidc.WriteStatic(dir, h.Documents()))

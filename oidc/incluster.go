@@ -45,6 +45,14 @@ type InClusterConfig struct {
 	// DefaultTokenFile. It is read through a tokens.FileSource, so the
 	// kubelet's rotation is followed.
 	TokenFile string
+	// Verifier sets the audiences and validation as for NewVerifier (its
+	// Audiences are required). Its Issuers, when set, are the issuers
+	// accepted (kube-apiserver accepts tokens of every
+	// --service-account-issuer, and discovery names the first only); the
+	// discovered one must be among them. Its Client, BearerToken,
+	// KeySetBearerToken and InsecureAllowHTTP must be unset: the in-cluster
+	// settings replace them.
+	Verifier VerifierConfig
 }
 
 // NewInClusterVerifier builds a verifier for the cluster the program runs
@@ -53,15 +61,10 @@ type InClusterConfig struct {
 // with the pod's token as credential), and the issuer is the one that
 // document names. Endpoints never come from a token's unverified iss, nor
 // from the document's jwks_uri, which names the API server's external
-// address: the keys are read at the API server's JWKSPath.
-//
-// cfg sets the audiences and validation as for NewVerifier. cfg.Issuers,
-// when set, are the issuers accepted (kube-apiserver accepts tokens of
-// every --service-account-issuer, and discovery names the first only); the
-// discovered one must be among them. cfg.Client, BearerToken,
-// KeySetBearerToken and InsecureAllowHTTP must be unset: the in-cluster
-// settings replace them.
-func NewInClusterVerifier(ctx context.Context, in InClusterConfig, cfg VerifierConfig) (*Verifier, error) {
+// address: the keys are read at the API server's JWKSPath. A config it
+// refuses is a *ksa.ConfigError.
+func NewInClusterVerifier(ctx context.Context, in InClusterConfig) (*Verifier, error) {
+	cfg := in.Verifier
 	config := func(field, reason string) (*Verifier, error) {
 		return nil, configError(field, reason, nil)
 	}

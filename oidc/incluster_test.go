@@ -112,7 +112,9 @@ func (c *cluster) config() oidc.InClusterConfig {
 func TestInClusterVerifier(t *testing.T) {
 	clk := &clock{now: time.Unix(1700000000, 0)}
 	c := newCluster(t, clk)
-	v, err := oidc.NewInClusterVerifier(t.Context(), c.config(), oidc.VerifierConfig{Audiences: []string{"vault"}, Now: clk.Now})
+	cfg := c.config()
+	cfg.Verifier = oidc.VerifierConfig{Audiences: []string{"vault"}, Now: clk.Now}
+	v, err := oidc.NewInClusterVerifier(t.Context(), cfg)
 	require.NoError(t, err)
 
 	res, err := v.Verify(t.Context(), c.mint(t, "vault"))
@@ -150,13 +152,15 @@ func TestInClusterVerifierFromEnvironment(t *testing.T) {
 	t.Setenv("KUBERNETES_SERVICE_PORT", port)
 	cfg := c.config()
 	cfg.APIServer = ""
-	v, err := oidc.NewInClusterVerifier(t.Context(), cfg, oidc.VerifierConfig{Audiences: []string{"vault"}, Now: clk.Now})
+	cfg.Verifier = oidc.VerifierConfig{Audiences: []string{"vault"}, Now: clk.Now}
+	v, err := oidc.NewInClusterVerifier(t.Context(), cfg)
 	require.NoError(t, err)
 	_, err = v.Verify(t.Context(), c.mint(t, "vault"))
 	require.NoError(t, err)
 
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
-	_, err = oidc.NewInClusterVerifier(t.Context(), cfg, oidc.VerifierConfig{Audiences: []string{"vault"}})
+	cfg.Verifier.Now = nil
+	_, err = oidc.NewInClusterVerifier(t.Context(), cfg)
 	require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 	assert.Equal(t, "oidc: InClusterConfig.APIServer is empty and KUBERNETES_SERVICE_HOST or KUBERNETES_SERVICE_PORT is unset: not running in a pod?", err.Error())
 }
@@ -212,7 +216,8 @@ func TestInClusterVerifierRefuses(t *testing.T) {
 			if tt.cfg != nil {
 				tt.cfg(&cfg)
 			}
-			v, err := oidc.NewInClusterVerifier(t.Context(), in, cfg)
+			in.Verifier = cfg
+			v, err := oidc.NewInClusterVerifier(t.Context(), in)
 			require.ErrorIs(t, err, tt.err)
 			assert.Nil(t, v)
 			assert.Contains(t, err.Error(), tt.msg)

@@ -24,7 +24,7 @@ func FuzzReviewOnly(f *testing.F) {
 				Extra: map[string][]string{ksa.ExtraPodName: {pod}, ksa.ExtraPodUID: {podUID}},
 			}}, nil
 		})
-		v, err := tokenreview.New(tokenreview.Config{Mode: tokenreview.ReviewOnly, Reviewer: api, Audiences: []string{"vault"}})
+		v, err := tokenreview.NewValidator(tokenreview.ValidatorConfig{Mode: tokenreview.ReviewOnly, Reviewer: api, Audiences: []string{"vault"}})
 		if err != nil {
 			t.Fatal(err)
 		}

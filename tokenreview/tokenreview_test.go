@@ -161,11 +161,11 @@ func TestValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			api := &apiserver{user: fx.user, edit: tt.edit}
-			cfg := tokenreview.Config{Mode: tt.mode, Reviewer: api, Audiences: []string{"vault"}}
+			cfg := tokenreview.ValidatorConfig{Mode: tt.mode, Reviewer: api, Audiences: []string{"vault"}}
 			if tt.mode == tokenreview.LocalThenReview {
 				cfg.Local = fx.local.ValidateFor
 			}
-			v, err := tokenreview.New(cfg)
+			v, err := tokenreview.NewValidator(cfg)
 			require.NoError(t, err)
 			res, err := v.Validate(t.Context(), tt.token)
 			assert.Equal(t, tt.reviews, api.calls, "reviews sent")
@@ -189,7 +189,7 @@ func TestValidate(t *testing.T) {
 func TestValidateForSendsTheAudiences(t *testing.T) {
 	fx := newFixture(t)
 	api := &apiserver{user: fx.user, edit: func(st *tokenreview.Status) { st.Audiences = []string{"other"} }}
-	v, err := tokenreview.New(tokenreview.Config{Local: fx.local.ValidateFor, Reviewer: api, Audiences: []string{"vault"}})
+	v, err := tokenreview.NewValidator(tokenreview.ValidatorConfig{Local: fx.local.ValidateFor, Reviewer: api, Audiences: []string{"vault"}})
 	require.NoError(t, err)
 	res, err := v.ValidateFor(t.Context(), fx.token, []string{"other"})
 	require.NoError(t, err)
@@ -202,11 +202,11 @@ func TestReviewFailureFailsClosed(t *testing.T) {
 	cause := errors.New("connection refused")
 	for _, mode := range []tokenreview.Mode{tokenreview.LocalThenReview, tokenreview.ReviewOnly} {
 		t.Run(mode.String(), func(t *testing.T) {
-			cfg := tokenreview.Config{Mode: mode, Reviewer: &apiserver{err: cause}, Audiences: []string{"vault"}}
+			cfg := tokenreview.ValidatorConfig{Mode: mode, Reviewer: &apiserver{err: cause}, Audiences: []string{"vault"}}
 			if mode == tokenreview.LocalThenReview {
 				cfg.Local = fx.local.ValidateFor
 			}
-			v, err := tokenreview.New(cfg)
+			v, err := tokenreview.NewValidator(cfg)
 			require.NoError(t, err)
 			_, err = v.Validate(t.Context(), fx.token)
 			require.ErrorIs(t, err, tokenreview.ErrReviewFailed)
@@ -215,7 +215,7 @@ func TestReviewFailureFailsClosed(t *testing.T) {
 
 			nilStatus := tokenreview.ReviewerFunc(func(context.Context, tokenreview.Request) (*tokenreview.Status, error) { return nil, nil })
 			cfg.Reviewer = nilStatus
-			v, err = tokenreview.New(cfg)
+			v, err = tokenreview.NewValidator(cfg)
 			require.NoError(t, err)
 			_, err = v.Validate(t.Context(), fx.token)
 			require.ErrorIs(t, err, tokenreview.ErrReviewFailed)
@@ -228,7 +228,7 @@ func TestRefusalReasonIsBounded(t *testing.T) {
 	api := tokenreview.ReviewerFunc(func(context.Context, tokenreview.Request) (*tokenreview.Status, error) {
 		return &tokenreview.Status{Error: long}, nil
 	})
-	v, err := tokenreview.New(tokenreview.Config{Mode: tokenreview.ReviewOnly, Reviewer: api, Audiences: []string{"vault"}})
+	v, err := tokenreview.NewValidator(tokenreview.ValidatorConfig{Mode: tokenreview.ReviewOnly, Reviewer: api, Audiences: []string{"vault"}})
 	require.NoError(t, err)
 	_, err = v.Validate(t.Context(), "tok")
 	require.ErrorIs(t, err, tokenreview.ErrNotAuthenticated)
@@ -245,27 +245,27 @@ func TestNewRefuses(t *testing.T) {
 	api := &apiserver{}
 	tests := []struct {
 		name string
-		cfg  tokenreview.Config
+		cfg  tokenreview.ValidatorConfig
 		msg  string
 	}{
-		{name: "no local", cfg: tokenreview.Config{Reviewer: api, Audiences: []string{"a"}},
-			msg: "tokenreview: Config.Local is required in LocalThenReview mode"},
-		{name: "local in review-only", cfg: tokenreview.Config{Mode: tokenreview.ReviewOnly, Local: local, Reviewer: api, Audiences: []string{"a"}},
-			msg: "tokenreview: Config.Local is set in ReviewOnly mode, which never validates locally"},
-		{name: "no reviewer", cfg: tokenreview.Config{Local: local, Audiences: []string{"a"}},
-			msg: "tokenreview: Config.Reviewer is required"},
-		{name: "no audiences", cfg: tokenreview.Config{Local: local, Reviewer: api},
-			msg: "tokenreview: Config.Audiences is required: a review without audiences accepts tokens meant for the apiserver"},
-		{name: "empty audience", cfg: tokenreview.Config{Local: local, Reviewer: api, Audiences: []string{""}},
-			msg: "tokenreview: Config.Audiences holds an empty string, which no token can name"},
-		{name: "unknown mode", cfg: tokenreview.Config{Mode: 7, Local: local, Reviewer: api, Audiences: []string{"a"}},
-			msg: "tokenreview: Config.Mode is Mode(7), not LocalThenReview or ReviewOnly"},
-		{name: "negative size", cfg: tokenreview.Config{Local: local, Reviewer: api, Audiences: []string{"a"}, MaxTokenBytes: -1},
-			msg: "tokenreview: Config.MaxTokenBytes is negative"},
+		{name: "no local", cfg: tokenreview.ValidatorConfig{Reviewer: api, Audiences: []string{"a"}},
+			msg: "tokenreview: ValidatorConfig.Local is required in LocalThenReview mode"},
+		{name: "local in review-only", cfg: tokenreview.ValidatorConfig{Mode: tokenreview.ReviewOnly, Local: local, Reviewer: api, Audiences: []string{"a"}},
+			msg: "tokenreview: ValidatorConfig.Local is set in ReviewOnly mode, which never validates locally"},
+		{name: "no reviewer", cfg: tokenreview.ValidatorConfig{Local: local, Audiences: []string{"a"}},
+			msg: "tokenreview: ValidatorConfig.Reviewer is required"},
+		{name: "no audiences", cfg: tokenreview.ValidatorConfig{Local: local, Reviewer: api},
+			msg: "tokenreview: ValidatorConfig.Audiences is required: a review without audiences accepts tokens meant for the apiserver"},
+		{name: "empty audience", cfg: tokenreview.ValidatorConfig{Local: local, Reviewer: api, Audiences: []string{""}},
+			msg: "tokenreview: ValidatorConfig.Audiences holds an empty string, which no token can name"},
+		{name: "unknown mode", cfg: tokenreview.ValidatorConfig{Mode: 7, Local: local, Reviewer: api, Audiences: []string{"a"}},
+			msg: "tokenreview: ValidatorConfig.Mode is Mode(7), not LocalThenReview or ReviewOnly"},
+		{name: "negative size", cfg: tokenreview.ValidatorConfig{Local: local, Reviewer: api, Audiences: []string{"a"}, MaxTokenBytes: -1},
+			msg: "tokenreview: ValidatorConfig.MaxTokenBytes is negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := tokenreview.New(tt.cfg)
+			_, err := tokenreview.NewValidator(tt.cfg)
 			require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 			assert.Equal(t, tt.msg, err.Error())
 		})
@@ -276,7 +276,7 @@ func TestNewRefuses(t *testing.T) {
 // size is sent, one byte more is not.
 func TestDefaultMaxTokenBytes(t *testing.T) {
 	api := &apiserver{user: ksa.Identity{ServiceAccount: sa}.UserInfo()}
-	v, err := tokenreview.New(tokenreview.Config{Mode: tokenreview.ReviewOnly, Reviewer: api, Audiences: []string{"vault"}})
+	v, err := tokenreview.NewValidator(tokenreview.ValidatorConfig{Mode: tokenreview.ReviewOnly, Reviewer: api, Audiences: []string{"vault"}})
 	require.NoError(t, err)
 	_, err = v.Validate(t.Context(), strings.Repeat("a", tokens.DefaultMaxTokenBytes))
 	require.NoError(t, err)

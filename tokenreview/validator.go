@@ -45,9 +45,9 @@ func (m Mode) String() string {
 // the method value tokens.Validator.ValidateFor or oidc.Verifier.VerifyFor.
 type LocalFunc func(ctx context.Context, token string, audiences []string) (*tokens.Result, error)
 
-// Config configures a [Validator]. Reviewer and Audiences are required, and
-// Local in LocalThenReview mode.
-type Config struct {
+// ValidatorConfig configures a [Validator]. Reviewer and Audiences are
+// required, and Local in LocalThenReview mode.
+type ValidatorConfig struct {
 	// Mode is LocalThenReview (the zero value) or ReviewOnly. Validation
 	// without any review is the local validator itself.
 	Mode Mode
@@ -79,10 +79,11 @@ type Validator struct {
 	maxBytes  int
 }
 
-// New checks the config and returns a Validator.
-func New(cfg Config) (*Validator, error) {
+// NewValidator checks the config and returns a Validator; a config it
+// refuses is a *ksa.ConfigError.
+func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 	config := func(field, reason string) (*Validator, error) {
-		return nil, configError("Config."+field, reason)
+		return nil, configError("ValidatorConfig."+field, reason)
 	}
 	switch {
 	case cfg.Mode != LocalThenReview && cfg.Mode != ReviewOnly:

@@ -114,7 +114,7 @@ func TestGoOIDCVerifiesKSATokens(t *testing.T) {
 			srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 			t.Cleanup(srv.Close)
 			keys := ksaKeys(t, ks.keys)
-			h, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: srv.URL, JWKSURI: srv.URL + oidc.JWKSPath}, keys)
+			h, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: srv.URL, JWKSURI: srv.URL + oidc.JWKSPath, Keys: keys})
 			require.NoError(t, err)
 
 			ctx := gooidc.ClientContext(t.Context(), srv.Client())

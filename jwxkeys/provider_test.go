@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"math/big"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,4 +89,63 @@ func TestKeyProviderRefusesAsTheValidator(t *testing.T) {
 			require.ErrorIs(t, err, tokens.Reason(ksaErr), "the validator's reason")
 		})
 	}
+}
+
+// TestKeyProvider: jws.Verify with ksa's key source through the provider
+// accepts the genuine token and refuses forgeries with the sentinel ksa's
+// validator gives them.
+func TestKeyProvider(t *testing.T) {
+	f := newFixture(t)
+	src, err := jwks.NewStaticSource(f.keys...)
+	require.NoError(t, err)
+	p, err := jwxkeys.NewKeyProvider(jwxkeys.Config{Keys: src})
+	require.NoError(t, err)
+	_, err = jws.Verify([]byte(f.token), jws.WithKeyProvider(p))
+	require.NoError(t, err)
+
+	payload := []byte(`{"iss":"https://issuer.example","aud":["vault"]}`)
+	forge := func(alg jwa.SignatureAlgorithm, key any, kid string) string {
+		hdr := jws.NewHeaders()
+		if kid != "" {
+			require.NoError(t, hdr.Set(jws.KeyIDKey, kid))
+		}
+		out, err := jws.Sign(payload, jws.WithKey(alg, key, jws.WithProtectedHeaders(hdr)))
+		require.NoError(t, err)
+		return string(out)
+	}
+	tests := []struct {
+		name  string
+		token string
+		err   error
+	}{
+		{name: "unknown kid", token: forge(jwa.ES256(), f.attacker, "nope"), err: tokens.ErrUnknownKeyID},
+		{name: "another key under the real kid", token: forge(jwa.ES256(), f.attacker, f.keys[0].KeyID), err: jws.VerifyError()},
+		{name: "RS256 on the EC key's kid", token: forge(jwa.RS256(), f.rsa, f.keys[0].KeyID), err: tokens.ErrAlgorithmNotAllowed},
+		{name: "HS256 keyed with anything", token: forge(jwa.HS256(), []byte("0123456789abcdef0123456789abcdef"), f.keys[0].KeyID), err: tokens.ErrAlgorithmNotAllowed},
+		{name: "tampered payload", token: tamper(f.token), err: jws.VerifyError()},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := jws.Verify([]byte(tt.token), jws.WithKeyProvider(p))
+			require.ErrorIs(t, err, tt.err)
+		})
+	}
+}
+
+func tamper(token string) string {
+	parts := strings.Split(token, ".")
+	parts[1] = parts[1][:len(parts[1])-2] + "AA"
+	return strings.Join(parts, ".")
+}
+
+func TestNewKeyProviderRefuses(t *testing.T) {
+	src, err := jwks.NewStaticSource()
+	require.NoError(t, err)
+	for _, cfg := range []jwxkeys.Config{{AllowedAlgorithms: []string{"HS256"}}, {MaxKeysPerToken: -1}} {
+		cfg.Keys = src
+		_, err := jwxkeys.NewKeyProvider(cfg)
+		require.ErrorIs(t, err, ksa.ErrInvalidConfig)
+	}
+	_, err = jwxkeys.NewKeyProvider(jwxkeys.Config{})
+	require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 }

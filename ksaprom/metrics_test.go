@@ -168,10 +168,3 @@ func TestNewRefuses(t *testing.T) {
 	_, err = ksaprom.NewMetrics(ksaprom.Config{Registerer: prometheus.NewRegistry(), MaxKeySets: -1})
 	require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 }
-
-func TestReasonName(t *testing.T) {
-	assert.Equal(t, "", ksaprom.ReasonName(nil))
-	assert.Equal(t, "expired", ksaprom.ReasonName(fmt.Errorf("wrapped: %w", tokens.ErrExpired)))
-	assert.Equal(t, "no_keys", ksaprom.ReasonName(jwks.ErrNoKeys))
-	assert.Equal(t, "other", ksaprom.ReasonName(errors.New("something else")))
-}

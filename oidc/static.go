@@ -1,11 +1,11 @@
 package oidc
 
 import (
-	"github.com/ksa-go/ksa/internal/errs"
-
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/ksa-go/ksa/internal/errs"
 )
 
 // WriteStatic writes both documents under dir laid out for blob or CDN

@@ -29,7 +29,7 @@ var (
 // detail returns an error matching kind that reads kind's words, then the
 // detail: "algorithm does not fit the key: ES256 with a *rsa.PublicKey".
 func detail(kind error, format string, args ...any) error {
-	return errs.Wrap("", kind, "", errors.New(fmt.Sprintf(format, args...)))
+	return errs.Wrap("", kind, "", fmt.Errorf(format, args...))
 }
 
 // hashFor returns the digest algorithm of alg, or 0 for EdDSA, and whether

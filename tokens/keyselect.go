@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"slices"
 
-	ksaerrs "github.com/ksa-go/ksa/internal/errs"
+	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/internal/jws"
 	"github.com/ksa-go/ksa/jwks"
 )
@@ -108,7 +108,7 @@ func (s *KeySelector) Select(ctx context.Context, src jwks.KeySource, kid, alg s
 	if limit != nil {
 		refusals = append(refusals, limit)
 	}
-	return nil, ksaerrs.Join(prefix, fmt.Sprintf("no key may check the signature (%d looked at)", looked), refusals)
+	return nil, errs.Join(prefix, fmt.Sprintf("no key may check the signature (%d looked at)", looked), refusals)
 }
 
 // walk looks at keys, a key source's answer for kid, by the rules: try is

@@ -12,6 +12,7 @@ import (
 	// test binary, and go test's cache cannot answer for it.
 	_ "github.com/ksa-go/ksa/extsigner"
 	_ "github.com/ksa-go/ksa/jwks"
+	_ "github.com/ksa-go/ksa/keystore"
 	_ "github.com/ksa-go/ksa/oidc"
 	_ "github.com/ksa-go/ksa/oidc/oidctest"
 	_ "github.com/ksa-go/ksa/podcert"
@@ -27,6 +28,7 @@ import (
 var corePackages = []string{
 	"github.com/ksa-go/ksa",
 	"github.com/ksa-go/ksa/jwks",
+	"github.com/ksa-go/ksa/keystore",
 	"github.com/ksa-go/ksa/tokens",
 	"github.com/ksa-go/ksa/oidc",
 	"github.com/ksa-go/ksa/oidc/oidctest",
@@ -55,4 +57,25 @@ func TestCoreImportsOnlyTheStandardLibrary(t *testing.T) {
 		}
 	}
 	assert.Empty(t, outside, "core packages import packages from modules outside the standard library")
+}
+
+// TestInternalImportsRunDown: the module's internal packages import the
+// standard library, other modules (testify for test helpers) and each
+// other, never a package above them (jwks, tokens, ...): imports run one
+// way, down into internal/.
+func TestInternalImportsRunDown(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is not on PATH")
+	}
+	const module = "github.com/ksa-go/ksa"
+	out, err := exec.Command(goTool, "list", "-deps", "-f", "{{.ImportPath}}", "./internal/...").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	var above []string
+	for _, pkg := range strings.Fields(string(out)) {
+		if (pkg == module || strings.HasPrefix(pkg, module+"/")) && !strings.HasPrefix(pkg, module+"/internal/") {
+			above = append(above, pkg)
+		}
+	}
+	assert.Empty(t, above, "internal packages import packages above them")
 }

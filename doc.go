@@ -25,8 +25,11 @@
 //   - ksa (this package): service accounts, identities and the user
 //     kube-apiserver authenticates, Kubernetes' name rules.
 //   - jwks: key IDs as Kubernetes derives them, JWK and JWKS built from
-//     public keys only, an audit for any JWKS, strict parsing, PEM key
-//     files, and key sources: static, or remote (cached, rate-limited).
+//     public keys only, an audit for any JWKS, strict parsing, public keys
+//     from PEM, and key sources: static, or remote (cached, rate-limited).
+//   - keystore: signing keys by reference: PEM key files as kube-apiserver
+//     reads them (private signing keys, public key files), checked with
+//     jwks' key rules.
 //   - tokens: minting bound service-account tokens byte-identical to
 //     kube-apiserver's, validating them as it does (stricter where it is
 //     lenient) with an optional result cache, and the projected-token file

@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/lestrrat-go/jwx/v3/jwk"
+	jwxjws "github.com/lestrrat-go/jwx/v3/jws"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	certificatesv1 "k8s.io/api/certificates/v1"
@@ -39,6 +41,7 @@ import (
 	"github.com/ksa-go/ksa/golangjwt"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/jwxkeys"
+	"github.com/ksa-go/ksa/keystore"
 	"github.com/ksa-go/ksa/ksaprom"
 	"github.com/ksa-go/ksa/kubeapi"
 	"github.com/ksa-go/ksa/oidc"
@@ -189,8 +192,10 @@ func TestErrorMessages(t *testing.T) {
 	_, err = jwks.ParseSet([]byte(`{"keys":[]}`+strings.Repeat(" ", 100)), jwks.ParseOptions{MaxBytes: 20})
 	add("jwks set too large", err)
 	add("jwks audit", jwks.Audit([]byte(`{"keys":[{"kty":"oct","k":"AQ"},{"kty":"EC","d":"AQ"}],"meta":{"p":1}}`)))
-	_, err = jwks.LoadPublicKeysFile(filepath.Join(t.TempDir(), "missing.pem"))
-	add("jwks key file", err)
+	_, err = keystore.LoadPublicKeysFile(filepath.Join(t.TempDir(), "missing.pem"))
+	add("keystore key file", err)
+	_, err = keystore.LoadSigningKeyFile(writeTemp(t, "sa.key", "-----BEGIN EC PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n\nAAAA\n-----END EC PRIVATE KEY-----\n"))
+	add("keystore signing key", err)
 	_, err = jwks.ParsePublicKeysPEM([]byte("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"))
 	add("jwks PEM", err)
 	_, err = jwks.NewRemote(jwks.RemoteConfig{URL: "http://x"})
@@ -203,7 +208,6 @@ func TestErrorMessages(t *testing.T) {
 		Last: &jwks.FetchError{URL: "https://x/jwks", Status: 503, Reason: "unexpected status 503 Service Unavailable"}}
 	add("jwks rate limited", rateLimited)
 	add("jwks rate limited, no keys held", &jwks.FetchError{URL: "https://x/jwks", Err: &jwks.RateLimitError{URL: "https://x/jwks", Next: time.Unix(1700000010, 0)}})
-	add("tokens unknown kid, rate limited", &tokens.KeyError{KeyID: "k", Err: rateLimited})
 
 	// tokens: validation failures as a relying party meets them.
 	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -274,6 +278,32 @@ func TestErrorMessages(t *testing.T) {
 	require.NoError(t, err)
 	_, err = fs.Current(ctx)
 	add("tokens file expired", err)
+	noExp := writeTemp(t, "token", parts[0]+".e30."+parts[2])
+	fs, err = tokens.NewFileSource(tokens.FileSourceConfig{Path: noExp, Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	_, err = fs.Current(ctx)
+	add("tokens file without exp", err)
+	_, err = validator(func(c *tokens.ValidatorConfig) {
+		c.Keys = keysFunc(func(context.Context, string) ([]jwks.Key, error) {
+			return nil, &jwks.RateLimitError{URL: "https://x/jwks", KeyID: pub.KeyID, Next: time.Unix(1700000010, 0), Last: rateLimited.Last}
+		})
+	}).Validate(ctx, tok.Raw)
+	add("tokens unknown kid, rate limited", err)
+	var others []jwks.Key
+	for range 2 {
+		k, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		other, err := jwks.NewKeyWithID(k.Public(), pub.KeyID)
+		require.NoError(t, err)
+		others = append(others, other)
+	}
+	_, err = validator(func(c *tokens.ValidatorConfig) {
+		c.Keys, c.MaxKeysPerToken = keysFunc(func(context.Context, string) ([]jwks.Key, error) { return others, nil }), 1
+	}).Validate(ctx, tok.Raw)
+	add("tokens too many keys", err)
+	failing, err := tokens.NewMinter(tokens.MinterConfig{Issuer: "https://iss", Signer: failingSigner{key}})
+	require.NoError(t, err)
+	_, err = failing.Mint(ctx, tokens.Request{ServiceAccount: sa, Audiences: []string{"vault"}})
+	add("tokens sign", err)
 
 	// oidc
 	_, err = oidc.Render(oidc.IssuerConfig{Issuer: "http://x", ExternalAddress: "a"}, []jwks.Key{pub})
@@ -284,7 +314,7 @@ func TestErrorMessages(t *testing.T) {
 	add("oidc no keys", err)
 	_, err = oidc.ParseMetadata([]byte(`{"issuer":1}`))
 	add("oidc document", err)
-	srv, err := oidctest.New(oidctest.Config{Path: "/c"})
+	srv, err := oidctest.NewServer(oidctest.Config{Path: "/c"})
 	require.NoError(t, err)
 	t.Cleanup(srv.Close)
 	_, err = oidc.Discover(ctx, oidc.DiscoveryConfig{Issuer: srv.Issuer() + "/", Client: srv.Client()})
@@ -299,31 +329,39 @@ func TestErrorMessages(t *testing.T) {
 	add("kubeapi config", err)
 
 	// golangjwt
-	_, err = golangjwt.NewKeys(nil, golangjwt.Config{})
+	_, err = golangjwt.NewKeys(golangjwt.Config{})
 	add("golangjwt config", err)
-	add("golangjwt key", &golangjwt.KeyError{KeyID: "k", Algorithm: "HS256", Problem: tokens.ErrAlgorithmNotAllowed})
-	add("golangjwt key source", &golangjwt.KeyError{KeyID: "k", Algorithm: "ES256", Problem: tokens.ErrKeySource, Err: &jwks.FetchError{URL: "https://x/jwks", Reason: "unexpected status 503"}})
 	add("golangjwt claim", (&golangjwt.Claims{}).Validate())
-	gjKeys, err := golangjwt.NewKeys(src, golangjwt.Config{})
+	gjKeys, err := golangjwt.NewKeys(golangjwt.Config{Keys: src})
 	require.NoError(t, err)
+	_, err = gjKeys.Keyfunc(&jwt.Token{Method: jwt.SigningMethodES256, Header: map[string]any{"alg": "HS256", "kid": "k"}})
+	add("golangjwt key", err)
+	gjFailing, err := golangjwt.NewKeys(golangjwt.Config{Keys: failingSource{}})
+	require.NoError(t, err)
+	_, err = gjFailing.Keyfunc(&jwt.Token{Method: jwt.SigningMethodES256, Header: map[string]any{"alg": "ES256", "kid": "k"}})
+	add("golangjwt key source", err)
 	_, err = gjKeys.Keyfunc(&jwt.Token{Method: jwt.SigningMethodES256, Header: map[string]any{"alg": "ES256", "kid": "k", "crit": []any{"exp"}}})
 	add("golangjwt crit", err)
 
 	// jwxkeys
-	_, err = jwxkeys.NewKeyProvider(nil, jwxkeys.Config{})
+	_, err = jwxkeys.NewKeyProvider(jwxkeys.Config{})
 	add("jwxkeys config", err)
-	add("jwxkeys key", &jwxkeys.KeyError{KeyID: "k", Algorithm: "HS256", Problem: tokens.ErrAlgorithmNotAllowed})
-	add("jwxkeys convert", &jwxkeys.ConvertError{What: "the key set to jwx", Err: errors.New("jwk.Parse: failed to parse key")})
+	jwxProvider, err := jwxkeys.NewKeyProvider(jwxkeys.Config{Keys: failingSource{}})
+	require.NoError(t, err)
+	_, err = jwxjws.Verify([]byte(tok.Raw), jwxjws.WithKeyProvider(jwxProvider))
+	add("jwxkeys key source", ours(err, "jwxkeys: "))
+	_, err = jwxkeys.FromSet(unmarshalable{jwk.NewSet()}, jwks.ParseOptions{})
+	add("jwxkeys convert", err)
 
 	// ksaprom
-	_, err = ksaprom.New(ksaprom.Config{})
+	_, err = ksaprom.NewMetrics(ksaprom.Config{})
 	add("ksaprom config", err)
 
 	// tokenreview
-	_, err = tokenreview.New(tokenreview.Config{})
+	_, err = tokenreview.NewValidator(tokenreview.ValidatorConfig{})
 	add("tokenreview config", err)
 	refuse := func(name string, st *tokenreview.Status, rerr error) {
-		rv, err := tokenreview.New(tokenreview.Config{Mode: tokenreview.ReviewOnly, Audiences: []string{"vault"},
+		rv, err := tokenreview.NewValidator(tokenreview.ValidatorConfig{Mode: tokenreview.ReviewOnly, Audiences: []string{"vault"},
 			Reviewer: tokenreview.ReviewerFunc(func(context.Context, tokenreview.Request) (*tokenreview.Status, error) { return st, rerr })})
 		require.NoError(t, err)
 		_, err = rv.Validate(ctx, "token")
@@ -614,4 +652,53 @@ type failingSource struct{}
 
 func (failingSource) Keys(context.Context, string) ([]jwks.Key, error) {
 	return nil, &jwks.FetchError{URL: "https://issuer/keys", Reason: "request failed", Err: errors.New("dial tcp: connection refused")}
+}
+
+// writeTemp writes data to a file of a temporary directory and returns its
+// path.
+func writeTemp(t *testing.T, name, data string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name)
+	require.NoError(t, os.WriteFile(path, []byte(data), 0o600))
+	return path
+}
+
+// keysFunc is a key source answering as the function does.
+type keysFunc func(ctx context.Context, kid string) ([]jwks.Key, error)
+
+func (f keysFunc) Keys(ctx context.Context, kid string) ([]jwks.Key, error) { return f(ctx, kid) }
+
+// failingSigner is a signer whose signing call fails, as a KMS that is
+// down.
+type failingSigner struct{ crypto.Signer }
+
+func (failingSigner) Sign(io.Reader, []byte, crypto.SignerOpts) ([]byte, error) {
+	return nil, errors.New("kms: key version disabled")
+}
+
+// unmarshalable is a jwx set that cannot be written as JSON.
+type unmarshalable struct{ jwkSet }
+
+// jwkSet names the embedded set apart from its own Set method.
+type jwkSet = jwk.Set
+
+func (unmarshalable) MarshalJSON() ([]byte, error) { return nil, errors.New("jwk: cannot marshal") }
+
+// ours returns the error of err's tree whose message starts with prefix:
+// the module's error inside another library's.
+func ours(err error, prefix string) error {
+	if err == nil || strings.HasPrefix(err.Error(), prefix) {
+		return err
+	}
+	switch u := err.(type) {
+	case interface{ Unwrap() error }:
+		return ours(u.Unwrap(), prefix)
+	case interface{ Unwrap() []error }:
+		for _, e := range u.Unwrap() {
+			if found := ours(e, prefix); found != nil {
+				return found
+			}
+		}
+	}
+	return nil
 }

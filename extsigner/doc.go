@@ -36,7 +36,7 @@
 // verification only: staged keys (the next primary), previous keys (until
 // their tokens expire) and verify-only keys (see Migrating below). Each
 // signing key is a crypto.Signer: an *ecdsa.PrivateKey or *rsa.PrivateKey
-// read from a PEM file (jwks.LoadSigningKeyFile), or a KMS or HSM key. A
+// read from a PEM file (keystore.LoadSigningKeyFile), or a KMS or HSM key. A
 // signer that implements [ContextSigner] gets each request's context, so
 // a KMS call kube-apiserver gave up on is abandoned; [SignerFunc] makes
 // one from a KMS client's sign call:

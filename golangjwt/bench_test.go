@@ -32,7 +32,7 @@ func BenchmarkVerify(b *testing.B) {
 	}
 	pub, _ := jwks.NewKey(key.Public())
 	src, _ := jwks.NewStaticSource(pub)
-	keys, _ := golangjwt.NewKeys(src, golangjwt.Config{})
+	keys, _ := golangjwt.NewKeys(golangjwt.Config{Keys: src})
 	validator, _ := tokens.NewValidator(tokens.ValidatorConfig{Issuers: []string{issuer}, Keys: src,
 		Audiences: []string{"vault"}, SkipObjectCheck: true, Now: clock})
 	opts := append(golangjwt.ParserOptions(), jwt.WithIssuer(issuer), jwt.WithAudience("vault"), jwt.WithTimeFunc(clock))

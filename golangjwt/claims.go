@@ -39,24 +39,12 @@ type ObjectRef struct {
 	UID  string `json:"uid"`
 }
 
-// ClaimError reports claims Validate refuses. It matches
-// tokens.ErrMissingClaim (a claim absent) or tokens.ErrMalformed.
-type ClaimError struct {
-	Claim, Reason string
-	Problem       error
-}
-
-func (e *ClaimError) Error() string {
-	return errs.Msg(prefix, fmt.Sprintf("claim %s %s", e.Claim, e.Reason), nil)
-}
-
-// Is reports whether target is the Problem sentinel.
-func (e *ClaimError) Is(target error) bool { return target == e.Problem }
-
-// Validate checks the claims jwt leaves to the application.
+// Validate checks the claims jwt leaves to the application. The error
+// matches tokens.ErrMissingClaim (a claim absent) or tokens.ErrMalformed (a
+// subject that is not the service account's username).
 func (c *Claims) Validate() error {
 	missing := func(claim string) error {
-		return &ClaimError{Claim: claim, Reason: "is missing", Problem: tokens.ErrMissingClaim}
+		return errs.Wrap(prefix, tokens.ErrMissingClaim, "claim "+claim+" is missing", nil)
 	}
 	k := c.Kubernetes
 	switch {
@@ -69,7 +57,7 @@ func (c *Claims) Validate() error {
 	case c.IssuedAt == nil:
 		return missing("iat")
 	case !ksa.MatchesUsername(k.Namespace, k.ServiceAccount.Name, c.Subject):
-		return &ClaimError{Claim: "sub", Reason: fmt.Sprintf("%q is not the username of service account %s/%s", c.Subject, k.Namespace, k.ServiceAccount.Name), Problem: tokens.ErrMalformed}
+		return errs.Wrap(prefix, tokens.ErrMalformed, fmt.Sprintf("claim sub %q is not the username of service account %s/%s", c.Subject, k.Namespace, k.ServiceAccount.Name), nil)
 	}
 	return nil
 }

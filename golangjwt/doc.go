@@ -14,8 +14,9 @@
 //     is understood, and RFC 7515 requires refusing a token that marks
 //     one critical (golang-jwt itself ignores crit);
 //   - RSA keys outside jwks' size bounds are not offered, and at most
-//     MaxKeysPerToken keys are tried for one token (a token without kid);
-//   - a refusal is a *KeyError matching the sentinel ksa's validator gives
+//     MaxKeysPerToken keys are looked at for one token (those refused
+//     included): the rules of tokens.KeySelector, the validator's own;
+//   - a refusal matches the sentinel ksa's validator gives
 //     the same token (tokens.ErrUnknownKeyID, tokens.ErrAlgorithmNotAllowed,
 //     ...), through golang-jwt's own error.
 //
@@ -25,7 +26,7 @@
 // requires of a bound token (jwt calls its Validate method) and gives the
 // [ksa.Identity] the token proves:
 //
-//	keys, err := golangjwt.NewKeys(remote, golangjwt.Config{})
+//	keys, err := golangjwt.NewKeys(golangjwt.Config{Keys: remote})
 //	var claims golangjwt.Claims
 //	opts := append(golangjwt.ParserOptions(), jwt.WithIssuer(issuer), jwt.WithAudience("vault"))
 //	_, err = jwt.ParseWithClaims(raw, &claims, keys.KeyfuncContext(ctx), opts...)

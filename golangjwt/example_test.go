@@ -31,7 +31,7 @@ func Example() {
 	pub, _ := jwks.NewKey(key.Public())
 	src, _ := jwks.NewStaticSource(pub)
 
-	keys, err := golangjwt.NewKeys(src, golangjwt.Config{})
+	keys, err := golangjwt.NewKeys(golangjwt.Config{Keys: src})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -2,17 +2,25 @@ package golangjwt
 
 import (
 	"context"
-	"slices"
+	"errors"
+	"fmt"
+	"strings"
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/ksa-go/ksa/internal/keysel"
+	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/internal/errs"
+	"github.com/ksa-go/ksa/internal/jws"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokens"
 )
 
-// Config configures [NewKeys]. Its zero value is ready to use.
+// Config configures [NewKeys]. Keys is required; the zero value of every
+// other field is the validator's default.
 type Config struct {
+	// Keys is where the keys come from: a static set, a remote JWKS, an
+	// oidc.Verifier's key set. Required.
+	Keys jwks.KeySource
 	// AllowedAlgorithms are algorithms accepted besides each key's own
 	// (RS256 for an RSA key, the curve's for ECDSA, EdDSA), as
 	// tokens.ValidatorConfig.AllowedAlgorithms: PS256 for an RSA key, say.
@@ -29,23 +37,28 @@ type Config struct {
 // keys (no fallback to others when none has it), the header's alg must be
 // asymmetric and fit the key, a header with critical extensions ("crit")
 // is refused, RSA keys are within jwks' size bounds, and at most
-// MaxKeysPerToken keys are offered per token. It is safe for
-// concurrent use.
+// MaxKeysPerToken keys are looked at per token: the rules of
+// tokens.KeySelector, which it applies. It is safe for concurrent use.
 type Keys struct {
-	src    jwks.KeySource
-	policy keysel.Policy
+	src      jwks.KeySource
+	selector *tokens.KeySelector
 }
 
 // NewKeys checks the config and returns the key function's source.
-func NewKeys(src jwks.KeySource, cfg Config) (*Keys, error) {
-	if src == nil {
-		return nil, &ConfigError{Field: "src", Reason: "is nil"}
+func NewKeys(cfg Config) (*Keys, error) {
+	if cfg.Keys == nil {
+		return nil, &ksa.ConfigError{Field: prefix + ".Config.Keys", Reason: "is required"}
 	}
-	policy, field, reason := keysel.NewPolicy(cfg.AllowedAlgorithms, cfg.MaxKeysPerToken)
-	if field != "" {
-		return nil, &ConfigError{Field: field, Reason: reason}
+	selector, err := tokens.NewKeySelector(tokens.KeySelectorConfig{AllowedAlgorithms: cfg.AllowedAlgorithms, MaxKeysPerToken: cfg.MaxKeysPerToken})
+	if err != nil {
+		// The same fields, named as this package's.
+		var ce *ksa.ConfigError
+		if errors.As(err, &ce) {
+			return nil, &ksa.ConfigError{Field: prefix + ".Config." + strings.TrimPrefix(ce.Field, "tokens.KeySelectorConfig."), Reason: ce.Reason, Err: ce.Err}
+		}
+		return nil, err
 	}
-	return &Keys{src: src, policy: policy}, nil
+	return &Keys{src: cfg.Keys, selector: selector}, nil
 }
 
 // Keyfunc is a jwt.Keyfunc; a remote key set is asked with
@@ -61,9 +74,7 @@ func (k *Keys) keys(ctx context.Context, t *jwt.Token) (any, error) {
 	alg, _ := t.Header["alg"].(string)
 	kidValue, hasKid := t.Header["kid"]
 	kid, isString := kidValue.(string)
-	fail := func(problem, err error) (any, error) {
-		return nil, &KeyError{KeyID: kid, Algorithm: alg, Problem: problem, Err: err}
-	}
+	fail := func(problem, err error) (any, error) { return nil, refuse(kid, alg, problem, err) }
 	switch {
 	case t.Method == nil || t.Method.Alg() != alg:
 		return fail(tokens.ErrAlgorithmNotAllowed, nil)
@@ -75,16 +86,16 @@ func (k *Keys) keys(ctx context.Context, t *jwt.Token) (any, error) {
 		// is refused (RFC 7515, section 4.1.11), as ksa's validator does.
 		return fail(tokens.ErrMalformed, errCritical)
 	}
-	keys, problem, cause := k.policy.Select(ctx, k.src, kid, alg)
+	keys, err := k.selector.Select(ctx, k.src, kid, alg)
 	switch {
-	case problem != nil:
-		return fail(problem, cause)
+	case err != nil:
+		return nil, errs.Wrap(prefix, nil, fmt.Sprintf("no key for the token (kid %q, alg %q)", kid, alg), err)
 	case len(keys) == 1:
-		return keys[0], nil
+		return keys[0].Public, nil
 	}
 	set := jwt.VerificationKeySet{Keys: make([]jwt.VerificationKey, len(keys))}
-	for i, pub := range keys {
-		set.Keys[i] = pub
+	for i, key := range keys {
+		set.Keys[i] = key.Public
 	}
 	return set, nil
 }
@@ -95,7 +106,7 @@ func (k *Keys) keys(ctx context.Context, t *jwt.Token) (any, error) {
 // Kubernetes' leeway (tokens.DefaultLeeway) on times.
 func ParserOptions() []jwt.ParserOption {
 	return []jwt.ParserOption{
-		jwt.WithValidMethods(slices.Clone(keysel.Algorithms)),
+		jwt.WithValidMethods(jws.Names()),
 		jwt.WithExpirationRequired(),
 		jwt.WithLeeway(tokens.DefaultLeeway),
 	}

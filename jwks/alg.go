@@ -81,40 +81,40 @@ func CheckPublicKey(pub crypto.PublicKey) error {
 	switch k := pub.(type) {
 	case *rsa.PublicKey:
 		if k == nil || k.N == nil {
-			return &KeyTypeError{Type: "*rsa.PublicKey", Reason: "nil key"}
+			return unsupported("*rsa.PublicKey", "nil key", nil)
 		}
 		if k.N.Sign() <= 0 || k.N.Bit(0) == 0 {
 			// crypto/rsa refuses even moduli when verifying; a negative one
 			// would be written to a JWK as its absolute value.
-			return &KeyTypeError{Type: "*rsa.PublicKey", Reason: "modulus is not a positive odd number"}
+			return unsupported("*rsa.PublicKey", "modulus is not a positive odd number", nil)
 		}
 		if bits := k.N.BitLen(); bits < MinRSABits {
-			return &KeyTypeError{Type: "*rsa.PublicKey", Reason: fmt.Sprintf("%d-bit modulus is below the %d-bit minimum", bits, MinRSABits)}
+			return unsupported("*rsa.PublicKey", fmt.Sprintf("%d-bit modulus is below the %d-bit minimum", bits, MinRSABits), nil)
 		} else if bits > MaxRSABits {
-			return &KeyTypeError{Type: "*rsa.PublicKey", Reason: fmt.Sprintf("%d-bit modulus is above the %d-bit maximum", bits, MaxRSABits)}
+			return unsupported("*rsa.PublicKey", fmt.Sprintf("%d-bit modulus is above the %d-bit maximum", bits, MaxRSABits), nil)
 		}
 		if k.E < 3 || k.E%2 == 0 || k.E > MaxRSAExponent {
-			return &KeyTypeError{Type: "*rsa.PublicKey", Reason: fmt.Sprintf("public exponent %d is not an odd number in [3, %d]", k.E, MaxRSAExponent)}
+			return unsupported("*rsa.PublicKey", fmt.Sprintf("public exponent %d is not an odd number in [3, %d]", k.E, MaxRSAExponent), nil)
 		}
 		return nil
 	case *ecdsa.PublicKey:
 		//lint:ignore SA1019 only checked: Bytes dereferences X and Y.
 		if k == nil || k.Curve == nil || k.X == nil || k.Y == nil {
-			return &KeyTypeError{Type: "*ecdsa.PublicKey", Reason: "nil key"}
+			return unsupported("*ecdsa.PublicKey", "nil key", nil)
 		}
 		if ecAlgorithm(k.Curve) == "" {
-			return &KeyTypeError{Type: "*ecdsa.PublicKey", Reason: fmt.Sprintf("curve %s is not P-256, P-384 or P-521", k.Curve.Params().Name)}
+			return unsupported("*ecdsa.PublicKey", fmt.Sprintf("curve %s is not P-256, P-384 or P-521", k.Curve.Params().Name), nil)
 		}
 		if _, err := k.Bytes(); err != nil {
-			return &KeyTypeError{Type: "*ecdsa.PublicKey", Reason: "point is not on the curve", Err: err}
+			return unsupported("*ecdsa.PublicKey", "point is not on the curve", err)
 		}
 		return nil
 	case ed25519.PublicKey:
 		if len(k) != ed25519.PublicKeySize {
-			return &KeyTypeError{Type: "ed25519.PublicKey", Reason: fmt.Sprintf("%d bytes, want %d", len(k), ed25519.PublicKeySize)}
+			return unsupported("ed25519.PublicKey", fmt.Sprintf("%d bytes, want %d", len(k), ed25519.PublicKeySize), nil)
 		}
 		return nil
 	default:
-		return &KeyTypeError{Type: fmt.Sprintf("%T", pub), Reason: "not an RSA, ECDSA or Ed25519 public key"}
+		return unsupported(fmt.Sprintf("%T", pub), "not an RSA, ECDSA or Ed25519 public key", nil)
 	}
 }

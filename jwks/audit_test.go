@@ -151,12 +151,7 @@ func TestAudit(t *testing.T) {
 			err := jwks.Audit([]byte(tt.doc))
 			switch {
 			case tt.wantSet != nil:
-				require.ErrorIs(t, err, tt.wantSet)
-				var se *jwks.SetError
-				require.ErrorAs(t, err, &se)
-				assert.Equal(t, tt.wantSet, se.Kind)
-				var me *jwks.MemberError
-				assert.False(t, errors.As(err, &me))
+				requireSetError(t, err, tt.wantSet)
 			case len(tt.want) == 0:
 				require.NoError(t, err)
 			default:
@@ -198,4 +193,49 @@ func TestAuditJoinsEveryProblem(t *testing.T) {
 	require.True(t, ok, "not a joined error")
 	assert.Len(t, joined.Unwrap(), 4)
 	assert.Equal(t, []problem{private(0, "d"), private(1, "k"), unknownKty(1), unsupported(2, "kty")}, problems(t, err))
+}
+
+// FuzzAudit: Audit never panics, never accepts a document in which
+// encoding/json finds a private member, and agrees with ParseSet: the
+// documents it refuses as a whole ParseSet refuses, and the keys it flags
+// ParseSet skips.
+func FuzzAudit(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		err := jwks.Audit(doc)
+		if idx, ok := privateIndexesJSON(doc); ok && len(idx) > 0 {
+			require.Error(t, err, "Audit accepts a private member")
+			if !errors.Is(err, jwks.ErrMalformedSet) {
+				require.ErrorIs(t, err, jwks.ErrPrivateMaterial)
+			}
+		}
+		s, perr := jwks.ParseSet(doc, jwks.ParseOptions{MaxBytes: len(doc) + 1, MaxKeys: 1 << 30})
+		if errors.Is(err, jwks.ErrMalformedSet) {
+			requireSetError(t, err, jwks.ErrMalformedSet) // a set error comes alone
+			require.ErrorIs(t, perr, jwks.ErrMalformedSet)
+			return
+		}
+		require.NoError(t, perr)
+		skipped := map[int]*jwks.MemberError{}
+		for _, me := range s.Skipped {
+			skipped[me.Index] = me
+		}
+		if err == nil {
+			for _, me := range s.Skipped {
+				require.NotErrorIs(t, me, jwks.ErrPrivateMaterial)
+				require.NotErrorIs(t, me, jwks.ErrUnknownKeyType)
+			}
+			return
+		}
+		for _, me := range memberErrors(t, err) {
+			requireKind(t, me)
+			if me.Index < 0 {
+				continue // outside the keys: nothing for ParseSet to skip
+			}
+			require.Contains(t, skipped, me.Index, "Audit flags key #%d, ParseSet takes it", me.Index)
+			if me.Kind == jwks.ErrPrivateMaterial {
+				require.ErrorIs(t, skipped[me.Index], jwks.ErrPrivateMaterial)
+			}
+		}
+	})
 }

@@ -1,7 +1,8 @@
 // Package jwks holds verification keys: key IDs derived exactly as
 // Kubernetes derives them, JWK and JWKS documents built from public keys only,
 // an audit for any JWKS document, strict JWKS parsing for relying parties,
-// PEM key files, and the [KeySource] seam token validation uses.
+// public keys from PEM, and the [KeySource] seam token validation uses.
+// Private signing keys, and key files, are package keystore's.
 //
 // # Key IDs
 //
@@ -32,9 +33,10 @@
 // strict JSON within [DefaultMaxSetBytes] and [DefaultMaxKeys]; keys that
 // cannot be used (unknown types or curves, RSA outside [MinRSABits]..[MaxRSABits], private
 // members, bad encodings, points off the curve) are skipped one by one with
-// the reason in [Set.Skipped]. [ParsePublicKeysPEM] and [LoadPublicKeysFile]
-// read key files as kube-apiserver's --service-account-key-file;
-// [LoadSigningKeyFile] reads --service-account-signing-key-file.
+// the reason in [Set.Skipped]. [ParsePublicKeysPEM] reads PEM data as
+// kube-apiserver reads --service-account-key-file (keystore.LoadPublicKeysFile
+// reads the file; keystore.LoadSigningKeyFile reads
+// --service-account-signing-key-file).
 //
 // # Key sources
 //

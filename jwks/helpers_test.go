@@ -2,9 +2,11 @@ package jwks_test
 
 import (
 	"crypto"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -170,4 +172,103 @@ func newKeys(keys ...crypto.PublicKey) ([]jwks.Key, error) {
 		out = append(out, key)
 	}
 	return out, nil
+}
+
+// requireUnsupported holds err to a refused key: it matches
+// ErrUnsupportedKey and says which type of key and why ("unsupported key
+// *rsa.PublicKey: 1024-bit modulus ..."); typ empty accepts any type.
+func requireUnsupported(t *testing.T, err error, typ string) {
+	t.Helper()
+	require.ErrorIs(t, err, jwks.ErrUnsupportedKey)
+	if typ == "" {
+		typ = `\S+`
+	} else {
+		typ = regexp.QuoteMeta(typ)
+	}
+	require.Regexp(t, `unsupported key `+typ+`: \S`, err.Error())
+}
+
+// requireSetError holds err to a refusal of the key set document as a
+// whole: it matches kind and no other of the set's sentinels, and names
+// no key.
+func requireSetError(t *testing.T, err error, kind error) {
+	t.Helper()
+	require.ErrorIs(t, err, kind)
+	for _, other := range []error{jwks.ErrMalformedSet, jwks.ErrSetTooLarge, jwks.ErrNoKeys} {
+		if other != kind {
+			require.NotErrorIs(t, err, other)
+		}
+	}
+	var me *jwks.MemberError
+	require.False(t, errors.As(err, &me), "a set error names no key")
+}
+
+// fuzzSeeds are real and hostile key set documents.
+func fuzzSeeds(f *testing.F) {
+	for _, tt := range auditCases(f) {
+		f.Add([]byte(tt.doc))
+	}
+	for _, doc := range []string{
+		set(with(rsaJWK, `"alg":"PS256"`, `"use":"sig"`, `"key_ops":["verify"]`, `"kid":"k"`)),
+		set(with(okpJWK, `"alg":"Ed25519"`)),
+		set(rsaWith(k8sRSAN, "AQAA"), rsaWith(k8sRSAN, "_____w"), rsaWith(k8sRSAN+"==", "AQAB")),
+		set(ecWith("P-384", k8sECX, k8sECY), ecWith("P-256", k8sECX, k8sECX)),
+		set(okpWith("X25519", rfc8037X), `{"kty":"OKP","crv":"Ed25519","x":"`+rfc8037X+`","d":"`+rfc8037D+`"}`),
+		set(with(ecJWK, `"key_ops":"verify"`), with(ecJWK, `"use":"enc"`), with(ecJWK, `"alg":"none"`)),
+		`{"keys":[{"kty":"RSA","n":"` + k8sRSAN[:64] + `\n` + k8sRSAN[64:] + `","e":"AQAB"}]}`,
+		`{"keys":[` + strings.Repeat(ecJWK+",", 5) + ecJWK + `]}`,
+		`{"keys":[{"\u0064":"x","kty":"EC"},{"\u004b":"x","kty":"oct"},{"\u212a":"x"}]}`,
+		`{"keys":[],"Keys":[{"d":"x"}]}`,
+	} {
+		f.Add([]byte(doc))
+	}
+}
+
+// privateIndexesJSON returns the positions of the key objects that
+// encoding/json sees as holding a private member (in any case), under any
+// top-level member encoding/json would take for "keys", or ok=false when
+// encoding/json does not read doc.
+func privateIndexesJSON(doc []byte) (idx map[int]bool, ok bool) {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(doc, &top) != nil {
+		return nil, false
+	}
+	idx = map[int]bool{}
+	for name, raw := range top {
+		if !strings.EqualFold(name, "keys") {
+			continue
+		}
+		var keys []json.RawMessage
+		if json.Unmarshal(raw, &keys) != nil {
+			continue
+		}
+		for i, k := range keys {
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(k, &obj) != nil {
+				continue
+			}
+			for member := range obj {
+				if isPrivateName(member) {
+					idx[i] = true
+				}
+			}
+		}
+	}
+	return idx, true
+}
+
+func requireKind(t *testing.T, me *jwks.MemberError) {
+	t.Helper()
+	switch me.Kind {
+	case jwks.ErrPrivateMaterial, jwks.ErrUnknownKeyType, jwks.ErrUnsupportedKey:
+	default:
+		t.Fatalf("MemberError kind %v", me.Kind)
+	}
+	require.ErrorIs(t, me, me.Kind)
+	if me.Index < 0 {
+		// Audit's finding outside the keys: private material with a path.
+		require.Equal(t, -1, me.Index)
+		require.Equal(t, jwks.ErrPrivateMaterial, me.Kind)
+		require.NotEmpty(t, me.Path)
+	}
 }

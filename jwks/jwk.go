@@ -26,7 +26,7 @@ func AppendJWK(dst []byte, k Key) ([]byte, error) {
 		return dst, err
 	}
 	if k.Algorithm != "" && !Fits(k.Algorithm, k.Public) {
-		return dst, &KeyTypeError{Type: fmt.Sprintf("%T", k.Public), Reason: fmt.Sprintf("algorithm %q does not fit the key", k.Algorithm)}
+		return dst, unsupported(fmt.Sprintf("%T", k.Public), fmt.Sprintf("algorithm %q does not fit the key", k.Algorithm), nil)
 	}
 	head := func(kty, crv string) {
 		dst = append(dst, `{"use":"sig","kty":"`...)

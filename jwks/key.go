@@ -51,7 +51,7 @@ func NewKey(pub crypto.PublicKey) (Key, error) {
 // empty kid is an error.
 func NewKeyWithID(pub crypto.PublicKey, kid string) (Key, error) {
 	if kid == "" {
-		return Key{}, &KeyTypeError{Type: fmt.Sprintf("%T", pub), Reason: "empty key ID"}
+		return Key{}, unsupported(fmt.Sprintf("%T", pub), "empty key ID", nil)
 	}
 	k, err := NewKey(pub)
 	if err != nil {
@@ -70,12 +70,12 @@ func (k Key) Check() (Key, error) {
 		return Key{}, err
 	}
 	if k.KeyID == "" {
-		return Key{}, &KeyTypeError{Type: fmt.Sprintf("%T", k.Public), Reason: "empty key ID"}
+		return Key{}, unsupported(fmt.Sprintf("%T", k.Public), "empty key ID", nil)
 	}
 	if k.Algorithm == "" {
 		k.Algorithm, _ = AlgorithmFor(k.Public)
 	} else if !Fits(k.Algorithm, k.Public) {
-		return Key{}, &KeyTypeError{Type: fmt.Sprintf("%T", k.Public), Reason: fmt.Sprintf("algorithm %q does not fit the key", k.Algorithm)}
+		return Key{}, unsupported(fmt.Sprintf("%T", k.Public), fmt.Sprintf("algorithm %q does not fit the key", k.Algorithm), nil)
 	}
 	return k, nil
 }

@@ -25,7 +25,7 @@ func KeyID(key crypto.PublicKey) (string, error) {
 	}
 	der, err := x509.MarshalPKIXPublicKey(pub)
 	if err != nil {
-		return "", &KeyTypeError{Type: fmt.Sprintf("%T", pub), Reason: "cannot encode SubjectPublicKeyInfo", Err: err}
+		return "", unsupported(fmt.Sprintf("%T", pub), "cannot encode SubjectPublicKeyInfo", err)
 	}
 	sum := sha256.Sum256(der)
 	return base64.RawURLEncoding.EncodeToString(sum[:]), nil
@@ -72,22 +72,22 @@ func Thumbprint(key crypto.PublicKey) (string, error) {
 // their public key; public keys are returned as they are.
 func PublicKey(key crypto.PublicKey) (crypto.PublicKey, error) {
 	if key == nil {
-		return nil, &KeyTypeError{Type: "<nil>", Reason: "no key"}
+		return nil, unsupported("<nil>", "no key", nil)
 	}
 	// The standard private keys' Public methods panic on a nil pointer or
 	// a short Ed25519 key.
 	switch k := key.(type) {
 	case *rsa.PrivateKey:
 		if k == nil {
-			return nil, &KeyTypeError{Type: "*rsa.PrivateKey", Reason: "nil key"}
+			return nil, unsupported("*rsa.PrivateKey", "nil key", nil)
 		}
 	case *ecdsa.PrivateKey:
 		if k == nil {
-			return nil, &KeyTypeError{Type: "*ecdsa.PrivateKey", Reason: "nil key"}
+			return nil, unsupported("*ecdsa.PrivateKey", "nil key", nil)
 		}
 	case ed25519.PrivateKey:
 		if len(k) != ed25519.PrivateKeySize {
-			return nil, &KeyTypeError{Type: "ed25519.PrivateKey", Reason: fmt.Sprintf("%d bytes, want %d", len(k), ed25519.PrivateKeySize)}
+			return nil, unsupported("ed25519.PrivateKey", fmt.Sprintf("%d bytes, want %d", len(k), ed25519.PrivateKeySize), nil)
 		}
 	}
 	pub := key

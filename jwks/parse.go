@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/big"
 
+	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/internal/jws"
 )
 
@@ -40,7 +41,8 @@ type Set struct {
 // ParseSet reads a JWKS document for verification, strictly. The document
 // must be strict JSON within the size and key-count limits, an object with
 // one "keys" array (and no member spelling "keys" in another case);
-// otherwise the whole set is refused with a *SetError.
+// otherwise the whole set is refused with an error matching
+// [ErrMalformedSet] or [ErrSetTooLarge].
 //
 // Keys are then taken one by one; a key that cannot be used is skipped, with
 // its reason recorded in Set.Skipped, and never fails the others. A key is
@@ -65,7 +67,7 @@ func ParseSet(doc []byte, opts ParseOptions) (*Set, error) {
 		maxKeys = DefaultMaxKeys
 	}
 	if len(doc) > maxBytes {
-		return nil, &SetError{Reason: fmt.Sprintf("document of %d bytes is over the %d-byte limit", len(doc), maxBytes), Kind: ErrSetTooLarge}
+		return nil, errs.Wrap(prefix, ErrSetTooLarge, fmt.Sprintf("document of %d bytes is over the %d-byte limit", len(doc), maxBytes), nil)
 	}
 	set := &Set{}
 	err := walkSet(doc, maxKeys, func(j *rawJWK) {

@@ -6,6 +6,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rsa"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"math/big"
 	"strings"
@@ -56,10 +57,7 @@ func (tt parseCase) run(t *testing.T) {
 	t.Helper()
 	s, err := jwks.ParseSet([]byte(tt.doc), tt.opts)
 	if tt.wantErr != nil {
-		require.ErrorIs(t, err, tt.wantErr)
-		var se *jwks.SetError
-		require.ErrorAs(t, err, &se)
-		assert.Equal(t, tt.wantErr, se.Kind)
+		requireSetError(t, err, tt.wantErr)
 		assert.Nil(t, s)
 		return
 	}
@@ -255,10 +253,7 @@ func TestParseSetSkippedDetails(t *testing.T) {
 	me := s.Skipped[0]
 	assert.Equal(t, "small", me.KeyID)
 	assert.Equal(t, "n", me.Member)
-	require.ErrorIs(t, me, jwks.ErrUnsupportedKey)
-	var kte *jwks.KeyTypeError
-	require.ErrorAs(t, me, &kte)
-	assert.Equal(t, "*rsa.PublicKey", kte.Type)
+	requireUnsupported(t, me, "*rsa.PublicKey")
 }
 
 // repeatKeys returns a key set of n copies of obj.
@@ -347,4 +342,74 @@ func TestParseSetJWXPublicMatchesPrivate(t *testing.T) {
 	for i := range pub {
 		assert.True(t, pub[i].Public.(interface{ Equal(crypto.PublicKey) bool }).Equal(stripped[i].Public))
 	}
+}
+
+// FuzzParseSet: ParseSet never panics; every key it returns is a checked
+// public key fitting its algorithm, taken from a key object Audit does not
+// flag, and survives MarshalSet and ParseSet again unchanged.
+func FuzzParseSet(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		s, err := jwks.ParseSet(doc, jwks.ParseOptions{})
+		auditErr := jwks.Audit(doc)
+		if err != nil {
+			kind := jwks.ErrSetTooLarge
+			if errors.Is(err, jwks.ErrMalformedSet) {
+				kind = jwks.ErrMalformedSet
+			}
+			requireSetError(t, err, kind)
+			require.Nil(t, s)
+			if kind == jwks.ErrMalformedSet {
+				require.ErrorIs(t, auditErr, jwks.ErrMalformedSet, "Audit accepts a set ParseSet finds malformed")
+			}
+			return
+		}
+		require.NotErrorIs(t, auditErr, jwks.ErrMalformedSet, "Audit finds malformed a set ParseSet accepts")
+
+		// Positions: the skipped keys say theirs; the others are the
+		// returned keys, in order.
+		total := len(s.Keys) + len(s.Skipped)
+		skipped := map[int]bool{}
+		for _, me := range s.Skipped {
+			requireKind(t, me)
+			require.Less(t, me.Index, total)
+			require.False(t, skipped[me.Index], "key #%d skipped twice", me.Index)
+			skipped[me.Index] = true
+		}
+		for _, k := range s.Keys {
+			require.NoError(t, jwks.CheckPublicKey(k.Public))
+			require.True(t, jwks.Fits(k.Algorithm, k.Public), "alg %q on %T", k.Algorithm, k.Public)
+			require.False(t, k.ExcludeFromDiscovery)
+		}
+
+		// Whatever Audit flags, ParseSet skipped.
+		if auditErr != nil {
+			for _, me := range memberErrors(t, auditErr) {
+				requireKind(t, me)
+				if me.Index >= 0 {
+					require.True(t, skipped[me.Index], "ParseSet returned key #%d, which Audit flags: %v", me.Index, me)
+				}
+			}
+		}
+		if idx, ok := privateIndexesJSON(doc); ok {
+			for i := range idx {
+				require.True(t, skipped[i], "ParseSet returned key #%d, which holds a private member", i)
+				require.ErrorIs(t, auditErr, jwks.ErrPrivateMaterial)
+			}
+		}
+
+		// Round trip.
+		out, err := jwks.MarshalSet(s.Keys)
+		require.NoError(t, err)
+		require.NoError(t, jwks.Audit(out))
+		back, err := jwks.ParseSet(out, jwks.ParseOptions{MaxBytes: 1 << 30})
+		require.NoError(t, err)
+		require.Empty(t, back.Skipped)
+		require.Len(t, back.Keys, len(s.Keys))
+		for i, k := range s.Keys {
+			require.Equal(t, k.KeyID, back.Keys[i].KeyID)
+			require.Equal(t, k.Algorithm, back.Keys[i].Algorithm)
+			require.True(t, k.Public.(interface{ Equal(crypto.PublicKey) bool }).Equal(back.Keys[i].Public))
+		}
+	})
 }

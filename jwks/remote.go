@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/internal/httpget"
 )
@@ -43,7 +44,8 @@ const (
 var ErrFetch = errs.New(prefix, "fetching key set failed")
 
 // FetchError reports a failed key set fetch. It matches [ErrFetch] and wraps
-// the cause (a context error, a transport error, a *SetError).
+// the cause (a context error, a transport error, a document refused with
+// [ErrMalformedSet], [ErrSetTooLarge] or [ErrNoKeys]).
 type FetchError struct {
 	URL string
 	// Status is the HTTP status, or 0 if no response arrived.
@@ -183,23 +185,23 @@ type fetchCall struct {
 	err  error
 }
 
-// NewRemote checks the config and returns a Remote. Nothing is fetched
-// until the first call to Keys.
+// NewRemote checks the config and returns a Remote; a config it refuses is
+// a *ksa.ConfigError. Nothing is fetched until the first call to Keys.
 func NewRemote(cfg RemoteConfig) (*Remote, error) {
 	if cfg.URL == "" {
-		return nil, &ConfigError{Field: "RemoteConfig.URL", Reason: "is required"}
+		return nil, &ksa.ConfigError{Field: "jwks.RemoteConfig.URL", Reason: "is required"}
 	}
 	u, err := url.Parse(cfg.URL)
 	switch {
 	case err != nil || u.Host == "":
-		return nil, &ConfigError{Field: "RemoteConfig.URL", Reason: fmt.Sprintf("%q is not an absolute URL", cfg.URL), Err: err}
+		return nil, &ksa.ConfigError{Field: "jwks.RemoteConfig.URL", Reason: fmt.Sprintf("%q is not an absolute URL", cfg.URL), Err: err}
 	case strings.EqualFold(u.Scheme, "https"):
 	case strings.EqualFold(u.Scheme, "http") && cfg.InsecureAllowHTTP:
 	default:
-		return nil, &ConfigError{Field: "RemoteConfig.URL", Reason: fmt.Sprintf("%q is not https (InsecureAllowHTTP allows http in tests)", cfg.URL)}
+		return nil, &ksa.ConfigError{Field: "jwks.RemoteConfig.URL", Reason: fmt.Sprintf("%q is not https (InsecureAllowHTTP allows http in tests)", cfg.URL)}
 	}
 	if cfg.Timeout < 0 || cfg.RefetchInterval < 0 || cfg.RefetchBurst < 0 || cfg.MinCacheAge < 0 || cfg.MaxCacheAge < 0 || cfg.MaxStale < 0 {
-		return nil, &ConfigError{Field: "RemoteConfig", Reason: "has a negative duration or count"}
+		return nil, &ksa.ConfigError{Field: "jwks.RemoteConfig", Reason: "has a negative duration or count"}
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultFetchTimeout
@@ -220,7 +222,7 @@ func NewRemote(cfg RemoteConfig) (*Remote, error) {
 		cfg.MaxStale = DefaultMaxStale
 	}
 	if cfg.MinCacheAge > cfg.MaxCacheAge {
-		return nil, &ConfigError{Field: "RemoteConfig.MinCacheAge", Reason: "is above MaxCacheAge"}
+		return nil, &ksa.ConfigError{Field: "jwks.RemoteConfig.MinCacheAge", Reason: "is above MaxCacheAge"}
 	}
 	r := &Remote{cfg: cfg, client: cfg.Client, now: cfg.Now}
 	if r.client == nil {
@@ -448,7 +450,7 @@ func (r *Remote) get(ctx context.Context, ev *FetchEvent, start time.Time) (*rem
 		ev.Status = failure.Status
 		var tooLarge *httpget.TooLargeError
 		if errors.As(failure.Err, &tooLarge) {
-			failure.Err = &SetError{Reason: fmt.Sprintf("document over the %d-byte limit", limit), Kind: ErrSetTooLarge}
+			failure.Err = errs.Wrap(prefix, ErrSetTooLarge, fmt.Sprintf("document over the %d-byte limit", limit), nil)
 		}
 		return fail(failure.Status, failure.Reason, failure.Err)
 	}
@@ -464,7 +466,7 @@ func (r *Remote) get(ctx context.Context, ev *FetchEvent, start time.Time) (*rem
 		for i, s := range set.Skipped {
 			skipped[i] = s
 		}
-		return fail(resp.Status, "", &SetError{Reason: fmt.Sprintf("no usable key (%d skipped)", len(set.Skipped)), Kind: ErrNoKeys, Err: errs.Join("", "", skipped)})
+		return fail(resp.Status, "", errs.Wrap(prefix, ErrNoKeys, fmt.Sprintf("no usable key (%d skipped)", len(set.Skipped)), errs.Join("", "", skipped)))
 	}
 	src := newStaticSource(set.Keys)
 	ev.MaxAge = r.cacheAge(resp.Header.Get("Cache-Control"))

@@ -992,9 +992,7 @@ func TestRemoteSizeLimit(t *testing.T) {
 				return
 			}
 			requireFetchError(t, err, http.StatusOK)
-			assert.ErrorIs(t, err, jwks.ErrSetTooLarge)
-			var se *jwks.SetError
-			assert.ErrorAs(t, err, &se)
+			requireSetError(t, err, jwks.ErrSetTooLarge)
 		})
 	}
 }

@@ -18,7 +18,7 @@ import (
 func BenchmarkVerify(b *testing.B) {
 	f := newFixture(b)
 	src, _ := jwks.NewStaticSource(f.keys...)
-	provider, _ := jwxkeys.NewKeyProvider(src, jwxkeys.Config{})
+	provider, _ := jwxkeys.NewKeyProvider(jwxkeys.Config{Keys: src})
 	set, _ := jwxkeys.ToSet(f.keys)
 	validator, _ := tokens.NewValidator(tokens.ValidatorConfig{Issuers: []string{"https://issuer.example"}, Keys: src,
 		Audiences: []string{"vault"}, SkipObjectCheck: true, Now: func() time.Time { return now }})

@@ -18,7 +18,7 @@ func ToSet(keys []jwks.Key) (jwk.Set, error) {
 	}
 	set, err := jwk.Parse(doc)
 	if err != nil {
-		return nil, &ConvertError{What: "the key set to jwx", Err: err}
+		return nil, convertError("the key set to jwx", err)
 	}
 	return set, nil
 }
@@ -33,7 +33,7 @@ func ToSet(keys []jwks.Key) (jwk.Set, error) {
 func FromSet(set jwk.Set, opts jwks.ParseOptions) (*jwks.Set, error) {
 	doc, err := json.Marshal(set)
 	if err != nil {
-		return nil, &ConvertError{What: "the jwx set to JSON", Err: err}
+		return nil, convertError("the jwx set for the audit", err)
 	}
 	if err := jwks.Audit(doc); err != nil {
 		return nil, err

@@ -11,13 +11,14 @@
 //
 //   - [KeyProvider] is a jws.KeyProvider over any jwks.KeySource (a remote
 //     JWKS with ksa's caching and refetch limits, an oidc.Verifier's key
-//     set), with the key rules of ksa's validator: the kid selects the keys
-//     with no fallback, the alg must be asymmetric and fit the key, at most
-//     MaxKeysPerToken keys per signature; a refusal is a *KeyError matching
+//     set), with the key rules of ksa's validator (tokens.KeySelector): the
+//     kid selects the keys with no fallback, the alg must be asymmetric and
+//     fit the key, at most MaxKeysPerToken keys are looked at per
+//     signature; a refusal matches
 //     the sentinel ksa's validator gives the same token, through jwx's
 //     verification error.
 //
-//     provider, err := jwxkeys.NewKeyProvider(remote, jwxkeys.Config{})
+//     provider, err := jwxkeys.NewKeyProvider(jwxkeys.Config{Keys: remote})
 //     payload, err := jws.Verify(raw, jws.WithKeyProvider(provider))
 //
 // jws.Verify checks the signature only: the claims (issuer, audience,

@@ -29,7 +29,7 @@ func ExampleKeyProvider() {
 	pub, _ := jwks.NewKey(key.Public())
 	src, _ := jwks.NewStaticSource(pub)
 
-	provider, err := jwxkeys.NewKeyProvider(src, jwxkeys.Config{})
+	provider, err := jwxkeys.NewKeyProvider(jwxkeys.Config{Keys: src})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -7,7 +7,7 @@
 // # Wiring
 //
 //	reg := prometheus.NewRegistry()
-//	metrics, err := ksaprom.New(ksaprom.Config{Registerer: reg})
+//	metrics, err := ksaprom.NewMetrics(ksaprom.Config{Registerer: reg})
 //	verifier, err := oidc.NewVerifier(ctx, oidc.VerifierConfig{
 //		Issuers:    []string{issuer},
 //		Audiences:  []string{"vault"},

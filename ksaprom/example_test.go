@@ -23,7 +23,7 @@ import (
 // serve the registry with promhttp.HandlerFor.
 func Example() {
 	reg := prometheus.NewRegistry()
-	metrics, err := ksaprom.New(ksaprom.Config{Registerer: reg})
+	metrics, err := ksaprom.NewMetrics(ksaprom.Config{Registerer: reg})
 	if err != nil {
 		log.Fatal(err)
 	}

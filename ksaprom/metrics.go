@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokens"
 )
@@ -27,7 +28,7 @@ var DefaultBuckets = []float64{
 	0.0064, 0.0128, 0.0256, 0.0512, 0.1024, 0.2048, 0.4096, 0.8192, 1.6384,
 }
 
-// Config configures [New]. Registerer is required; every other zero value
+// Config configures [NewMetrics]. Registerer is required; every other zero value
 // applies a documented default.
 type Config struct {
 	// Registerer receives the collectors: a prometheus.NewRegistry() of the
@@ -60,13 +61,14 @@ type Metrics struct {
 	keySets     *keySetCollector
 }
 
-// New registers the metrics with cfg.Registerer and returns them.
-func New(cfg Config) (*Metrics, error) {
+// NewMetrics registers the metrics with cfg.Registerer and returns them. A config
+// it refuses, or a collector the Registerer refuses, is a *ksa.ConfigError.
+func NewMetrics(cfg Config) (*Metrics, error) {
 	switch {
 	case cfg.Registerer == nil:
-		return nil, &ConfigError{Field: "Config.Registerer", Reason: "is required (prometheus.NewRegistry() or prometheus.DefaultRegisterer)"}
+		return nil, &ksa.ConfigError{Field: "ksaprom.Config.Registerer", Reason: "is required (prometheus.NewRegistry() or prometheus.DefaultRegisterer)"}
 	case cfg.MaxKeySets < 0:
-		return nil, &ConfigError{Field: "Config.MaxKeySets", Reason: "is negative"}
+		return nil, &ksa.ConfigError{Field: "ksaprom.Config.MaxKeySets", Reason: "is negative"}
 	}
 	ns := cfg.Namespace
 	if ns == "" {
@@ -101,7 +103,7 @@ func New(cfg Config) (*Metrics, error) {
 	}
 	for _, c := range []prometheus.Collector{m.legacy, m.stale, m.valid, m.validations, m.latency, m.fetches, m.keySets} {
 		if err := cfg.Registerer.Register(c); err != nil {
-			return nil, &ConfigError{Field: "Config.Registerer", Reason: "refused a collector", Err: err}
+			return nil, &ksa.ConfigError{Field: "ksaprom.Config.Registerer", Reason: "refused a collector", Err: err}
 		}
 	}
 	return m, nil

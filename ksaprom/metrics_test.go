@@ -60,7 +60,7 @@ func TestKubernetesCounters(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			reg := prometheus.NewPedanticRegistry()
-			m, err := ksaprom.New(ksaprom.Config{Registerer: reg})
+			m, err := ksaprom.NewMetrics(ksaprom.Config{Registerer: reg})
 			require.NoError(t, err)
 			m.Observe(tt.ev)
 			require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(counters(tt.legacy, tt.stale, tt.valid)), kubernetesNames...))
@@ -84,7 +84,7 @@ func TestValidatorWired(t *testing.T) {
 	require.NoError(t, err)
 
 	reg := prometheus.NewPedanticRegistry()
-	m, err := ksaprom.New(ksaprom.Config{Registerer: reg, Buckets: []float64{0.001}})
+	m, err := ksaprom.NewMetrics(ksaprom.Config{Registerer: reg, Buckets: []float64{0.001}})
 	require.NoError(t, err)
 	v, err := tokens.NewValidator(tokens.ValidatorConfig{
 		Issuers: []string{"https://issuer.example"}, Keys: keys, Audiences: []string{"vault"}, SkipObjectCheck: true,
@@ -127,7 +127,7 @@ ksa_token_validation_duration_seconds_count{result="valid"} 2
 func TestKeySetMetrics(t *testing.T) {
 	now := time.Unix(1700000000, 0)
 	reg := prometheus.NewPedanticRegistry()
-	m, err := ksaprom.New(ksaprom.Config{Registerer: reg, MaxKeySets: 1, Now: func() time.Time { return now }})
+	m, err := ksaprom.NewMetrics(ksaprom.Config{Registerer: reg, MaxKeySets: 1, Now: func() time.Time { return now }})
 	require.NoError(t, err)
 	a := "https://issuer.example/openid/v1/jwks"
 	m.ObserveFetch(jwks.FetchEvent{URL: a, Reason: jwks.FetchInitial, Start: now.Add(-90 * time.Second), Duration: 0, Keys: 2})
@@ -153,25 +153,18 @@ ksa_jwks_last_success_timestamp_seconds{url="https://issuer.example/openid/v1/jw
 }
 
 func TestNewRefuses(t *testing.T) {
-	_, err := ksaprom.New(ksaprom.Config{})
-	require.ErrorIs(t, err, ksaprom.ErrInvalidConfig)
+	_, err := ksaprom.NewMetrics(ksaprom.Config{})
+	require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 	assert.Equal(t, "ksaprom: Config.Registerer is required (prometheus.NewRegistry() or prometheus.DefaultRegisterer)", err.Error())
 
 	reg := prometheus.NewRegistry()
-	_, err = ksaprom.New(ksaprom.Config{Registerer: reg})
+	_, err = ksaprom.NewMetrics(ksaprom.Config{Registerer: reg})
 	require.NoError(t, err)
-	_, err = ksaprom.New(ksaprom.Config{Registerer: reg})
-	require.ErrorIs(t, err, ksaprom.ErrInvalidConfig, "registered twice")
+	_, err = ksaprom.NewMetrics(ksaprom.Config{Registerer: reg})
+	require.ErrorIs(t, err, ksa.ErrInvalidConfig, "registered twice")
 	var already prometheus.AlreadyRegisteredError
 	require.ErrorAs(t, err, &already)
 
-	_, err = ksaprom.New(ksaprom.Config{Registerer: prometheus.NewRegistry(), MaxKeySets: -1})
-	require.ErrorIs(t, err, ksaprom.ErrInvalidConfig)
-}
-
-func TestReasonName(t *testing.T) {
-	assert.Equal(t, "", ksaprom.ReasonName(nil))
-	assert.Equal(t, "expired", ksaprom.ReasonName(fmt.Errorf("wrapped: %w", tokens.ErrExpired)))
-	assert.Equal(t, "no_keys", ksaprom.ReasonName(jwks.ErrNoKeys))
-	assert.Equal(t, "other", ksaprom.ReasonName(errors.New("something else")))
+	_, err = ksaprom.NewMetrics(ksaprom.Config{Registerer: prometheus.NewRegistry(), MaxKeySets: -1})
+	require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 }

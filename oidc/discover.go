@@ -61,10 +61,10 @@ type DiscoveryConfig struct {
 // match [ErrDiscovery] or [ErrIssuerMismatch].
 func Discover(ctx context.Context, cfg DiscoveryConfig) (*ProviderMetadata, error) {
 	if cfg.Issuer == "" {
-		return nil, &ConfigError{Field: "DiscoveryConfig.Issuer", Reason: "is required"}
+		return nil, configError("DiscoveryConfig.Issuer", "is required", nil)
 	}
 	if !hasScheme(cfg.Issuer, "https") && !(cfg.InsecureAllowHTTP && hasScheme(cfg.Issuer, "http")) {
-		return nil, &ConfigError{Field: "DiscoveryConfig.Issuer", Reason: fmt.Sprintf("%q is not an https URL (InsecureAllowHTTP allows http in tests)", cfg.Issuer)}
+		return nil, configError("DiscoveryConfig.Issuer", fmt.Sprintf("%q is not an https URL (InsecureAllowHTTP allows http in tests)", cfg.Issuer), nil)
 	}
 	return discover(ctx, cfg, DiscoveryURL(cfg.Issuer))
 }
@@ -111,29 +111,30 @@ func discover(ctx context.Context, cfg DiscoveryConfig, docURL string) (*Provide
 // nesting), an object whose issuer and jwks_uri, when present, are strings
 // and whose *_supported members are arrays of strings; other members are
 // skipped. It does not check what the values say (Discover does). The error
-// is a *DocumentError matching [ErrMalformedDocument].
+// matches [ErrMalformedDocument] and names the member at fault, if
+// one is.
 func ParseMetadata(doc []byte) (*ProviderMetadata, error) {
 	if len(doc) > MaxDiscoveryBytes {
-		return nil, &DocumentError{Reason: fmt.Sprintf("%d bytes, over the %d-byte limit", len(doc), MaxDiscoveryBytes)}
+		return nil, documentError("", fmt.Sprintf("%d bytes, over the %d-byte limit", len(doc), MaxDiscoveryBytes), nil)
 	}
 	md := &ProviderMetadata{}
 	r := jsonx.NewReader(doc, 0)
 	obj, err := r.Object()
 	if err != nil {
-		return nil, &DocumentError{Reason: "not a JSON object", Err: err}
+		return nil, documentError("", "not a JSON object", err)
 	}
 	var seen jsonx.Names
 	for {
 		name, ok, err := obj.Next()
 		if err != nil {
-			return nil, &DocumentError{Reason: "not strict JSON", Err: err}
+			return nil, documentError("", "not strict JSON", err)
 		}
 		if !ok {
 			break
 		}
 		member := string(name)
 		if !seen.Add(name) {
-			return nil, &DocumentError{Member: member, Reason: "appears twice"}
+			return nil, documentError(member, "appears twice", nil)
 		}
 		switch member {
 		case "issuer":
@@ -150,11 +151,11 @@ func ParseMetadata(doc []byte) (*ProviderMetadata, error) {
 			err = r.Skip()
 		}
 		if err != nil {
-			return nil, &DocumentError{Member: member, Reason: "cannot be read", Err: err}
+			return nil, documentError(member, "cannot be read", err)
 		}
 	}
 	if err := r.End(); err != nil {
-		return nil, &DocumentError{Reason: "not strict JSON", Err: err}
+		return nil, documentError("", "not strict JSON", err)
 	}
 	return md, nil
 }

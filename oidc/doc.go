@@ -17,7 +17,8 @@
 //	h, err := oidc.NewHandler(oidc.HandlerConfig{
 //		Issuer:  issuer,
 //		JWKSURI: oidc.JWKSURL(issuer), // https://oidc.example.com/cluster-1/openid/v1/jwks
-//	}, []jwks.Key{current, previous})
+//		Keys:    []jwks.Key{current, previous},
+//	})
 //	http.Handle("/cluster-1/", http.StripPrefix("/cluster-1", h))
 //	// later, on rotation:
 //	err = h.SetKeys(newKeys) // on error the previous documents stay
@@ -63,8 +64,8 @@
 // document the API server serves. The keys are read from the API server
 // too, never from a host a token or the document's jwks_uri names:
 //
-//	v, err := oidc.NewInClusterVerifier(ctx, oidc.InClusterConfig{}, oidc.VerifierConfig{
-//		Audiences: []string{"my-service"},
+//	v, err := oidc.NewInClusterVerifier(ctx, oidc.InClusterConfig{
+//		Verifier: oidc.VerifierConfig{Audiences: []string{"my-service"}},
 //	})
 //
 // The remote key sets refetch when a token names an unknown key ID or the

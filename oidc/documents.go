@@ -108,9 +108,10 @@ func (c IssuerConfig) resolve() (string, error) {
 // subject_types_supported ["public"] and
 // id_token_signing_alg_values_supported (the keys' algorithms, sorted, no
 // duplicates); the key set is [jwks.MarshalSet] of the keys not marked
-// ExcludeFromDiscovery. Errors are *ConfigError: they match
-// [ErrInvalidIssuer] for an issuer Kubernetes refuses, jwks.ErrNoKeys when
-// no key is published, jwks.ErrUnsupportedKey for a key that cannot be.
+// ExcludeFromDiscovery. Errors are *ksa.ConfigError: a field of
+// IssuerConfig for an issuer Kubernetes refuses ("oidc.IssuerConfig.Issuer",
+// ...), "oidc.keys" matching jwks.ErrNoKeys when no key is published or
+// jwks.ErrUnsupportedKey for a key that cannot be.
 func Render(cfg IssuerConfig, keys []jwks.Key) (*Documents, error) {
 	jwksURI, err := cfg.resolve()
 	if err != nil {
@@ -123,11 +124,11 @@ func Render(cfg IssuerConfig, keys []jwks.Key) (*Documents, error) {
 		}
 	}
 	if len(published) == 0 {
-		return nil, &ConfigError{Field: "keys", Reason: "publish none (each is verify-only, or there are none)", Err: jwks.ErrNoKeys}
+		return nil, configError("keys", "publish none (each is verify-only, or there are none)", jwks.ErrNoKeys)
 	}
 	set, err := jwks.MarshalSet(published)
 	if err != nil {
-		return nil, &ConfigError{Field: "keys", Reason: "cannot be published", Err: err}
+		return nil, configError("keys", "cannot be published", err)
 	}
 	var algs []string
 	for _, k := range published {

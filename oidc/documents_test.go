@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/internal/testkeys"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/oidc"
@@ -44,6 +45,8 @@ func TestRenderKubernetes(t *testing.T) {
 		wantJWKS      string
 		wantJWKSURI   string
 		wantErr       error
+		// issuer: the refusal names a field of IssuerConfig.
+		issuer bool
 	}{
 		{
 			name: "item 83: issuer and explicit jwks_uri", cfg: oidc.IssuerConfig{Issuer: "https://issuer.example.com", JWKSURI: "https://issuer.example.com/openid/v1/jwks"},
@@ -79,18 +82,18 @@ func TestRenderKubernetes(t *testing.T) {
 			keys:          mustKeys(t, testkeys.Generated("p384"), ecKey, rsaKey, testkeys.Generated("p256"), testkeys.Generated("ed25519")),
 			wantDiscovery: `{"issuer":"https://i.example.com","jwks_uri":"https://i.example.com/openid/v1/jwks","response_types_supported":["id_token"],"subject_types_supported":["public"],"id_token_signing_alg_values_supported":["ES256","ES384","EdDSA","RS256"]}`,
 		},
-		{name: "item 87: http issuer", cfg: oidc.IssuerConfig{Issuer: "http://issuer.example.com", ExternalAddress: "a"}, keys: mustKeys(t, ecKey), wantErr: oidc.ErrInvalidIssuer},
-		{name: "item 87: issuer without scheme", cfg: oidc.IssuerConfig{Issuer: "issuer.example.com", ExternalAddress: "a"}, keys: mustKeys(t, ecKey), wantErr: oidc.ErrInvalidIssuer},
-		{name: "item 87: issuer with query", cfg: oidc.IssuerConfig{Issuer: "https://issuer.example.com?foo=bar", ExternalAddress: "a"}, keys: mustKeys(t, ecKey), wantErr: oidc.ErrInvalidIssuer},
-		{name: "item 87: issuer with fragment", cfg: oidc.IssuerConfig{Issuer: "https://issuer.example.com#baz", ExternalAddress: "a"}, keys: mustKeys(t, ecKey), wantErr: oidc.ErrInvalidIssuer},
-		{name: "item 87: issuer with query and fragment", cfg: oidc.IssuerConfig{Issuer: "https://issuer.example.com?foo=bar#baz", ExternalAddress: "a"}, keys: mustKeys(t, ecKey), wantErr: oidc.ErrInvalidIssuer},
-		{name: "item 87: bare word issuer", cfg: oidc.IssuerConfig{Issuer: "issuer", ExternalAddress: "a"}, keys: mustKeys(t, ecKey), wantErr: oidc.ErrInvalidIssuer},
-		{name: "item 87: http jwks_uri", cfg: oidc.IssuerConfig{Issuer: "https://issuer.example.com", JWKSURI: "http://issuer.example.com/openid/v1/jwks"}, keys: mustKeys(t, ecKey), wantErr: oidc.ErrInvalidIssuer},
-		{name: "item 87: jwks_uri without scheme", cfg: oidc.IssuerConfig{Issuer: "https://issuer.example.com", JWKSURI: "issuer.example.com/openid/v1/jwks"}, keys: mustKeys(t, ecKey), wantErr: oidc.ErrInvalidIssuer},
-		{name: "item 87: relative jwks_uri", cfg: oidc.IssuerConfig{Issuer: "https://issuer.example.com", JWKSURI: "issuer/openid/v1/jwks"}, keys: mustKeys(t, ecKey), wantErr: oidc.ErrInvalidIssuer},
-		{name: "item 87: external address with scheme", cfg: oidc.IssuerConfig{Issuer: "https://issuer.example.com", ExternalAddress: "https://192.0.2.1:80"}, keys: mustKeys(t, ecKey), wantErr: oidc.ErrInvalidIssuer},
-		{name: "item 87: neither jwks_uri nor external address", cfg: oidc.IssuerConfig{Issuer: "https://issuer.example.com"}, keys: mustKeys(t, ecKey), wantErr: oidc.ErrInvalidIssuer},
-		{name: "empty issuer", cfg: oidc.IssuerConfig{ExternalAddress: "a"}, keys: mustKeys(t, ecKey), wantErr: oidc.ErrInvalidIssuer},
+		{name: "item 87: http issuer", cfg: oidc.IssuerConfig{Issuer: "http://issuer.example.com", ExternalAddress: "a"}, keys: mustKeys(t, ecKey), wantErr: ksa.ErrInvalidConfig, issuer: true},
+		{name: "item 87: issuer without scheme", cfg: oidc.IssuerConfig{Issuer: "issuer.example.com", ExternalAddress: "a"}, keys: mustKeys(t, ecKey), wantErr: ksa.ErrInvalidConfig, issuer: true},
+		{name: "item 87: issuer with query", cfg: oidc.IssuerConfig{Issuer: "https://issuer.example.com?foo=bar", ExternalAddress: "a"}, keys: mustKeys(t, ecKey), wantErr: ksa.ErrInvalidConfig, issuer: true},
+		{name: "item 87: issuer with fragment", cfg: oidc.IssuerConfig{Issuer: "https://issuer.example.com#baz", ExternalAddress: "a"}, keys: mustKeys(t, ecKey), wantErr: ksa.ErrInvalidConfig, issuer: true},
+		{name: "item 87: issuer with query and fragment", cfg: oidc.IssuerConfig{Issuer: "https://issuer.example.com?foo=bar#baz", ExternalAddress: "a"}, keys: mustKeys(t, ecKey), wantErr: ksa.ErrInvalidConfig, issuer: true},
+		{name: "item 87: bare word issuer", cfg: oidc.IssuerConfig{Issuer: "issuer", ExternalAddress: "a"}, keys: mustKeys(t, ecKey), wantErr: ksa.ErrInvalidConfig, issuer: true},
+		{name: "item 87: http jwks_uri", cfg: oidc.IssuerConfig{Issuer: "https://issuer.example.com", JWKSURI: "http://issuer.example.com/openid/v1/jwks"}, keys: mustKeys(t, ecKey), wantErr: ksa.ErrInvalidConfig, issuer: true},
+		{name: "item 87: jwks_uri without scheme", cfg: oidc.IssuerConfig{Issuer: "https://issuer.example.com", JWKSURI: "issuer.example.com/openid/v1/jwks"}, keys: mustKeys(t, ecKey), wantErr: ksa.ErrInvalidConfig, issuer: true},
+		{name: "item 87: relative jwks_uri", cfg: oidc.IssuerConfig{Issuer: "https://issuer.example.com", JWKSURI: "issuer/openid/v1/jwks"}, keys: mustKeys(t, ecKey), wantErr: ksa.ErrInvalidConfig, issuer: true},
+		{name: "item 87: external address with scheme", cfg: oidc.IssuerConfig{Issuer: "https://issuer.example.com", ExternalAddress: "https://192.0.2.1:80"}, keys: mustKeys(t, ecKey), wantErr: ksa.ErrInvalidConfig, issuer: true},
+		{name: "item 87: neither jwks_uri nor external address", cfg: oidc.IssuerConfig{Issuer: "https://issuer.example.com"}, keys: mustKeys(t, ecKey), wantErr: ksa.ErrInvalidConfig, issuer: true},
+		{name: "empty issuer", cfg: oidc.IssuerConfig{ExternalAddress: "a"}, keys: mustKeys(t, ecKey), wantErr: ksa.ErrInvalidConfig, issuer: true},
 		{name: "no keys", cfg: oidc.IssuerConfig{Issuer: "https://i.example.com", ExternalAddress: "a"}, wantErr: jwks.ErrNoKeys},
 	}
 	for _, tt := range tests {
@@ -98,6 +101,9 @@ func TestRenderKubernetes(t *testing.T) {
 			docs, err := oidc.Render(tt.cfg, tt.keys)
 			if tt.wantErr != nil {
 				require.ErrorIs(t, err, tt.wantErr)
+				if tt.issuer {
+					requireIssuerRefused(t, err)
+				}
 				return
 			}
 			require.NoError(t, err)

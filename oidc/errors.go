@@ -3,20 +3,18 @@ package oidc
 import (
 	"fmt"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/internal/httpget"
 )
 
-// Sentinel errors; the typed errors below match them with errors.Is. An
-// issuer with nothing to publish matches jwks.ErrNoKeys.
+// Sentinel errors; the typed errors below match them with errors.Is. A
+// configuration a constructor or Render refuses is a *ksa.ConfigError
+// naming the field: an issuer setting Kubernetes would refuse to publish
+// (not https, a query or fragment, unparsable) is a field of IssuerConfig
+// ("oidc.IssuerConfig.Issuer", ".JWKSURI", ".ExternalAddress"). An issuer
+// with nothing to publish matches jwks.ErrNoKeys.
 var (
-	// ErrInvalidConfig: a constructor or Render got a configuration it
-	// cannot use.
-	ErrInvalidConfig = errs.New(prefix, "invalid configuration")
-	// ErrInvalidIssuer: an issuer URL or jwks_uri Kubernetes would refuse
-	// to publish (not https, a query or fragment, unparsable). It is a kind
-	// of ErrInvalidConfig.
-	ErrInvalidIssuer = errs.New(prefix, "invalid issuer configuration")
 	// ErrIssuerMismatch: a discovery document names another issuer than the
 	// one asked for.
 	ErrIssuerMismatch = errs.New(prefix, "issuer mismatch")
@@ -31,33 +29,15 @@ var (
 // prefix starts the messages of the package's errors.
 const prefix = "oidc"
 
-// ConfigError reports a configuration that cannot be used, with the field
-// at fault. It matches [ErrInvalidConfig], and [ErrInvalidIssuer] for the
-// issuer settings Kubernetes' OIDC metadata provider refuses (the issuer
-// URL, jwks_uri and external address).
-type ConfigError struct {
-	// Field is the configuration field at fault, e.g. "IssuerConfig.Issuer".
-	Field  string
-	Reason string
-	Err    error
-	// issuer is set for the issuer settings.
-	issuer bool
+// configError refuses a field of a config struct of the package.
+func configError(field, reason string, cause error) error {
+	return &ksa.ConfigError{Field: prefix + "." + field, Reason: reason, Err: cause}
 }
 
-func (e *ConfigError) Error() string { return errs.Msg(prefix, e.Field+" "+e.Reason, e.Err) }
-
-// Is reports whether target is [ErrInvalidConfig], or [ErrInvalidIssuer]
-// for an issuer setting.
-func (e *ConfigError) Is(target error) bool {
-	return target == ErrInvalidConfig || (e.issuer && target == ErrInvalidIssuer)
-}
-
-// Unwrap returns the cause, if any.
-func (e *ConfigError) Unwrap() error { return e.Err }
-
-// issuerError reports an issuer setting Kubernetes refuses.
-func issuerError(field, reason string, err error) *ConfigError {
-	return &ConfigError{Field: "IssuerConfig." + field, Reason: reason, Err: err, issuer: true}
+// issuerError refuses an issuer setting, as Kubernetes' OIDC metadata
+// provider does.
+func issuerError(field, reason string, cause error) error {
+	return configError("IssuerConfig."+field, reason, cause)
 }
 
 // IssuerMismatchError reports a discovery document for another issuer. It
@@ -101,25 +81,12 @@ func (e *DiscoveryError) Is(target error) bool { return target == ErrDiscovery }
 // Unwrap returns the cause, if any.
 func (e *DiscoveryError) Unwrap() error { return e.Err }
 
-// DocumentError reports a discovery document that does not parse. It
-// matches [ErrMalformedDocument].
-type DocumentError struct {
-	// Member is the member at fault, if one is.
-	Member string
-	Reason string
-	Err    error
-}
-
-func (e *DocumentError) Error() string {
+// documentError reports a discovery document that does not parse, and the
+// member at fault, if one is.
+func documentError(member, reason string, cause error) error {
 	msg := "discovery document"
-	if e.Member != "" {
-		msg += fmt.Sprintf(" member %q", e.Member)
+	if member != "" {
+		msg += fmt.Sprintf(" member %q", member)
 	}
-	return errs.Msg(prefix, msg+" "+e.Reason, e.Err)
+	return errs.Wrap(prefix, ErrMalformedDocument, msg+" "+reason, cause)
 }
-
-// Is reports whether target is [ErrMalformedDocument].
-func (e *DocumentError) Is(target error) bool { return target == ErrMalformedDocument }
-
-// Unwrap returns the cause, if any.
-func (e *DocumentError) Unwrap() error { return e.Err }

@@ -49,7 +49,7 @@ X2i8uIp/C/ASqiIGUeeKQtX0/IR3qCXyThP/dbCiHrF3v1cuhBOHY8CLVg==
 
 // Export the documents for blob hosting.
 func ExampleWriteStatic() {
-	signer, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader) // or jwks.LoadSigningKeyFile
+	signer, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader) // or keystore.LoadSigningKeyFile
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func ExampleNewVerifier() {
 	var handler *oidc.Handler
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { handler.ServeHTTP(w, r) }))
 	defer srv.Close()
-	handler, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: srv.URL, JWKSURI: oidc.JWKSURL(srv.URL)}, []jwks.Key{key})
+	handler, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: srv.URL, JWKSURI: oidc.JWKSURL(srv.URL), Keys: []jwks.Key{key}})
 	if err != nil {
 		log.Fatal(err)
 	}

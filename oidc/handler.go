@@ -30,6 +30,9 @@ type HandlerConfig struct {
 	// MaxAge is sent as Cache-Control: public, max-age=<seconds>; zero
 	// means DefaultMaxAge.
 	MaxAge time.Duration
+	// Keys are the keys the documents publish at first (see [Render]):
+	// at least one not ExcludeFromDiscovery. SetKeys replaces them.
+	Keys []jwks.Key
 }
 
 // Handler serves an issuer's discovery document and JWKS as kube-apiserver
@@ -51,11 +54,11 @@ type Handler struct {
 	docs    atomic.Pointer[Documents]
 }
 
-// NewHandler renders the documents for keys (see [Render]) and returns a
-// handler serving them.
-func NewHandler(cfg HandlerConfig, keys []jwks.Key) (*Handler, error) {
+// NewHandler renders the documents for cfg.Keys (see [Render]) and returns
+// a handler serving them.
+func NewHandler(cfg HandlerConfig) (*Handler, error) {
 	if cfg.MaxAge < 0 {
-		return nil, &ConfigError{Field: "HandlerConfig.MaxAge", Reason: "is negative"}
+		return nil, configError("HandlerConfig.MaxAge", "is negative", nil)
 	}
 	maxAge := cfg.MaxAge
 	if maxAge == 0 {
@@ -63,7 +66,7 @@ func NewHandler(cfg HandlerConfig, keys []jwks.Key) (*Handler, error) {
 	}
 	issuer := IssuerConfig{Issuer: cfg.Issuer, JWKSURI: cfg.JWKSURI, ExternalAddress: cfg.ExternalAddress}
 	h := &Handler{cfg: issuer, control: "public, max-age=" + strconv.FormatInt(int64(maxAge/time.Second), 10)}
-	if err := h.SetKeys(keys); err != nil {
+	if err := h.SetKeys(cfg.Keys); err != nil {
 		return nil, err
 	}
 	return h, nil

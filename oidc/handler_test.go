@@ -4,8 +4,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -41,7 +39,7 @@ func body(t *testing.T, resp *http.Response) string {
 // Cache-Control public, max-age=3600; a query string ignored; other paths,
 // /.well-known and /openid/v1/jwks/foo among them, not found.
 func TestHandlerServes(t *testing.T) {
-	h, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: k8sIssuer.Issuer, JWKSURI: k8sIssuer.JWKSURI, ExternalAddress: k8sIssuer.ExternalAddress}, mustKeys(t, testkeys.K8sRSA(), testkeys.K8sEC()))
+	h, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: k8sIssuer.Issuer, JWKSURI: k8sIssuer.JWKSURI, ExternalAddress: k8sIssuer.ExternalAddress, Keys: mustKeys(t, testkeys.K8sRSA(), testkeys.K8sEC())})
 	require.NoError(t, err)
 	tests := []struct {
 		name        string
@@ -97,7 +95,7 @@ func TestHandlerServes(t *testing.T) {
 // TestHandlerSetKeys: documents change only when keys are set (items 77, 80,
 // 81), and a failed render keeps the previous documents.
 func TestHandlerSetKeys(t *testing.T) {
-	h, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: k8sIssuer.Issuer, JWKSURI: k8sIssuer.JWKSURI, ExternalAddress: k8sIssuer.ExternalAddress, MaxAge: 5 * time.Minute}, mustKeys(t, testkeys.K8sEC()))
+	h, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: k8sIssuer.Issuer, JWKSURI: k8sIssuer.JWKSURI, ExternalAddress: k8sIssuer.ExternalAddress, MaxAge: 5 * time.Minute, Keys: mustKeys(t, testkeys.K8sEC())})
 	require.NoError(t, err)
 	resp := get(t, h, http.MethodGet, "/.well-known/openid-configuration")
 	assert.Equal(t, "public, max-age=300", resp.Header.Get("Cache-Control"))
@@ -122,7 +120,7 @@ func TestHandlerSetKeys(t *testing.T) {
 	require.ErrorIs(t, err, jwks.ErrUnsupportedKey, "a private key in Public cannot be published")
 	assert.Same(t, before, h.Documents())
 
-	_, err = oidc.NewHandler(oidc.HandlerConfig{Issuer: k8sIssuer.Issuer, JWKSURI: k8sIssuer.JWKSURI, ExternalAddress: k8sIssuer.ExternalAddress, MaxAge: -time.Second}, mustKeys(t, testkeys.K8sEC()))
+	_, err = oidc.NewHandler(oidc.HandlerConfig{Issuer: k8sIssuer.Issuer, JWKSURI: k8sIssuer.JWKSURI, ExternalAddress: k8sIssuer.ExternalAddress, MaxAge: -time.Second, Keys: mustKeys(t, testkeys.K8sEC())})
 	require.Error(t, err)
 }
 
@@ -130,7 +128,7 @@ func TestHandlerSetKeys(t *testing.T) {
 // rotate (run with -race).
 func TestHandlerConcurrentRotation(t *testing.T) {
 	a, b := mustKeys(t, testkeys.K8sEC()), mustKeys(t, testkeys.K8sRSA())
-	h, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: k8sIssuer.Issuer, JWKSURI: k8sIssuer.JWKSURI, ExternalAddress: k8sIssuer.ExternalAddress}, a)
+	h, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: k8sIssuer.Issuer, JWKSURI: k8sIssuer.JWKSURI, ExternalAddress: k8sIssuer.ExternalAddress, Keys: a})
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	for i := 0; i < 4; i++ {
@@ -154,29 +152,4 @@ func TestHandlerConcurrentRotation(t *testing.T) {
 		require.NoError(t, h.SetKeys(keys))
 	}
 	wg.Wait()
-}
-
-// TestWriteStatic: the exported files are byte-identical to what the
-// handler serves.
-func TestWriteStatic(t *testing.T) {
-	h, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: k8sIssuer.Issuer, JWKSURI: k8sIssuer.JWKSURI, ExternalAddress: k8sIssuer.ExternalAddress}, mustKeys(t, testkeys.K8sRSA(), testkeys.K8sEC()))
-	require.NoError(t, err)
-	dir := t.TempDir()
-	require.NoError(t, oidc.WriteStatic(dir, h.Documents()))
-	disc, err := os.ReadFile(filepath.Join(dir, ".well-known", "openid-configuration"))
-	require.NoError(t, err)
-	keys, err := os.ReadFile(filepath.Join(dir, "openid", "v1", "jwks"))
-	require.NoError(t, err)
-	assert.Equal(t, body(t, get(t, h, http.MethodGet, oidc.DiscoveryPath)), string(disc))
-	assert.Equal(t, body(t, get(t, h, http.MethodGet, oidc.JWKSPath)), string(keys))
-
-	// Rewriting replaces the files; nothing else is left in the directory.
-	require.NoError(t, h.SetKeys(mustKeys(t, testkeys.K8sEC())))
-	require.NoError(t, oidc.WriteStatic(dir, h.Documents()))
-	entries, err := os.ReadDir(filepath.Join(dir, "openid", "v1"))
-	require.NoError(t, err)
-	require.Len(t, entries, 1)
-
-	require.Error(t, oidc.WriteStatic(dir, nil))
-	require.Error(t, oidc.WriteStatic(dir, &oidc.Documents{}))
 }

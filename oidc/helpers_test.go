@@ -2,10 +2,13 @@ package oidc_test
 
 import (
 	"crypto"
+	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/oidc/oidctest"
 	"github.com/ksa-go/ksa/tokens"
@@ -25,4 +28,13 @@ func rotate(t testing.TB, srv *oidctest.Server, signer crypto.Signer, keepOld bo
 	key, err := srv.Rotate(signer, keepOld)
 	require.NoError(t, err)
 	return key
+}
+
+// requireIssuerRefused holds err to the refusal of an issuer setting: a
+// *ksa.ConfigError naming a field of IssuerConfig.
+func requireIssuerRefused(t *testing.T, err error) {
+	t.Helper()
+	var ce *ksa.ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.True(t, strings.HasPrefix(ce.Field, "oidc.IssuerConfig."), "an issuer setting: %s", ce.Field)
 }

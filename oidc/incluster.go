@@ -45,6 +45,14 @@ type InClusterConfig struct {
 	// DefaultTokenFile. It is read through a tokens.FileSource, so the
 	// kubelet's rotation is followed.
 	TokenFile string
+	// Verifier sets the audiences and validation as for NewVerifier (its
+	// Audiences are required). Its Issuers, when set, are the issuers
+	// accepted (kube-apiserver accepts tokens of every
+	// --service-account-issuer, and discovery names the first only); the
+	// discovered one must be among them. Its Client, BearerToken,
+	// KeySetBearerToken and InsecureAllowHTTP must be unset: the in-cluster
+	// settings replace them.
+	Verifier VerifierConfig
 }
 
 // NewInClusterVerifier builds a verifier for the cluster the program runs
@@ -53,17 +61,12 @@ type InClusterConfig struct {
 // with the pod's token as credential), and the issuer is the one that
 // document names. Endpoints never come from a token's unverified iss, nor
 // from the document's jwks_uri, which names the API server's external
-// address: the keys are read at the API server's JWKSPath.
-//
-// cfg sets the audiences and validation as for NewVerifier. cfg.Issuers,
-// when set, are the issuers accepted (kube-apiserver accepts tokens of
-// every --service-account-issuer, and discovery names the first only); the
-// discovered one must be among them. cfg.Client, BearerToken,
-// KeySetBearerToken and InsecureAllowHTTP must be unset: the in-cluster
-// settings replace them.
-func NewInClusterVerifier(ctx context.Context, in InClusterConfig, cfg VerifierConfig) (*Verifier, error) {
+// address: the keys are read at the API server's JWKSPath. A config it
+// refuses is a *ksa.ConfigError.
+func NewInClusterVerifier(ctx context.Context, in InClusterConfig) (*Verifier, error) {
+	cfg := in.Verifier
 	config := func(field, reason string) (*Verifier, error) {
-		return nil, &ConfigError{Field: field, Reason: reason}
+		return nil, configError(field, reason, nil)
 	}
 	switch {
 	case cfg.Client != nil:
@@ -90,7 +93,7 @@ func NewInClusterVerifier(ctx context.Context, in InClusterConfig, cfg VerifierC
 	}
 	creds, err := tokens.NewFileSource(tokens.FileSourceConfig{Path: tokenFile, Now: cfg.Now})
 	if err != nil {
-		return nil, &ConfigError{Field: "InClusterConfig.TokenFile", Reason: "cannot be read", Err: err}
+		return nil, configError("InClusterConfig.TokenFile", "cannot be read", err)
 	}
 	cfg.Client = client
 	md, err := discover(ctx, DiscoveryConfig{Client: client, BearerToken: creds.Token, Timeout: cfg.Timeout}, server+DiscoveryPath)
@@ -133,12 +136,12 @@ func (in InClusterConfig) apiServer() (string, error) {
 	if server == "" {
 		host, port := os.Getenv("KUBERNETES_SERVICE_HOST"), os.Getenv("KUBERNETES_SERVICE_PORT")
 		if host == "" || port == "" {
-			return "", &ConfigError{Field: "InClusterConfig.APIServer", Reason: "is empty and KUBERNETES_SERVICE_HOST or KUBERNETES_SERVICE_PORT is unset: not running in a pod?"}
+			return "", configError("InClusterConfig.APIServer", "is empty and KUBERNETES_SERVICE_HOST or KUBERNETES_SERVICE_PORT is unset: not running in a pod?", nil)
 		}
 		server = "https://" + net.JoinHostPort(host, port)
 	}
 	if !hasScheme(server, "https") {
-		return "", &ConfigError{Field: "InClusterConfig.APIServer", Reason: fmt.Sprintf("%q is not an https URL", server)}
+		return "", configError("InClusterConfig.APIServer", fmt.Sprintf("%q is not an https URL", server), nil)
 	}
 	return strings.TrimSuffix(server, "/"), nil
 }
@@ -150,7 +153,7 @@ func (in InClusterConfig) client() (*http.Client, error) {
 		caFile = DefaultCAFile
 	}
 	fail := func(reason string, err error) (*http.Client, error) {
-		return nil, &ConfigError{Field: "InClusterConfig.CAFile", Reason: fmt.Sprintf("%q %s", caFile, reason), Err: err}
+		return nil, configError("InClusterConfig.CAFile", fmt.Sprintf("%q %s", caFile, reason), err)
 	}
 	f, err := os.Open(caFile)
 	if err != nil {

@@ -23,6 +23,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/tokens"
@@ -111,7 +112,9 @@ func (c *cluster) config() oidc.InClusterConfig {
 func TestInClusterVerifier(t *testing.T) {
 	clk := &clock{now: time.Unix(1700000000, 0)}
 	c := newCluster(t, clk)
-	v, err := oidc.NewInClusterVerifier(t.Context(), c.config(), oidc.VerifierConfig{Audiences: []string{"vault"}, Now: clk.Now})
+	cfg := c.config()
+	cfg.Verifier = oidc.VerifierConfig{Audiences: []string{"vault"}, Now: clk.Now}
+	v, err := oidc.NewInClusterVerifier(t.Context(), cfg)
 	require.NoError(t, err)
 
 	res, err := v.Verify(t.Context(), c.mint(t, "vault"))
@@ -149,14 +152,16 @@ func TestInClusterVerifierFromEnvironment(t *testing.T) {
 	t.Setenv("KUBERNETES_SERVICE_PORT", port)
 	cfg := c.config()
 	cfg.APIServer = ""
-	v, err := oidc.NewInClusterVerifier(t.Context(), cfg, oidc.VerifierConfig{Audiences: []string{"vault"}, Now: clk.Now})
+	cfg.Verifier = oidc.VerifierConfig{Audiences: []string{"vault"}, Now: clk.Now}
+	v, err := oidc.NewInClusterVerifier(t.Context(), cfg)
 	require.NoError(t, err)
 	_, err = v.Verify(t.Context(), c.mint(t, "vault"))
 	require.NoError(t, err)
 
 	t.Setenv("KUBERNETES_SERVICE_HOST", "")
-	_, err = oidc.NewInClusterVerifier(t.Context(), cfg, oidc.VerifierConfig{Audiences: []string{"vault"}})
-	require.ErrorIs(t, err, oidc.ErrInvalidConfig)
+	cfg.Verifier.Now = nil
+	_, err = oidc.NewInClusterVerifier(t.Context(), cfg)
+	require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 	assert.Equal(t, "oidc: InClusterConfig.APIServer is empty and KUBERNETES_SERVICE_HOST or KUBERNETES_SERVICE_PORT is unset: not running in a pod?", err.Error())
 }
 
@@ -177,13 +182,13 @@ func TestInClusterVerifierRefuses(t *testing.T) {
 		msg  string
 	}{
 		{name: "http API server", in: func(in *oidc.InClusterConfig) { in.APIServer = strings.Replace(c.srv.URL, "https", "http", 1) },
-			err: oidc.ErrInvalidConfig, msg: `is not an https URL`},
+			err: ksa.ErrInvalidConfig, msg: `is not an https URL`},
 		{name: "CA file missing", in: func(in *oidc.InClusterConfig) { in.CAFile = filepath.Join(t.TempDir(), "none") },
 			err: os.ErrNotExist, msg: `cannot be read`},
 		{name: "CA file without certificates", in: func(in *oidc.InClusterConfig) { in.CAFile = write("ca.crt", "not PEM") },
-			err: oidc.ErrInvalidConfig, msg: `holds no PEM certificate`},
+			err: ksa.ErrInvalidConfig, msg: `holds no PEM certificate`},
 		{name: "CA file over the limit", in: func(in *oidc.InClusterConfig) { in.CAFile = write("big.crt", strings.Repeat("a", oidc.MaxCABytes+1)) },
-			err: oidc.ErrInvalidConfig, msg: `is over the 1048576-byte limit`},
+			err: ksa.ErrInvalidConfig, msg: `is over the 1048576-byte limit`},
 		{name: "a CA that did not sign the server", in: func(in *oidc.InClusterConfig) { in.CAFile = otherCA },
 			err: oidc.ErrDiscovery, msg: `certificate`},
 		{name: "token file missing", in: func(in *oidc.InClusterConfig) { in.TokenFile = filepath.Join(t.TempDir(), "none") },
@@ -193,13 +198,13 @@ func TestInClusterVerifierRefuses(t *testing.T) {
 		{name: "issuer not among those configured", cfg: func(cfg *oidc.VerifierConfig) { cfg.Issuers = []string{"https://other.example"} },
 			err: oidc.ErrIssuerMismatch, msg: `oidc: the discovery document names issuer "https://kubernetes.default.svc.cluster.local", not "https://other.example"`},
 		{name: "a client of the caller", cfg: func(cfg *oidc.VerifierConfig) { cfg.Client = http.DefaultClient },
-			err: oidc.ErrInvalidConfig, msg: `oidc: VerifierConfig.Client is set: the in-cluster client trusts the cluster CA alone`},
+			err: ksa.ErrInvalidConfig, msg: `oidc: VerifierConfig.Client is set: the in-cluster client trusts the cluster CA alone`},
 		{name: "credentials of the caller", cfg: func(cfg *oidc.VerifierConfig) {
 			cfg.KeySetBearerToken = func(context.Context) (string, error) { return "x", nil }
 		},
-			err: oidc.ErrInvalidConfig},
-		{name: "http allowed", cfg: func(cfg *oidc.VerifierConfig) { cfg.InsecureAllowHTTP = true }, err: oidc.ErrInvalidConfig},
-		{name: "no audiences", cfg: func(cfg *oidc.VerifierConfig) { cfg.Audiences = nil }, err: oidc.ErrInvalidConfig},
+			err: ksa.ErrInvalidConfig},
+		{name: "http allowed", cfg: func(cfg *oidc.VerifierConfig) { cfg.InsecureAllowHTTP = true }, err: ksa.ErrInvalidConfig},
+		{name: "no audiences", cfg: func(cfg *oidc.VerifierConfig) { cfg.Audiences = nil }, err: ksa.ErrInvalidConfig},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -211,7 +216,8 @@ func TestInClusterVerifierRefuses(t *testing.T) {
 			if tt.cfg != nil {
 				tt.cfg(&cfg)
 			}
-			v, err := oidc.NewInClusterVerifier(t.Context(), in, cfg)
+			in.Verifier = cfg
+			v, err := oidc.NewInClusterVerifier(t.Context(), in)
 			require.ErrorIs(t, err, tt.err)
 			assert.Nil(t, v)
 			assert.Contains(t, err.Error(), tt.msg)

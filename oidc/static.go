@@ -1,12 +1,11 @@
 package oidc
 
 import (
-	"github.com/ksa-go/ksa/internal/errs"
-
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/ksa-go/ksa/internal/errs"
 )
 
 // WriteStatic writes both documents under dir laid out for blob or CDN
@@ -31,7 +30,7 @@ func WriteStatic(dir string, docs *Documents) error {
 	} {
 		name := filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(f.path, "/")))
 		if err := writeAtomic(name, f.data); err != nil {
-			return fmt.Errorf("oidc: writing %s: %w", name, err)
+			return errs.Wrap(prefix, nil, "writing "+name, err)
 		}
 	}
 	return nil

@@ -101,7 +101,7 @@ type Verifier struct {
 // first token.
 func NewVerifier(ctx context.Context, cfg VerifierConfig) (*Verifier, error) {
 	if len(cfg.Issuers) == 0 {
-		return nil, &ConfigError{Field: "VerifierConfig.Issuers", Reason: "is required"}
+		return nil, configError("VerifierConfig.Issuers", "is required", nil)
 	}
 	if err := cfg.checkAudiences(); err != nil {
 		return nil, err
@@ -110,7 +110,7 @@ func NewVerifier(ctx context.Context, cfg VerifierConfig) (*Verifier, error) {
 	issuerKeys := make(map[string]jwks.KeySource, len(cfg.Issuers))
 	for _, iss := range cfg.Issuers {
 		if _, dup := v.providers[iss]; dup {
-			return nil, &ConfigError{Field: "VerifierConfig.Issuers", Reason: fmt.Sprintf("names %q twice", iss)}
+			return nil, configError("VerifierConfig.Issuers", fmt.Sprintf("names %q twice", iss), nil)
 		}
 		md, err := Discover(ctx, DiscoveryConfig{
 			Issuer: iss, Client: cfg.Client, BearerToken: cfg.BearerToken,
@@ -140,10 +140,10 @@ func NewVerifier(ctx context.Context, cfg VerifierConfig) (*Verifier, error) {
 // checkAudiences requires audiences, none empty.
 func (cfg *VerifierConfig) checkAudiences() error {
 	if len(cfg.Audiences) == 0 {
-		return &ConfigError{Field: "VerifierConfig.Audiences", Reason: "is required: a relying party accepts tokens meant for it only"}
+		return configError("VerifierConfig.Audiences", "is required: a relying party accepts tokens meant for it only", nil)
 	}
 	if slices.Contains(cfg.Audiences, "") {
-		return &ConfigError{Field: "VerifierConfig.Audiences", Reason: "holds an empty string, which no token can name"}
+		return configError("VerifierConfig.Audiences", "holds an empty string, which no token can name", nil)
 	}
 	return nil
 }

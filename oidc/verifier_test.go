@@ -251,21 +251,30 @@ func TestNewVerifierErrors(t *testing.T) {
 		name    string
 		cfg     oidc.VerifierConfig
 		wantErr error
+		// wantField is the field a *ksa.ConfigError names.
+		wantField string
 	}{
-		{name: "no issuers", cfg: oidc.VerifierConfig{Audiences: []string{"a"}}, wantErr: oidc.ErrInvalidConfig},
+		{name: "no issuers", cfg: oidc.VerifierConfig{Audiences: []string{"a"}}, wantErr: ksa.ErrInvalidConfig},
 		{name: "issuer mismatch", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer() + "/"}, Client: srv.Client(),
 			Audiences: []string{"a"}}, wantErr: oidc.ErrIssuerMismatch},
 		{name: "duplicate issuer", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer(), srv.Issuer()}, Client: srv.Client(),
-			Audiences: []string{"a"}}, wantErr: oidc.ErrInvalidConfig},
-		{name: "no audiences", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Client: srv.Client()}, wantErr: oidc.ErrInvalidConfig},
-		{name: "empty audience", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Client: srv.Client(), Audiences: []string{""}}, wantErr: oidc.ErrInvalidConfig},
-		{name: "negative leeway", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Client: srv.Client(), Audiences: []string{"a"}, Leeway: -2}, wantErr: tokens.ErrInvalidConfig},
-		{name: "negative timeout", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Client: srv.Client(), Audiences: []string{"a"}, MaxStale: -1}, wantErr: jwks.ErrInvalidConfig},
+			Audiences: []string{"a"}}, wantErr: ksa.ErrInvalidConfig},
+		{name: "no audiences", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Client: srv.Client()}, wantErr: ksa.ErrInvalidConfig},
+		{name: "empty audience", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Client: srv.Client(), Audiences: []string{""}}, wantErr: ksa.ErrInvalidConfig},
+		{name: "negative leeway", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Client: srv.Client(), Audiences: []string{"a"}, Leeway: -2},
+			wantErr: ksa.ErrInvalidConfig, wantField: "tokens.ValidatorConfig.Leeway"},
+		{name: "negative timeout", cfg: oidc.VerifierConfig{Issuers: []string{srv.Issuer()}, Client: srv.Client(), Audiences: []string{"a"}, MaxStale: -1},
+			wantErr: ksa.ErrInvalidConfig, wantField: "jwks.RemoteConfig"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := oidc.NewVerifier(t.Context(), tt.cfg)
 			require.ErrorIs(t, err, tt.wantErr)
+			if tt.wantField != "" {
+				var ce *ksa.ConfigError
+				require.ErrorAs(t, err, &ce)
+				assert.Equal(t, tt.wantField, ce.Field)
+			}
 		})
 	}
 }

@@ -33,7 +33,7 @@
 // client-go reviewer is a few lines (see the example):
 //
 //	local, _ := oidc.NewVerifier(ctx, oidc.VerifierConfig{Issuers: []string{issuer}, Audiences: []string{"vault"}})
-//	v, err := tokenreview.New(tokenreview.Config{
+//	v, err := tokenreview.NewValidator(tokenreview.ValidatorConfig{
 //		Local:     local.VerifyFor, // LocalThenReview is the zero Mode
 //		Reviewer:  reviewer,
 //		Audiences: []string{"vault"},

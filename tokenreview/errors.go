@@ -3,16 +3,17 @@ package tokenreview
 import (
 	"fmt"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/internal/errs"
 )
 
 const prefix = "tokenreview"
 
 // Sentinel errors. Every refusal of a [Validator] matches one of them, or
-// one of package tokens' for a refusal of local validation.
+// one of package tokens' for a refusal of local validation; the message
+// says what the apiserver answered. A config New refuses is a
+// *ksa.ConfigError.
 var (
-	// ErrInvalidConfig: New got a configuration it cannot use.
-	ErrInvalidConfig = errs.New(prefix, "invalid configuration")
 	// ErrReviewFailed: the TokenReview could not be made (transport,
 	// permissions, no answer). The token is refused: a validator that
 	// cannot ask never accepts.
@@ -27,74 +28,37 @@ var (
 	ErrMismatch = errs.New(prefix, "review does not match the token")
 )
 
-// MaxErrorText bounds how much of the apiserver's status.error a
-// [RefusedError] keeps.
+// MaxErrorText bounds how much of the apiserver's status.error, or of a
+// value of its answer, a refusal quotes.
 const MaxErrorText = 256
 
-// ConfigError reports a configuration New cannot use. It matches
-// [ErrInvalidConfig].
-type ConfigError struct {
-	// Field is the configuration field at fault, e.g. "Config.Reviewer".
-	Field  string
-	Reason string
+// reviewFailed reports a TokenReview that could not be made.
+func reviewFailed(cause error) error {
+	return errs.Wrap(prefix, ErrReviewFailed, "", cause)
 }
 
-func (e *ConfigError) Error() string {
-	return errs.Msg(prefix, e.Field+" "+e.Reason, nil)
-}
-
-// Is reports whether target is [ErrInvalidConfig].
-func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
-
-// ReviewError reports a TokenReview that could not be made.
-type ReviewError struct {
-	Err error
-}
-
-func (e *ReviewError) Error() string {
-	return errs.Msg(prefix, "token review failed", e.Err)
-}
-
-// Is reports whether target is [ErrReviewFailed].
-func (e *ReviewError) Is(target error) bool { return target == ErrReviewFailed }
-
-// Unwrap returns the cause.
-func (e *ReviewError) Unwrap() error { return e.Err }
-
-// RefusedError reports that kube-apiserver refused the token; Reason is its
-// status.error, at most MaxErrorText bytes.
-type RefusedError struct {
-	Reason string
-}
-
-func (e *RefusedError) Error() string {
-	if e.Reason == "" {
-		return errs.Msg(prefix, "token not authenticated by the apiserver", nil)
+// refused reports the apiserver's refusal of the token, with its
+// status.error (at most MaxErrorText bytes of it).
+func refused(reason string) error {
+	msg := ""
+	if reason != "" {
+		msg = fmt.Sprintf("%s (%q)", errs.Text(ErrNotAuthenticated), bounded(reason))
 	}
-	return errs.Msg(prefix, fmt.Sprintf("token not authenticated by the apiserver (%q)", e.Reason), nil)
+	return errs.Wrap(prefix, ErrNotAuthenticated, msg, nil)
 }
 
-// Is reports whether target is [ErrNotAuthenticated].
-func (e *RefusedError) Is(target error) bool { return target == ErrNotAuthenticated }
-
-// MismatchError reports an answer that contradicts the token (validated
-// locally) or the request: Field names what differs; Want is what the
-// token or request says, Got what the review said.
-type MismatchError struct {
-	Field, Want, Got string
-	// Err is the cause, if any (an unreadable username).
-	Err error
+// mismatch reports an answer that contradicts the token (validated
+// locally) or the request: field names what differs, want is what the
+// token or request says, got what the review said (at most MaxErrorText
+// bytes of it).
+func mismatch(field, want, got string, cause error) error {
+	return errs.Wrap(prefix, ErrMismatch, fmt.Sprintf("%s: %s is %q in the review, want %s", errs.Text(ErrMismatch), field, bounded(got), want), cause)
 }
 
-func (e *MismatchError) Error() string {
-	return errs.Msg(prefix, fmt.Sprintf("review does not match the token: %s is %q in the review, want %s", e.Field, e.Got, e.Want), e.Err)
+// configError refuses a field of the package's config.
+func configError(field, reason string) error {
+	return &ksa.ConfigError{Field: prefix + "." + field, Reason: reason}
 }
-
-// Unwrap returns the cause, if any.
-func (e *MismatchError) Unwrap() error { return e.Err }
-
-// Is reports whether target is [ErrMismatch].
-func (e *MismatchError) Is(target error) bool { return target == ErrMismatch }
 
 // bounded cuts s to MaxErrorText bytes, on a rune boundary.
 func bounded(s string) string {

@@ -30,7 +30,7 @@ func ExampleValidator_Validate() {
 		}
 		return &tokenreview.Status{Authenticated: true, User: id.UserInfo(), Audiences: req.Audiences}, nil
 	})
-	v, err := tokenreview.New(tokenreview.Config{
+	v, err := tokenreview.NewValidator(tokenreview.ValidatorConfig{
 		Mode:      tokenreview.ReviewOnly,
 		Reviewer:  reviewer,
 		Audiences: []string{"vault"},

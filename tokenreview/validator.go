@@ -2,10 +2,12 @@ package tokenreview
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/tokens"
 )
 
@@ -43,9 +45,9 @@ func (m Mode) String() string {
 // the method value tokens.Validator.ValidateFor or oidc.Verifier.VerifyFor.
 type LocalFunc func(ctx context.Context, token string, audiences []string) (*tokens.Result, error)
 
-// Config configures a [Validator]. Reviewer and Audiences are required, and
-// Local in LocalThenReview mode.
-type Config struct {
+// ValidatorConfig configures a [Validator]. Reviewer and Audiences are
+// required, and Local in LocalThenReview mode.
+type ValidatorConfig struct {
 	// Mode is LocalThenReview (the zero value) or ReviewOnly. Validation
 	// without any review is the local validator itself.
 	Mode Mode
@@ -77,10 +79,11 @@ type Validator struct {
 	maxBytes  int
 }
 
-// New checks the config and returns a Validator.
-func New(cfg Config) (*Validator, error) {
+// NewValidator checks the config and returns a Validator; a config it
+// refuses is a *ksa.ConfigError.
+func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 	config := func(field, reason string) (*Validator, error) {
-		return nil, &ConfigError{Field: "Config." + field, Reason: reason}
+		return nil, configError("ValidatorConfig."+field, reason)
 	}
 	switch {
 	case cfg.Mode != LocalThenReview && cfg.Mode != ReviewOnly:
@@ -127,25 +130,25 @@ func (v *Validator) ValidateFor(ctx context.Context, token string, audiences []s
 			return nil, err
 		}
 		if res == nil {
-			return nil, &ReviewError{Err: fmt.Errorf("local validation returned no result")}
+			return nil, reviewFailed(errors.New("local validation returned no result"))
 		}
 		local = res
 	} else if len(token) > v.maxBytes {
-		return nil, &tokens.SizeError{Size: len(token), Limit: v.maxBytes}
+		return nil, errs.Wrap(prefix, tokens.ErrTooLarge, fmt.Sprintf("token of %d bytes is over the %d-byte limit", len(token), v.maxBytes), nil)
 	}
 	st, err := v.reviewer.Review(ctx, Request{Token: token, Audiences: slices.Clone(audiences)})
 	if err != nil {
-		return nil, &ReviewError{Err: err}
+		return nil, reviewFailed(err)
 	}
 	if st == nil {
-		return nil, &ReviewError{Err: fmt.Errorf("the reviewer returned no status")}
+		return nil, reviewFailed(errors.New("the reviewer returned no status"))
 	}
 	if !st.Authenticated {
-		return nil, &RefusedError{Reason: bounded(st.Error)}
+		return nil, refused(st.Error)
 	}
 	id, err := IdentityOf(st.User)
 	if err != nil {
-		return nil, &MismatchError{Field: "user.username", Want: "a service account", Got: bounded(st.User.Username), Err: err}
+		return nil, mismatch("user.username", "a service account", st.User.Username, err)
 	}
 	if err := checkAudiences(st.Audiences, audiences); err != nil {
 		return nil, err
@@ -166,11 +169,11 @@ func (v *Validator) Audiences() []string { return slices.Clone(v.audiences) }
 // of those asked.
 func checkAudiences(got, asked []string) error {
 	if len(got) == 0 {
-		return &MismatchError{Field: "audiences", Want: fmt.Sprint(asked), Got: "[]"}
+		return mismatch("audiences", fmt.Sprint(asked), "[]", nil)
 	}
 	for _, a := range got {
 		if !slices.Contains(asked, a) {
-			return &MismatchError{Field: "audiences", Want: fmt.Sprint(asked), Got: bounded(fmt.Sprint(got))}
+			return mismatch("audiences", fmt.Sprint(asked), fmt.Sprint(got), nil)
 		}
 	}
 	return nil
@@ -191,7 +194,7 @@ func agree(local, review ksa.Identity) error {
 	}
 	for _, f := range fields {
 		if f.want != f.got {
-			return &MismatchError{Field: f.name, Want: fmt.Sprintf("%q", f.want), Got: bounded(f.got)}
+			return mismatch(f.name, fmt.Sprintf("%q", f.want), f.got, nil)
 		}
 	}
 	return nil

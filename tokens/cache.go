@@ -49,7 +49,7 @@ type resultCache struct {
 
 func newResultCache(cfg CacheConfig) (*resultCache, error) {
 	if cfg.TTL < 0 || cfg.MaxEntries < 0 {
-		return nil, &ConfigError{Field: "CacheConfig", Reason: "has a negative TTL or MaxEntries"}
+		return nil, configError("CacheConfig", "has a negative TTL or MaxEntries", nil)
 	}
 	c := &resultCache{ttl: cfg.TTL, max: cfg.MaxEntries, entries: make(map[cacheKey]cacheEntry)}
 	if c.ttl == 0 {

@@ -8,6 +8,7 @@ import (
 	"crypto/rsa"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"math/big"
 	"strings"
 	"testing"
@@ -107,8 +108,7 @@ func TestForgedTokenWorkIsBounded(t *testing.T) {
 			var list interface{ Unwrap() []error }
 			if errors.As(err, &list) {
 				for _, e := range list.Unwrap() {
-					var se *tokens.SignatureError
-					if errors.As(e, &se) {
+					if errors.Is(e, tokens.ErrBadSignature) {
 						sigErrs++
 					}
 				}
@@ -116,14 +116,12 @@ func TestForgedTokenWorkIsBounded(t *testing.T) {
 				sigErrs = 1
 			}
 			assert.Equal(t, tc.wantTried, sigErrs, "keys tried")
-			var limit *tokens.KeyLimitError
 			if tc.wantLeft == 0 {
-				assert.False(t, errors.As(err, &limit), "no key left untried")
+				assert.NotErrorIs(t, err, tokens.ErrTooManyKeys, "no key left untried")
 				return
 			}
 			require.ErrorIs(t, err, tokens.ErrTooManyKeys)
-			require.ErrorAs(t, err, &limit)
-			assert.Equal(t, tc.wantLeft, limit.Skipped)
+			assert.Contains(t, err.Error(), fmt.Sprintf("%d more keys not tried", tc.wantLeft))
 		})
 	}
 }

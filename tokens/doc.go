@@ -52,13 +52,24 @@
 //	}
 //	user := res.UserInfo() // system:serviceaccount:prod:billing, groups, pod and node extras
 //
+// The keys a token's signature is checked against are chosen by a
+// [KeySelector]: the kid's keys (no kid: every key), a key listed twice
+// once, at most MaxKeysPerToken of them looked at, RSA keys within jwks'
+// bounds, and only with their own algorithm or an allowed one that fits.
+// The adapters for golang-jwt and jwx (golangjwt, jwxkeys) choose keys with
+// the same selector, so they refuse what the validator refuses.
+//
 // Beyond Kubernetes, the validator is strict where Kubernetes is lenient: the
 // algorithm must be the key's own unless listed in AllowedAlgorithms (never
 // none or HMAC); JSON must be strict (no duplicate or case-variant claim
 // names, no invalid UTF-8, bounded depth); base64url must be canonical;
 // tokens without exp, or (by default) without aud, are refused; a relying
 // party must say whether it checks audiences and live objects. Every
-// rejection is a typed error matching a sentinel with errors.Is.
+// rejection matches a sentinel with errors.Is ([ErrExpired],
+// [ErrBadSignature], ...) and its message says what was wrong; a
+// [TimeError] carries the time claim at fault, an [ObjectError] the object
+// that is gone, a [RequestError] the TokenRequest field; a constructor's
+// refusal is a *ksa.ConfigError.
 //
 // # Limits and defaults
 //

@@ -6,13 +6,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/jwks"
 )
 
-// Sentinel errors. Every rejection matches one of them with errors.Is; the
-// typed errors below carry what the caller acts on and match their
-// sentinels.
+// Sentinel errors. Every rejection matches one of them with errors.Is (a
+// constructor's refusal is a *ksa.ConfigError); the typed errors
+// ([TimeError], [ObjectError], [RequestError]) carry what a caller acts on
+// and match their sentinels, and every message says what was wrong (the
+// part of a malformed token, the key tried, the audiences and issuers).
 var (
 	// ErrTooLarge: the token is over the size limit; it was not parsed.
 	ErrTooLarge = errs.New(prefix, "token too large")
@@ -75,209 +78,117 @@ var (
 	// ValidatorConfig.MaxKeysPerToken lets one token be checked against, and
 	// none of those tried verified it.
 	ErrTooManyKeys = errs.New(prefix, "too many candidate keys")
-	// ErrSign: the signer failed to sign a token.
+	// ErrSign: the signer failed to sign a token (a KMS or HSM call that
+	// failed, a key that cannot sign); the error wraps the signer's.
 	ErrSign = errs.New(prefix, "signing failed")
-	// ErrInvalidConfig: a constructor got a configuration it cannot use.
-	ErrInvalidConfig = errs.New(prefix, "invalid configuration")
 )
 
 // prefix starts the messages of the package's errors.
 const prefix = "tokens"
 
-// ConfigError reports a configuration a constructor refuses. It matches
-// [ErrInvalidConfig].
-type ConfigError struct {
-	// Field is the configuration field at fault, e.g.
-	// "ValidatorConfig.Audiences".
-	Field  string
-	Reason string
-	Err    error
+// tooLarge refuses a token over the size limit.
+func tooLarge(size, limit int) error {
+	return errs.Wrap(prefix, ErrTooLarge, fmt.Sprintf("token of %d bytes is over the %d-byte limit", size, limit), nil)
 }
 
-func (e *ConfigError) Error() string { return errs.Msg(prefix, e.Field+" "+e.Reason, e.Err) }
-
-// Is reports whether target is [ErrInvalidConfig].
-func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
-
-// Unwrap returns the cause, if any.
-func (e *ConfigError) Unwrap() error { return e.Err }
-
-// SizeError reports a token over the size limit. It matches [ErrTooLarge].
-type SizeError struct {
-	Size, Limit int
-}
-
-func (e *SizeError) Error() string {
-	return errs.Msg(prefix, fmt.Sprintf("token of %d bytes is over the %d-byte limit", e.Size, e.Limit), nil)
-}
-
-// Is reports whether target is [ErrTooLarge].
-func (e *SizeError) Is(target error) bool { return target == ErrTooLarge }
-
-// MalformedError reports which part of a token does not parse and why. It
-// matches [ErrMalformed].
-type MalformedError struct {
-	// Part is "token", "header", "claims" or "signature".
-	Part   string
-	Reason string
-	Err    error
-}
-
-func (e *MalformedError) Error() string {
+// malformed reports which part of a token ("token", "header", "claims" or
+// "signature") does not parse, and why.
+func malformed(part, reason string, cause error) error {
 	msg := "malformed token"
-	if e.Part != "" && e.Part != "token" {
-		msg += " " + e.Part
+	if part != "" && part != "token" {
+		msg += " " + part
 	}
-	if e.Reason != "" {
-		msg += ": " + e.Reason
+	if reason != "" {
+		msg += ": " + reason
 	}
-	return errs.Msg(prefix, msg, e.Err)
+	return errs.Wrap(prefix, ErrMalformed, msg, cause)
 }
 
-// Is reports whether target is [ErrMalformed].
-func (e *MalformedError) Is(target error) bool { return target == ErrMalformed }
-
-// Unwrap returns the underlying cause, if any.
-func (e *MalformedError) Unwrap() error { return e.Err }
-
-// IssuerError reports an iss claim that is not accepted. It matches
-// [ErrUnknownIssuer].
-type IssuerError struct {
-	Issuer   string
-	Accepted []string
-}
-
-func (e *IssuerError) Error() string {
-	return errs.Msg(prefix, fmt.Sprintf("issuer %q is not one of %q", e.Issuer, e.Accepted), nil)
-}
-
-// Is reports whether target is [ErrUnknownIssuer].
-func (e *IssuerError) Is(target error) bool { return target == ErrUnknownIssuer }
-
-// KeyError reports that no key could be tried: an unknown kid, an empty key
-// source, or a key source that failed. It matches [ErrUnknownKeyID],
-// jwks.ErrNoKeys or [ErrKeySource]. A kid a remote key set does not know
-// and may not fetch again yet matches [ErrUnknownKeyID], and Err is the
-// *jwks.RateLimitError saying when it may.
-type KeyError struct {
-	KeyID string
-	Err   error
-}
-
-// rateLimited reports an unknown kid the key source could not look for
-// again yet.
-func (e *KeyError) rateLimited() bool {
+// keyError reports that no key could be tried: an empty key source
+// (jwks.ErrNoKeys), an unknown kid ([ErrUnknownKeyID]), or a key source
+// that failed ([ErrKeySource], wrapping its error). A kid a remote key set
+// does not know and may not fetch again yet is an unknown kid, wrapping the
+// *jwks.RateLimitError that says when it may.
+func keyError(kid string, err error) error {
 	var limited *jwks.RateLimitError
-	return e.KeyID != "" && errors.As(e.Err, &limited) && limited.KeyID == e.KeyID
-}
-
-func (e *KeyError) Error() string {
 	switch {
-	case e.rateLimited():
-		return errs.Msg(prefix, "invalid signature", e.Err)
-	case e.Err != nil:
-		return errs.Msg(prefix, "invalid signature, key source failed", e.Err)
-	case e.KeyID != "":
-		return errs.Msg(prefix, fmt.Sprintf("invalid signature, no keys found for key ID %q", e.KeyID), nil)
-	default:
-		return errs.Msg(prefix, "invalid signature, no keys found", nil)
+	case kid != "" && errors.As(err, &limited) && limited.KeyID == kid:
+		return errs.Wrap(prefix, ErrUnknownKeyID, "invalid signature", err)
+	case err != nil:
+		return errs.Wrap(prefix, ErrKeySource, "invalid signature, key source failed", err)
+	case kid != "":
+		return errs.Wrap(prefix, ErrUnknownKeyID, fmt.Sprintf("invalid signature, no keys found for key ID %q", kid), nil)
 	}
+	return errs.Wrap(prefix, jwks.ErrNoKeys, "invalid signature, no keys found", nil)
 }
 
-// Is matches the sentinel for the case.
-func (e *KeyError) Is(target error) bool {
-	switch {
-	case e.rateLimited():
-		return target == ErrUnknownKeyID
-	case e.Err != nil:
-		return target == ErrKeySource
-	case e.KeyID != "":
-		return target == ErrUnknownKeyID
-	default:
-		return target == jwks.ErrNoKeys
+// keyLimit reports the keys of a source's answer (duplicates included) a
+// token's signature was not checked against, limit keys having been tried.
+func keyLimit(skipped, limit int) error {
+	return errs.Wrap(prefix, ErrTooManyKeys, fmt.Sprintf("%d more keys not tried (at most %d per token)", skipped, limit), nil)
+}
+
+// algorithmError refuses alg, with the key tried (k nil: none was).
+func algorithmError(alg string, k *jwks.Key, reason string, cause error) error {
+	msg := fmt.Sprintf("algorithm %q is not allowed", alg)
+	if k != nil {
+		msg += fmt.Sprintf(" for key %q (%s)", k.KeyID, k.Algorithm)
 	}
-}
-
-// Unwrap returns the key source's error, if any.
-func (e *KeyError) Unwrap() error { return e.Err }
-
-// KeyLimitError reports the keys a token's signature was not checked
-// against because MaxKeysPerToken keys had been tried already. It matches
-// [ErrTooManyKeys].
-type KeyLimitError struct {
-	Limit int
-	// Skipped counts the keys left in the source's answer, duplicates
-	// included.
-	Skipped int
-}
-
-func (e *KeyLimitError) Error() string {
-	return errs.Msg(prefix, fmt.Sprintf("%d more keys not tried (at most %d per token)", e.Skipped, e.Limit), nil)
-}
-
-// Is reports whether target is [ErrTooManyKeys].
-func (e *KeyLimitError) Is(target error) bool { return target == ErrTooManyKeys }
-
-// AlgorithmError reports an alg the validator does not allow with a key. It
-// matches [ErrAlgorithmNotAllowed].
-type AlgorithmError struct {
-	Algorithm string
-	// KeyID and KeyAlgorithm describe the key tried, when one was.
-	KeyID        string
-	KeyAlgorithm string
-	Reason       string
-	Err          error
-}
-
-func (e *AlgorithmError) Error() string {
-	msg := fmt.Sprintf("algorithm %q is not allowed", e.Algorithm)
-	if e.KeyAlgorithm != "" {
-		msg += fmt.Sprintf(" for key %q (%s)", e.KeyID, e.KeyAlgorithm)
+	if reason != "" {
+		msg += ": " + reason
 	}
-	if e.Reason != "" {
-		msg += ": " + e.Reason
+	return errs.Wrap(prefix, ErrAlgorithmNotAllowed, msg, cause)
+}
+
+// signatureError reports a signature that does not verify with a key, or a
+// key it was not checked with (outside jwks' bounds).
+func signatureError(kid, alg string, cause error) error {
+	return errs.Wrap(prefix, ErrBadSignature, fmt.Sprintf("invalid signature (key %q, %s)", kid, alg), cause)
+}
+
+// audienceError reports token audiences that do not meet the accepted
+// ones, in Kubernetes' words: token audiences ["foo"] is invalid for the
+// target audiences ["api"].
+func audienceError(token, accepted []string) error {
+	return errs.Wrap(prefix, ErrAudienceMismatch, fmt.Sprintf("token audiences %q is invalid for the target audiences %q", token, accepted), nil)
+}
+
+// issuerError reports an iss claim that is not accepted.
+func issuerError(issuer string, accepted []string) error {
+	return errs.Wrap(prefix, ErrUnknownIssuer, fmt.Sprintf("issuer %q is not one of %q", issuer, accepted), nil)
+}
+
+// claimError reports a required claim that is absent or unusable.
+func claimError(claim, reason string) error {
+	return errs.Wrap(prefix, ErrMissingClaim, "claim "+claim+" "+reason, nil)
+}
+
+// signError reports a signer that failed to sign a token.
+func signError(kid, alg string, cause error) error {
+	return errs.Wrap(prefix, ErrSign, fmt.Sprintf("signing with key %q (%s)", kid, alg), cause)
+}
+
+// legacyError reports a legacy Secret-based token that fails its checks,
+// with Kubernetes' message; it matches [ErrLegacyToken], and
+// [ErrInvalidated] too when the token is invalidated (its secret gone or
+// marked invalid).
+func legacyError(reason string, invalidated bool, cause error) error {
+	kind := ErrLegacyToken
+	if invalidated {
+		kind = errLegacyInvalidated
 	}
-	return errs.Msg(prefix, msg, e.Err)
+	return errs.Wrap(prefix, kind, reason, cause)
 }
 
-// Is reports whether target is [ErrAlgorithmNotAllowed].
-func (e *AlgorithmError) Is(target error) bool { return target == ErrAlgorithmNotAllowed }
+// errLegacyInvalidated matches both sentinels of an invalidated legacy
+// token; legacyError always gives a message of its own, so its text is
+// never printed.
+var errLegacyInvalidated = errs.Join(prefix, "", []error{ErrLegacyToken, ErrInvalidated})
 
-// Unwrap returns the cause, if any.
-func (e *AlgorithmError) Unwrap() error { return e.Err }
-
-// SignatureError reports a signature that does not verify with a key. It
-// matches [ErrBadSignature].
-type SignatureError struct {
-	KeyID     string
-	Algorithm string
-	Err       error
+// configError refuses a field of a config struct of the package.
+func configError(field, reason string, cause error) error {
+	return &ksa.ConfigError{Field: prefix + "." + field, Reason: reason, Err: cause}
 }
-
-func (e *SignatureError) Error() string {
-	return errs.Msg(prefix, fmt.Sprintf("invalid signature (key %q, %s)", e.KeyID, e.Algorithm), e.Err)
-}
-
-// Is reports whether target is [ErrBadSignature].
-func (e *SignatureError) Is(target error) bool { return target == ErrBadSignature }
-
-// Unwrap returns the cause.
-func (e *SignatureError) Unwrap() error { return e.Err }
-
-// AudienceError reports token audiences that do not meet the accepted ones.
-// It matches [ErrAudienceMismatch]. The message follows Kubernetes': token
-// audiences ["foo"] is invalid for the target audiences ["api"].
-type AudienceError struct {
-	Token    []string
-	Accepted []string
-}
-
-func (e *AudienceError) Error() string {
-	return errs.Msg(prefix, fmt.Sprintf("token audiences %q is invalid for the target audiences %q", e.Token, e.Accepted), nil)
-}
-
-// Is reports whether target is [ErrAudienceMismatch].
-func (e *AudienceError) Is(target error) bool { return target == ErrAudienceMismatch }
 
 // TimeError reports a time claim outside its window. It matches
 // [ErrExpired] (exp), [ErrNotYetValid] (nbf) or [ErrIssuedInFuture] (iat).
@@ -307,20 +218,6 @@ func (e *TimeError) Error() string {
 
 // Is reports whether target is the sentinel of the claim.
 func (e *TimeError) Is(target error) bool { return target == e.sentinel() }
-
-// ClaimError reports a required claim that is absent or unusable. It
-// matches [ErrMissingClaim].
-type ClaimError struct {
-	Claim  string
-	Reason string
-}
-
-func (e *ClaimError) Error() string {
-	return errs.Msg(prefix, "claim "+e.Claim+" "+e.Reason, nil)
-}
-
-// Is reports whether target is [ErrMissingClaim].
-func (e *ClaimError) Is(target error) bool { return target == ErrMissingClaim }
 
 // ObjectError reports a failed liveness check of the service account or a
 // bound object. Its message is Kubernetes' for the case; it matches the
@@ -389,44 +286,6 @@ func (e *ObjectError) Is(target error) bool {
 
 // Unwrap returns the getter's error, if any.
 func (e *ObjectError) Unwrap() error { return e.Err }
-
-// LegacyError reports a legacy Secret-based token that fails its checks,
-// with Kubernetes' message. It matches [ErrLegacyToken], and
-// [ErrInvalidated] when the secret is gone or marked invalid.
-type LegacyError struct {
-	Reason      string
-	Invalidated bool
-	Err         error
-}
-
-func (e *LegacyError) Error() string { return errs.Msg(prefix, e.Reason, e.Err) }
-
-// Is matches ErrLegacyToken, and ErrInvalidated for invalidated tokens.
-func (e *LegacyError) Is(target error) bool {
-	return target == ErrLegacyToken || (e.Invalidated && target == ErrInvalidated)
-}
-
-// Unwrap returns the cause, if any.
-func (e *LegacyError) Unwrap() error { return e.Err }
-
-// SignError reports a signer that failed to sign a token (a KMS or HSM
-// call that failed, a key that cannot sign). It matches [ErrSign] and wraps
-// the signer's error.
-type SignError struct {
-	KeyID     string
-	Algorithm string
-	Err       error
-}
-
-func (e *SignError) Error() string {
-	return errs.Msg(prefix, fmt.Sprintf("signing with key %q (%s)", e.KeyID, e.Algorithm), e.Err)
-}
-
-// Is reports whether target is [ErrSign].
-func (e *SignError) Is(target error) bool { return target == ErrSign }
-
-// Unwrap returns the signer's error.
-func (e *SignError) Unwrap() error { return e.Err }
 
 // RequestError reports a mint request that breaks a TokenRequest rule,
 // with Kubernetes' message. It matches [ErrInvalidRequest].

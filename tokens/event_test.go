@@ -82,7 +82,9 @@ func TestReason(t *testing.T) {
 	assert.Nil(t, tokens.Reason(nil))
 	assert.Nil(t, tokens.Reason(errors.New("other")))
 	assert.Equal(t, tokens.ErrBoundObjectNotFound, tokens.Reason(&tokens.ObjectError{Kind: tokens.KindPod, Problem: tokens.ErrBoundObjectNotFound}))
-	assert.Equal(t, jwks.ErrNoKeys, tokens.Reason(&tokens.KeyError{}))
-	assert.Equal(t, tokens.ErrUnknownKeyID, tokens.Reason(&tokens.KeyError{KeyID: "k"}))
+	_, noKeys := mustValidator(t, mustSource(t)).Validate(t.Context(), forgedToken(t, jwks.ES256, "", 64))
+	assert.Equal(t, jwks.ErrNoKeys, tokens.Reason(noKeys))
+	_, unknown := mustValidator(t, mustSource(t)).Validate(t.Context(), forgedToken(t, jwks.ES256, "k", 64))
+	assert.Equal(t, tokens.ErrUnknownKeyID, tokens.Reason(unknown))
 	assert.Equal(t, tokens.ErrExpired, tokens.Reason(&tokens.TimeError{Claim: "exp"}))
 }

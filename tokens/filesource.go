@@ -3,9 +3,7 @@ package tokens
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
-	"io/fs"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -27,33 +25,15 @@ const DefaultCheckInterval = time.Second
 
 // ErrTokenFile matches every error of a FileSource: the file is missing,
 // unreadable, empty, too large, not a JWT, or holds an expired token. The
-// *TokenFileError also matches the specific cause (fs.ErrNotExist,
+// error names the file and also matches the specific cause (fs.ErrNotExist,
 // ErrMalformed, ErrExpired, ErrTooLarge).
 var ErrTokenFile = errs.New(prefix, "projected token file unusable")
 
-// TokenFileError reports why a projected token file cannot be used.
-type TokenFileError struct {
-	Path   string
-	Reason string
-	Err    error
+// tokenFileError reports why the projected token file at path cannot be
+// used.
+func tokenFileError(path, reason string, cause error) error {
+	return errs.Wrap(prefix, ErrTokenFile, "token file "+path+": "+reason, errs.PathCause(path, cause))
 }
-
-func (e *TokenFileError) Error() string {
-	cause := e.Err
-	// The file's name is said already: an *fs.PathError would say it
-	// again.
-	var pe *fs.PathError
-	if errors.As(cause, &pe) && pe.Path == e.Path {
-		cause = pe.Err
-	}
-	return errs.Msg(prefix, "token file "+e.Path+": "+e.Reason, cause)
-}
-
-// Is reports whether target is [ErrTokenFile].
-func (e *TokenFileError) Is(target error) bool { return target == ErrTokenFile }
-
-// Unwrap returns the cause.
-func (e *TokenFileError) Unwrap() error { return e.Err }
 
 // FileSourceConfig configures a [FileSource].
 type FileSourceConfig struct {
@@ -124,10 +104,10 @@ type cachedFile struct {
 // read until the first call.
 func NewFileSource(cfg FileSourceConfig) (*FileSource, error) {
 	if cfg.Path == "" {
-		return nil, &ConfigError{Field: "FileSourceConfig.Path", Reason: "is required"}
+		return nil, configError("FileSourceConfig.Path", "is required", nil)
 	}
 	if cfg.ExpiryMargin < 0 || cfg.MaxBytes < 0 {
-		return nil, &ConfigError{Field: "FileSourceConfig", Reason: "has a negative ExpiryMargin or MaxBytes"}
+		return nil, configError("FileSourceConfig", "has a negative ExpiryMargin or MaxBytes", nil)
 	}
 	s := &FileSource{path: cfg.Path, margin: cfg.ExpiryMargin, interval: cfg.CheckInterval, maxBytes: cfg.MaxBytes, now: cfg.Now}
 	if s.margin == 0 {
@@ -172,7 +152,7 @@ func (s *FileSource) GetIdentityToken() ([]byte, error) {
 // MUST NOT modify the claims.
 func (s *FileSource) Current(ctx context.Context) (FileToken, error) {
 	if err := ctx.Err(); err != nil {
-		return FileToken{}, &TokenFileError{Path: s.path, Reason: "gave up", Err: err}
+		return FileToken{}, tokenFileError(s.path, "gave up", err)
 	}
 	now := s.now()
 	cur := s.cur.Load()
@@ -198,8 +178,8 @@ func (s *FileSource) Current(ctx context.Context) (FileToken, error) {
 		return FileToken{}, err
 	}
 	if !now.Before(next.tok.Claims.Expiry) {
-		return FileToken{}, &TokenFileError{Path: s.path, Reason: "not rotated in time by the kubelet",
-			Err: &TimeError{Claim: claimExp, Time: next.tok.Claims.Expiry, Now: now}}
+		return FileToken{}, tokenFileError(s.path, "not rotated in time by the kubelet",
+			&TimeError{Claim: claimExp, Time: next.tok.Claims.Expiry, Now: now})
 	}
 	s.cur.Store(next)
 	return next.tok, nil
@@ -208,7 +188,7 @@ func (s *FileSource) Current(ctx context.Context) (FileToken, error) {
 func (s *FileSource) stat() (fileStamp, error) {
 	fi, err := os.Stat(s.path)
 	if err != nil {
-		return fileStamp{}, &TokenFileError{Path: s.path, Reason: "cannot stat", Err: err}
+		return fileStamp{}, tokenFileError(s.path, "cannot stat", err)
 	}
 	return stampOf(fi), nil
 }
@@ -227,7 +207,7 @@ func (s *FileSource) read(now time.Time) (*cachedFile, error) {
 			return nil, err
 		}
 		if after != st || int64(len(data)) != st.size {
-			lastErr = &TokenFileError{Path: s.path, Reason: "the file changed while it was read"}
+			lastErr = tokenFileError(s.path, "the file changed while it was read", nil)
 			continue
 		}
 		tok, err := parseTokenFile(s.path, data)
@@ -244,19 +224,19 @@ func (s *FileSource) read(now time.Time) (*cachedFile, error) {
 func (s *FileSource) readOnce() ([]byte, fileStamp, error) {
 	f, err := os.Open(s.path)
 	if err != nil {
-		return nil, fileStamp{}, &TokenFileError{Path: s.path, Reason: "cannot open", Err: err}
+		return nil, fileStamp{}, tokenFileError(s.path, "cannot open", err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, fileStamp{}, &TokenFileError{Path: s.path, Reason: "cannot stat", Err: err}
+		return nil, fileStamp{}, tokenFileError(s.path, "cannot stat", err)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, int64(s.maxBytes)+1))
 	if err != nil {
-		return nil, fileStamp{}, &TokenFileError{Path: s.path, Reason: "cannot read", Err: err}
+		return nil, fileStamp{}, tokenFileError(s.path, "cannot read", err)
 	}
 	if len(data) > s.maxBytes {
-		return nil, fileStamp{}, &TokenFileError{Path: s.path, Reason: "file too large", Err: &SizeError{Size: int(fi.Size()), Limit: s.maxBytes}}
+		return nil, fileStamp{}, tokenFileError(s.path, "file too large", tooLarge(int(fi.Size()), s.maxBytes))
 	}
 	return data, stampOf(fi), nil
 }
@@ -266,17 +246,17 @@ func (s *FileSource) readOnce() ([]byte, fileStamp, error) {
 func parseTokenFile(path string, data []byte) (FileToken, error) {
 	raw := string(bytes.TrimSpace(data))
 	if raw == "" {
-		return FileToken{}, &TokenFileError{Path: path, Reason: "the file is empty"}
+		return FileToken{}, tokenFileError(path, "the file is empty", nil)
 	}
 	bad := func(err error) (FileToken, error) {
-		return FileToken{}, &TokenFileError{Path: path, Reason: "not a JWT", Err: err}
+		return FileToken{}, tokenFileError(path, "not a JWT", err)
 	}
 	claims, err := parseUnverified(raw) // the file size bounds it
 	if err != nil {
 		return bad(err)
 	}
 	if claims.Expiry.IsZero() {
-		return bad(&ClaimError{Claim: claimExp, Reason: "is missing"})
+		return bad(claimError(claimExp, "is missing"))
 	}
 	return FileToken{Raw: raw, Claims: claims}, nil
 }

@@ -54,9 +54,9 @@ func (v *Validator) checkLegacy(ctx context.Context, c *Claims, token string) er
 	if c.Kubernetes != nil {
 		// Only the flat claims are checked on this path: a kubernetes.io
 		// claim beside them could name anyone.
-		return &LegacyError{Reason: "legacy token also carries a kubernetes.io claim"}
+		return legacyError("legacy token also carries a kubernetes.io claim", false, nil)
 	}
-	missing := func(what string) error { return &LegacyError{Reason: what + " claim is missing"} }
+	missing := func(what string) error { return legacyError(what+" claim is missing", false, nil) }
 	switch {
 	case c.Subject == "":
 		return missing("sub")
@@ -71,7 +71,7 @@ func (v *Validator) checkLegacy(ctx context.Context, c *Claims, token string) er
 	}
 	sa, err := ksa.ParseUsername(c.Subject)
 	if err != nil || sa.Namespace != l.Namespace || sa.Name != l.ServiceAccountName {
-		return &LegacyError{Reason: "sub claim is invalid", Err: err}
+		return legacyError("sub claim is invalid", false, err)
 	}
 	if v.objects == nil {
 		return nil
@@ -79,13 +79,13 @@ func (v *Validator) checkLegacy(ctx context.Context, c *Claims, token string) er
 	if !v.legacy.InsecureSkipSecretCheck {
 		secret, err := v.objects.(LegacySecretGetter).GetLegacySecret(ctx, l.Namespace, l.SecretName)
 		if err != nil {
-			return &LegacyError{Reason: "Token has been invalidated", Invalidated: true, Err: err}
+			return legacyError("Token has been invalidated", true, err)
 		}
 		if !secret.DeletionTimestamp.IsZero() {
-			return &LegacyError{Reason: "Token has been invalidated", Invalidated: true}
+			return legacyError("Token has been invalidated", true, nil)
 		}
 		if subtle.ConstantTimeCompare(secret.Token, []byte(token)) == 0 {
-			return &LegacyError{Reason: "Token does not match server's copy"}
+			return legacyError("Token does not match server's copy", false, nil)
 		}
 		// Kubernetes checks the service account before the invalid-since
 		// label.
@@ -93,7 +93,7 @@ func (v *Validator) checkLegacy(ctx context.Context, c *Claims, token string) er
 			return err
 		}
 		if secret.InvalidSince != "" {
-			return &LegacyError{Invalidated: true, Reason: fmt.Sprintf("the token in secret %s/%s for service account %s/%s has been marked invalid. Use tokens from the TokenRequest API or manually created secret-based tokens, or remove the '%s' label from the secret to temporarily allow use of this token", l.Namespace, l.SecretName, l.Namespace, l.ServiceAccountName, LegacyInvalidSinceLabel)}
+			return legacyError(fmt.Sprintf("the token in secret %s/%s for service account %s/%s has been marked invalid. Use tokens from the TokenRequest API or manually created secret-based tokens, or remove the '%s' label from the secret to temporarily allow use of this token", l.Namespace, l.SecretName, l.Namespace, l.ServiceAccountName, LegacyInvalidSinceLabel), true, nil)
 		}
 		return nil
 	}

@@ -71,14 +71,14 @@ type Minter struct {
 // NewMinter checks the config and returns a Minter.
 func NewMinter(cfg MinterConfig) (*Minter, error) {
 	if cfg.Issuer == "" {
-		return nil, &ConfigError{Field: "MinterConfig.Issuer", Reason: "is required"}
+		return nil, configError("MinterConfig.Issuer", "is required", nil)
 	}
 	if cfg.Signer == nil {
-		return nil, &ConfigError{Field: "MinterConfig.Signer", Reason: "is required"}
+		return nil, configError("MinterConfig.Signer", "is required", nil)
 	}
 	key, err := jwks.NewKey(cfg.Signer)
 	if err != nil {
-		return nil, &ConfigError{Field: "MinterConfig.Signer", Reason: "cannot sign tokens", Err: err}
+		return nil, configError("MinterConfig.Signer", "cannot sign tokens", err)
 	}
 	m := &Minter{
 		issuer:  cfg.Issuer,
@@ -95,7 +95,7 @@ func NewMinter(cfg MinterConfig) (*Minter, error) {
 	}
 	if cfg.Algorithm != "" {
 		if !isAsymmetric(cfg.Algorithm) || !jwks.Fits(cfg.Algorithm, key.Public) {
-			return nil, &ConfigError{Field: "MinterConfig.Algorithm", Reason: fmt.Sprintf("%q does not fit the signing key", cfg.Algorithm), Err: &AlgorithmError{Algorithm: cfg.Algorithm, KeyID: key.KeyID, KeyAlgorithm: key.Algorithm}}
+			return nil, configError("MinterConfig.Algorithm", fmt.Sprintf("%q does not fit the signing key", cfg.Algorithm), algorithmError(cfg.Algorithm, &key, "", nil))
 		}
 		m.alg = cfg.Algorithm
 	}
@@ -104,14 +104,14 @@ func NewMinter(cfg MinterConfig) (*Minter, error) {
 	}
 	if cfg.MaxExpiration != 0 {
 		if cfg.MaxExpiration < time.Hour || cfg.MaxExpiration > MaxExpirationSeconds*time.Second {
-			return nil, &ConfigError{Field: "MinterConfig.MaxExpiration", Reason: "must be between 1 hour and 2^32 seconds, as --service-account-max-token-expiration"}
+			return nil, configError("MinterConfig.MaxExpiration", "must be between 1 hour and 2^32 seconds, as --service-account-max-token-expiration", nil)
 		}
 		m.maxExp = int64(cfg.MaxExpiration / time.Second)
 	}
 	m.maxExtended = int64(DefaultMaxExtendedExpiration / time.Second)
 	if cfg.MaxExtendedExpiration != 0 {
 		if cfg.MaxExtendedExpiration < 0 {
-			return nil, &ConfigError{Field: "MinterConfig.MaxExtendedExpiration", Reason: "is negative"}
+			return nil, configError("MinterConfig.MaxExtendedExpiration", "is negative", nil)
 		}
 		m.maxExtended = int64(cfg.MaxExtendedExpiration / time.Second)
 	}
@@ -255,7 +255,7 @@ func (m *Minter) Sign(_ context.Context, claims *Claims) (string, error) {
 	out = base64.RawURLEncoding.AppendEncode(out, payload)
 	sig, err := jws.Sign(m.alg, m.signer, out)
 	if err != nil {
-		return "", &SignError{KeyID: m.kid, Algorithm: m.alg, Err: err}
+		return "", signError(m.kid, m.alg, err)
 	}
 	out = append(out, '.')
 	out = base64.RawURLEncoding.AppendEncode(out, sig)

@@ -43,22 +43,22 @@ type parts struct {
 func split(token string) (parts, error) {
 	if rest, ok := cutBearer(token); ok {
 		if _, err := split(rest); err == nil {
-			return parts{}, &MalformedError{Part: "token", Reason: `it starts with the "Bearer " scheme of an Authorization header: pass the token alone`}
+			return parts{}, malformed("token", `it starts with the "Bearer " scheme of an Authorization header: pass the token alone`, nil)
 		}
 	}
 	if strings.HasPrefix(strings.TrimSpace(token), "{") {
-		return parts{}, &MalformedError{Part: "token", Reason: "JWS JSON serialisation is not accepted"}
+		return parts{}, malformed("token", "JWS JSON serialisation is not accepted", nil)
 	}
 	h, rest, ok := strings.Cut(token, ".")
 	if !ok {
-		return parts{}, &MalformedError{Part: "token", Reason: "not three dot-separated parts"}
+		return parts{}, malformed("token", "not three dot-separated parts", nil)
 	}
 	p, s, ok := strings.Cut(rest, ".")
 	if ok && strings.IndexByte(s, '.') >= 0 {
-		return parts{}, &MalformedError{Part: "token", Reason: "not three dot-separated parts (JWE and nested tokens are not accepted)"}
+		return parts{}, malformed("token", "not three dot-separated parts (JWE and nested tokens are not accepted)", nil)
 	}
 	if h == "" || p == "" {
-		return parts{}, &MalformedError{Part: "token", Reason: "empty part"}
+		return parts{}, malformed("token", "empty part", nil)
 	}
 	return parts{header: h, payload: p, signature: s, signingInput: token[:len(h)+1+len(p)]}, nil
 }
@@ -75,25 +75,14 @@ func cutBearer(s string) (string, bool) {
 
 // noSignature refuses a token whose signature segment is empty or missing,
 // once its header named an algorithm that needs one.
-func noSignature() error { return &MalformedError{Part: "signature", Reason: "empty or missing"} }
-
-// joinReasons joins two reasons with ": ", leaving out an empty one.
-func joinReasons(a, b string) string {
-	switch {
-	case a == "":
-		return b
-	case b == "":
-		return a
-	}
-	return a + ": " + b
-}
+func noSignature() error { return malformed("signature", "empty or missing", nil) }
 
 // decodePart decodes one segment of a token with the one strict base64url
 // decoder of the module.
 func decodePart(part, s string, buf []byte) ([]byte, error) {
 	out, err := jws.Decode(s, buf)
 	if err != nil {
-		return nil, &MalformedError{Part: part, Err: err}
+		return nil, malformed(part, "", err)
 	}
 	return out, nil
 }
@@ -107,7 +96,7 @@ func decodePart(part, s string, buf []byte) ([]byte, error) {
 // [ErrMalformed] or [ErrTooLarge].
 func ParseUnverified(token string) (*Claims, error) {
 	if len(token) > DefaultMaxTokenBytes {
-		return nil, &SizeError{Size: len(token), Limit: DefaultMaxTokenBytes}
+		return nil, tooLarge(len(token), DefaultMaxTokenBytes)
 	}
 	return parseUnverified(token)
 }
@@ -147,7 +136,7 @@ func parseUnverified(token string) (*Claims, error) {
 func parseHeader(data []byte) (header, error) {
 	var h header
 	bad := func(reason string, err error) (header, error) {
-		return header{}, &MalformedError{Part: "header", Reason: reason, Err: err}
+		return header{}, malformed("header", reason, err)
 	}
 	r := jsonx.NewReader(data, maxJSONDepth)
 	obj, err := r.Object()
@@ -234,7 +223,7 @@ var claimNames = [...]string{claimAud, claimExp, claimIat, claimIss, claimJti, c
 // strings, times non-negative numbers up to MaxNumericDate, fractions
 // truncated); the kubernetes.io claim an object of objects; no unknown claim
 // whose name equals a registered one but for case. Unknown claims are
-// otherwise skipped. Errors are *MalformedError.
+// otherwise skipped. Errors match [ErrMalformed].
 func ParseClaims(data []byte) (*Claims, error) {
 	blk := &claimsBlock{}
 	if err := blk.parse(string(data)); err != nil {
@@ -265,13 +254,9 @@ func (blk *claimsBlock) newRef() *ksa.ObjectRef {
 // parse reads the payload; string values share data's memory.
 func (blk *claimsBlock) parse(data string) error {
 	bad := func(reason string, err error) error {
-		// A cause that is itself about the claims adds its reason rather
-		// than a second "malformed token claims".
-		var m *MalformedError
-		if errors.As(err, &m) && m.Part == "claims" {
-			reason, err = joinReasons(reason, m.Reason), m.Err
-		}
-		return &MalformedError{Part: "claims", Reason: reason, Err: err}
+		// A cause found below (a claim's member, a time) is a bare
+		// reason: the error says "malformed token claims" once.
+		return malformed("claims", reason, err)
 	}
 	r := jsonx.NewStringReader(data, maxJSONDepth)
 	obj, err := r.Object()
@@ -329,7 +314,7 @@ func checkUnknownName(name []byte, registered []string) error {
 		// (U+017F) to sub and "Kubernetes.io" (Kelvin sign) to
 		// kubernetes.io.
 		if n != string(name) && strings.EqualFold(n, string(name)) {
-			return &MalformedError{Part: "claims", Reason: "claim " + strconv.Quote(string(name)) + " differs from " + strconv.Quote(n) + " only by case"}
+			return errors.New("claim " + strconv.Quote(string(name)) + " differs from " + strconv.Quote(n) + " only by case")
 		}
 	}
 	return nil
@@ -414,7 +399,7 @@ func readDate(r *jsonx.Reader) (time.Time, error) {
 	}
 	v, ok := numericDate(raw)
 	if !ok {
-		return time.Time{}, &MalformedError{Part: "claims", Reason: "time " + string(raw) + " is negative or beyond 2^33 seconds"}
+		return time.Time{}, errors.New("time " + string(raw) + " is negative or beyond 2^33 seconds")
 	}
 	return time.Unix(v, 0), nil
 }
@@ -466,7 +451,7 @@ func (blk *claimsBlock) readKubernetes(r *jsonx.Reader) error {
 				return err
 			}
 			if !others.Add(name) {
-				return &MalformedError{Part: "claims", Reason: "member " + strconv.Quote(string(name)) + " appears twice"}
+				return errors.New("member " + strconv.Quote(string(name)) + " appears twice")
 			}
 			if err := r.Skip(); err != nil {
 				return err
@@ -474,7 +459,7 @@ func (blk *claimsBlock) readKubernetes(r *jsonx.Reader) error {
 			continue
 		}
 		if seen&(1<<idx) != 0 {
-			return &MalformedError{Part: "claims", Reason: "member " + strconv.Quote(kubernetesNames[idx]) + " appears twice"}
+			return errors.New("member " + strconv.Quote(kubernetesNames[idx]) + " appears twice")
 		}
 		seen |= 1 << idx
 		switch idx {
@@ -524,7 +509,7 @@ func readRef(r *jsonx.Reader, ref *ksa.ObjectRef) error {
 				return err
 			}
 			if !others.Add(name) {
-				return &MalformedError{Part: "claims", Reason: "member " + strconv.Quote(string(name)) + " appears twice"}
+				return errors.New("member " + strconv.Quote(string(name)) + " appears twice")
 			}
 			if err := r.Skip(); err != nil {
 				return err
@@ -532,7 +517,7 @@ func readRef(r *jsonx.Reader, ref *ksa.ObjectRef) error {
 			continue
 		}
 		if seen&bit != 0 {
-			return &MalformedError{Part: "claims", Reason: "member " + strconv.Quote(string(name)) + " appears twice"}
+			return errors.New("member " + strconv.Quote(string(name)) + " appears twice")
 		}
 		seen |= bit
 		if *dst, err = r.String(); err != nil {

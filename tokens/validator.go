@@ -2,8 +2,6 @@ package tokens
 
 import (
 	"context"
-	"crypto"
-	"crypto/rsa"
 	"errors"
 	"fmt"
 	"slices"
@@ -113,10 +111,9 @@ type Validator struct {
 	acceptNoAud   bool
 	objects       ObjectGetter
 	leeway        time.Duration
-	extraAlgs     []string
+	selector      KeySelector
 	legacy        LegacyConfig
 	maxTokenBytes int
-	maxKeys       int
 	onValidate    func(ValidationEvent)
 	now           func() time.Time
 	cache         *resultCache
@@ -131,7 +128,6 @@ func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 		objects:       cfg.Objects,
 		legacy:        cfg.Legacy,
 		maxTokenBytes: cfg.MaxTokenBytes,
-		maxKeys:       cfg.MaxKeysPerToken,
 		onValidate:    cfg.OnValidate,
 		now:           cfg.Now,
 	}
@@ -140,7 +136,7 @@ func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 	}
 	v.issuers = slices.Clone(cfg.Issuers)
 	config := func(field, reason string) (*Validator, error) {
-		return nil, &ConfigError{Field: "ValidatorConfig." + field, Reason: reason}
+		return nil, configError("ValidatorConfig."+field, reason, nil)
 	}
 	switch {
 	case cfg.Keys == nil && cfg.IssuerKeys == nil:
@@ -194,24 +190,17 @@ func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 	default:
 		v.leeway = cfg.Leeway
 	}
-	for _, alg := range cfg.AllowedAlgorithms {
-		if !isAsymmetric(alg) {
-			return config("AllowedAlgorithms", fmt.Sprintf("names %q, which cannot be allowed", alg))
-		}
-	}
-	v.extraAlgs = slices.Clone(cfg.AllowedAlgorithms)
 	if v.maxTokenBytes < 0 {
 		return config("MaxTokenBytes", "is negative")
 	}
 	if v.maxTokenBytes == 0 {
 		v.maxTokenBytes = DefaultMaxTokenBytes
 	}
-	switch {
-	case v.maxKeys < 0:
-		return config("MaxKeysPerToken", "is negative")
-	case v.maxKeys == 0:
-		v.maxKeys = DefaultMaxKeysPerToken
+	selector, err := newKeySelector(KeySelectorConfig{AllowedAlgorithms: cfg.AllowedAlgorithms, MaxKeysPerToken: cfg.MaxKeysPerToken}, "ValidatorConfig")
+	if err != nil {
+		return nil, err
 	}
+	v.selector = selector
 	if v.now == nil {
 		v.now = time.Now
 	}
@@ -228,22 +217,18 @@ func NewValidator(cfg ValidatorConfig) (*Validator, error) {
 // checkIssuers applies kube-apiserver's rules for --service-account-issuer.
 func checkIssuers(issuers []string) error {
 	if len(issuers) == 0 {
-		return &ConfigError{Field: "ValidatorConfig.Issuers", Reason: "is required"}
+		return configError("ValidatorConfig.Issuers", "is required", nil)
 	}
 	for i, iss := range issuers {
 		if iss == "" {
-			return &ConfigError{Field: "ValidatorConfig.Issuers", Reason: "holds an empty string"}
+			return configError("ValidatorConfig.Issuers", "holds an empty string", nil)
 		}
 		if slices.Contains(issuers[:i], iss) {
-			return &ConfigError{Field: "ValidatorConfig.Issuers", Reason: fmt.Sprintf("names %q twice", iss)}
+			return configError("ValidatorConfig.Issuers", fmt.Sprintf("names %q twice", iss), nil)
 		}
 	}
 	return nil
 }
-
-// isAsymmetric reports whether alg is an algorithm of the table (never none
-// or HMAC).
-func isAsymmetric(alg string) bool { return jws.Known(alg) }
 
 // Result is what a valid token proves. Callers MUST NOT modify its slices
 // or claims: with a cache they are shared between calls.
@@ -304,7 +289,7 @@ func (v *Validator) validate(ctx context.Context, token string, audiences []stri
 	now := v.now()
 	var tr trace
 	if len(token) > v.maxTokenBytes {
-		err := &SizeError{Size: len(token), Limit: v.maxTokenBytes}
+		err := tooLarge(len(token), v.maxTokenBytes)
 		v.observe(now, &tr, nil, false, err)
 		return nil, err
 	}
@@ -354,7 +339,7 @@ func (v *Validator) verify(ctx context.Context, token string, audiences []string
 	tr.warnAfter = claims.Kubernetes != nil && !claims.Kubernetes.WarnAfter.IsZero()
 	legacy := claims.Issuer == LegacyIssuer && v.legacy.Accept
 	if !legacy && !slices.Contains(v.issuers, claims.Issuer) {
-		return nil, &IssuerError{Issuer: claims.Issuer, Accepted: v.acceptedIssuers()}
+		return nil, issuerError(claims.Issuer, v.acceptedIssuers())
 	}
 	tr.issuer = claims.Issuer // one of the configured issuers
 	hdrBytes, err := decodePart("header", p.header, rest[:0])
@@ -368,7 +353,7 @@ func (v *Validator) verify(ctx context.Context, token string, audiences []string
 	}
 	tr.kid, tr.alg = hdr.kid, hdr.alg
 	if !isAsymmetric(hdr.alg) {
-		return nil, &AlgorithmError{Algorithm: hdr.alg, Reason: "only asymmetric signature algorithms are accepted"}
+		return nil, notAsymmetric(hdr.alg)
 	}
 	if p.signature == "" {
 		return nil, noSignature()
@@ -427,87 +412,41 @@ func (v *Validator) keySource(issuer string) jwks.KeySource {
 	return v.keys
 }
 
-// verifySignature finds the keys for the token's kid and returns the first
-// that verifies the signature with an allowed algorithm. At most
-// maxKeys distinct keys are tried: a key listed twice is tried once, and
-// the keys past the limit are not tried at all.
+// verifySignature finds the keys for the token's kid with the validator's
+// KeySelector and returns the first that verifies the signature.
 func (v *Validator) verifySignature(ctx context.Context, src jwks.KeySource, hdr header, signingInput string, sig []byte) (jwks.Key, error) {
 	keys, err := src.Keys(ctx, hdr.kid)
 	if err != nil {
-		return jwks.Key{}, &KeyError{KeyID: hdr.kid, Err: err}
+		return jwks.Key{}, keyError(hdr.kid, err)
 	}
 	var errs []error
-	tried := 0
-	for i, k := range keys {
-		if hdr.kid != "" && k.KeyID != hdr.kid {
-			// A key source that ignores the kid must not widen the search.
-			continue
-		}
-		if triedBefore(keys[:i], k, hdr.kid) {
-			continue
-		}
-		if tried == v.maxKeys {
-			errs = append(errs, &KeyLimitError{Limit: v.maxKeys, Skipped: len(keys) - i})
-			break
-		}
-		tried++
-		if err := checkKeySize(k); err != nil {
-			errs = append(errs, &SignatureError{KeyID: k.KeyID, Algorithm: hdr.alg, Err: err})
-			continue
-		}
-		if !v.algorithmAllowed(hdr.alg, k) {
-			errs = append(errs, &AlgorithmError{Algorithm: hdr.alg, KeyID: k.KeyID, KeyAlgorithm: k.Algorithm})
-			continue
+	var verified jwks.Key
+	found := false
+	tried, limit := v.selector.walk(keys, hdr.kid, hdr.alg, func(k jwks.Key, refused error) bool {
+		if refused != nil {
+			errs = append(errs, refused)
+			return false
 		}
 		if err := jws.Verify(hdr.alg, k.Public, signingInput, sig); err != nil {
 			if errors.Is(err, jws.ErrAlgorithm) {
-				errs = append(errs, &AlgorithmError{Algorithm: hdr.alg, KeyID: k.KeyID, KeyAlgorithm: k.Algorithm, Err: err})
+				errs = append(errs, algorithmError(hdr.alg, &k, "", err))
 			} else {
-				errs = append(errs, &SignatureError{KeyID: k.KeyID, Algorithm: hdr.alg, Err: err})
+				errs = append(errs, signatureError(k.KeyID, hdr.alg, err))
 			}
-			continue
+			return false
 		}
-		return k, nil
-	}
-	if tried == 0 {
-		return jwks.Key{}, &KeyError{KeyID: hdr.kid}
+		verified, found = k, true
+		return true
+	})
+	switch {
+	case found:
+		return verified, nil
+	case tried == 0:
+		return jwks.Key{}, keyError(hdr.kid, nil)
+	case limit != nil:
+		errs = append(errs, limit)
 	}
 	return jwks.Key{}, ksaerrs.Join(prefix, fmt.Sprintf("no key verified the signature (%d tried)", tried), errs)
-}
-
-// triedBefore reports whether an earlier key of the list, eligible for the
-// same kid, holds the same public key as k: verifying with it again could
-// only give the same answer.
-func triedBefore(earlier []jwks.Key, k jwks.Key, kid string) bool {
-	pub, ok := k.Public.(interface{ Equal(crypto.PublicKey) bool })
-	if !ok {
-		return false
-	}
-	for _, e := range earlier {
-		if (kid == "" || e.KeyID == kid) && e.Algorithm == k.Algorithm && pub.Equal(e.Public) {
-			return true
-		}
-	}
-	return false
-}
-
-// checkKeySize refuses RSA keys outside jwks' bounds (modulus size,
-// exponent) whatever source they came from: a huge modulus or exponent
-// makes each verification cost far more. Other properties (curve
-// membership) are checked where keys are built (NewKey, ParseSet); a custom
-// KeySource is trusted to build keys that way.
-func checkKeySize(k jwks.Key) error {
-	if _, ok := k.Public.(*rsa.PublicKey); ok {
-		return jwks.CheckPublicKey(k.Public)
-	}
-	return nil
-}
-
-func (v *Validator) algorithmAllowed(alg string, k jwks.Key) bool {
-	if alg == k.Algorithm {
-		return true
-	}
-	return slices.Contains(v.extraAlgs, alg) && jwks.Fits(alg, k.Public)
 }
 
 // checkAudiences intersects the token's audiences with the accepted ones,
@@ -525,7 +464,7 @@ func (v *Validator) checkAudiences(tokenAuds, accepted []string, legacy bool, ou
 		}
 	}
 	if len(out) == 0 {
-		return nil, &AudienceError{Token: tokenAuds, Accepted: accepted}
+		return nil, audienceError(tokenAuds, accepted)
 	}
 	return out, nil
 }
@@ -536,13 +475,13 @@ func (v *Validator) checkBound(ctx context.Context, c *Claims, now time.Time) er
 	k := c.Kubernetes
 	switch {
 	case k == nil:
-		return &ClaimError{Claim: claimKubernetes, Reason: "is missing"}
+		return claimError(claimKubernetes, "is missing")
 	case !ksa.IsNamespace(k.Namespace):
-		return &ClaimError{Claim: claimKubernetes + ".namespace", Reason: fmt.Sprintf("%q is not a namespace name", k.Namespace)}
+		return claimError(claimKubernetes+".namespace", fmt.Sprintf("%q is not a namespace name", k.Namespace))
 	case !ksa.IsObjectName(k.ServiceAccount.Name):
-		return &ClaimError{Claim: claimKubernetes + ".serviceaccount.name", Reason: fmt.Sprintf("%q is not a service account name", k.ServiceAccount.Name)}
+		return claimError(claimKubernetes+".serviceaccount.name", fmt.Sprintf("%q is not a service account name", k.ServiceAccount.Name))
 	case c.Expiry.IsZero():
-		return &ClaimError{Claim: claimExp, Reason: "is missing"}
+		return claimError(claimExp, "is missing")
 	}
 	if !c.NotBefore.IsZero() && now.Add(v.leeway).Before(c.NotBefore) {
 		return &TimeError{Claim: claimNbf, Time: c.NotBefore, Now: now, Leeway: v.leeway}

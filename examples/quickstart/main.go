@@ -87,7 +87,7 @@ func run(ctx context.Context, out io.Writer) error {
 	fmt.Fprintf(out, "1. minted a %d-byte token for %s, expires %s\n", len(tok.Raw), tok.Claims.Subject, tok.ExpirationTimestamp.UTC().Format(time.RFC3339))
 
 	// 2. Publish discovery and the JWKS exactly as kube-apiserver does.
-	handler, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: issuer, JWKSURI: oidc.JWKSURL(issuer)}, []jwks.Key{signing})
+	handler, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: issuer, JWKSURI: oidc.JWKSURL(issuer), Keys: []jwks.Key{signing}})
 	if err != nil {
 		return err
 	}

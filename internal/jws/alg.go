@@ -61,6 +61,15 @@ func Known(alg string) bool {
 	return ok
 }
 
+// Names returns the names of the table's algorithms, in a new slice.
+func Names() []string {
+	names := make([]string, len(table))
+	for i, a := range table {
+		names[i] = a.name
+	}
+	return names
+}
+
 // Intern returns the table's own string for a known algorithm name, without
 // allocating, or a copy of an unknown one.
 func Intern(name []byte) string {

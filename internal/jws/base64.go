@@ -3,9 +3,9 @@ package jws
 import (
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"strings"
 
+	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/internal/view"
 )
 
@@ -25,7 +25,7 @@ func Decode(s string, buf []byte) ([]byte, error) {
 	// and LF, which it skips: look for those two (a vectorised search).
 	for _, c := range [...]byte{'\n', '\r'} {
 		if i := strings.IndexByte(s, c); i >= 0 {
-			return nil, fmt.Errorf("%w: byte %q at %d is not in the alphabet", ErrBase64, c, i)
+			return nil, detail(ErrBase64, "byte %q at %d is not in the alphabet", c, i)
 		}
 	}
 	n := strict.DecodedLen(len(s))
@@ -35,7 +35,7 @@ func Decode(s string, buf []byte) ([]byte, error) {
 	buf = buf[:n]
 	m, err := strict.Decode(buf, view.Bytes(s))
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrBase64, err)
+		return nil, errs.Wrap("", ErrBase64, "", err)
 	}
 	return buf[:m], nil
 }

@@ -14,16 +14,23 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/internal/view"
 )
 
-// Errors; callers wrap them in their own typed errors.
+// Errors; callers wrap them in their own errors.
 var (
 	// ErrBadSignature: the signature does not verify.
 	ErrBadSignature = errors.New("signature does not verify")
 	// ErrAlgorithm: the algorithm is unknown or does not fit the key.
 	ErrAlgorithm = errors.New("algorithm does not fit the key")
 )
+
+// detail returns an error matching kind that reads kind's words, then the
+// detail: "algorithm does not fit the key: ES256 with a *rsa.PublicKey".
+func detail(kind error, format string, args ...any) error {
+	return errs.Wrap("", kind, "", fmt.Errorf(format, args...))
+}
 
 // hashFor returns the digest algorithm of alg, or 0 for EdDSA, and whether
 // alg is known.
@@ -56,7 +63,7 @@ func Verify(alg string, pub crypto.PublicKey, signingInputString string, sig []b
 	signingInput := view.Bytes(signingInputString)
 	h, ok := hashFor(alg)
 	if !ok {
-		return fmt.Errorf("%w: unknown algorithm %q", ErrAlgorithm, alg)
+		return detail(ErrAlgorithm, "unknown algorithm %q", alg)
 	}
 	switch k := pub.(type) {
 	case *rsa.PublicKey:
@@ -78,7 +85,7 @@ func Verify(alg string, pub crypto.PublicKey, signingInputString string, sig []b
 			break
 		}
 		if len(sig) != 2*size {
-			return fmt.Errorf("%w: %d-byte signature, want %d", ErrBadSignature, len(sig), 2*size)
+			return detail(ErrBadSignature, "%d-byte signature, want %d", len(sig), 2*size)
 		}
 		der, ok := rawToDER(sig[:size], sig[size:])
 		if !ok || !ecdsa.VerifyASN1(k, digest(h, signingInput), der) {
@@ -94,7 +101,7 @@ func Verify(alg string, pub crypto.PublicKey, signingInputString string, sig []b
 		}
 		return nil
 	}
-	return fmt.Errorf("%w: %s with a %T", ErrAlgorithm, alg, pub)
+	return detail(ErrAlgorithm, "%s with a %T", alg, pub)
 }
 
 // Sign signs signingInput with signer for alg. For ECDSA the signer's ASN.1
@@ -102,7 +109,7 @@ func Verify(alg string, pub crypto.PublicKey, signingInputString string, sig []b
 func Sign(alg string, signer crypto.Signer, signingInput []byte) ([]byte, error) {
 	h, ok := hashFor(alg)
 	if !ok {
-		return nil, fmt.Errorf("%w: unknown algorithm %q", ErrAlgorithm, alg)
+		return nil, detail(ErrAlgorithm, "unknown algorithm %q", alg)
 	}
 	switch pub := signer.Public().(type) {
 	case *rsa.PublicKey:
@@ -132,5 +139,5 @@ func Sign(alg string, signer crypto.Signer, signingInput []byte) ([]byte, error)
 		}
 		return signer.Sign(rand.Reader, signingInput, crypto.Hash(0))
 	}
-	return nil, fmt.Errorf("%w: %s with a %T", ErrAlgorithm, alg, signer.Public())
+	return nil, detail(ErrAlgorithm, "%s with a %T", alg, signer.Public())
 }

@@ -54,9 +54,9 @@ func testTokenReviewNoticesDeletedPod(t *testing.T, cp *controlplane.ControlPlan
 		reviews.Add(1)
 		return api.Review(ctx, req)
 	})
-	thenReview, err := tokenreview.New(tokenreview.Config{Local: local.ValidateFor, Reviewer: counted, Audiences: []string{vaultAudience}})
+	thenReview, err := tokenreview.NewValidator(tokenreview.ValidatorConfig{Local: local.ValidateFor, Reviewer: counted, Audiences: []string{vaultAudience}})
 	require.NoError(t, err)
-	reviewOnly, err := tokenreview.New(tokenreview.Config{Mode: tokenreview.ReviewOnly, Reviewer: counted, Audiences: []string{vaultAudience}})
+	reviewOnly, err := tokenreview.NewValidator(tokenreview.ValidatorConfig{Mode: tokenreview.ReviewOnly, Reviewer: counted, Audiences: []string{vaultAudience}})
 	require.NoError(t, err)
 	validators := map[string]func(context.Context, string) (*tokens.Result, error){
 		"local only": local.Validate, "local then review": thenReview.Validate, "review only": reviewOnly.Validate,
@@ -140,9 +140,8 @@ func testInClusterDiscovery(t *testing.T, cp *controlplane.ControlPlane) {
 	caFile := filepath.Join(dir, "ca.crt")
 	require.NoError(t, os.WriteFile(caFile, caPEM, 0o600))
 
-	v, err := oidc.NewInClusterVerifier(t.Context(),
-		oidc.InClusterConfig{APIServer: cp.URL, CAFile: caFile, TokenFile: tokenFile},
-		oidc.VerifierConfig{Audiences: []string{vaultAudience}})
+	v, err := oidc.NewInClusterVerifier(t.Context(), oidc.InClusterConfig{APIServer: cp.URL, CAFile: caFile, TokenFile: tokenFile,
+		Verifier: oidc.VerifierConfig{Audiences: []string{vaultAudience}}})
 	require.NoError(t, err)
 	assert.NotNil(t, v.Provider(cp.Issuers[0]), "the issuer the API server names")
 

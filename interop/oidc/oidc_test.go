@@ -9,6 +9,7 @@ import (
 	"crypto"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,7 +98,9 @@ func TestConfigErrorsMatchKubernetes(t *testing.T) {
 		_, err := oidc.Render(cfg, keys)
 		assert.Equal(t, kerr != nil, err != nil, "%+v: kubernetes %v, ksa %v", cfg, kerr, err)
 		if err != nil {
-			require.ErrorIs(t, err, oidc.ErrInvalidIssuer)
+			var ce *ksa.ConfigError
+			require.ErrorAs(t, err, &ce)
+			assert.True(t, strings.HasPrefix(ce.Field, "oidc.IssuerConfig."), "an issuer setting: %s", ce.Field)
 		}
 	}
 }
@@ -111,7 +114,7 @@ func TestGoOIDCVerifiesKSATokens(t *testing.T) {
 			srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
 			t.Cleanup(srv.Close)
 			keys := ksaKeys(t, ks.keys)
-			h, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: srv.URL, JWKSURI: srv.URL + oidc.JWKSPath}, keys)
+			h, err := oidc.NewHandler(oidc.HandlerConfig{Issuer: srv.URL, JWKSURI: srv.URL + oidc.JWKSPath, Keys: keys})
 			require.NoError(t, err)
 
 			ctx := gooidc.ClientContext(t.Context(), srv.Client())

@@ -16,7 +16,7 @@ import (
 // oidctest.Start(t, cfg), which closes the server when the test ends.
 func ExampleNew() {
 	ctx := context.Background()
-	srv, err := oidctest.New(oidctest.Config{Path: "/cluster-1"})
+	srv, err := oidctest.NewServer(oidctest.Config{Path: "/cluster-1"})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -13,7 +13,7 @@
 //	raw, err := srv.Mint(ctx, tokens.Request{ServiceAccount: sa, Audiences: []string{"vault"}})
 //	res, err := v.Verify(ctx, raw)
 //
-// Start ties the server to a test; New runs one anywhere (an example, a
+// Start ties the server to a test; NewServer runs one anywhere (an example, a
 // local demo), and every method returns errors rather than failing a test.
 package oidctest
 
@@ -74,7 +74,7 @@ type Server struct {
 // test ends.
 func Start(t testing.TB, cfg Config) *Server {
 	t.Helper()
-	s, err := New(cfg)
+	s, err := NewServer(cfg)
 	if err != nil {
 		t.Fatalf("oidctest: %v", err)
 	}
@@ -82,9 +82,9 @@ func Start(t testing.TB, cfg Config) *Server {
 	return s
 }
 
-// New starts a test issuer outside a test (examples, local demos). The
+// NewServer starts a test issuer outside a test (examples, local demos). The
 // caller must Close it.
-func New(cfg Config) (*Server, error) {
+func NewServer(cfg Config) (*Server, error) {
 	s := &Server{now: cfg.Now, bearer: cfg.BearerToken}
 	if s.now == nil {
 		s.now = time.Now
@@ -105,7 +105,7 @@ func New(cfg Config) (*Server, error) {
 	s.srv.StartTLS()
 	s.issuer = s.srv.URL + cfg.Path
 	s.keys = []jwks.Key{key}
-	s.handler, err = oidc.NewHandler(oidc.HandlerConfig{Issuer: s.issuer, JWKSURI: s.srv.URL + oidc.JWKSPath}, s.keys)
+	s.handler, err = oidc.NewHandler(oidc.HandlerConfig{Issuer: s.issuer, JWKSURI: s.srv.URL + oidc.JWKSPath, Keys: s.keys})
 	if err == nil {
 		err = s.setSigner(signer)
 	}

@@ -414,7 +414,7 @@ func TestStartFailsTheTest(t *testing.T) {
 			rec := &fatalTB{}
 			msg := rec.run(func(tb testing.TB) { oidctest.Start(tb, tt.cfg) })
 			assert.True(t, strings.HasPrefix(msg, "oidctest: "), "Fatalf not called or unprefixed: %q", msg)
-			_, err := oidctest.New(tt.cfg)
+			_, err := oidctest.NewServer(tt.cfg)
 			require.Error(t, err)
 		})
 	}

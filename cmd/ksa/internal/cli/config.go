@@ -9,7 +9,6 @@ import (
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
 	"github.com/ksa-go/ksa/jwks"
-	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/tokens"
 	"github.com/ksa-go/ksa/x509sa"
 )
@@ -25,20 +24,14 @@ type configProblem struct {
 // uses.
 func asConfigProblem(err error) (configProblem, bool) {
 	var (
-		kc0 *ksa.ConfigError
-		tc  *tokens.ConfigError
-		oc  *oidc.ConfigError
-		kc  *podcertctl.ConfigError
+		lc *ksa.ConfigError
+		kc *podcertctl.ConfigError
 	)
 	switch {
-	case errors.As(err, &kc0):
+	case errors.As(err, &lc):
 		// The field is qualified by its package: "podcert.SignerConfig.Chain".
-		_, field, _ := strings.Cut(kc0.Field, ".")
-		return configProblem{field, kc0.Reason, kc0.Err}, true
-	case errors.As(err, &tc):
-		return configProblem{tc.Field, tc.Reason, tc.Err}, true
-	case errors.As(err, &oc):
-		return configProblem{oc.Field, oc.Reason, oc.Err}, true
+		_, field, _ := strings.Cut(lc.Field, ".")
+		return configProblem{field, lc.Reason, lc.Err}, true
 	case errors.As(err, &kc):
 		return configProblem{kc.Field, kc.Reason, kc.Err}, true
 	}

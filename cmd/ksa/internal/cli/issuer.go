@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/oidc"
 )
@@ -144,7 +145,7 @@ func (s issuerSetup) render(a *app, dir string) (*renderResult, error) {
 	}
 	docs, err := oidc.Render(oidc.IssuerConfig{Issuer: s.Issuer, JWKSURI: jwksURI}, keys)
 	if err != nil {
-		if errors.Is(err, oidc.ErrInvalidIssuer) {
+		if ce := (*ksa.ConfigError)(nil); errors.As(err, &ce) && strings.HasPrefix(ce.Field, "oidc.IssuerConfig.") {
 			return nil, issuerError(err)
 		}
 		return nil, fail(err, keyFix, "rendering the documents")

@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/keystore"
 )
 
 // keyFile is a PEM key file read for publishing or signing.
@@ -37,7 +38,7 @@ const keyFix = `pass a PEM key file (RSA 2048 to 8192 bits, or ECDSA P-256, P-38
 // names the flag that gave the path; the file is never written.
 func (a *app) loadKeyFile(path, flag string) (*keyFile, error) {
 	a.readKey(path, flag)
-	data, err := readInput(path, nil, jwks.MaxPEMFileBytes)
+	data, err := readInput(path, nil, keystore.MaxPEMFileBytes)
 	if err != nil {
 		return nil, keyFileError(path, err)
 	}
@@ -53,7 +54,7 @@ func (a *app) loadKeyFile(path, flag string) (*keyFile, error) {
 		}
 		kf.Keys = append(kf.Keys, k)
 	}
-	if s, err := jwks.ParseSigningKeyPEM(data); err == nil {
+	if s, err := keystore.ParseSigningKeyPEM(data); err == nil {
 		kf.Signer = s
 	}
 	return kf, nil
@@ -63,11 +64,11 @@ func (a *app) loadKeyFile(path, flag string) (*keyFile, error) {
 // that gave the path; the file is never written.
 func (a *app) loadSigningKey(path, flag string) (crypto.Signer, error) {
 	a.readKey(path, flag)
-	data, err := readInput(path, nil, jwks.MaxPEMFileBytes)
+	data, err := readInput(path, nil, keystore.MaxPEMFileBytes)
 	if err != nil {
 		return nil, keyFileError(path, err)
 	}
-	s, err := jwks.ParseSigningKeyPEM(data)
+	s, err := keystore.ParseSigningKeyPEM(data)
 	if errors.Is(err, jwks.ErrNoKeys) {
 		return nil, fail(nil, "pass the private key file (the one ksa issuer keygen wrote at --out, mode 0600), not the public one", "key file %s holds no private key", path)
 	}
@@ -85,7 +86,7 @@ func keyFileError(path string, err error) error {
 	case errors.Is(err, fs.ErrPermission):
 		return fail(nil, "run as a user that can read it (private keys are mode 0600)", "key file %s is not readable", path)
 	case errors.Is(err, errTooLarge):
-		return fail(nil, keyFix, "key file %s is over the %d-byte limit", path, jwks.MaxPEMFileBytes)
+		return fail(nil, keyFix, "key file %s is over the %d-byte limit", path, keystore.MaxPEMFileBytes)
 	case errors.Is(err, jwks.ErrNoKeys):
 		return fail(nil, keyFix, "%s holds no PEM key", path)
 	case errors.Is(err, jwks.ErrMalformedPEM):

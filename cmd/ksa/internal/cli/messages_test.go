@@ -16,10 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ksa-go/ksa/keystore"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ksa-go/ksa/jwks"
 )
 
 // goName matches what reads as a Go identifier in a message: a CamelCase
@@ -126,7 +125,7 @@ func writeTestCA(t *testing.T, keyFile string) string {
 	t.Helper()
 	data, err := os.ReadFile(keyFile)
 	require.NoError(t, err)
-	key, err := jwks.ParseSigningKeyPEM(data)
+	key, err := keystore.ParseSigningKeyPEM(data)
 	require.NoError(t, err)
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),

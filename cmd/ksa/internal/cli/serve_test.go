@@ -22,6 +22,7 @@ import (
 	externaljwtv1 "k8s.io/externaljwt/apis/v1"
 
 	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/keystore"
 )
 
 // TestSignerServe runs ksa signer serve as kube-apiserver meets it: over
@@ -50,7 +51,7 @@ func TestSignerServe(t *testing.T) {
 	keys, err := client.FetchKeys(t.Context(), &externaljwtv1.FetchKeysRequest{})
 	require.NoError(t, err)
 	require.Len(t, keys.GetKeys(), 1)
-	pubs, err := jwks.LoadPublicKeysFile("../../testdata/keys/ec.pub")
+	pubs, err := keystore.LoadPublicKeysFile("../../testdata/keys/ec.pub")
 	require.NoError(t, err)
 	want, err := jwks.NewKey(pubs[0])
 	require.NoError(t, err)

@@ -1,7 +1,6 @@
 package golangjwt_test
 
 import (
-	"bytes"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -9,9 +8,8 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
-	"encoding/base64"
 	"errors"
-	"strings"
+	"math/big"
 	"testing"
 	"time"
 
@@ -27,23 +25,84 @@ import (
 	"github.com/ksa-go/ksa/tokens"
 )
 
-var (
-	now = time.Unix(1700000000, 0)
-	sa  = ksa.ServiceAccount{Namespace: "prod", Name: "billing", UID: "sa-uid"}
-	req = tokens.Request{ServiceAccount: sa, Audiences: []string{"vault"},
-		BoundObject: &tokens.BoundObject{Kind: tokens.BoundPod, Name: "billing-0", UID: "pod-uid"},
-		Node:        &ksa.ObjectRef{Name: "node-1", UID: "node-uid"}}
-)
+// sourceFunc is a jwks.KeySource answering as the function does.
+type sourceFunc func(ctx context.Context, kid string) ([]jwks.Key, error)
 
-func clock() time.Time { return now }
+func (f sourceFunc) Keys(ctx context.Context, kid string) ([]jwks.Key, error) { return f(ctx, kid) }
 
-// parse is what a golang-jwt user writes: the parser options, issuer,
-// audience and clock, and the key function.
-func parse(keys *golangjwt.Keys, issuer, token string, opts ...jwt.ParserOption) (*golangjwt.Claims, error) {
-	var claims golangjwt.Claims
-	opts = append(append(golangjwt.ParserOptions(), jwt.WithIssuer(issuer), jwt.WithAudience("vault"), jwt.WithTimeFunc(clock)), opts...)
-	_, err := jwt.ParseWithClaims(token, &claims, keys.KeyfuncContext(context.Background()), opts...)
-	return &claims, err
+// fakeRSAKey is an RSA public key of the given size under kid: a random
+// odd modulus, which no signature is ever checked with here.
+func fakeRSAKey(t *testing.T, bits int, kid string) jwks.Key {
+	t.Helper()
+	buf := make([]byte, (bits+7)/8)
+	_, err := rand.Read(buf)
+	require.NoError(t, err)
+	buf[0] |= 0x80
+	buf[len(buf)-1] |= 1
+	return jwks.Key{KeyID: kid, Public: &rsa.PublicKey{N: new(big.Int).SetBytes(buf), E: 65537}, Algorithm: jwks.RS256}
+}
+
+// TestKeyfuncRefusesAsTheValidator: where the key function and ksa's
+// validator chose keys by rules written twice, they differed: keys of
+// another algorithm did not count against MaxKeysPerToken (a key past the
+// bound verified a token the validator refuses), an RSA key over jwks'
+// bounds was an algorithm refusal, and an unknown kid the rate-limited key
+// set could not look for was a key source failure. With one
+// tokens.KeySelector the key function refuses each token as the validator
+// does, with the same sentinel.
+func TestKeyfuncRefusesAsTheValidator(t *testing.T) {
+	const issuer = "https://issuer.example"
+	ecKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	ecPub, err := jwks.NewKeyWithID(ecKey.Public(), "shared")
+	require.NoError(t, err)
+	minter, err := tokens.NewMinter(tokens.MinterConfig{Issuer: issuer, Signer: ecKey, KeyID: "shared", Now: clock})
+	require.NoError(t, err)
+	token, err := minter.Mint(t.Context(), req)
+	require.NoError(t, err)
+	rsaToken := sign(t, jwt.SigningMethodRS256, mustRSA(t), map[string]any{"kid": "big"}, jwt.RegisteredClaims{
+		Issuer: issuer, ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour))})
+
+	tests := []struct {
+		name  string
+		keys  []jwks.Key
+		err   error
+		token string
+		want  error
+	}{
+		{name: "the signing key past the bound, after keys of another algorithm",
+			keys:  []jwks.Key{fakeRSAKey(t, 2048, "shared"), fakeRSAKey(t, 2048, "shared"), fakeRSAKey(t, 2048, "shared"), ecPub},
+			token: token.Raw, want: tokens.ErrTooManyKeys},
+		{name: "an RSA key over the size bound", keys: []jwks.Key{fakeRSAKey(t, jwks.MaxRSABits+8, "big")},
+			token: rsaToken, want: jwks.ErrUnsupportedKey},
+		{name: "an unknown kid the rate-limited key set cannot look for yet",
+			err:   &jwks.RateLimitError{URL: "https://issuer.example/jwks", KeyID: "shared", Next: now.Add(time.Second)},
+			token: token.Raw, want: tokens.ErrUnknownKeyID},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := sourceFunc(func(context.Context, string) ([]jwks.Key, error) { return tt.keys, tt.err })
+			validator, err := tokens.NewValidator(tokens.ValidatorConfig{Issuers: []string{issuer}, Keys: src,
+				Audiences: []string{"vault"}, SkipObjectCheck: true, Now: clock})
+			require.NoError(t, err)
+			_, ksaErr := validator.Validate(t.Context(), tt.token)
+			require.ErrorIs(t, ksaErr, tt.want, "ksa's validator")
+
+			keys, err := golangjwt.NewKeys(golangjwt.Config{Keys: src})
+			require.NoError(t, err)
+			_, err = jwt.ParseWithClaims(tt.token, &jwt.RegisteredClaims{}, keys.Keyfunc, jwt.WithTimeFunc(clock))
+			require.ErrorIs(t, err, jwt.ErrTokenUnverifiable, "the key function refuses")
+			require.ErrorIs(t, err, tt.want)
+			require.ErrorIs(t, err, tokens.Reason(ksaErr), "the validator's reason")
+		})
+	}
+}
+
+func mustRSA(t *testing.T) *rsa.PrivateKey {
+	t.Helper()
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	return k
 }
 
 // TestRemoteKeySet: a token with Kubernetes' exact bytes, verified by
@@ -53,7 +112,7 @@ func TestRemoteKeySet(t *testing.T) {
 	srv := oidctest.Start(t, oidctest.Config{Now: clock})
 	remote, err := jwks.NewRemote(jwks.RemoteConfig{URL: oidc.JWKSURL(srv.Issuer()), Client: srv.Client(), Now: clock})
 	require.NoError(t, err)
-	keys, err := golangjwt.NewKeys(remote, golangjwt.Config{})
+	keys, err := golangjwt.NewKeys(golangjwt.Config{Keys: remote})
 	require.NoError(t, err)
 	token, err := srv.Mint(t.Context(), req)
 	require.NoError(t, err)
@@ -68,18 +127,6 @@ func TestRemoteKeySet(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, res.Identity, claims.Identity())
 	assert.Equal(t, "system:serviceaccount:prod:billing", claims.Subject)
-}
-
-// forger signs arbitrary headers and claims with golang-jwt.
-func sign(t *testing.T, method jwt.SigningMethod, key any, header map[string]any, claims jwt.Claims) string {
-	t.Helper()
-	tok := jwt.NewWithClaims(method, claims)
-	for k, v := range header {
-		tok.Header[k] = v
-	}
-	s, err := tok.SignedString(key)
-	require.NoError(t, err)
-	return s
 }
 
 // TestForgeries: each forged token is refused by golang-jwt with the key
@@ -98,7 +145,7 @@ func TestForgeries(t *testing.T) {
 	require.NoError(t, err)
 	src, err := jwks.NewStaticSource(ecPub, rsaPub)
 	require.NoError(t, err)
-	keys, err := golangjwt.NewKeys(src, golangjwt.Config{})
+	keys, err := golangjwt.NewKeys(golangjwt.Config{Keys: src})
 	require.NoError(t, err)
 	validator, err := tokens.NewValidator(tokens.ValidatorConfig{Issuers: []string{issuer}, Keys: src,
 		Audiences: []string{"vault"}, SkipObjectCheck: true, Now: clock})
@@ -175,18 +222,6 @@ func TestForgeries(t *testing.T) {
 	}
 }
 
-// tamper binds the token to another pod, keeping its header and
-// signature.
-func tamper(t *testing.T, token string) string {
-	t.Helper()
-	parts := strings.Split(token, ".")
-	payload, err := base64.RawURLEncoding.DecodeString(parts[1])
-	require.NoError(t, err)
-	payload = bytes.Replace(payload, []byte("billing-0"), []byte("billing-1"), 1)
-	parts[1] = base64.RawURLEncoding.EncodeToString(payload)
-	return strings.Join(parts, ".")
-}
-
 // TestKeyLimit: a token without kid is checked against at most
 // MaxKeysPerToken keys, as ksa's validator does.
 func TestKeyLimit(t *testing.T) {
@@ -202,7 +237,7 @@ func TestKeyLimit(t *testing.T) {
 	}
 	src, err := jwks.NewStaticSource(all...)
 	require.NoError(t, err)
-	keys, err := golangjwt.NewKeys(src, golangjwt.Config{MaxKeysPerToken: 3})
+	keys, err := golangjwt.NewKeys(golangjwt.Config{Keys: src, MaxKeysPerToken: 3})
 	require.NoError(t, err)
 	claims := jwt.RegisteredClaims{ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour))}
 	within := sign(t, jwt.SigningMethodES256, signers[2], nil, claims)
@@ -213,50 +248,14 @@ func TestKeyLimit(t *testing.T) {
 	require.ErrorIs(t, err, jwt.ErrTokenSignatureInvalid, "the fourth key is not tried")
 }
 
-func TestClaimsValidate(t *testing.T) {
-	ok := golangjwt.Claims{
-		RegisteredClaims: jwt.RegisteredClaims{Subject: "system:serviceaccount:prod:billing", IssuedAt: jwt.NewNumericDate(now)},
-		Kubernetes:       &golangjwt.KubernetesClaims{Namespace: "prod", ServiceAccount: &golangjwt.ObjectRef{Name: "billing", UID: "u"}},
-	}
-	require.NoError(t, ok.Validate())
-	tests := []struct {
-		name string
-		edit func(*golangjwt.Claims)
-		err  error
-		msg  string
-	}{
-		{name: "no kubernetes.io", edit: func(c *golangjwt.Claims) { c.Kubernetes = nil }, err: tokens.ErrMissingClaim,
-			msg: "golangjwt: claim kubernetes.io is missing"},
-		{name: "no namespace", edit: func(c *golangjwt.Claims) { c.Kubernetes.Namespace = "" }, err: tokens.ErrMissingClaim},
-		{name: "no service account UID", edit: func(c *golangjwt.Claims) { c.Kubernetes.ServiceAccount.UID = "" }, err: tokens.ErrMissingClaim},
-		{name: "no iat", edit: func(c *golangjwt.Claims) { c.IssuedAt = nil }, err: tokens.ErrMissingClaim},
-		{name: "another subject", edit: func(c *golangjwt.Claims) { c.Subject = "system:serviceaccount:prod:admin" }, err: tokens.ErrMalformed,
-			msg: `golangjwt: claim sub "system:serviceaccount:prod:admin" is not the username of service account prod/billing`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c := ok
-			k := *ok.Kubernetes
-			sa := *k.ServiceAccount
-			k.ServiceAccount = &sa
-			c.Kubernetes = &k
-			tt.edit(&c)
-			err := c.Validate()
-			require.ErrorIs(t, err, tt.err)
-			if tt.msg != "" {
-				assert.Equal(t, tt.msg, err.Error())
-			}
-		})
-	}
-}
-
 func TestNewKeysRefuses(t *testing.T) {
 	src, err := jwks.NewStaticSource()
 	require.NoError(t, err)
 	for _, cfg := range []golangjwt.Config{{AllowedAlgorithms: []string{"HS256"}}, {AllowedAlgorithms: []string{"none"}}, {MaxKeysPerToken: -1}} {
-		_, err := golangjwt.NewKeys(src, cfg)
-		require.ErrorIs(t, err, golangjwt.ErrInvalidConfig)
+		cfg.Keys = src
+		_, err := golangjwt.NewKeys(cfg)
+		require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 	}
-	_, err = golangjwt.NewKeys(nil, golangjwt.Config{})
-	require.ErrorIs(t, err, golangjwt.ErrInvalidConfig)
+	_, err = golangjwt.NewKeys(golangjwt.Config{})
+	require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 }

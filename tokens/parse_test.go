@@ -57,9 +57,7 @@ func TestParseClaimsStrict(t *testing.T) {
 			c, err := tokens.ParseClaims([]byte(tt.payload))
 			if tt.wantErr {
 				require.ErrorIs(t, err, tokens.ErrMalformed)
-				var merr *tokens.MalformedError
-				require.ErrorAs(t, err, &merr)
-				assert.Equal(t, "claims", merr.Part)
+				assert.Contains(t, err.Error(), "tokens: malformed token claims: ", "the part at fault")
 				return
 			}
 			require.NoError(t, err)
@@ -115,9 +113,7 @@ func TestMalformedTokens(t *testing.T) {
 			require.ErrorIs(t, err, tt.wantErr)
 			assert.Nil(t, res)
 			if tt.part != "" {
-				var merr *tokens.MalformedError
-				require.ErrorAs(t, err, &merr)
-				assert.Equal(t, tt.part, merr.Part)
+				assert.True(t, strings.HasPrefix(err.Error(), partPrefix[tt.part]), "the part at fault: %v", err)
 			}
 		})
 	}
@@ -139,4 +135,12 @@ func TestNumericDateBoundary(t *testing.T) {
 	require.ErrorIs(t, err, tokens.ErrMalformed)
 	_, err = tokens.ParseClaims([]byte(`{"exp":0}`))
 	require.NoError(t, err, "the epoch is a time like any other")
+}
+
+// partPrefix is how a refusal of each part of a token starts.
+var partPrefix = map[string]string{
+	"token":     "tokens: malformed token: ",
+	"header":    "tokens: malformed token header: ",
+	"claims":    "tokens: malformed token claims: ",
+	"signature": "tokens: malformed token signature: ",
 }

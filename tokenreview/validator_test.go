@@ -2,86 +2,18 @@ package tokenreview_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ksa-go/ksa"
-	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokenreview"
 	"github.com/ksa-go/ksa/tokens"
 )
-
-const issuer = "https://issuer.example.com"
-
-var (
-	now = time.Unix(1700000000, 0)
-	sa  = ksa.ServiceAccount{Namespace: "prod", Name: "billing", UID: "sa-uid"}
-)
-
-// fixture mints a pod-bound token and builds a local validator that
-// trusts its key.
-type fixture struct {
-	token string
-	local *tokens.Validator
-	// user is what kube-apiserver answers for the token.
-	user ksa.UserInfo
-}
-
-func newFixture(t *testing.T) fixture {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	minter, err := tokens.NewMinter(tokens.MinterConfig{Issuer: issuer, Signer: key, Now: func() time.Time { return now }})
-	require.NoError(t, err)
-	tok, err := minter.Mint(t.Context(), tokens.Request{
-		ServiceAccount: sa, Audiences: []string{"vault", "other"},
-		BoundObject: &tokens.BoundObject{Kind: tokens.BoundPod, Name: "billing-7d4", UID: "pod-uid"},
-	})
-	require.NoError(t, err)
-	pub, err := jwks.NewKey(key.Public())
-	require.NoError(t, err)
-	keys, err := jwks.NewStaticSource(pub)
-	require.NoError(t, err)
-	local, err := tokens.NewValidator(tokens.ValidatorConfig{
-		Issuers: []string{issuer}, Keys: keys, Audiences: []string{"vault"},
-		SkipObjectCheck: true, Now: func() time.Time { return now },
-	})
-	require.NoError(t, err)
-	res, err := local.Validate(t.Context(), tok.Raw)
-	require.NoError(t, err)
-	return fixture{token: tok.Raw, local: local, user: res.UserInfo()}
-}
-
-// apiserver answers reviews as kube-apiserver would for a live token, after
-// edit; it counts the reviews.
-type apiserver struct {
-	user  ksa.UserInfo
-	calls int
-	last  tokenreview.Request
-	edit  func(*tokenreview.Status)
-	err   error
-}
-
-func (a *apiserver) Review(_ context.Context, req tokenreview.Request) (*tokenreview.Status, error) {
-	a.calls++
-	a.last = req
-	if a.err != nil {
-		return nil, a.err
-	}
-	st := &tokenreview.Status{Authenticated: true, User: a.user, Audiences: []string{"vault"}}
-	if a.edit != nil {
-		a.edit(st)
-	}
-	return st, nil
-}
 
 func TestValidate(t *testing.T) {
 	fx := newFixture(t)
@@ -160,11 +92,11 @@ func TestValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			api := &apiserver{user: fx.user, edit: tt.edit}
-			cfg := tokenreview.Config{Mode: tt.mode, Reviewer: api, Audiences: []string{"vault"}}
+			cfg := tokenreview.ValidatorConfig{Mode: tt.mode, Reviewer: api, Audiences: []string{"vault"}}
 			if tt.mode == tokenreview.LocalThenReview {
 				cfg.Local = fx.local.ValidateFor
 			}
-			v, err := tokenreview.New(cfg)
+			v, err := tokenreview.NewValidator(cfg)
 			require.NoError(t, err)
 			res, err := v.Validate(t.Context(), tt.token)
 			assert.Equal(t, tt.reviews, api.calls, "reviews sent")
@@ -188,7 +120,7 @@ func TestValidate(t *testing.T) {
 func TestValidateForSendsTheAudiences(t *testing.T) {
 	fx := newFixture(t)
 	api := &apiserver{user: fx.user, edit: func(st *tokenreview.Status) { st.Audiences = []string{"other"} }}
-	v, err := tokenreview.New(tokenreview.Config{Local: fx.local.ValidateFor, Reviewer: api, Audiences: []string{"vault"}})
+	v, err := tokenreview.NewValidator(tokenreview.ValidatorConfig{Local: fx.local.ValidateFor, Reviewer: api, Audiences: []string{"vault"}})
 	require.NoError(t, err)
 	res, err := v.ValidateFor(t.Context(), fx.token, []string{"other"})
 	require.NoError(t, err)
@@ -201,11 +133,11 @@ func TestReviewFailureFailsClosed(t *testing.T) {
 	cause := errors.New("connection refused")
 	for _, mode := range []tokenreview.Mode{tokenreview.LocalThenReview, tokenreview.ReviewOnly} {
 		t.Run(mode.String(), func(t *testing.T) {
-			cfg := tokenreview.Config{Mode: mode, Reviewer: &apiserver{err: cause}, Audiences: []string{"vault"}}
+			cfg := tokenreview.ValidatorConfig{Mode: mode, Reviewer: &apiserver{err: cause}, Audiences: []string{"vault"}}
 			if mode == tokenreview.LocalThenReview {
 				cfg.Local = fx.local.ValidateFor
 			}
-			v, err := tokenreview.New(cfg)
+			v, err := tokenreview.NewValidator(cfg)
 			require.NoError(t, err)
 			_, err = v.Validate(t.Context(), fx.token)
 			require.ErrorIs(t, err, tokenreview.ErrReviewFailed)
@@ -214,7 +146,7 @@ func TestReviewFailureFailsClosed(t *testing.T) {
 
 			nilStatus := tokenreview.ReviewerFunc(func(context.Context, tokenreview.Request) (*tokenreview.Status, error) { return nil, nil })
 			cfg.Reviewer = nilStatus
-			v, err = tokenreview.New(cfg)
+			v, err = tokenreview.NewValidator(cfg)
 			require.NoError(t, err)
 			_, err = v.Validate(t.Context(), fx.token)
 			require.ErrorIs(t, err, tokenreview.ErrReviewFailed)
@@ -227,13 +159,16 @@ func TestRefusalReasonIsBounded(t *testing.T) {
 	api := tokenreview.ReviewerFunc(func(context.Context, tokenreview.Request) (*tokenreview.Status, error) {
 		return &tokenreview.Status{Error: long}, nil
 	})
-	v, err := tokenreview.New(tokenreview.Config{Mode: tokenreview.ReviewOnly, Reviewer: api, Audiences: []string{"vault"}})
+	v, err := tokenreview.NewValidator(tokenreview.ValidatorConfig{Mode: tokenreview.ReviewOnly, Reviewer: api, Audiences: []string{"vault"}})
 	require.NoError(t, err)
 	_, err = v.Validate(t.Context(), "tok")
-	var refused *tokenreview.RefusedError
-	require.ErrorAs(t, err, &refused)
-	assert.LessOrEqual(t, len(refused.Reason), tokenreview.MaxErrorText+len("…"))
-	assert.True(t, strings.HasSuffix(refused.Reason, "é…"), "cut on a rune boundary")
+	require.ErrorIs(t, err, tokenreview.ErrNotAuthenticated)
+	quoted, ok := strings.CutPrefix(err.Error(), "tokenreview: token not authenticated by the apiserver (")
+	require.True(t, ok, err.Error())
+	reason, err := strconv.Unquote(strings.TrimSuffix(quoted, ")"))
+	require.NoError(t, err)
+	assert.LessOrEqual(t, len(reason), tokenreview.MaxErrorText+len("…"))
+	assert.True(t, strings.HasSuffix(reason, "é…"), "cut on a rune boundary")
 }
 
 func TestNewRefuses(t *testing.T) {
@@ -241,28 +176,28 @@ func TestNewRefuses(t *testing.T) {
 	api := &apiserver{}
 	tests := []struct {
 		name string
-		cfg  tokenreview.Config
+		cfg  tokenreview.ValidatorConfig
 		msg  string
 	}{
-		{name: "no local", cfg: tokenreview.Config{Reviewer: api, Audiences: []string{"a"}},
-			msg: "tokenreview: Config.Local is required in LocalThenReview mode"},
-		{name: "local in review-only", cfg: tokenreview.Config{Mode: tokenreview.ReviewOnly, Local: local, Reviewer: api, Audiences: []string{"a"}},
-			msg: "tokenreview: Config.Local is set in ReviewOnly mode, which never validates locally"},
-		{name: "no reviewer", cfg: tokenreview.Config{Local: local, Audiences: []string{"a"}},
-			msg: "tokenreview: Config.Reviewer is required"},
-		{name: "no audiences", cfg: tokenreview.Config{Local: local, Reviewer: api},
-			msg: "tokenreview: Config.Audiences is required: a review without audiences accepts tokens meant for the apiserver"},
-		{name: "empty audience", cfg: tokenreview.Config{Local: local, Reviewer: api, Audiences: []string{""}},
-			msg: "tokenreview: Config.Audiences holds an empty string, which no token can name"},
-		{name: "unknown mode", cfg: tokenreview.Config{Mode: 7, Local: local, Reviewer: api, Audiences: []string{"a"}},
-			msg: "tokenreview: Config.Mode is Mode(7), not LocalThenReview or ReviewOnly"},
-		{name: "negative size", cfg: tokenreview.Config{Local: local, Reviewer: api, Audiences: []string{"a"}, MaxTokenBytes: -1},
-			msg: "tokenreview: Config.MaxTokenBytes is negative"},
+		{name: "no local", cfg: tokenreview.ValidatorConfig{Reviewer: api, Audiences: []string{"a"}},
+			msg: "tokenreview: ValidatorConfig.Local is required in LocalThenReview mode"},
+		{name: "local in review-only", cfg: tokenreview.ValidatorConfig{Mode: tokenreview.ReviewOnly, Local: local, Reviewer: api, Audiences: []string{"a"}},
+			msg: "tokenreview: ValidatorConfig.Local is set in ReviewOnly mode, which never validates locally"},
+		{name: "no reviewer", cfg: tokenreview.ValidatorConfig{Local: local, Audiences: []string{"a"}},
+			msg: "tokenreview: ValidatorConfig.Reviewer is required"},
+		{name: "no audiences", cfg: tokenreview.ValidatorConfig{Local: local, Reviewer: api},
+			msg: "tokenreview: ValidatorConfig.Audiences is required: a review without audiences accepts tokens meant for the apiserver"},
+		{name: "empty audience", cfg: tokenreview.ValidatorConfig{Local: local, Reviewer: api, Audiences: []string{""}},
+			msg: "tokenreview: ValidatorConfig.Audiences holds an empty string, which no token can name"},
+		{name: "unknown mode", cfg: tokenreview.ValidatorConfig{Mode: 7, Local: local, Reviewer: api, Audiences: []string{"a"}},
+			msg: "tokenreview: ValidatorConfig.Mode is Mode(7), not LocalThenReview or ReviewOnly"},
+		{name: "negative size", cfg: tokenreview.ValidatorConfig{Local: local, Reviewer: api, Audiences: []string{"a"}, MaxTokenBytes: -1},
+			msg: "tokenreview: ValidatorConfig.MaxTokenBytes is negative"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := tokenreview.New(tt.cfg)
-			require.ErrorIs(t, err, tokenreview.ErrInvalidConfig)
+			_, err := tokenreview.NewValidator(tt.cfg)
+			require.ErrorIs(t, err, ksa.ErrInvalidConfig)
 			assert.Equal(t, tt.msg, err.Error())
 		})
 	}
@@ -272,7 +207,7 @@ func TestNewRefuses(t *testing.T) {
 // size is sent, one byte more is not.
 func TestDefaultMaxTokenBytes(t *testing.T) {
 	api := &apiserver{user: ksa.Identity{ServiceAccount: sa}.UserInfo()}
-	v, err := tokenreview.New(tokenreview.Config{Mode: tokenreview.ReviewOnly, Reviewer: api, Audiences: []string{"vault"}})
+	v, err := tokenreview.NewValidator(tokenreview.ValidatorConfig{Mode: tokenreview.ReviewOnly, Reviewer: api, Audiences: []string{"vault"}})
 	require.NoError(t, err)
 	_, err = v.Validate(t.Context(), strings.Repeat("a", tokens.DefaultMaxTokenBytes))
 	require.NoError(t, err)
@@ -281,15 +216,32 @@ func TestDefaultMaxTokenBytes(t *testing.T) {
 	assert.Equal(t, 1, api.calls)
 }
 
-func TestIdentityOfIsUserInfosInverse(t *testing.T) {
-	ids := []ksa.Identity{
-		{ServiceAccount: sa},
-		{ServiceAccount: sa, Pod: ksa.ObjectRef{Name: "p", UID: "pu"}, Node: ksa.ObjectRef{Name: "n", UID: "nu"}, CredentialID: "JTI=abc"},
-		{ServiceAccount: sa, Node: ksa.ObjectRef{Name: "n"}},
-	}
-	for _, id := range ids {
-		got, err := tokenreview.IdentityOf(id.UserInfo())
-		require.NoError(t, err)
-		assert.Equal(t, id, got)
-	}
+// FuzzReviewOnly feeds arbitrary answers to a ReviewOnly validator: it never
+// panics, and it accepts only a service-account user with audiences among
+// those asked.
+func FuzzReviewOnly(f *testing.F) {
+	f.Add(true, "system:serviceaccount:prod:billing", "uid", "billing-7d4", "pod-uid", "vault")
+	f.Add(true, "system:serviceaccount:prod:", "", "", "", "vault")
+	f.Add(true, "admin", "", "", "", "vault")
+	f.Add(true, "system:serviceaccount:a:b:c", "u", "p", "", "other")
+	f.Add(false, "system:serviceaccount:prod:billing", "uid", "", "", "")
+	f.Fuzz(func(t *testing.T, authenticated bool, username, uid, pod, podUID, aud string) {
+		api := tokenreview.ReviewerFunc(func(context.Context, tokenreview.Request) (*tokenreview.Status, error) {
+			return &tokenreview.Status{Authenticated: authenticated, Audiences: []string{aud}, User: ksa.UserInfo{
+				Username: username, UID: uid,
+				Extra: map[string][]string{ksa.ExtraPodName: {pod}, ksa.ExtraPodUID: {podUID}},
+			}}, nil
+		})
+		v, err := tokenreview.NewValidator(tokenreview.ValidatorConfig{Mode: tokenreview.ReviewOnly, Reviewer: api, Audiences: []string{"vault"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := v.Validate(t.Context(), "token")
+		if err != nil {
+			return
+		}
+		if !authenticated || aud != "vault" || res.Identity.ServiceAccount.Username() != username {
+			t.Fatalf("accepted %v %q %q", authenticated, username, aud)
+		}
+	})
 }

@@ -1,0 +1,50 @@
+package keystore_test
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log"
+	"os"
+	"path/filepath"
+
+	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/keystore"
+)
+
+// Load the service-account signing key of a cluster, as kube-apiserver
+// reads --service-account-signing-key-file, and the key set it publishes.
+func ExampleLoadSigningKeyFile() {
+	dir, err := os.MkdirTemp("", "keystore")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	der, _ := x509.MarshalPKCS8PrivateKey(key)
+	path := filepath.Join(dir, "sa.key")
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		log.Fatal(err)
+	}
+
+	signer, err := keystore.LoadSigningKeyFile(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	pub, err := jwks.NewKey(signer.Public())
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(pub.Algorithm)
+
+	_, err = keystore.LoadSigningKeyFile(filepath.Join(dir, "missing.key"))
+	fmt.Println(errors.Is(err, keystore.ErrKeyFile), errors.Is(err, fs.ErrNotExist))
+	// Output:
+	// ES256
+	// true true
+}

@@ -46,10 +46,10 @@ func NamespaceGroup(namespace string) string {
 	return NamespaceGroupPrefix + namespace
 }
 
-// Validate reports whether the namespace is a DNS-1123 label and the name a
+// Check reports whether the namespace is a DNS-1123 label and the name a
 // DNS-1123 subdomain, the rules Kubernetes applies to both objects. The
 // error is a *NameError that matches [ErrInvalidName].
-func (sa ServiceAccount) Validate() error {
+func (sa ServiceAccount) Check() error {
 	if err := CheckNamespace("namespace", sa.Namespace); err != nil {
 		return err
 	}
@@ -75,7 +75,7 @@ func ParseUsername(username string) (ServiceAccount, error) {
 		return ServiceAccount{}, usernameError(username, "want exactly two parts after the prefix", nil)
 	}
 	sa := ServiceAccount{Namespace: namespace, Name: name}
-	if err := sa.Validate(); err != nil {
+	if err := sa.Check(); err != nil {
 		return ServiceAccount{}, usernameError(username, "", err)
 	}
 	return sa, nil

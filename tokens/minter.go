@@ -224,7 +224,7 @@ func (m *Minter) Mint(ctx context.Context, req Request) (*Token, error) {
 // the minter with Issuer LegacyIssuer for Kubernetes' exact tokens). Legacy
 // tokens have no audience and never expire: prefer Mint.
 func (m *Minter) MintLegacy(ctx context.Context, sa ksa.ServiceAccount, secretName string) (string, error) {
-	if err := sa.Validate(); err != nil {
+	if err := sa.Check(); err != nil {
 		return "", &RequestError{Field: "serviceAccount", Err: err}
 	}
 	if sa.UID == "" || secretName == "" {

@@ -68,7 +68,7 @@ type Request struct {
 // check applies the TokenRequest validation rules and returns the requested
 // lifetime in seconds.
 func (r *Request) check() (int64, error) {
-	if err := r.ServiceAccount.Validate(); err != nil {
+	if err := r.ServiceAccount.Check(); err != nil {
 		return 0, &RequestError{Field: "serviceAccount", Err: err}
 	}
 	if r.ServiceAccount.UID == "" {

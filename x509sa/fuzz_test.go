@@ -223,7 +223,7 @@ func FuzzParseSPIFFEID(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, id, back)
 		if sa, err := id.ServiceAccount(); err == nil {
-			require.NoError(t, sa.Validate())
+			require.NoError(t, sa.Check())
 		}
 	})
 }

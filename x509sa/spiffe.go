@@ -27,7 +27,7 @@ func NewSPIFFEID(trustDomain string, sa ksa.ServiceAccount) (SPIFFEID, error) {
 	if err := CheckTrustDomain(trustDomain); err != nil {
 		return SPIFFEID{}, err
 	}
-	if err := sa.Validate(); err != nil {
+	if err := sa.Check(); err != nil {
 		return SPIFFEID{}, spiffeError(spiffeScheme+trustDomain+"/ns/"+sa.Namespace+"/sa/"+sa.Name, "invalid service account", err)
 	}
 	// At most 9+255+4+63+4+253 = 588 bytes, well within MaxSPIFFEIDLength.
@@ -160,7 +160,7 @@ func (id SPIFFEID) ServiceAccount() (ksa.ServiceAccount, error) {
 		return ksa.ServiceAccount{}, spiffeError(id.String(), "path is not /ns/<namespace>/sa/<name>", nil)
 	}
 	sa := ksa.ServiceAccount{Namespace: ns, Name: name}
-	if err := sa.Validate(); err != nil {
+	if err := sa.Check(); err != nil {
 		return ksa.ServiceAccount{}, spiffeError(id.String(), "invalid service account", err)
 	}
 	return sa, nil

@@ -69,7 +69,7 @@ func UIDAttribute() asn1.ObjectIdentifier {
 // matches [ErrReservedExtension] for a forged entry) or [ErrLimit].
 func (s Subject) Check() error {
 	sa := s.ServiceAccount
-	if err := sa.Validate(); err != nil {
+	if err := sa.Check(); err != nil {
 		return subjectError("CN", sa.Username(), "invalid service account", err)
 	}
 	if sa.UID != "" {

@@ -179,7 +179,9 @@ func ExampleNewHandler() {
 func ExampleResourceYAML() {
 	credSpecJSON := []byte(`{
   "CmsPlugins": ["ActiveDirectory"],
-  "DomainJoinConfig": {"DnsName": "contoso.com", "MachineAccountName": "WebApp01", "NetBiosName": "CONTOSO"},
+  "DomainJoinConfig": {"DnsName": "contoso.com", "DnsTreeName": "contoso.com",
+    "Guid": "244818ae-87ca-4fcd-92ec-e79e5252348a", "MachineAccountName": "WebApp01",
+    "NetBiosName": "CONTOSO", "Sid": "S-1-5-21-2126729477-2524075714-3094792973"},
   "ActiveDirectoryConfig": {"GroupManagedServiceAccounts": [{"Name": "WebApp01", "Scope": "contoso.com"}]}
 }`)
 	manifest, err := credspec.ResourceYAML("", credSpecJSON)
@@ -201,8 +203,11 @@ func ExampleResourceYAML() {
 	//   - ActiveDirectory
 	//   DomainJoinConfig:
 	//     DnsName: contoso.com
+	//     DnsTreeName: contoso.com
+	//     Guid: 244818ae-87ca-4fcd-92ec-e79e5252348a
 	//     MachineAccountName: WebApp01
 	//     NetBiosName: CONTOSO
+	//     Sid: S-1-5-21-2126729477-2524075714-3094792973
 }
 
 func ExampleCheckWindowsOptions() {

@@ -145,3 +145,43 @@ func FuzzHandler(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseCredentialSpec: any input is refused with an error matching one
+// of the package's sentinels, or read into a spec that holds every member
+// New-CredentialSpec writes and that reads back the same; no error quotes
+// more than a member name of the input.
+func FuzzParseCredentialSpec(f *testing.F) {
+	f.Add([]byte(completeSpec))
+	f.Add([]byte("\xef\xbb\xbf" + completeSpec))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"CmsPlugins":["a"],"cmsplugins":["b"]}`))
+	f.Add([]byte(`eyJhbGciOiJSUzI1NiIsImtpZCI6ImsifQ.eyJzdWIiOiJ4In0.c2ln`))
+	f.Add([]byte(`[1,2,3]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		spec, err := credspec.ParseCredentialSpec(data)
+		if err != nil {
+			require.True(t, errors.Is(err, credspec.ErrInvalidSpec) || errors.Is(err, credspec.ErrAmbiguousSpec) || errors.Is(err, credspec.ErrTooLarge), "%v", err)
+			if len(data) > 80 {
+				assert.NotContains(t, err.Error(), string(data[:80]), "the error quotes the input")
+			}
+			return
+		}
+		out, err := json.Marshal(spec)
+		require.NoError(t, err)
+		again, err := credspec.ParseCredentialSpec(out)
+		require.NoError(t, err, "%s", out)
+		assert.Equal(t, spec, again)
+	})
+}
+
+// TestParseCredentialSpecNeverQuotesInput: a token or a long line given
+// by mistake stays out of the error.
+func TestParseCredentialSpecNeverQuotesInput(t *testing.T) {
+	token := "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsifQ.eyJpc3MiOiJodHRwczovL3giLCJzdWIiOiJzeXN0ZW06c2VydmljZWFjY291bnQ6YTpiIn0.c2lnbmF0dXJl"
+	for _, in := range []string{token, `{"a":"` + token + `"}`, strings.Repeat("x", 60<<10), `{"CmsPlugins":"` + token + `"}`} {
+		_, err := credspec.ParseCredentialSpec([]byte(in))
+		require.Error(t, err)
+		assert.NotContains(t, err.Error(), token[:40])
+		assert.Less(t, len(err.Error()), 300, err.Error())
+	}
+}

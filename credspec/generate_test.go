@@ -11,6 +11,9 @@ import (
 	"github.com/ksa-go/ksa/credspec"
 )
 
+// completeSpec holds every member New-CredentialSpec writes.
+const completeSpec = `{"CmsPlugins":["ActiveDirectory"],"DomainJoinConfig":{"DnsName":"contoso.com","DnsTreeName":"contoso.com","Guid":"244818ae-87ca-4fcd-92ec-e79e5252348a","MachineAccountName":"A_B","NetBiosName":"CONTOSO","Sid":"S-1-5-21-1"},"ActiveDirectoryConfig":{"GroupManagedServiceAccounts":[{"Name":"A_B","Scope":"contoso.com"}]}}`
+
 func TestResourceYAML(t *testing.T) {
 	out, err := credspec.ResourceYAML("", mustRead(t, filepath.Join("testdata", "webapp01.json")))
 	require.NoError(t, err)
@@ -52,7 +55,14 @@ credspec:
 		file    string
 		wantErr error
 	}{
-		{name: "bom", file: "\xef\xbb\xbf{\"CmsPlugins\":[\"ActiveDirectory\"],\"DomainJoinConfig\":{\"MachineAccountName\":\"A_B\"}}"},
+		{name: "bom", file: "\xef\xbb\xbf" + completeSpec},
+		{name: "empty object", file: `{}`, wantErr: credspec.ErrInvalidSpec},
+		{name: "no domain join config", file: `{"CmsPlugins":["ActiveDirectory"]}`, wantErr: credspec.ErrInvalidSpec},
+		{name: "no gMSA", file: strings.Replace(completeSpec, `"GroupManagedServiceAccounts":[{"Name":"A_B","Scope":"contoso.com"}]`, `"GroupManagedServiceAccounts":[]`, 1), wantErr: credspec.ErrInvalidSpec},
+		{name: "a member twice", file: strings.Replace(completeSpec, `"CmsPlugins"`, `"CmsPlugins":["x"],"CmsPlugins"`, 1), wantErr: credspec.ErrAmbiguousSpec},
+		{name: "a member twice in another case", file: strings.Replace(completeSpec, `"CmsPlugins"`, `"cmsplugins":["x"],"CmsPlugins"`, 1), wantErr: credspec.ErrAmbiguousSpec},
+		{name: "a nested member twice", file: strings.Replace(completeSpec, `"Sid"`, `"SID":"S-1-5-21-2","Sid"`, 1), wantErr: credspec.ErrAmbiguousSpec},
+		{name: "invalid UTF-8", file: strings.Replace(completeSpec, `"Scope":"contoso.com"`, "\"Scope\":\"contoso\xff.com\"", 1), wantErr: credspec.ErrInvalidSpec},
 		{name: "unknown_field", file: `{"CmsPlugin":["ActiveDirectory"]}`, wantErr: credspec.ErrInvalidSpec},
 		{name: "not_json", file: `CmsPlugins = ActiveDirectory`, wantErr: credspec.ErrInvalidSpec},
 		{name: "null", file: `null`, wantErr: credspec.ErrInvalidSpec},

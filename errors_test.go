@@ -323,6 +323,11 @@ func TestErrorMessages(t *testing.T) {
 	add("oidc discovery 404", err)
 	_, err = oidc.NewVerifier(ctx, oidc.VerifierConfig{Issuers: []string{srv.Issuer()}})
 	add("oidc config", err)
+	staticDir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(staticDir, "openid", "v1", "jwks"), 0o755))
+	docs, err := oidc.Render(oidc.IssuerConfig{Issuer: "https://x", ExternalAddress: "a"}, []jwks.Key{pub})
+	require.NoError(t, err)
+	add("oidc static file not replaced", oidc.WriteStatic(staticDir, docs))
 
 	// kubeapi
 	_, err = kubeapi.NewManager(kubeapi.ManagerConfig{})

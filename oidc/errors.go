@@ -24,6 +24,10 @@ var (
 	// object ParseMetadata reads. A failed discovery also matches
 	// ErrDiscovery.
 	ErrMalformedDocument = errs.New(prefix, "malformed discovery document")
+	// ErrNotReplaced: WriteStatic found a file where a document goes that
+	// is not a document of that kind (a key, a directory, anything else),
+	// and wrote nothing.
+	ErrNotReplaced = errs.New(prefix, "file not replaced")
 )
 
 // prefix starts the messages of the package's errors.

@@ -92,7 +92,7 @@ func TestClaimsJSON(t *testing.T) {
 			want:   `{"aud":["x\u2028y"],"iss":"https://a?b=\u003cc\u003e\u0026d"}`,
 		},
 		{
-			name: "legacy secret-based token (reference §1.3)",
+			name: "legacy secret-based token",
 			claims: &tokens.Claims{Issuer: tokens.LegacyIssuer, Subject: "system:serviceaccount:ns:sa", Legacy: &tokens.LegacyClaims{
 				Namespace: "ns", SecretName: "sec", ServiceAccountName: "sa", ServiceAccountUID: "uid"}},
 			want: `{"iss":"kubernetes/serviceaccount","kubernetes.io/serviceaccount/namespace":"ns","kubernetes.io/serviceaccount/secret.name":"sec","kubernetes.io/serviceaccount/service-account.name":"sa","kubernetes.io/serviceaccount/service-account.uid":"uid","sub":"system:serviceaccount:ns:sa"}`,

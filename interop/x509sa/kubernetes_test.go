@@ -220,44 +220,44 @@ func TestConformance(t *testing.T) {
 		kubeName string // when kube accepts and ours refuses
 		oursErr  error  // nil: ours accepts and must agree with kube
 	}{
-		{name: "§6.3 unknown authority", chain: []*x509.Certificate{other.sign(t, tmpl(nil), key.Public())}, kube: kubeError, oursErr: x509sa.ErrUntrusted},
-		{name: "§6.4 server-auth leaf for a client", chain: leaf(func(c *x509.Certificate) { c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth} }), kube: kubeError, oursErr: x509sa.ErrUntrusted},
-		{name: "§6.8 empty UID", chain: leaf(func(c *x509.Certificate) {
+		{name: "unknown authority", chain: []*x509.Certificate{other.sign(t, tmpl(nil), key.Public())}, kube: kubeError, oursErr: x509sa.ErrUntrusted},
+		{name: "server-auth leaf for a client", chain: leaf(func(c *x509.Certificate) { c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth} }), kube: kubeError, oursErr: x509sa.ErrUntrusted},
+		{name: "empty UID", chain: leaf(func(c *x509.Certificate) {
 			c.Subject.ExtraNames = []pkix.AttributeTypeAndValue{atv(oidUID, "")}
 		}), kube: kubeError, oursErr: x509sa.ErrInvalidSubject},
-		{name: "§6.10 two UIDs", chain: leaf(func(c *x509.Certificate) {
+		{name: "two UIDs", chain: leaf(func(c *x509.Certificate) {
 			c.Subject.ExtraNames = []pkix.AttributeTypeAndValue{atv(oidUID, "a"), atv(oidUID, "b")}
 		}), kube: kubeError, oursErr: x509sa.ErrInvalidSubject},
-		{name: "§6.11 extra groups (x509sa refuses)", chain: leaf(func(c *x509.Certificate) {
+		{name: "extra groups (x509sa refuses)", chain: leaf(func(c *x509.Certificate) {
 			c.Subject.Organization = append(c.Subject.Organization, "My Org", "system:masters")
 		}), kube: kubeUser, kubeName: testSA.Username(), oursErr: x509sa.ErrInvalidSubject},
-		{name: "§6.12 not yet valid", chain: leaf(nil), at: t0.Add(-100 * 365 * 24 * time.Hour), kube: kubeError, oursErr: x509sa.ErrUntrusted},
-		{name: "§6.12 expired", chain: leaf(nil), at: t0.Add(100 * 365 * 24 * time.Hour), kube: kubeError, oursErr: x509sa.ErrUntrusted},
-		{name: "§6.13 leaf and intermediate presented", chain: []*x509.Certificate{interCA.sign(t, tmpl(nil), key.Public()), inter}, kube: kubeUser},
-		{name: "§6.13 intermediate missing", chain: []*x509.Certificate{interCA.sign(t, tmpl(nil), key.Public())}, kube: kubeError, oursErr: x509sa.ErrUntrusted},
-		{name: "§6.17 no EKU (x509sa refuses)", chain: leaf(func(c *x509.Certificate) { c.ExtKeyUsage = nil }), kube: kubeUser, kubeName: testSA.Username(), oursErr: x509sa.ErrInvalidCertificate},
-		{name: "§6.18 empty subject with SPIFFE URI", chain: leaf(func(c *x509.Certificate) {
+		{name: "not yet valid", chain: leaf(nil), at: t0.Add(-100 * 365 * 24 * time.Hour), kube: kubeError, oursErr: x509sa.ErrUntrusted},
+		{name: "expired", chain: leaf(nil), at: t0.Add(100 * 365 * 24 * time.Hour), kube: kubeError, oursErr: x509sa.ErrUntrusted},
+		{name: "leaf and intermediate presented", chain: []*x509.Certificate{interCA.sign(t, tmpl(nil), key.Public()), inter}, kube: kubeUser},
+		{name: "intermediate missing", chain: []*x509.Certificate{interCA.sign(t, tmpl(nil), key.Public())}, kube: kubeError, oursErr: x509sa.ErrUntrusted},
+		{name: "no EKU (x509sa refuses)", chain: leaf(func(c *x509.Certificate) { c.ExtKeyUsage = nil }), kube: kubeUser, kubeName: testSA.Username(), oursErr: x509sa.ErrInvalidCertificate},
+		{name: "empty subject with SPIFFE URI", chain: leaf(func(c *x509.Certificate) {
 			c.Subject = pkix.Name{}
 			c.URIs = []*url.URL{spiffe}
 			c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth}
 		}), kube: kubeNoOpinion, oursErr: x509sa.ErrNotServiceAccount},
-		{name: "§6.19 service-account subject", chain: leaf(nil), kube: kubeUser},
-		{name: "§6.20 multi-valued RDN", chain: leaf(func(c *x509.Certificate) {
+		{name: "service-account subject", chain: leaf(nil), kube: kubeUser},
+		{name: "multi-valued RDN", chain: leaf(func(c *x509.Certificate) {
 			c.RawSubject = rawSubject(t, rdn(atv(oidO, groups[0]), atv(oidCN, testSA.Username()), atv(oidO, groups[1])), rdn(atv(oidUID, testSA.UID)))
 		}), kube: kubeUser},
-		{name: "§6.20 user in a multi-valued RDN", chain: leaf(func(c *x509.Certificate) {
+		{name: "user in a multi-valued RDN", chain: leaf(func(c *x509.Certificate) {
 			c.RawSubject = rawSubject(t, rdn(atv(oidO, "g1"), atv(oidCN, "user")))
 		}), kube: kubeUser, kubeName: "user", oursErr: x509sa.ErrNotServiceAccount},
-		{name: "§6.21 unknown non-critical extension", chain: leaf(func(c *x509.Certificate) {
+		{name: "unknown non-critical extension", chain: leaf(func(c *x509.Certificate) {
 			c.ExtraExtensions = []pkix.Extension{{Id: asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 57683, 1}, Value: []byte{0x05, 0x00}}}
 		}), kube: kubeUser},
-		{name: "§6.21 unknown critical extension", chain: leaf(func(c *x509.Certificate) {
+		{name: "unknown critical extension", chain: leaf(func(c *x509.Certificate) {
 			c.ExtraExtensions = []pkix.Extension{{Id: asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 57683, 1}, Critical: true, Value: []byte{0x05, 0x00}}}
 		}), kube: kubeError, oursErr: x509sa.ErrUntrusted},
-		{name: "§6.23 groups written in reverse", chain: leaf(func(c *x509.Certificate) {
+		{name: "groups written in reverse", chain: leaf(func(c *x509.Certificate) {
 			c.Subject.Organization = []string{groups[1], groups[0]}
 		}), kube: kubeUser},
-		{name: "§6.24 two CNs, service account last (x509sa refuses)", chain: leaf(func(c *x509.Certificate) {
+		{name: "two CNs, service account last (x509sa refuses)", chain: leaf(func(c *x509.Certificate) {
 			c.RawSubject = rawSubject(t, rdn(atv(oidCN, "alice")), rdn(atv(oidO, groups[0]), atv(oidO, groups[1])), rdn(atv(oidCN, testSA.Username())))
 		}), kube: kubeUser, kubeName: testSA.Username(), oursErr: x509sa.ErrInvalidSubject},
 		{name: "user certificate", chain: leaf(func(c *x509.Certificate) {

@@ -215,7 +215,7 @@ func TestKubernetesCSRSigner(t *testing.T) {
 	got, err := ours(t, c.pool, now, leaf)
 	require.NoError(t, err)
 	requireSameUser(t, resp.User, got.UserInfo())
-	assert.Empty(t, got.Subject.ServiceAccount.UID, "the in-tree signer drops the UID (§6 item 27)")
+	assert.Empty(t, got.Subject.ServiceAccount.UID, "the in-tree signer drops the UID")
 
 	// A server-auth request for the client signer.
 	der, err = x509sa.CreateCSR(nil, testkeys.Generated("p256"), x509sa.CSROptions{Subject: sub, Usage: x509sa.ServerAuth, Hosts: []string{"web.ns1.svc"}})

@@ -1,6 +1,7 @@
 package keystore_test
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -47,4 +48,33 @@ func ExampleLoadSigningKeyFile() {
 	// Output:
 	// ES256
 	// true true
+}
+
+// A program passes one Opener to whatever opens keys by reference: here
+// PEM files only.
+func ExampleFiles() {
+	dir, err := os.MkdirTemp("", "keystore-example-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		panic(err)
+	}
+	path := filepath.Join(dir, "sa.key")
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		panic(err)
+	}
+	var opener keystore.Opener = keystore.Files{}
+	signer, err := opener.Open(context.Background(), path)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(signer.Public().(*ecdsa.PublicKey).Equal(&key.PublicKey))
+	// Output: true
 }

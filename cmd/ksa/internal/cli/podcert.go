@@ -179,7 +179,7 @@ func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
 		TrustBundleName: f.bundle, NoTrustBundle: f.noBundle, Workers: f.workers,
 		Log: slog.New(slog.NewTextHandler(a.stderr, nil))})
 	if err != nil {
-		return configError(err, flagFor{"APIVersion": "--api-version", "Workers, MaxRetries or Resync": "--workers",
+		return configError(err, flagFor{"APIVersion": "--api-version", "Workers": "--workers",
 			"TrustBundleName": "--trust-bundle"}, "ksa podcert serve")
 	}
 	ctx, stop := signalContext(cmd)

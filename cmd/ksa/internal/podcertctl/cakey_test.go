@@ -118,7 +118,7 @@ func TestControllerRetriesCAKeyErrorsPastMaxRetries(t *testing.T) {
 		Spec: spec(t, signerName, "")}
 	cs := fake.NewClientset(pcr)
 	var logs syncBuffer
-	ctl, events := run(t, cs, podcertctl.Config{Signer: signer, CAKey: key, APIVersion: podcertctl.V1, MaxRetries: 2,
+	ctl, events, stop := start(t, cs, podcertctl.Config{Signer: signer, CAKey: key, APIVersion: podcertctl.V1, MaxRetries: 2,
 		Log: slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	for i := range failures {
 		e := next(t, events)
@@ -134,6 +134,7 @@ func TestControllerRetriesCAKeyErrorsPastMaxRetries(t *testing.T) {
 	assert.Equal(t, podcert.Issued, e.Decision.Outcome)
 	assert.Equal(t, podcertctl.Stats{Issued: 1, CAKeyErrors: failures}, ctl.Stats())
 
+	stop() // every line written
 	var about, caLines int
 	for _, line := range logs.lines(t) {
 		if line["name"] == nil {

@@ -301,6 +301,9 @@ func (c *Controller) next(ctx context.Context, queue workqueue.TypedRateLimiting
 	if d != nil && d.Outcome == podcert.Issued {
 		c.ca.record(at, nil) // the CA key signed, whatever became of the write
 	}
+	// What the line about the request says, written once the event is
+	// observed: metrics are never behind the log.
+	level, msg, attrs := slog.LevelInfo, "", []any(nil)
 	switch {
 	case err == nil && d == nil:
 		ev.Kind = Skipped
@@ -309,15 +312,15 @@ func (c *Controller) next(ctx context.Context, queue workqueue.TypedRateLimiting
 		ev.Kind, ev.Decision = Decided, d
 		queue.Forget(key)
 		c.count(d.Outcome)
-		log.Info("decided", "outcome", d.Outcome.String(), "reason", d.Reason, "message", d.Message, "took", ev.Duration)
+		msg, attrs = "decided", []any{"outcome", d.Outcome.String(), "reason", d.Reason, "message", d.Message, "took", ev.Duration}
 	case apierrors.IsNotFound(err):
 		ev.Kind, ev.Err = Skipped, nil
 		queue.Forget(key)
-		log.Info("request deleted before its status was written")
+		msg = "request deleted before its status was written"
 	case apierrors.IsConflict(err):
 		ev.Kind, ev.Retry = Conflict, true
 		c.stats.conflicts.Add(1)
-		log.Debug("request changed meanwhile; reading it again")
+		level, msg = slog.LevelDebug, "request changed meanwhile; reading it again"
 		queue.AddRateLimited(key)
 	case caKeyError(err):
 		// Not the request's fault: tried again for as long as the key
@@ -325,20 +328,23 @@ func (c *Controller) next(ctx context.Context, queue workqueue.TypedRateLimiting
 		ev.Kind, ev.Retry = CAKeyFailed, true
 		c.stats.caKeyErrors.Add(1)
 		c.ca.record(at, err)
-		log.Warn("the CA key failed to sign; trying again", "attempt", queue.NumRequeues(key)+1, "err", err)
+		level, msg, attrs = slog.LevelWarn, "the CA key failed to sign; trying again", []any{"attempt", queue.NumRequeues(key) + 1, "err", err}
 		queue.AddRateLimited(key)
 	case queue.NumRequeues(key) < c.cfg.MaxRetries && retriable(err):
 		ev.Kind, ev.Retry = Errored, true
 		c.stats.errors.Add(1)
-		log.Error("writing status; trying again", "attempt", queue.NumRequeues(key)+1, "err", err)
+		level, msg, attrs = slog.LevelError, "writing status; trying again", []any{"attempt", queue.NumRequeues(key) + 1, "err", err}
 		queue.AddRateLimited(key)
 	default:
 		ev.Kind = Errored
 		c.stats.errors.Add(1)
-		log.Error("giving up on request until it changes or is resynced", "err", err)
+		level, msg, attrs = slog.LevelError, "giving up on request until it changes or is resynced", []any{"err", err}
 		queue.Forget(key)
 	}
 	c.observe(ev)
+	if msg != "" {
+		log.Log(ctx, level, msg, attrs...)
+	}
 	return true
 }
 

@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"math/big"
+	"sync"
 	"testing"
 	"time"
 
@@ -85,8 +86,17 @@ func spec(t *testing.T, signer, subject string) certificatesv1.PodCertificateReq
 	}
 }
 
-// run starts a controller on cs and returns a channel of its events.
+// run starts a controller on cs and returns a channel of its events; it
+// is stopped when the test ends.
 func run(t *testing.T, cs *fake.Clientset, cfg podcertctl.Config) (*podcertctl.Controller, <-chan podcertctl.Event) {
+	t.Helper()
+	ctl, events, _ := start(t, cs, cfg)
+	return ctl, events
+}
+
+// start is run, with a function that stops the controller and returns once
+// Run has (every status write and log line done).
+func start(t *testing.T, cs *fake.Clientset, cfg podcertctl.Config) (*podcertctl.Controller, <-chan podcertctl.Event, func()) {
 	t.Helper()
 	events := make(chan podcertctl.Event, 16)
 	cfg.Client = fakeClient{cs}
@@ -99,11 +109,22 @@ func run(t *testing.T, cs *fake.Clientset, cfg podcertctl.Config) (*podcertctl.C
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- ctl.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	return ctl, events
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			for { // events meanwhile must not block Run
+				select {
+				case err := <-done:
+					require.NoError(t, err)
+					return
+				case <-events:
+				}
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return ctl, events, stop
 }
 
 // nextEvent waits for the next event; the deadline only keeps a broken

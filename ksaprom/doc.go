@@ -1,4 +1,4 @@
-// Package ksaprom exports what ksa's validators and key sets report to
+// Package ksaprom exports what ksa's validators, key sets and signers report to
 // Prometheus (client_golang, the Kubernetes ecosystem's metrics library).
 // The core packages only call hooks with plain values
 // (tokens.ValidationEvent, jwks.FetchEvent); this package, a leaf of its
@@ -44,4 +44,32 @@
 // tokens, subjects): an attacker could otherwise create series at will.
 // Key set URLs are configuration; at most Config.MaxKeySets of them get
 // series of their own, further ones count under url="other".
+//
+// # Pod-certificate signers
+//
+// [NewPodCertMetrics] exports what a controller deciding
+// PodCertificateRequests with a podcert.Signer reports ("ksa podcert serve"
+// is one): it calls ObserveDecision after writing each decision's status,
+// and the Observe...Error methods when a write or a signature fails.
+//
+//   - ksa_podcert_requests_total{outcome,reason} (counter): requests
+//     decided; outcome is issued, denied or failed, reason the condition's
+//     (Issued, UnsupportedKeyType, InvalidUnverifiedUserAnnotations,
+//     InvalidRequest, CAUnavailable; any other counts as "other"), every
+//     one present from the start at 0;
+//   - ksa_podcert_decision_duration_seconds{outcome} (histogram,
+//     [DefaultPodCertBuckets]): deciding, signing and writing the status;
+//   - ksa_podcert_oldest_undecided_request_seconds (gauge): the age of the
+//     oldest request seen and not yet decided, by PodCertConfig.Now, 0 when
+//     there is none; computed when scraped from
+//     PodCertConfig.OldestUndecided, and not exported without it;
+//   - ksa_podcert_ca_key_errors_total (counter): signatures the CA key
+//     failed to make (certificates, probes): a key store down;
+//   - ksa_podcert_status_update_conflicts_total (counter): status writes
+//     refused because the request had changed (replicas side by side,
+//     a stale cache);
+//   - ksa_podcert_status_update_errors_total (counter): statuses not
+//     written for another reason;
+//   - ksa_podcert_trust_bundle_updates_total (counter): the signer's
+//     ClusterTrustBundle created or updated.
 package ksaprom

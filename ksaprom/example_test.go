@@ -15,6 +15,7 @@ import (
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/ksaprom"
+	"github.com/ksa-go/ksa/podcert"
 	"github.com/ksa-go/ksa/tokens"
 )
 
@@ -51,4 +52,38 @@ func Example() {
 	fmt.Println("validation series:", n)
 	// Output:
 	// validation series: 2
+}
+
+// Export a pod-certificate signer's metrics: a controller that writes
+// the statuses of a podcert.Signer's decisions reports each, with the
+// time it took, and tells the metrics when its oldest undecided request
+// was created.
+func ExampleNewPodCertMetrics() {
+	reg := prometheus.NewRegistry()
+	var oldestUndecided time.Time // the controller's, from its cache of requests
+	metrics, err := ksaprom.NewPodCertMetrics(ksaprom.PodCertConfig{
+		Registerer:      reg,
+		OldestUndecided: func() time.Time { return oldestUndecided },
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// After writing the status of a decision the signer made:
+	metrics.ObserveDecision(&podcert.Decision{Outcome: podcert.Issued, Reason: podcert.ReasonIssued}, 12*time.Millisecond)
+
+	families, _ := reg.Gather()
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			if f.GetName() == "ksa_podcert_requests_total" && m.GetCounter().GetValue() > 0 {
+				fmt.Println(f.GetName(), m.GetLabel()[0].GetValue(), m.GetLabel()[1].GetValue(), m.GetCounter().GetValue())
+			}
+			if f.GetName() == "ksa_podcert_oldest_undecided_request_seconds" {
+				fmt.Println(f.GetName(), m.GetGauge().GetValue())
+			}
+		}
+	}
+	// Output:
+	// ksa_podcert_oldest_undecided_request_seconds 0
+	// ksa_podcert_requests_total issued Issued 1
 }

@@ -13,10 +13,13 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -66,7 +69,9 @@ const bulkRequests = 1000
 // the service account, two pods do mutual TLS through the mounted bundles
 // and the published ClusterTrustBundle, a serving certificate carries the
 // hosts asked for, refused hosts are Denied and a bad CSR Failed (statuses
-// the apiserver accepts), and 1,000 requests are all issued.
+// the apiserver accepts), and 1,000 requests are all issued; the signer's
+// /metrics then counts every decision by outcome and reason, its oldest
+// undecided request's age returns to 0 and /readyz answers 200.
 func TestPodCertificateSigner(t *testing.T) {
 	eachVersion(t, func(t *testing.T, version, bin, work string) {
 		caCert, caKey := podCA(t)
@@ -94,8 +99,10 @@ func TestPodCertificateSigner(t *testing.T) {
 		require.Equal(t, 0, code)
 		applyRBAC(t, cp.Clientset(), rbac)
 		kubeconfig := saKubeconfig(t, cp, signerNS, "podcert-signer", work)
-		stopSigner := startSigner(t, bin, work, "serve", "--signer-name", podSigner, "--ca-key", "ca.key", "--ca-cert", "ca.crt",
-			"--kubeconfig", kubeconfig, "--allow-host", "{serviceaccount}.{namespace}.svc", "--workers", "8", "--kube-api-qps", "1000", "--kube-api-burst", "2000")
+		stopSigner, signerOutput := startSigner(t, bin, work, "serve", "--signer-name", podSigner, "--ca-key", "ca.key", "--ca-cert", "ca.crt",
+			"--kubeconfig", kubeconfig, "--allow-host", "{serviceaccount}.{namespace}.svc", "--workers", "8", "--kube-api-qps", "1000", "--kube-api-burst", "2000",
+			"--ops-addr", "127.0.0.1:0")
+		ops := opsAddr(t, signerOutput)
 
 		// A node, and pods bound to it that mount pod certificates.
 		node := newNode(t, cp)
@@ -200,9 +207,82 @@ func TestPodCertificateSigner(t *testing.T) {
 		t.Logf("%s: %d PodCertificateRequests created as the node in %v, all decided %v after the first (%.0f/s)",
 			version, bulkRequests, created.Round(time.Millisecond), elapsed.Round(time.Millisecond), float64(bulkRequests)/elapsed.Seconds())
 
+		// 6. The metrics count what was decided, by outcome and reason;
+		// the oldest undecided request's age returns to 0 once the
+		// signer's cache holds every status; it is ready.
+		m := scrape(t, ops)
+		assert.Equal(t, float64(bulkRequests+2), m[`ksa_podcert_requests_total{outcome="issued",reason="Issued"}`])
+		assert.Equal(t, 1.0, m[`ksa_podcert_requests_total{outcome="denied",reason="InvalidUnverifiedUserAnnotations"}`])
+		assert.Equal(t, 1.0, m[`ksa_podcert_requests_total{outcome="failed",reason="InvalidRequest"}`])
+		assert.Equal(t, float64(bulkRequests+4), m[`ksa_podcert_decision_duration_seconds_count{outcome="issued"}`]+
+			m[`ksa_podcert_decision_duration_seconds_count{outcome="denied"}`]+m[`ksa_podcert_decision_duration_seconds_count{outcome="failed"}`])
+		assert.Equal(t, 1.0, m["ksa_podcert_trust_bundle_updates_total"])
+		assert.Zero(t, m["ksa_podcert_ca_key_errors_total"])
+		require.NoError(t, wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			return scrape(t, ops)["ksa_podcert_oldest_undecided_request_seconds"] == 0, nil
+		}), "the oldest undecided request's age returns to 0")
+		code, body := get(t, "http://"+ops+"/readyz")
+		assert.Equal(t, 200, code, body)
+		t.Logf("%s: metrics: %.0f issued, conflicts %.0f, status errors %.0f", version, m[`ksa_podcert_requests_total{outcome="issued",reason="Issued"}`],
+			m["ksa_podcert_status_update_conflicts_total"], m["ksa_podcert_status_update_errors_total"])
+
 		out := lastLines(stopSigner(), 3)
 		assert.Contains(t, out, fmt.Sprintf("stopped: %d issued, 1 denied, 1 failed", bulkRequests+2))
 	})
+}
+
+// opsAddr returns the address "ksa podcert serve --ops-addr" logs once it
+// listens.
+func opsAddr(t *testing.T, output func() string) string {
+	t.Helper()
+	var addr string
+	err := wait.PollUntilContextTimeout(t.Context(), 50*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		for line := range strings.SplitSeq(output(), "\n") {
+			if !strings.Contains(line, "serving /healthz") {
+				continue
+			}
+			for f := range strings.FieldsSeq(line) {
+				if v, ok := strings.CutPrefix(f, "addr="); ok {
+					addr = v
+					return true, nil
+				}
+			}
+		}
+		return false, nil
+	})
+	require.NoError(t, err, "ksa podcert serve logs its --ops-addr: %s", lastLines(output(), 10))
+	return addr
+}
+
+// get returns the status and body of a plain HTTP GET.
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(body)
+}
+
+// scrape reads /metrics at addr: each sample's value by its name and
+// labels as the text format writes them.
+func scrape(t *testing.T, addr string) map[string]float64 {
+	t.Helper()
+	code, body := get(t, "http://"+addr+"/metrics")
+	require.Equal(t, 200, code, body)
+	out := map[string]float64{}
+	for line := range strings.SplitSeq(body, "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		i := strings.LastIndexByte(line, ' ')
+		require.Positive(t, i, line)
+		v, err := strconv.ParseFloat(line[i+1:], 64)
+		require.NoError(t, err, line)
+		out[line[:i]] = v
+	}
+	return out
 }
 
 // pcrAPI creates and watches requests in certificates.k8s.io v1 or v1beta1.
@@ -443,9 +523,9 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// startSigner runs "ksa podcert ARGS..." in the background; the function
-// returned stops it with SIGTERM and returns its output.
-func startSigner(t *testing.T, bin, dir string, args ...string) func() string {
+// startSigner runs "ksa podcert ARGS..." in the background; stop stops it
+// with SIGTERM and returns its output, output returns it so far.
+func startSigner(t *testing.T, bin, dir string, args ...string) (stop, output func() string) {
 	t.Helper()
 	cmd := exec.Command(bin, append([]string{"podcert"}, args...)...)
 	cmd.Dir = dir
@@ -453,7 +533,7 @@ func startSigner(t *testing.T, bin, dir string, args ...string) func() string {
 	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(t, cmd.Start())
 	var once sync.Once
-	stop := func() string {
+	stop = func() string {
 		once.Do(func() {
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			err := cmd.Wait()
@@ -467,7 +547,7 @@ func startSigner(t *testing.T, bin, dir string, args ...string) func() string {
 			t.Logf("ksa podcert serve:\n%s", lastLines(out, 40))
 		}
 	})
-	return stop
+	return stop, out.String
 }
 
 func lastLines(s string, n int) string {

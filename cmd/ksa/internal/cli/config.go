@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/ksa-go/ksa"
-	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokens"
 	"github.com/ksa-go/ksa/x509sa"
@@ -23,19 +22,13 @@ type configProblem struct {
 // asConfigProblem reads a configuration error of any package the command
 // uses.
 func asConfigProblem(err error) (configProblem, bool) {
-	var (
-		lc *ksa.ConfigError
-		kc *podcertctl.ConfigError
-	)
-	switch {
-	case errors.As(err, &lc):
-		// The field is qualified by its package: "podcert.SignerConfig.Chain".
-		_, field, _ := strings.Cut(lc.Field, ".")
-		return configProblem{field, lc.Reason, lc.Err}, true
-	case errors.As(err, &kc):
-		return configProblem{kc.Field, kc.Reason, kc.Err}, true
+	var lc *ksa.ConfigError
+	if !errors.As(err, &lc) {
+		return configProblem{}, false
 	}
-	return configProblem{}, false
+	// The field is qualified by its package: "podcert.SignerConfig.Chain".
+	_, field, _ := strings.Cut(lc.Field, ".")
+	return configProblem{field, lc.Reason, lc.Err}, true
 }
 
 // flagFor names, for one command, the flag that sets each Go field a

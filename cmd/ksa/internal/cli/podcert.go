@@ -1,18 +1,27 @@
 package cli
 
 import (
+	"context"
+	"crypto"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net"
+	"strconv"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/ksa-go/ksa/cmd/ksa/internal/ops"
 	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
+	"github.com/ksa-go/ksa/ksaprom"
 	"github.com/ksa-go/ksa/podcert"
 )
 
@@ -37,24 +46,30 @@ type podcertServeFlags struct {
 	noBundle                       bool
 	workers, burst                 int
 	qps                            float32
+	opsAddr                        string
 }
 
-// signer builds the podcert.Signer of the flags.
-func (f *podcertFlags) signer(a *app) (*podcert.Signer, error) {
+// podcertClientFunc makes the controller's client of a rest.Config:
+// podcertctl.NewRESTClient, or a test's fake.
+type podcertClientFunc func(*rest.Config) (podcertctl.Client, error)
+
+// signer builds the podcert.Signer of the flags, and returns the CA key
+// it signs with.
+func (f *podcertFlags) signer(a *app) (*podcert.Signer, crypto.Signer, error) {
 	policy, err := f.policy()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	key, err := a.loadSigningKey(f.caKey, "--ca-key")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	data, err := readInput(f.caCert, nil, maxCertFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, fail(nil, "check the path", "CA certificate file %s does not exist", f.caCert)
+		return nil, nil, fail(nil, "check the path", "CA certificate file %s does not exist", f.caCert)
 	case err != nil:
-		return nil, fail(err, "pass a readable PEM certificate file", "reading %s", f.caCert)
+		return nil, nil, fail(err, "pass a readable PEM certificate file", "reading %s", f.caCert)
 	}
 	var chain []*x509.Certificate
 	for rest := data; ; {
@@ -68,12 +83,12 @@ func (f *podcertFlags) signer(a *app) (*podcert.Signer, error) {
 		}
 		c, err := x509.ParseCertificate(b.Bytes)
 		if err != nil {
-			return nil, fail(err, "pass the CA's PEM certificate, then its issuers", "%s holds a damaged certificate", f.caCert)
+			return nil, nil, fail(err, "pass the CA's PEM certificate, then its issuers", "%s holds a damaged certificate", f.caCert)
 		}
 		chain = append(chain, c)
 	}
 	if len(chain) == 0 {
-		return nil, fail(nil, "pass the CA's PEM certificate, then its issuers", "%s holds no certificate", f.caCert)
+		return nil, nil, fail(nil, "pass the CA's PEM certificate, then its issuers", "%s holds no certificate", f.caCert)
 	}
 	cfg := podcert.SignerConfig{SignerName: f.signerName, Key: key, Chain: chain, TrustDomain: f.trustDomain,
 		MaxLifetime: f.maxLifetime, Policy: policy}
@@ -82,10 +97,10 @@ func (f *podcertFlags) signer(a *app) (*podcert.Signer, error) {
 	}
 	s, err := podcert.NewSigner(cfg)
 	if err != nil {
-		return nil, configError(err, flagFor{"SignerConfig.SignerName": "--signer-name", "SignerConfig.Key": "--ca-key", "SignerConfig.Chain": "--ca-cert",
+		return nil, nil, configError(err, flagFor{"SignerConfig.SignerName": "--signer-name", "SignerConfig.Key": "--ca-key", "SignerConfig.Chain": "--ca-cert",
 			"SignerConfig.TrustDomain": "--trust-domain", "SignerConfig.MaxLifetime": "--max-lifetime", "SignerConfig.Policy": "--allow-host"}, "ksa podcert serve")
 	}
-	return s, nil
+	return s, key, nil
 }
 
 func newPodcertServeCmd(a *app) *cobra.Command {
@@ -121,7 +136,38 @@ the default 24h or less.
 
 The identity needs the RBAC that "ksa podcert rbac" prints. Connects with
 --kubeconfig, $KUBECONFIG or the pod's in-cluster configuration.
-Stops on SIGINT or SIGTERM.`,
+Stops on SIGINT or SIGTERM.
+
+A status that cannot be written is tried again, up to ` + strconv.Itoa(podcertctl.DefaultMaxRetries) + ` times. A CA key
+that fails to sign (a key store down) is not the request's fault: the
+request is tried again, at most ` + podcertctl.MaxRetryDelay.String() + ` apart, until the key signs. Every log
+line about a request names its namespace, name and uid.
+
+--ops-addr serves, over plain HTTP (bind it to loopback or the pod's IP):
+
+  /healthz   200 while the process runs
+  /readyz    200 when the requests are listed, kube-apiserver answers a
+             list of them, and the CA key signed within the last ` + podcertctl.DefaultCAProbeInterval.String() + ` (a
+             certificate, or a probe digest it signs when asked); else 503
+             and the reason
+  /metrics   the Go runtime's and the process's metrics, and these:
+
+  ksa_podcert_requests_total{outcome,reason}        counter: requests
+      decided; outcome issued, denied or failed; reason the condition's
+      (Issued, UnsupportedKeyType, InvalidUnverifiedUserAnnotations,
+      InvalidRequest, CAUnavailable)
+  ksa_podcert_decision_duration_seconds{outcome}    histogram: deciding,
+      signing and writing the status
+  ksa_podcert_oldest_undecided_request_seconds      gauge: age of the
+      oldest request seen and not yet decided (0: none)
+  ksa_podcert_ca_key_errors_total                   counter: signatures
+      the CA key failed to make (certificates and probes)
+  ksa_podcert_status_update_conflicts_total         counter: status
+      writes refused because the request had changed
+  ksa_podcert_status_update_errors_total            counter: statuses
+      not written for another reason
+  ksa_podcert_trust_bundle_updates_total            counter: the
+      ClusterTrustBundle created or updated`,
 		Example: `  ksa podcert serve --signer-name example.com/pods --ca-key ca.key --ca-cert ca.crt
   ksa podcert serve --signer-name example.com/pods --ca-key ca.key --ca-cert ca.crt --allow-host '{serviceaccount}.{namespace}.svc'`,
 		Args: args(0, 0),
@@ -143,6 +189,7 @@ Stops on SIGINT or SIGTERM.`,
 	fl.Float32Var(&f.qps, "kube-api-qps", 50, "requests per second to kube-apiserver (client-side limit)")
 	fl.IntVar(&f.burst, "kube-api-burst", 100, "burst of requests to kube-apiserver above --kube-api-qps")
 	fl.IntVar(&f.workers, "workers", podcertctl.DefaultWorkers, "requests decided at once")
+	fl.StringVar(&f.opsAddr, "ops-addr", "", "serve /healthz, /readyz and /metrics over HTTP on this address, e.g. 127.0.0.1:9090 (default off)")
 	required(cmd, "signer-name", "ca-key", "ca-cert")
 	return cmd
 }
@@ -158,8 +205,10 @@ func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
 		return usage(fmt.Sprintf("give --workers a positive number (default %d)", podcertctl.DefaultWorkers), "--workers %d is negative", f.workers)
 	case f.qps <= 0 || f.burst < 0:
 		return usage("give --kube-api-qps a positive number and --kube-api-burst a whole number", "--kube-api-qps %g or --kube-api-burst %d is out of range", f.qps, f.burst)
+	case f.opsAddr != "" && !isHostPort(f.opsAddr):
+		return usage("give --ops-addr a host and a port, e.g. 127.0.0.1:9090", "--ops-addr %s is not host:port", quoted(f.opsAddr))
 	}
-	s, err := f.podcertFlags.signer(a)
+	s, caKey, err := f.podcertFlags.signer(a)
 	if err != nil {
 		return err
 	}
@@ -171,25 +220,101 @@ func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
 	}
 	rc.UserAgent = "ksa-podcert"
 	rc.QPS, rc.Burst = f.qps, f.burst
-	cs, err := podcertctl.NewRESTClient(rc)
+	newClient := a.podcertClient
+	if newClient == nil {
+		newClient = func(rc *rest.Config) (podcertctl.Client, error) { return podcertctl.NewRESTClient(rc) }
+	}
+	cs, err := newClient(rc)
 	if err != nil {
 		return fail(err, "check the cluster's address and credentials in the kubeconfig (--kubeconfig)", "configuring the client")
 	}
-	ctl, err := podcertctl.New(podcertctl.Config{Client: cs, Signer: s, APIVersion: f.apiVersion,
-		TrustBundleName: f.bundle, NoTrustBundle: f.noBundle, Workers: f.workers,
-		Log: slog.New(slog.NewTextHandler(a.stderr, nil))})
+	now := time.Now
+	if a.nowFlag != "" {
+		now = a.now
+	}
+	log := slog.New(slog.NewTextHandler(a.stderr, nil))
+	var (
+		ctl     *podcertctl.Controller
+		reg     *prometheus.Registry
+		observe func(podcertctl.Event)
+	)
+	if f.opsAddr != "" {
+		reg = prometheus.NewRegistry()
+		m, err := newPodcertMetrics(reg, now, func() time.Time { return ctl.OldestUndecided() })
+		if err != nil {
+			return fail(err, bugFix, "registering the metrics")
+		}
+		observe = m
+	}
+	ctl, err = podcertctl.New(podcertctl.Config{Client: cs, Signer: s, CAKey: caKey, APIVersion: f.apiVersion,
+		TrustBundleName: f.bundle, NoTrustBundle: f.noBundle, Workers: f.workers, Now: now, Log: log, Observe: observe})
 	if err != nil {
-		return configError(err, flagFor{"APIVersion": "--api-version", "Workers, MaxRetries or Resync": "--workers",
+		return configError(err, flagFor{"APIVersion": "--api-version", "Workers": "--workers",
 			"TrustBundleName": "--trust-bundle"}, "ksa podcert serve")
 	}
 	ctx, stop := signalContext(cmd)
 	defer stop()
+	if f.opsAddr != "" {
+		srv, err := ops.Listen(ops.Config{Addr: f.opsAddr, Ready: ctl.Ready, Gatherer: reg, Log: log})
+		if err != nil {
+			return fail(err, "give --ops-addr a free host:port, e.g. 127.0.0.1:9090", "listening on --ops-addr %s", f.opsAddr)
+		}
+		opsCtx, stopOps := context.WithCancel(ctx)
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(opsCtx) }()
+		defer func() {
+			stopOps()
+			if err := <-served; err != nil {
+				log.Error("serving --ops-addr", "err", err)
+			}
+		}()
+		log.Info("serving /healthz, /readyz and /metrics", "addr", srv.Addr())
+	}
 	if err := ctl.Run(ctx); err != nil {
 		return fail(nil, "grant the RBAC that ksa podcert rbac prints, and enable the PodCertificateRequest API (GA in 1.37)", "%s", libText(err))
 	}
 	st := ctl.Stats()
 	fmt.Fprintf(a.stderr, "stopped: %d issued, %d denied, %d failed\n", st.Issued, st.Denied, st.Failed)
 	return nil
+}
+
+// isHostPort reports whether addr is a host (possibly empty) and a port
+// number.
+func isHostPort(addr string) bool {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	return err == nil && strconv.FormatUint(n, 10) == port
+}
+
+// newPodcertMetrics registers the command's metrics with reg: the Go
+// runtime's, the process's and ksaprom's pod-certificate metrics, fed by
+// the controller's events (the function returned) and its oldest
+// undecided request.
+func newPodcertMetrics(reg *prometheus.Registry, now func() time.Time, oldest func() time.Time) (func(podcertctl.Event), error) {
+	if err := errors.Join(reg.Register(collectors.NewGoCollector()), reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))); err != nil {
+		return nil, err
+	}
+	m, err := ksaprom.NewPodCertMetrics(ksaprom.PodCertConfig{Registerer: reg, Now: now, OldestUndecided: oldest})
+	if err != nil {
+		return nil, err
+	}
+	return func(e podcertctl.Event) {
+		switch e.Kind {
+		case podcertctl.Decided:
+			m.ObserveDecision(e.Decision, e.Duration)
+		case podcertctl.CAKeyFailed:
+			m.ObserveCAKeyError()
+		case podcertctl.Conflict:
+			m.ObserveConflict()
+		case podcertctl.Errored:
+			m.ObserveStatusError()
+		case podcertctl.TrustBundleWritten:
+			m.ObserveTrustBundleUpdate()
+		}
+	}, nil
 }
 
 // rbacFlags are the settings of "ksa podcert rbac".

@@ -27,6 +27,9 @@ type app struct {
 	keysRead []keyRead
 	// buildInfo reads the build's version; nil means debug.ReadBuildInfo.
 	readBuildInfo func() (*debug.BuildInfo, bool)
+	// podcertClient makes "ksa podcert serve"'s client; nil means
+	// podcertctl.NewRESTClient.
+	podcertClient podcertClientFunc
 }
 
 // buildInfo reads the build's version information.

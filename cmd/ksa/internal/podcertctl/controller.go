@@ -2,6 +2,7 @@ package podcertctl
 
 import (
 	"context"
+	"crypto"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,10 +11,13 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/time/rate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/podcert"
 )
 
@@ -29,10 +33,23 @@ const (
 	DefaultWorkers = 4
 	// DefaultMaxRetries is how often a request whose status cannot be
 	// written is tried again before the controller gives up on it (until
-	// the next resync or change).
+	// the next resync or change). A CA key that fails to sign does not
+	// count: that request is tried again however often.
 	DefaultMaxRetries = 8
 	// DefaultResync is how often every cached request is looked at again.
 	DefaultResync = 10 * time.Minute
+	// DefaultCAProbeInterval is how recent the CA key's last good
+	// signature must be for [Controller.Ready] to take it as working
+	// without a probe signature.
+	DefaultCAProbeInterval = 30 * time.Second
+)
+
+// Retry delays: a request is tried again after RetryDelay, doubling with
+// each failure up to MaxRetryDelay; all retries together are held to ten
+// a second.
+const (
+	RetryDelay    = 5 * time.Millisecond
+	MaxRetryDelay = 30 * time.Second
 )
 
 // writeTimeout bounds one status write.
@@ -46,6 +63,11 @@ type Config struct {
 	Client Client
 	// Signer decides the requests; its signer name selects them.
 	Signer *podcert.Signer
+	// CAKey is the key Signer signs with, which [Controller.Ready] has sign
+	// a probe digest when no signature of it succeeded within
+	// CAProbeInterval. Nil: Ready judges the key by the certificates
+	// signed alone (ready until one fails).
+	CAKey crypto.Signer
 	// APIVersion is V1 or V1beta1. Empty: V1 when the API server serves
 	// podcertificaterequests in certificates.k8s.io/v1, else V1beta1.
 	APIVersion string
@@ -62,25 +84,20 @@ type Config struct {
 	MaxRetries int
 	// Resync is the informer's resync period. Zero: [DefaultResync].
 	Resync time.Duration
-	// Log receives one line per decision and per error. Nil: none.
+	// CAProbeInterval is how recent the CA key's last good signature (a
+	// certificate or a probe) must be for Ready. Zero:
+	// [DefaultCAProbeInterval].
+	CAProbeInterval time.Duration
+	// Now is the clock of durations, request ages and probe times. Nil:
+	// time.Now.
+	Now func() time.Time
+	// Log receives one line per decision and per error, each naming the
+	// request by namespace, name and UID. Nil: none.
 	Log *slog.Logger
-	// Observe, when set, is called after each request is handled, from the
-	// worker that handled it (for metrics, or a test waiting for a
-	// decision). It must not block for long.
+	// Observe, when set, is called with each [Event], from the goroutine
+	// that caused it (for metrics, or a test waiting for a decision). It
+	// must not block for long.
 	Observe func(Event)
-}
-
-// Event is one request handled.
-type Event struct {
-	// Key is the request's namespace/name.
-	Key string
-	// Decision is what was decided and written; nil when the request was
-	// skipped (already decided, another signer's, gone).
-	Decision *podcert.Decision
-	// Err is why the status could not be written; the request is tried
-	// again if Retry.
-	Err   error
-	Retry bool
 }
 
 // DefaultTrustBundleName is the ClusterTrustBundle name for a signer: the
@@ -97,6 +114,9 @@ type Stats struct {
 	// Conflicts counts status writes the API server refused because the
 	// object had changed; the request was read again.
 	Conflicts int64
+	// CAKeyErrors counts signatures the CA key failed to make
+	// (certificates and probes).
+	CAKeyErrors int64
 	// Errors counts other failures to write a status.
 	Errors int64
 }
@@ -105,42 +125,47 @@ type Stats struct {
 type Controller struct {
 	cfg   Config
 	log   *slog.Logger
-	stats struct{ issued, denied, failed, conflicts, errors atomic.Int64 }
+	stats struct{ issued, denied, failed, conflicts, caKeyErrors, errors atomic.Int64 }
+	// watch is set by Run once its informer is built.
+	watch atomic.Pointer[watching]
+	ca    caHealth
 }
 
-// ConfigError reports a Config that cannot run.
-type ConfigError struct {
-	Field, Reason string
-	// Err is the cause, if any.
-	Err error
+// watching is what Run watches: readiness and the age of the oldest
+// request read it.
+type watching struct {
+	api    versionAPI
+	store  cache.Store
+	synced cache.InformerSynced
 }
 
-func (e *ConfigError) Error() string {
-	if e.Err != nil {
-		return fmt.Sprintf("podcertctl: config %s: %s: %v", e.Field, e.Reason, e.Err)
-	}
-	return fmt.Sprintf("podcertctl: config %s: %s", e.Field, e.Reason)
+func configError(field, reason string) error {
+	return &ksa.ConfigError{Field: "podcertctl.Config." + field, Reason: reason}
 }
 
-// Unwrap returns the cause, if any.
-func (e *ConfigError) Unwrap() error { return e.Err }
-
-// New checks cfg and returns a Controller.
+// New checks cfg and returns a Controller. A config it refuses is a
+// *ksa.ConfigError.
 func New(cfg Config) (*Controller, error) {
 	switch {
 	case cfg.Client == nil:
-		return nil, &ConfigError{Field: "Client", Reason: "is nil"}
+		return nil, configError("Client", "is nil")
 	case cfg.Signer == nil:
-		return nil, &ConfigError{Field: "Signer", Reason: "is nil"}
+		return nil, configError("Signer", "is nil")
 	case cfg.APIVersion != "" && cfg.APIVersion != V1 && cfg.APIVersion != V1beta1:
-		return nil, &ConfigError{Field: "APIVersion", Reason: fmt.Sprintf("%q is not %q or %q", cfg.APIVersion, V1, V1beta1)}
-	case cfg.Workers < 0, cfg.MaxRetries < 0, cfg.Resync < 0:
-		return nil, &ConfigError{Field: "Workers, MaxRetries or Resync", Reason: "is negative"}
+		return nil, configError("APIVersion", fmt.Sprintf("%q is not %q or %q", cfg.APIVersion, V1, V1beta1))
+	case cfg.Workers < 0:
+		return nil, configError("Workers", "is negative")
+	case cfg.MaxRetries < 0:
+		return nil, configError("MaxRetries", "is negative")
+	case cfg.Resync < 0:
+		return nil, configError("Resync", "is negative")
+	case cfg.CAProbeInterval < 0:
+		return nil, configError("CAProbeInterval", "is negative")
 	}
 	if cfg.TrustBundleName == "" {
 		cfg.TrustBundleName = DefaultTrustBundleName(cfg.Signer.SignerName())
 	} else if prefix := strings.ReplaceAll(cfg.Signer.SignerName(), "/", ":") + ":"; !strings.HasPrefix(cfg.TrustBundleName, prefix) {
-		return nil, &ConfigError{Field: "TrustBundleName", Reason: fmt.Sprintf("%q does not start with %q, as the API server requires for the signer's bundles", cfg.TrustBundleName, prefix)}
+		return nil, configError("TrustBundleName", fmt.Sprintf("%q does not start with %q, as the API server requires for the signer's bundles", cfg.TrustBundleName, prefix))
 	}
 	if cfg.Workers == 0 {
 		cfg.Workers = DefaultWorkers
@@ -150,6 +175,12 @@ func New(cfg Config) (*Controller, error) {
 	}
 	if cfg.Resync == 0 {
 		cfg.Resync = DefaultResync
+	}
+	if cfg.CAProbeInterval == 0 {
+		cfg.CAProbeInterval = DefaultCAProbeInterval
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
 	}
 	log := cfg.Log
 	if log == nil {
@@ -161,7 +192,7 @@ func New(cfg Config) (*Controller, error) {
 // Stats returns the counts so far.
 func (c *Controller) Stats() Stats {
 	return Stats{Issued: c.stats.issued.Load(), Denied: c.stats.denied.Load(), Failed: c.stats.failed.Load(),
-		Conflicts: c.stats.conflicts.Load(), Errors: c.stats.errors.Load()}
+		Conflicts: c.stats.conflicts.Load(), CAKeyErrors: c.stats.caKeyErrors.Load(), Errors: c.stats.errors.Load()}
 }
 
 // APIVersion returns the version Run speaks: the configured one, or the
@@ -194,12 +225,21 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	api := apiFor(version)
 	if !c.cfg.NoTrustBundle {
-		if err := api.publish(ctx, c.cfg.Client, c.cfg.TrustBundleName, c.cfg.Signer.SignerName(), string(c.cfg.Signer.TrustBundle())); err != nil {
+		written, err := api.publish(ctx, c.cfg.Client, c.cfg.TrustBundleName, c.cfg.Signer.SignerName(), string(c.cfg.Signer.TrustBundle()))
+		if err != nil {
 			return fmt.Errorf("podcertctl: publishing ClusterTrustBundle %s: %w", c.cfg.TrustBundleName, err)
 		}
-		c.log.Info("trust bundle published", "name", c.cfg.TrustBundleName, "version", version)
+		if written {
+			c.log.Info("trust bundle written", "trustBundle", c.cfg.TrustBundleName, "version", version)
+			c.observe(Event{Kind: TrustBundleWritten})
+		} else {
+			c.log.Info("trust bundle up to date", "trustBundle", c.cfg.TrustBundleName, "version", version)
+		}
 	}
-	queue := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
+	queue := workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedMaxOfRateLimiter(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](RetryDelay, MaxRetryDelay),
+		&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
+	))
 	defer queue.ShutDown()
 	inf := api.informer(c.cfg.Client, c.cfg.Signer.SignerName(), c.cfg.Resync)
 	enqueue := func(obj any) {
@@ -213,6 +253,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	}); err != nil {
 		return fmt.Errorf("podcertctl: watching requests: %w", err)
 	}
+	c.watch.Store(&watching{api: api, store: inf.GetStore(), synced: inf.HasSynced})
 	go inf.RunWithContext(ctx)
 	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
 		return nil // ctx ended
@@ -246,39 +287,71 @@ func (c *Controller) next(ctx context.Context, queue workqueue.TypedRateLimiting
 		queue.Forget(key)
 		return true
 	}
+	ev := Event{}
+	if m, err := meta.Accessor(obj); err == nil {
+		ev.Namespace, ev.Name, ev.UID = m.GetNamespace(), m.GetName(), m.GetUID()
+	}
+	log := c.log.With("namespace", ev.Namespace, "name", ev.Name, "uid", string(ev.UID))
 	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
+	start := c.cfg.Now()
 	d, err := api.decide(ctx, c.cfg.Client, c.cfg.Signer, obj)
-	ev := Event{Key: key, Decision: d, Err: err}
+	at := c.cfg.Now()
+	ev.Duration, ev.Err = at.Sub(start), err
+	if d != nil && d.Outcome == podcert.Issued {
+		c.ca.record(at, nil) // the CA key signed, whatever became of the write
+	}
+	// What the line about the request says, written once the event is
+	// observed: metrics are never behind the log.
+	level, msg, attrs := slog.LevelInfo, "", []any(nil)
 	switch {
-	case err == nil && d == nil: // nothing to do
+	case err == nil && d == nil:
+		ev.Kind = Skipped
 		queue.Forget(key)
 	case err == nil:
+		ev.Kind, ev.Decision = Decided, d
 		queue.Forget(key)
 		c.count(d.Outcome)
-		c.log.Info("decided", "request", key, "outcome", d.Outcome.String(), "reason", d.Reason, "message", d.Message)
+		msg, attrs = "decided", []any{"outcome", d.Outcome.String(), "reason", d.Reason, "message", d.Message, "took", ev.Duration}
 	case apierrors.IsNotFound(err):
-		ev.Decision, ev.Err = nil, nil
+		ev.Kind, ev.Err = Skipped, nil
 		queue.Forget(key)
+		msg = "request deleted before its status was written"
 	case apierrors.IsConflict(err):
+		ev.Kind, ev.Retry = Conflict, true
 		c.stats.conflicts.Add(1)
-		ev.Decision, ev.Retry = nil, true
+		level, msg = slog.LevelDebug, "request changed meanwhile; reading it again"
+		queue.AddRateLimited(key)
+	case caKeyError(err):
+		// Not the request's fault: tried again for as long as the key
+		// fails, MaxRetries or not.
+		ev.Kind, ev.Retry = CAKeyFailed, true
+		c.stats.caKeyErrors.Add(1)
+		c.ca.record(at, err)
+		level, msg, attrs = slog.LevelWarn, "the CA key failed to sign; trying again", []any{"attempt", queue.NumRequeues(key) + 1, "err", err}
 		queue.AddRateLimited(key)
 	case queue.NumRequeues(key) < c.cfg.MaxRetries && retriable(err):
+		ev.Kind, ev.Retry = Errored, true
 		c.stats.errors.Add(1)
-		c.log.Error("writing status", "request", key, "err", err)
-		ev.Decision, ev.Retry = nil, true
+		level, msg, attrs = slog.LevelError, "writing status; trying again", []any{"attempt", queue.NumRequeues(key) + 1, "err", err}
 		queue.AddRateLimited(key)
 	default:
+		ev.Kind = Errored
 		c.stats.errors.Add(1)
-		c.log.Error("giving up on request", "request", key, "err", err)
-		ev.Decision = nil
+		level, msg, attrs = slog.LevelError, "giving up on request until it changes or is resynced", []any{"err", err}
 		queue.Forget(key)
 	}
+	c.observe(ev)
+	if msg != "" {
+		log.Log(ctx, level, msg, attrs...)
+	}
+	return true
+}
+
+func (c *Controller) observe(ev Event) {
 	if c.cfg.Observe != nil {
 		c.cfg.Observe(ev)
 	}
-	return true
 }
 
 // retriable: errors of the request itself (a status our checker refuses,

@@ -10,6 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"math/big"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +26,7 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
 	"github.com/ksa-go/ksa/kubeapi"
 	"github.com/ksa-go/ksa/podcert"
@@ -36,8 +38,20 @@ var t0 = time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 
 func newSigner(t *testing.T) *podcert.Signer {
 	t.Helper()
+	return newSignerWithKey(t, newCAKey(t))
+}
+
+func newCAKey(t *testing.T) *ecdsa.PrivateKey {
+	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
+	return key
+}
+
+// newSignerWithKey is a signer whose CA key is key (a crypto.Signer over
+// an ECDSA P-256 key).
+func newSignerWithKey(t *testing.T, key crypto.Signer) *podcert.Signer {
+	t.Helper()
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "pods CA"},
 		NotBefore: t0.Add(-time.Hour), NotAfter: t0.Add(365 * 24 * time.Hour),
 		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true}
@@ -72,8 +86,17 @@ func spec(t *testing.T, signer, subject string) certificatesv1.PodCertificateReq
 	}
 }
 
-// run starts a controller on cs and returns a channel of its events.
+// run starts a controller on cs and returns a channel of its events; it
+// is stopped when the test ends.
 func run(t *testing.T, cs *fake.Clientset, cfg podcertctl.Config) (*podcertctl.Controller, <-chan podcertctl.Event) {
+	t.Helper()
+	ctl, events, _ := start(t, cs, cfg)
+	return ctl, events
+}
+
+// start is run, with a function that stops the controller and returns once
+// Run has (every status write and log line done).
+func start(t *testing.T, cs *fake.Clientset, cfg podcertctl.Config) (*podcertctl.Controller, <-chan podcertctl.Event, func()) {
 	t.Helper()
 	events := make(chan podcertctl.Event, 16)
 	cfg.Client = fakeClient{cs}
@@ -86,16 +109,27 @@ func run(t *testing.T, cs *fake.Clientset, cfg podcertctl.Config) (*podcertctl.C
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- ctl.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-done)
-	})
-	return ctl, events
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			cancel()
+			for { // events meanwhile must not block Run
+				select {
+				case err := <-done:
+					require.NoError(t, err)
+					return
+				case <-events:
+				}
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return ctl, events, stop
 }
 
-// next waits for the next event; the deadline only keeps a broken test
-// from hanging.
-func next(t *testing.T, events <-chan podcertctl.Event) podcertctl.Event {
+// nextEvent waits for the next event; the deadline only keeps a broken
+// test from hanging.
+func nextEvent(t *testing.T, events <-chan podcertctl.Event) podcertctl.Event {
 	t.Helper()
 	select {
 	case e := <-events:
@@ -103,6 +137,17 @@ func next(t *testing.T, events <-chan podcertctl.Event) podcertctl.Event {
 	case <-time.After(30 * time.Second):
 		t.Fatal("no event")
 		return podcertctl.Event{}
+	}
+}
+
+// next waits for the next event about a request, passing over the others
+// (the trust bundle written).
+func next(t *testing.T, events <-chan podcertctl.Event) podcertctl.Event {
+	t.Helper()
+	for {
+		if e := nextEvent(t, events); e.Name != "" {
+			return e
+		}
 	}
 }
 
@@ -123,21 +168,25 @@ func TestControllerDecidesV1(t *testing.T) {
 			{Type: podcert.ConditionDenied, Status: metav1.ConditionTrue, Reason: "Other", LastTransitionTime: metav1.NewTime(t0)}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			pcr := &certificatesv1.PodCertificateRequest{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "req-1"},
+			pcr := &certificatesv1.PodCertificateRequest{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "req-1", UID: "3c5e2f0a-4d1b-4c1e-9a7f-1b2c3d4e5f60"},
 				Spec: spec(t, signerName, tc.subject), Status: tc.status}
 			pcr.Spec.UnverifiedUserAnnotations = tc.annotations
 			cs := fake.NewClientset(pcr)
 			ctl, events := run(t, cs, podcertctl.Config{APIVersion: podcertctl.V1})
 			e := next(t, events)
 			require.NoError(t, e.Err)
-			assert.Equal(t, "shop/req-1", e.Key)
+			assert.Equal(t, "shop", e.Namespace)
+			assert.Equal(t, "req-1", e.Name)
+			assert.Equal(t, pcr.UID, e.UID)
 			got, err := cs.CertificatesV1().PodCertificateRequests("shop").Get(context.Background(), "req-1", metav1.GetOptions{})
 			require.NoError(t, err)
 			if tc.want == 0 {
+				assert.Equal(t, podcertctl.Skipped, e.Kind)
 				assert.Nil(t, e.Decision)
 				assert.Equal(t, tc.status, got.Status)
 				return
 			}
+			assert.Equal(t, podcertctl.Decided, e.Kind)
 			require.NotNil(t, e.Decision)
 			assert.Equal(t, tc.want, e.Decision.Outcome)
 			_, st := kubeapi.PodCertRequest(got)
@@ -200,6 +249,7 @@ func TestControllerRetriesConflicts(t *testing.T) {
 	})
 	ctl, events := run(t, cs, podcertctl.Config{APIVersion: podcertctl.V1})
 	first := next(t, events)
+	assert.Equal(t, podcertctl.Conflict, first.Kind)
 	assert.True(t, first.Retry)
 	assert.True(t, apierrors.IsConflict(first.Err))
 	second := next(t, events)
@@ -215,8 +265,11 @@ func TestControllerUpdatesTrustBundle(t *testing.T) {
 	pcr := &certificatesv1.PodCertificateRequest{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "req-1"}, Spec: spec(t, signerName, "")}
 	cs := fake.NewClientset(stale, pcr)
 	signer := newSigner(t)
-	_, events := run(t, cs, podcertctl.Config{Signer: signer, APIVersion: podcertctl.V1})
-	next(t, events) // the bundle is published before any request is decided
+	ctl, events := run(t, cs, podcertctl.Config{Signer: signer, APIVersion: podcertctl.V1})
+	e := nextEvent(t, events) // the bundle is published before any request is decided
+	assert.Equal(t, podcertctl.TrustBundleWritten, e.Kind)
+	next(t, events)
+	assert.Equal(t, int64(1), ctl.Stats().Issued)
 	got, err := cs.CertificatesV1().ClusterTrustBundles().Get(context.Background(), stale.Name, metav1.GetOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, string(signer.TrustBundle()), got.Spec.TrustBundle)
@@ -257,15 +310,19 @@ func TestNewValidates(t *testing.T) {
 		{name: "no client", cfg: podcertctl.Config{Signer: signer}, field: "Client"},
 		{name: "no signer", cfg: podcertctl.Config{Client: cs}, field: "Signer"},
 		{name: "unknown version", cfg: podcertctl.Config{Client: cs, Signer: signer, APIVersion: "v2"}, field: "APIVersion"},
-		{name: "negative workers", cfg: podcertctl.Config{Client: cs, Signer: signer, Workers: -1}, field: "Workers, MaxRetries or Resync"},
+		{name: "negative workers", cfg: podcertctl.Config{Client: cs, Signer: signer, Workers: -1}, field: "Workers"},
+		{name: "negative retries", cfg: podcertctl.Config{Client: cs, Signer: signer, MaxRetries: -1}, field: "MaxRetries"},
+		{name: "negative resync", cfg: podcertctl.Config{Client: cs, Signer: signer, Resync: -time.Second}, field: "Resync"},
+		{name: "negative probe interval", cfg: podcertctl.Config{Client: cs, Signer: signer, CAProbeInterval: -time.Second}, field: "CAProbeInterval"},
 		{name: "bundle name without the signer prefix", cfg: podcertctl.Config{Client: cs, Signer: signer, TrustBundleName: "pods-ca"}, field: "TrustBundleName"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := podcertctl.New(tc.cfg)
-			var ce *podcertctl.ConfigError
+			var ce *ksa.ConfigError
 			require.ErrorAs(t, err, &ce)
-			assert.Equal(t, tc.field, ce.Field)
-			assert.Regexp(t, `^podcertctl: config `, err.Error())
+			require.ErrorIs(t, err, ksa.ErrInvalidConfig)
+			assert.Equal(t, "podcertctl.Config."+tc.field, ce.Field)
+			assert.Regexp(t, `^podcertctl: Config\.`+tc.field+` `, err.Error())
 		})
 	}
 }
@@ -285,10 +342,12 @@ func TestControllerGivesUpAfterMaxRetries(t *testing.T) {
 	ctl, events := run(t, cs, podcertctl.Config{APIVersion: podcertctl.V1})
 	for i := range podcertctl.DefaultMaxRetries {
 		e := next(t, events)
+		require.Equal(t, podcertctl.Errored, e.Kind)
 		require.True(t, e.Retry, "attempt %d", i+1)
 		assert.True(t, apierrors.IsInternalError(e.Err))
 	}
 	last := next(t, events)
+	assert.Equal(t, podcertctl.Errored, last.Kind)
 	assert.False(t, last.Retry)
 	assert.ErrorContains(t, last.Err, "etcd is down")
 	assert.Equal(t, podcertctl.Stats{Errors: podcertctl.DefaultMaxRetries + 1}, ctl.Stats())

@@ -17,4 +17,21 @@
 // again. Status writes carry the resourceVersion read, so replicas running
 // side by side (no leader election) never both issue for one request: the
 // second write is refused and its reader then finds the request decided.
+//
+// A status that cannot be written is tried again, [RetryDelay] doubling up
+// to [MaxRetryDelay], at most Config.MaxRetries times. A CA key that fails
+// to sign (a key store down) is not the request's fault: that request is
+// tried again for as long as the key fails, and never Failed for it.
+//
+// # Operating it
+//
+// Every log line about a request names it by namespace, name and UID.
+// [Controller.Ready] answers a readiness probe: the requests are listed,
+// the API server answers, and the CA key signed within
+// Config.CAProbeInterval, a certificate or a probe digest signed when the
+// check asks. [Config.Observe] receives an [Event] for each request
+// handled, each failed signature of the CA key and each trust bundle
+// write; [Controller.OldestUndecided] is the backlog, when the oldest
+// request not yet decided was created. The command feeds both to
+// ksaprom's pod-certificate metrics.
 package podcertctl

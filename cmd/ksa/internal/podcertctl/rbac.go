@@ -37,18 +37,18 @@ type RBACConfig struct {
 // check validates the names as the API server would.
 func (cfg RBACConfig) check() error {
 	if err := x509sa.CheckSignerName(cfg.SignerName); err != nil {
-		return &ConfigError{Field: "SignerName", Reason: "is not a signer name Kubernetes accepts", Err: err}
+		return &ksa.ConfigError{Field: "podcertctl.RBACConfig.SignerName", Reason: "is not a signer name Kubernetes accepts", Err: err}
 	}
 	if !ksa.IsNamespace(cfg.Namespace) {
-		return &ConfigError{Field: "Namespace", Reason: fmt.Sprintf("%q is not a namespace name (a DNS-1123 label: at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit)", cfg.Namespace)}
+		return &ksa.ConfigError{Field: "podcertctl.RBACConfig.Namespace", Reason: fmt.Sprintf("%q is not a namespace name (a DNS-1123 label: at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit)", cfg.Namespace)}
 	}
 	if !ksa.IsObjectName(cfg.ServiceAccount) {
-		return &ConfigError{Field: "ServiceAccount", Reason: fmt.Sprintf("%q is not a service account name (a DNS-1123 subdomain)", cfg.ServiceAccount)}
+		return &ksa.ConfigError{Field: "podcertctl.RBACConfig.ServiceAccount", Reason: fmt.Sprintf("%q is not a service account name (a DNS-1123 subdomain)", cfg.ServiceAccount)}
 	}
 	if cfg.TrustBundleName != "" {
 		prefix := strings.ReplaceAll(cfg.SignerName, "/", ":") + ":"
 		if !strings.HasPrefix(cfg.TrustBundleName, prefix) || len(cfg.TrustBundleName) == len(prefix) {
-			return &ConfigError{Field: "TrustBundleName", Reason: fmt.Sprintf("%q does not start with %q and a name, as the API server requires for the signer's bundles", cfg.TrustBundleName, prefix)}
+			return &ksa.ConfigError{Field: "podcertctl.RBACConfig.TrustBundleName", Reason: fmt.Sprintf("%q does not start with %q and a name, as the API server requires for the signer's bundles", cfg.TrustBundleName, prefix)}
 		}
 	}
 	return nil
@@ -105,7 +105,7 @@ func (cfg RBACConfig) objects() ([]any, error) {
 // holds the sign verb on the signer name (checked on every status change)
 // and the attest verb (checked when a ClusterTrustBundle names the signer),
 // and creates the trust bundle and reads and updates it by name. Names the
-// API server would refuse are a *ConfigError.
+// API server would refuse are a *ksa.ConfigError.
 func Manifests(cfg RBACConfig) ([]byte, error) {
 	docs, err := cfg.documents()
 	if err != nil {

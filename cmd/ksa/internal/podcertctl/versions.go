@@ -26,14 +26,23 @@ type versionAPI interface {
 	// status: nil, nil for a request already decided or another signer's
 	// (the field selector keeps those out; a fake client may not).
 	decide(ctx context.Context, cs Client, s *podcert.Signer, obj any) (*podcert.Decision, error)
-	// publish creates the trust bundle, or updates it when it differs.
-	publish(ctx context.Context, cs Client, name, signerName, pem string) error
+	// publish creates the trust bundle, or updates it when it differs;
+	// written says whether it did either.
+	publish(ctx context.Context, cs Client, name, signerName, pem string) (written bool, err error)
+	// ping lists at most one request of signerName: whether the API server
+	// answers, and the controller may list.
+	ping(ctx context.Context, cs Client, signerName string) error
+	// undecided returns when a request of the informer's store was
+	// created, if it is signerName's and carries no outcome yet.
+	undecided(obj any, signerName string) (created time.Time, ok bool)
 }
 
 // version is a versionAPI from the few calls that differ between v1 and
 // v1beta1: P is the request's type, B the trust bundle's.
-type version[P, B any] struct {
+type version[P interface{ GetCreationTimestamp() metav1.Time }, B any] struct {
 	newInformer func(cs Client, resync time.Duration, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer
+	// list lists requests.
+	list func(ctx context.Context, cs Client, opts metav1.ListOptions) error
 	// read returns the request and its status in podcert's shape.
 	read func(P) (podcert.Request, podcert.Status)
 	// apply writes the decision into a copy of the request.
@@ -55,9 +64,30 @@ func apiFor(v string) versionAPI {
 	return v1API()
 }
 
+// signerSelector selects the requests naming signerName.
+func signerSelector(signerName string) string {
+	return fields.OneTermEqualSelector("spec.signerName", signerName).String()
+}
+
 func (v version[P, B]) informer(cs Client, signerName string, resync time.Duration) cache.SharedIndexInformer {
-	sel := fields.OneTermEqualSelector("spec.signerName", signerName).String()
+	sel := signerSelector(signerName)
 	return v.newInformer(cs, resync, func(o *metav1.ListOptions) { o.FieldSelector = sel })
+}
+
+func (v version[P, B]) ping(ctx context.Context, cs Client, signerName string) error {
+	return v.list(ctx, cs, metav1.ListOptions{FieldSelector: signerSelector(signerName), Limit: 1})
+}
+
+func (v version[P, B]) undecided(obj any, signerName string) (time.Time, bool) {
+	p, ok := obj.(P)
+	if !ok {
+		return time.Time{}, false
+	}
+	req, st := v.read(p)
+	if req.SignerName != signerName || st.Outcome() != 0 {
+		return time.Time{}, false
+	}
+	return p.GetCreationTimestamp().Time, true
 }
 
 func (v version[P, B]) decide(ctx context.Context, cs Client, s *podcert.Signer, obj any) (*podcert.Decision, error) {
@@ -80,21 +110,24 @@ func (v version[P, B]) decide(ctx context.Context, cs Client, s *podcert.Signer,
 	return &d, v.updateStatus(ctx, cs, updated)
 }
 
-func (v version[P, B]) publish(ctx context.Context, cs Client, name, signerName, pem string) error {
+func (v version[P, B]) publish(ctx context.Context, cs Client, name, signerName, pem string) (bool, error) {
 	want := v.bundle(name, signerName, pem)
 	err := v.create(ctx, cs, want)
 	if !apierrors.IsAlreadyExists(err) {
-		return err
+		return err == nil, err
 	}
 	have, err := v.get(ctx, cs, name)
 	if err != nil {
-		return err
+		return false, err
 	}
 	same, updated := v.sameSpec(have, want)
 	if same {
-		return nil
+		return false, nil
 	}
-	return v.update(ctx, cs, updated)
+	if err := v.update(ctx, cs, updated); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
 // requestInformer watches the requests r lists, as client-go's generated
@@ -120,6 +153,10 @@ func v1API() versionAPI {
 	return version[*certificatesv1.PodCertificateRequest, *certificatesv1.ClusterTrustBundle]{
 		newInformer: func(cs Client, resync time.Duration, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
 			return requestInformer(cs, cs.RequestsV1(metav1.NamespaceAll), &certificatesv1.PodCertificateRequest{}, resync, tweak)
+		},
+		list: func(ctx context.Context, cs Client, opts metav1.ListOptions) error {
+			_, err := cs.RequestsV1(metav1.NamespaceAll).List(ctx, opts)
+			return err
 		},
 		read: func(p *certificatesv1.PodCertificateRequest) (podcert.Request, podcert.Status) {
 			return kubeapi.PodCertRequest(p)
@@ -160,6 +197,10 @@ func v1beta1API() versionAPI {
 	return version[*certificatesv1beta1.PodCertificateRequest, *certificatesv1beta1.ClusterTrustBundle]{
 		newInformer: func(cs Client, resync time.Duration, tweak func(*metav1.ListOptions)) cache.SharedIndexInformer {
 			return requestInformer(cs, cs.RequestsV1beta1(metav1.NamespaceAll), &certificatesv1beta1.PodCertificateRequest{}, resync, tweak)
+		},
+		list: func(ctx context.Context, cs Client, opts metav1.ListOptions) error {
+			_, err := cs.RequestsV1beta1(metav1.NamespaceAll).List(ctx, opts)
+			return err
 		},
 		read: func(p *certificatesv1beta1.PodCertificateRequest) (podcert.Request, podcert.Status) {
 			return kubeapi.PodCertRequestV1beta1(p)

@@ -179,7 +179,7 @@ func newSchedule(keys []ScheduledKey, st settings, now time.Time) (*schedule, er
 	if sc.primaryAt(now) < 0 {
 		reason := "names no key that signs (no Primary time)"
 		if len(sc.primaries) > 0 {
-			reason = fmt.Sprintf("names no primary at %s: the first key signs at %s; give a key a Primary time at or before now", stamp(now), stamp(sc.keys[sc.primaries[0]].Primary))
+			reason = fmt.Sprintf("names no primary at %s: the first key signs at %s; give a key a primary time at or before now", stamp(now), stamp(sc.keys[sc.primaries[0]].Primary))
 		}
 		return nil, &ksa.ConfigError{Field: "extsigner.RingConfig.Schedule", Reason: reason}
 	}

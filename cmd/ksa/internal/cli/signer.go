@@ -52,9 +52,10 @@ const (
 	defaultRingInterval = 10 * time.Second
 )
 
-// signerOpener opens the signing keys "ksa signer serve" names, by
-// reference: the one place the command chooses the key stores it links.
-func (a *app) signerOpener() keystore.Opener { return keystore.Files{} }
+// keyOpener opens the signing keys "ksa signer serve" and "ksa issuer
+// rotate --ring" name, by reference: the one place the command chooses
+// the key stores it links.
+func (a *app) keyOpener() keystore.Opener { return keystore.Files{} }
 
 // defaultAllowedUIDs are the users served when --allowed-uid is not
 // given: the signer's own and root, which kube-apiserver usually runs as.

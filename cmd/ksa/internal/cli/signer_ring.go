@@ -31,7 +31,7 @@ type signerKeys struct {
 // keys builds the ring of the flags: the ring file's, or the one-key ring
 // of --key and the keys published beside it.
 func (f *signerFlags) keys(ctx context.Context, a *app, obs *signerObserver) (*signerKeys, error) {
-	opener := a.signerOpener()
+	opener := a.keyOpener()
 	if f.ringFile != "" {
 		w := &ringWatcher{path: f.ringFile, opener: opener, obs: obs}
 		data, err := readInput(f.ringFile, nil, extsigner.MaxRingFileBytes)

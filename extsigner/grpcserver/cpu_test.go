@@ -311,4 +311,3 @@ func BenchmarkSignerCPU(b *testing.B) {
 		})
 	}
 }
-

@@ -447,12 +447,12 @@ func (f *RingFile) Rotate(o RotateOptions) (*RingFile, error) {
 	}
 	next := &RingFile{RefreshHint: f.RefreshHint, MaxTokenLifetime: f.MaxTokenLifetime, MinStaging: f.MinStaging}
 	last := -1
-	for _, k := range f.Keys {
+	for i, k := range f.Keys {
 		if !o.Now.IsZero() && !k.Retired.IsZero() && !k.Retired.After(o.Now) {
 			continue
 		}
 		if !k.Primary.IsZero() && (k.Primary.After(o.Published) || !k.Primary.Before(o.Primary)) {
-			return nil, fileError("", fmt.Sprintf("a rotation is under way: %s becomes the primary at %s; rotate after that", k.name(), stamp(k.Primary)), nil)
+			return nil, fileError("", fmt.Sprintf("a rotation is under way: keys[%d] becomes the primary at %s; rotate after that", i, stamp(k.Primary)), nil)
 		}
 		next.Keys = append(next.Keys, k)
 		if !k.Primary.IsZero() && (last < 0 || k.Primary.After(next.Keys[last].Primary)) {
@@ -467,17 +467,6 @@ func (f *RingFile) Rotate(o RotateOptions) (*RingFile, error) {
 		return nil, err
 	}
 	return next, nil
-}
-
-// name names an entry in messages: its key ID, or its position's kind.
-func (k RingFileKey) name() string {
-	if k.KeyID != "" {
-		return "key " + strconv.Quote(k.KeyID)
-	}
-	if k.Key != "" {
-		return "the key " + strconv.Quote(k.Key)
-	}
-	return "the public keys of " + strconv.Quote(k.PublicKeys)
 }
 
 // AppendJSON appends the ring file as ParseRingFile reads it, indented by

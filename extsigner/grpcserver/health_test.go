@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto"
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -263,4 +264,43 @@ func serveOn(t *testing.T, srv *grpcserver.Server) *grpc.ClientConn {
 	go func() { _ = g.Serve(l) }()
 	t.Cleanup(g.Stop)
 	return dial(t, sock)
+}
+
+// countingKey is a key store key that counts every call into it.
+type countingKey struct {
+	key            crypto.Signer
+	public, signed atomic.Int64
+}
+
+func (c *countingKey) Public() crypto.PublicKey {
+	c.public.Add(1)
+	return c.key.Public()
+}
+
+func (c *countingKey) Sign(r io.Reader, d []byte, o crypto.SignerOpts) ([]byte, error) {
+	c.signed.Add(1)
+	return c.key.Sign(r, d, o)
+}
+
+// TestFetchKeysNeverCallsTheKeyStore: the public keys are read once, when
+// the ring takes its keys; FetchKeys and Metadata, however often
+// kube-apiserver asks (an unknown kid makes it ask at once), never call
+// the key store, and a Sign calls it once.
+func TestFetchKeysNeverCallsTheKeyStore(t *testing.T) {
+	clk := newClock()
+	kms := &countingKey{key: key("p256")}
+	ring := newRing(t, clk, kms)
+	client := externaljwtv1.NewExternalJWTSignerClient(serve(t, grpcserver.Config{Ring: ring}))
+	kms.public.Store(0)
+	for range 20 {
+		_, err := client.FetchKeys(t.Context(), &externaljwtv1.FetchKeysRequest{})
+		require.NoError(t, err)
+		_, err = client.Metadata(t.Context(), &externaljwtv1.MetadataRequest{})
+		require.NoError(t, err)
+	}
+	assert.Zero(t, kms.public.Load(), "no Public call")
+	assert.Zero(t, kms.signed.Load(), "no Sign call")
+	_, err := client.Sign(t.Context(), &externaljwtv1.SignJWTRequest{Claims: encodeClaims(testClaims(clk.Now(), time.Hour))})
+	require.NoError(t, err)
+	assert.EqualValues(t, 1, kms.signed.Load())
 }

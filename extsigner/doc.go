@@ -64,10 +64,15 @@
 //     [MaxTokenBytes] (what ksa's validator accepts); otherwise
 //     [ErrInvalidClaims] (InvalidArgument over gRPC), with the reason;
 //   - the header is built once per key from the published key ID;
-//   - the signature is verified with the published key before it is
-//     returned: a KMS that signs with another key version, or returns a
-//     corrupt signature, yields a [*SignError] matching [ErrSelfCheck]
-//     (Internal), never a token;
+//   - no signature is returned that is not proven: a key of crypto/ecdsa
+//     or crypto/rsa is the ring's own copy, its public half derived again
+//     from its private half and a probe signature verified when the ring
+//     takes it, so its signatures verify by construction (and cost no
+//     verification each); the signature of any other signer (a KMS, an
+//     HSM) is verified with the published key before it is returned: one
+//     that signs with another key version, or returns a corrupt
+//     signature, yields a [*SignError] matching [ErrSelfCheck] (Internal),
+//     never a token;
 //   - a key that fails (a KMS outage) yields a [*SignError] matching
 //     [ErrSignerFailed] with its error (Unavailable; Canceled or
 //     DeadlineExceeded when the request's context ended first);
@@ -115,6 +120,59 @@
 // MaxTokenLifetime while a key is previous: its tokens were signed under
 // the old maximum.
 //
+// # Following a schedule: ring files
+//
+// A ring can instead follow a schedule written in advance
+// (RingConfig.Schedule, [ScheduledKey]): each key with the times at which
+// it is published, becomes the primary and is retired. The ring moves at
+// those instants on its clock, so that every replica given the same
+// schedule answers FetchKeys alike at every moment (keys, order, and a
+// data timestamp taken from the schedule: the latest publication or
+// retirement so far), and a schedule is refused unless each of its steps
+// is safe (the waits of Promote and Retire above). [Ring.Update] replaces
+// the schedule at once and whole, refusing one that would withdraw a key
+// whose tokens may be live or make an unknown key sign.
+//
+// A ring file is that schedule as an operator writes it: one strict JSON
+// object ([ParseRingFile]; the ksa command also reads it as YAML), keys
+// named by reference and opened by the program's keystore.Opener
+// ([RingFile.Open]):
+//
+//	# ring.json: sa-1 signs; sa-2 is published on March 1 and signs two
+//	# minutes later; sa-1 is retired when its last tokens have expired; the
+//	# key of --service-account-key-file before the move to the signer is
+//	# published to kube-apiserver alone.
+//	{
+//	  "maxTokenLifetime": "24h",
+//	  "keys": [
+//	    {"key": "/etc/ksa/sa-1.key", "primary": "2027-01-01T00:00:00Z",
+//	     "retired": "2027-03-02T09:04:01Z"},
+//	    {"key": "pkcs11:token=ksa;object=sa-2?pin-source=/etc/ksa/pin",
+//	     "published": "2027-03-01T09:00:00Z", "primary": "2027-03-01T09:02:00Z"},
+//	    {"publicKeys": "/etc/kubernetes/pki/sa.pub"}
+//	  ]
+//	}
+//
+// Its members, every one optional but keys:
+//
+//	# member              meaning (default)
+//	refreshHint           RingConfig.RefreshHint, a Go duration ("1m")
+//	maxTokenLifetime      RingConfig.MaxTokenLifetime ("24h")
+//	minStaging            RingConfig.MinStaging (twice refreshHint)
+//	keys[].key            a signing key's reference, for the Opener
+//	keys[].publicKeys     or: a PEM file of public keys, verify-only
+//	keys[].kid            the key ID (Kubernetes' key ID of the key)
+//	keys[].published      RFC 3339 (a signing key: its primary time;
+//	                      public keys: from the start)
+//	keys[].primary        when the key starts signing (never)
+//	keys[].retired        when it is withdrawn (never)
+//	keys[].publishInDiscovery
+//	                      public keys in discovery too (false: excluded,
+//	                      for kube-apiserver alone)
+//
+// [RingFile.Rotate] writes the next ring file of a rotation, and
+// [RingFile.AppendJSON] the file itself.
+//
 // # Migrating, and legacy tokens
 //
 // [Ring.AddVerifyOnly] publishes a key that never signs: the public key of
@@ -143,13 +201,20 @@
 //		AllowedUIDs: []uint32{0}, // kube-apiserver runs as root
 //	})
 //
+// # Health
+//
+// [Ring.Probe] signs a fixed input (never a token) with the primary and
+// verifies it, whatever the key: whether the key store answers, for a
+// health check (the grpcserver package probes while it serves).
+//
 // # Errors
 //
 // A configuration NewRing or Listen refuses is a *ksa.ConfigError
 // (ksa.ErrInvalidConfig); a key the ring refuses matches
 // ksa.ErrInvalidConfig too (and jwks.ErrUnsupportedKey when jwks refuses
 // it), or [ErrDuplicateKeyID], [ErrTooManyKeys], [ErrUnknownKeyID]. A
-// rotation step refused is a [*RotationError] (ReadyAt, for
-// [ErrTooEarly]); claims refused match [ErrInvalidClaims]; a signing key
-// that failed is a [*SignError] (KeyID).
+// rotation step or an Update refused is a [*RotationError] (ReadyAt, for
+// [ErrTooEarly]); a ring file refused matches [ErrInvalidRingFile]; claims
+// refused match [ErrInvalidClaims]; a signing key that failed is a
+// [*SignError] (KeyID).
 package extsigner

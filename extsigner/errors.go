@@ -36,6 +36,10 @@ var (
 	// ErrSignerFailed: the signing key (a KMS or HSM call) returned an
 	// error. SignError.KeyID names the key.
 	ErrSignerFailed = errs.New(prefix, "signing key failed")
+	// ErrInvalidRingFile: a ring file that is not strict JSON, has a member
+	// it should not, or a value or a schedule the ring refuses; the error
+	// names the member.
+	ErrInvalidRingFile = errs.New(prefix, "invalid ring file")
 	// ErrSelfCheck: a signature the signing key returned does not verify
 	// with the key the ring publishes; it was not handed out.
 	// SignError.KeyID names the key.

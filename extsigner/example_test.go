@@ -2,6 +2,7 @@ package extsigner_test
 
 import (
 	"context"
+	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -13,6 +14,7 @@ import (
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/keystore"
 	"github.com/ksa-go/ksa/tokens"
 )
 
@@ -111,4 +113,55 @@ func ExampleRing_Promote() {
 	// the new key signs: true
 	// retire: true safe from 2027-03-02 09:04:01
 	// published keys: 1
+}
+
+// A ring file written in advance: the ring follows it on its clock,
+// switching keys at the written times, as every replica reading the same
+// file does. Keys are opened by the program's keystore.Opener, here one
+// that hands out keys it holds.
+func ExampleParseRingFile() {
+	file := []byte(`{
+	  "maxTokenLifetime": "1h",
+	  "keys": [
+	    {"key": "kms:sa-1", "primary": "2027-01-01T00:00:00Z", "retired": "2027-03-01T10:04:01Z"},
+	    {"key": "kms:sa-2", "published": "2027-03-01T09:00:00Z", "primary": "2027-03-01T09:02:00Z"}
+	  ]
+	}`)
+	f, err := extsigner.ParseRingFile(file)
+	if err != nil {
+		panic(err)
+	}
+	sa1, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	sa2, _ := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	held := map[string]crypto.Signer{"kms:sa-1": sa1, "kms:sa-2": sa2}
+	opener := keystore.OpenerFunc(func(_ context.Context, ref string) (crypto.Signer, error) {
+		if k, ok := held[ref]; ok {
+			return k, nil
+		}
+		return nil, fmt.Errorf("no key %s", ref)
+	})
+	cfg, err := f.Open(context.Background(), opener)
+	if err != nil {
+		panic(err)
+	}
+	now := time.Date(2027, 3, 1, 8, 0, 0, 0, time.UTC)
+	cfg.Now = func() time.Time { return now }
+	ring, err := extsigner.NewRing(cfg)
+	if err != nil {
+		panic(err)
+	}
+	day := func(h, m, s int) time.Time { return time.Date(2027, 3, 1, h, m, s, 0, time.UTC) }
+	for _, now = range []time.Time{day(8, 0, 0), day(9, 0, 0), day(9, 2, 0), day(10, 4, 1)} {
+		set := ring.KeySet()
+		fmt.Printf("%s: %d keys, %s signs, data timestamp %s\n", now.Format(time.TimeOnly), len(set.Keys), ring.Primary().Algorithm, set.DataTimestamp.Format(time.TimeOnly))
+	}
+
+	_, err = extsigner.ParseRingFile([]byte(`{"keys":[{"key":"kms:sa-1","primary":"2027-01-01T00:00:00Z","retired":"2027-01-01T12:00:00Z"}]}`))
+	fmt.Println(errors.Is(err, extsigner.ErrInvalidRingFile), err)
+	// Output:
+	// 08:00:00: 1 keys, ES256 signs, data timestamp 00:00:00
+	// 09:00:00: 2 keys, ES256 signs, data timestamp 09:00:00
+	// 09:02:00: 2 keys, ES384 signs, data timestamp 09:00:00
+	// 10:04:01: 1 keys, ES384 signs, data timestamp 10:04:01
+	// true extsigner: ring file keys[0].retired: is set on the last key that signs: no key would sign after it; schedule the next primary first, and retire this key once the tokens it signed have expired
 }

@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ksa-go/ksa"
-	"github.com/ksa-go/ksa/internal/jsonx"
+	"github.com/ksa-go/ksa/internal/ownkey"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokens"
 )
@@ -108,8 +108,18 @@ type RingKey struct {
 // ready to use.
 type RingConfig struct {
 	// Keys are the ring's keys, in the order FetchKeys lists them: exactly
-	// one RolePrimary, at most MaxKeys in all, no key ID twice. Required.
+	// one RolePrimary, at most MaxKeys in all, no key ID twice. Keys or
+	// Schedule is required, not both. A ring made from Keys changes only by
+	// [Ring.Stage], [Ring.AddVerifyOnly], [Ring.Promote] and [Ring.Retire].
 	Keys []RingKey
+	// Schedule, in place of Keys, are the ring's keys with the times at
+	// which each is published, becomes the primary and is retired (see
+	// [ScheduledKey]): the ring follows it on its clock, each transition
+	// at its written time, so that replicas given the same schedule answer
+	// alike at every instant; [Ring.Update] replaces it (a ring file
+	// reloaded). The schedule must name a primary at the clock's time when
+	// the ring is made, and obey the rotation's waits (see [ScheduledKey]).
+	Schedule []ScheduledKey
 	// RefreshHint is the refresh_hint_seconds of FetchKeys: how long
 	// kube-apiserver keeps the keys before it asks again. A whole number of
 	// seconds, at least one. Zero means DefaultRefreshHint.
@@ -130,9 +140,18 @@ type RingConfig struct {
 	MinStaging time.Duration
 	// DataTimestamp is when the key set last changed, for a ring restored
 	// from saved keys; zero means the ring's clock when the ring is made.
+	// A ring that follows a Schedule derives it from the schedule: it must
+	// be zero then.
 	DataTimestamp time.Time
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// OnChange, when set, is called after each change of the ring's keys or
+	// roles (a transition of its schedule, an Update, a rotation step),
+	// with what the ring is after it. It runs while the ring holds its
+	// lock, on the goroutine of the call that made or noticed the change:
+	// it must be quick, and must not call the ring's Update, Stage,
+	// AddVerifyOnly, Promote or Retire.
+	OnChange func(RingChange)
 }
 
 // Ring is a signer's key ring: one primary key that signs, and keys
@@ -142,27 +161,35 @@ type RingConfig struct {
 // live token fail. A Ring is safe for concurrent use; signing reads an
 // immutable snapshot and never waits for a rotation step.
 type Ring struct {
-	refresh, maxLifetime, minStaging time.Duration
-	now                              func() time.Time
+	settings
+	now      func() time.Time
+	onChange func(RingChange)
 
 	mu    sync.Mutex // serialises changes; readers use state
 	state atomic.Pointer[ringState]
 }
 
-// ringState is one immutable version of the ring.
-type ringState struct {
-	keys    []RingKey
-	primary *signingKey
-	stamp   time.Time
+// settings are what a ring keeps whatever its keys: an Update must not
+// change them.
+type settings struct {
+	refresh, maxLifetime, minStaging time.Duration
 }
 
-// signingKey is the primary key prepared for signing.
-type signingKey struct {
-	kid, alg string
-	signer   crypto.Signer
-	public   crypto.PublicKey
-	// header is the base64url of {"alg":...,"kid":...,"typ":"JWT"}.
-	header string
+// ringState is one immutable version of the ring.
+type ringState struct {
+	keys    []entry
+	primary *signingKey
+	stamp   time.Time
+	// sched is the schedule of a ring that follows one: the state is the
+	// schedule at an instant, valid until next (zero: for ever).
+	sched *schedule
+	next  time.Time
+}
+
+// entry is a key of the ring and, if it has a signer, the signer prepared.
+type entry struct {
+	RingKey
+	sk *signingKey
 }
 
 // NewRing checks the config and returns a ring. Errors are a
@@ -170,27 +197,28 @@ type signingKey struct {
 // jwks.ErrUnsupportedKey when jwks refuses it), or match
 // [ErrDuplicateKeyID] or [ErrTooManyKeys].
 func NewRing(cfg RingConfig) (*Ring, error) {
-	r := &Ring{refresh: cfg.RefreshHint, maxLifetime: cfg.MaxTokenLifetime, minStaging: cfg.MinStaging, now: cfg.Now}
+	st, err := newSettings(cfg.RefreshHint, cfg.MaxTokenLifetime, cfg.MinStaging)
+	if err != nil {
+		return nil, err
+	}
+	r := &Ring{settings: st, now: cfg.Now, onChange: cfg.OnChange}
 	if r.now == nil {
 		r.now = time.Now
 	}
-	if r.refresh == 0 {
-		r.refresh = DefaultRefreshHint
-	}
-	if r.refresh < time.Second || r.refresh%time.Second != 0 {
-		return nil, &ksa.ConfigError{Field: "extsigner.RingConfig.RefreshHint", Reason: fmt.Sprintf("%v is not a whole number of seconds of at least one", r.refresh)}
-	}
-	if r.maxLifetime == 0 {
-		r.maxLifetime = DefaultMaxTokenLifetime
-	}
-	if r.maxLifetime < MinMaxTokenLifetime || r.maxLifetime > MaxMaxTokenLifetime || r.maxLifetime%time.Second != 0 {
-		return nil, &ksa.ConfigError{Field: "extsigner.RingConfig.MaxTokenLifetime", Reason: fmt.Sprintf("%v is not a whole number of seconds from %v to 2^32 seconds", r.maxLifetime, MinMaxTokenLifetime)}
-	}
-	if r.minStaging == 0 {
-		r.minStaging = 2 * r.refresh
-	}
-	if r.minStaging < r.refresh {
-		return nil, &ksa.ConfigError{Field: "extsigner.RingConfig.MinStaging", Reason: fmt.Sprintf("%v is shorter than the refresh hint %v", r.minStaging, r.refresh)}
+	now := r.now()
+	switch {
+	case cfg.Schedule != nil && cfg.Keys != nil:
+		return nil, &ksa.ConfigError{Field: "extsigner.RingConfig.Schedule", Reason: "and Keys are both set: give one"}
+	case cfg.Schedule != nil:
+		if !cfg.DataTimestamp.IsZero() {
+			return nil, &ksa.ConfigError{Field: "extsigner.RingConfig.DataTimestamp", Reason: "is set for a ring that follows a schedule, which derives it"}
+		}
+		sc, err := newSchedule(cfg.Schedule, st, now)
+		if err != nil {
+			return nil, err
+		}
+		r.state.Store(sc.at(now))
+		return r, nil
 	}
 	if len(cfg.Keys) == 0 {
 		return nil, &ksa.ConfigError{Field: "extsigner.RingConfig.Keys", Reason: "holds no key"}
@@ -198,21 +226,20 @@ func NewRing(cfg RingConfig) (*Ring, error) {
 	if len(cfg.Keys) > MaxKeys {
 		return nil, keyError(ErrTooManyKeys, "", fmt.Sprintf("%d keys, more than %d", len(cfg.Keys), MaxKeys), nil)
 	}
-	now := r.now()
-	keys := make([]RingKey, 0, len(cfg.Keys))
+	keys := make([]entry, 0, len(cfg.Keys))
 	primaries := 0
 	for i, k := range cfg.Keys {
-		k, err := prepareKey(k, now)
+		e, err := prepareKey(k, now)
 		if err != nil {
 			return nil, &ksa.ConfigError{Field: fmt.Sprintf("extsigner.RingConfig.Keys[%d]", i), Reason: "is refused", Err: err}
 		}
-		if k.Role == RolePrimary {
+		if e.Role == RolePrimary {
 			primaries++
 		}
-		if slices.ContainsFunc(keys, func(o RingKey) bool { return o.Key.KeyID == k.Key.KeyID }) {
-			return nil, keyError(ErrDuplicateKeyID, k.Key.KeyID, "appears twice", nil)
+		if slices.ContainsFunc(keys, func(o entry) bool { return o.Key.KeyID == e.Key.KeyID }) {
+			return nil, keyError(ErrDuplicateKeyID, e.Key.KeyID, "appears twice", nil)
 		}
-		keys = append(keys, k)
+		keys = append(keys, e)
 	}
 	if primaries != 1 {
 		return nil, &ksa.ConfigError{Field: "extsigner.RingConfig.Keys", Reason: fmt.Sprintf("holds %d primary keys, want exactly one", primaries)}
@@ -225,69 +252,124 @@ func NewRing(cfg RingConfig) (*Ring, error) {
 	return r, nil
 }
 
-// prepareKey checks one key and fills in what its Signer implies.
-func prepareKey(k RingKey, now time.Time) (RingKey, error) {
+// newSettings checks and defaults the settings of a ring.
+func newSettings(refresh, maxLifetime, minStaging time.Duration) (settings, error) {
+	st := settings{refresh: refresh, maxLifetime: maxLifetime, minStaging: minStaging}
+	if st.refresh == 0 {
+		st.refresh = DefaultRefreshHint
+	}
+	if st.refresh < time.Second || st.refresh%time.Second != 0 {
+		return st, &ksa.ConfigError{Field: "extsigner.RingConfig.RefreshHint", Reason: fmt.Sprintf("%v is not a whole number of seconds of at least one", st.refresh)}
+	}
+	if st.maxLifetime == 0 {
+		st.maxLifetime = DefaultMaxTokenLifetime
+	}
+	if st.maxLifetime < MinMaxTokenLifetime || st.maxLifetime > MaxMaxTokenLifetime || st.maxLifetime%time.Second != 0 {
+		return st, &ksa.ConfigError{Field: "extsigner.RingConfig.MaxTokenLifetime", Reason: fmt.Sprintf("%v is not a whole number of seconds from %v to 2^32 seconds", st.maxLifetime, MinMaxTokenLifetime)}
+	}
+	if st.minStaging == 0 {
+		st.minStaging = 2 * st.refresh
+	}
+	if st.minStaging < st.refresh {
+		return st, &ksa.ConfigError{Field: "extsigner.RingConfig.MinStaging", Reason: fmt.Sprintf("%v is shorter than the refresh hint %v", st.minStaging, st.refresh)}
+	}
+	return st, nil
+}
+
+// prepareKey checks one key, fills in what its Signer implies and
+// prepares the signer.
+func prepareKey(k RingKey, now time.Time) (entry, error) {
 	switch k.Role {
 	case RoleStaged, RolePrimary, RolePrevious, RoleVerifyOnly:
 	default:
-		return k, keyError(ksa.ErrInvalidConfig, k.Key.KeyID, "no role", nil)
+		return entry{}, keyError(ksa.ErrInvalidConfig, k.Key.KeyID, "no role", nil)
 	}
-	if k.Signer != nil {
-		pub, err := jwks.PublicKey(k.Signer)
-		if err != nil {
-			return k, keyError(ksa.ErrInvalidConfig, k.Key.KeyID, "no public key from the signer", err)
-		}
-		if k.Key.Public == nil {
-			k.Key.Public = pub
-		} else if eq, ok := k.Key.Public.(interface{ Equal(crypto.PublicKey) bool }); !ok || !eq.Equal(pub) {
-			return k, keyError(ksa.ErrInvalidConfig, k.Key.KeyID, "public key is not the signer's", nil)
-		}
-		if k.Key.KeyID == "" {
-			if k.Key.KeyID, err = jwks.KeyID(pub); err != nil {
-				return k, keyError(ksa.ErrInvalidConfig, "", "no key ID", err)
-			}
-		}
-	} else if k.Role == RoleStaged || k.Role == RolePrimary {
-		return k, keyError(ksa.ErrInvalidConfig, k.Key.KeyID, "a "+k.Role.String()+" key needs a signer", nil)
+	if k.Signer == nil && (k.Role == RoleStaged || k.Role == RolePrimary) {
+		return entry{}, keyError(ksa.ErrInvalidConfig, k.Key.KeyID, "a "+k.Role.String()+" key needs a signer", nil)
 	}
-	if len(k.Key.KeyID) > MaxKeyIDBytes || !utf8.ValidString(k.Key.KeyID) {
-		return k, keyError(ksa.ErrInvalidConfig, k.Key.KeyID[:min(len(k.Key.KeyID), 64)], fmt.Sprintf("key ID is not UTF-8 text of at most %d bytes", MaxKeyIDBytes), nil)
-	}
-	checked, err := k.Key.Check()
+	key, sk, err := checkKey(k.Key, k.Signer, k.Role == RoleVerifyOnly)
 	if err != nil {
-		return k, keyError(ksa.ErrInvalidConfig, k.Key.KeyID, "", err)
+		return entry{}, err
 	}
-	k.Key = checked
-	if !AllowedAlgorithm(k.Key.Algorithm) {
-		return k, keyError(ksa.ErrInvalidConfig, k.Key.KeyID, fmt.Sprintf("algorithm %s is not one kube-apiserver accepts (RS256, ES256, ES384, ES512)", k.Key.Algorithm), nil)
-	}
-	if k.Key.ExcludeFromDiscovery && k.Role != RoleVerifyOnly {
-		return k, keyError(ksa.ErrInvalidConfig, k.Key.KeyID, "only verify-only keys may be excluded from discovery", nil)
-	}
+	k.Key = key
 	if k.Published.IsZero() {
 		k.Published = now
 	}
 	if k.Since.IsZero() {
 		k.Since = now
 	}
-	return k, nil
+	return entry{RingKey: k, sk: sk}, nil
+}
+
+// checkKey checks a published key and its signer, if any, filling in the
+// public key and key ID the signer implies; verifyOnly keys alone may be
+// excluded from discovery. It returns the signer prepared for signing.
+func checkKey(key jwks.Key, signer crypto.Signer, verifyOnly bool) (jwks.Key, *signingKey, error) {
+	var own crypto.Signer
+	var known bool
+	if signer != nil {
+		pub, err := jwks.PublicKey(signer)
+		if err != nil {
+			return key, nil, keyError(ksa.ErrInvalidConfig, key.KeyID, "no public key from the signer", err)
+		}
+		// The ring's own copy of a standard-library key, whose public half
+		// is the ring's too: nothing the caller does to its key value
+		// afterwards changes what the ring signs or publishes.
+		if own, known, err = ownkey.Copy(signer); err != nil {
+			return key, nil, keyError(ksa.ErrInvalidConfig, key.KeyID, "inconsistent private key", err)
+		}
+		if known {
+			if !equalKeys(own.Public(), pub) {
+				return key, nil, keyError(ksa.ErrInvalidConfig, key.KeyID, "public key is not the signer's", nil)
+			}
+			pub = own.Public()
+		}
+		if key.Public != nil && !equalKeys(key.Public, pub) {
+			return key, nil, keyError(ksa.ErrInvalidConfig, key.KeyID, "public key is not the signer's", nil)
+		}
+		key.Public = pub
+		if key.KeyID == "" {
+			if key.KeyID, err = jwks.KeyID(pub); err != nil {
+				return key, nil, keyError(ksa.ErrInvalidConfig, "", "no key ID", err)
+			}
+		}
+	}
+	if len(key.KeyID) > MaxKeyIDBytes || !utf8.ValidString(key.KeyID) {
+		return key, nil, keyError(ksa.ErrInvalidConfig, key.KeyID[:min(len(key.KeyID), 64)], fmt.Sprintf("key ID is not UTF-8 text of at most %d bytes", MaxKeyIDBytes), nil)
+	}
+	checked, err := key.Check()
+	if err != nil {
+		return key, nil, keyError(ksa.ErrInvalidConfig, key.KeyID, "", err)
+	}
+	key = checked
+	if !AllowedAlgorithm(key.Algorithm) {
+		return key, nil, keyError(ksa.ErrInvalidConfig, key.KeyID, fmt.Sprintf("algorithm %s is not one kube-apiserver accepts (RS256, ES256, ES384, ES512)", key.Algorithm), nil)
+	}
+	if key.ExcludeFromDiscovery && !verifyOnly {
+		return key, nil, keyError(ksa.ErrInvalidConfig, key.KeyID, "only verify-only keys may be excluded from discovery", nil)
+	}
+	if signer == nil {
+		return key, nil, nil
+	}
+	sk, err := newSigningKey(key, own, known)
+	if err != nil {
+		return key, nil, err
+	}
+	return key, sk, nil
+}
+
+// equalKeys reports whether two public keys are equal.
+func equalKeys(a, b crypto.PublicKey) bool {
+	eq, ok := a.(interface{ Equal(crypto.PublicKey) bool })
+	return ok && eq.Equal(b)
 }
 
 // newState builds an immutable ring version from checked keys.
-func newState(keys []RingKey, stamp time.Time) *ringState {
+func newState(keys []entry, stamp time.Time) *ringState {
 	s := &ringState{keys: slices.Clip(keys), stamp: stamp}
 	for _, k := range keys {
-		if k.Role != RolePrimary {
-			continue
-		}
-		h := append([]byte(nil), `{"alg":`...)
-		h = jsonx.AppendString(h, k.Key.Algorithm)
-		h = append(h, `,"kid":`...)
-		h = jsonx.AppendString(h, k.Key.KeyID)
-		h = append(h, `,"typ":"JWT"}`...)
-		s.primary = &signingKey{
-			kid: k.Key.KeyID, alg: k.Key.Algorithm, signer: k.Signer, public: k.Key.Public,
-			header: b64.EncodeToString(h),
+		if k.Role == RolePrimary {
+			s.primary = k.sk
 		}
 	}
 	return s
@@ -306,7 +388,7 @@ type KeySet struct {
 // the set last changed. DataTimestamp changes exactly when the set does
 // (Stage, AddVerifyOnly, Retire; not Promote, which changes no published
 // key), and only forward. The slice is the caller's.
-func (r *Ring) KeySet() KeySet { return r.state.Load().keySet(r.refresh) }
+func (r *Ring) KeySet() KeySet { return r.current(r.now()).keySet(r.refresh) }
 
 func (s *ringState) keySet(refresh time.Duration) KeySet {
 	keys := make([]jwks.Key, len(s.keys))
@@ -318,11 +400,19 @@ func (s *ringState) keySet(refresh time.Duration) KeySet {
 
 // Keys returns the ring's keys with their roles, in order: what
 // RingConfig.Keys takes to restore the ring. The slice is the caller's.
-func (r *Ring) Keys() []RingKey { return slices.Clone(r.state.Load().keys) }
+func (r *Ring) Keys() []RingKey { return r.current(r.now()).ringKeys() }
+
+func (s *ringState) ringKeys() []RingKey {
+	keys := make([]RingKey, len(s.keys))
+	for i, k := range s.keys {
+		keys[i] = k.RingKey
+	}
+	return keys
+}
 
 // Primary returns the published key of the primary, the key that signs.
 func (r *Ring) Primary() jwks.Key {
-	s := r.state.Load()
+	s := r.current(r.now())
 	for _, k := range s.keys {
 		if k.Role == RolePrimary {
 			return k.Key
@@ -345,6 +435,6 @@ func (r *Ring) MinStaging() time.Duration { return r.minStaging }
 // has expired, for kube-apiserver and ksa alike: the longest lifetime, the
 // clock skew Sign allows on exp, the leeway validators allow after exp
 // (both one minute), and a second, the resolution of exp.
-func (r *Ring) retireWait() time.Duration {
-	return r.maxLifetime + MaxClockSkew + tokens.DefaultLeeway + time.Second
+func (st settings) retireWait() time.Duration {
+	return st.maxLifetime + MaxClockSkew + tokens.DefaultLeeway + time.Second
 }

@@ -34,19 +34,23 @@ func (r *Ring) add(k RingKey) (jwks.Key, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.now()
-	k, err := prepareKey(k, now)
+	s := r.state.Load()
+	if s.sched != nil {
+		return jwks.Key{}, keyError(ErrInvalidTransition, k.Key.KeyID, "the ring follows a schedule: add the key to the schedule (its ring file) instead", nil)
+	}
+	e, err := prepareKey(k, now)
 	if err != nil {
 		return jwks.Key{}, err
 	}
-	s := r.state.Load()
+	k = e.RingKey
 	if len(s.keys) >= MaxKeys {
 		return jwks.Key{}, keyError(ErrTooManyKeys, k.Key.KeyID, "the ring is full", nil)
 	}
 	if s.index(k.Key.KeyID) >= 0 {
 		return jwks.Key{}, keyError(ErrDuplicateKeyID, k.Key.KeyID, "already in the ring", nil)
 	}
-	keys := append(slices.Clone(s.keys), k)
-	r.state.Store(newState(keys, nextStamp(s.stamp, now)))
+	keys := append(slices.Clone(s.keys), e)
+	r.store(s, newState(keys, nextStamp(s.stamp, now)), now)
 	return k.Key, nil
 }
 
@@ -66,7 +70,10 @@ func (r *Ring) Promote(keyID string) error {
 	if i < 0 {
 		return keyError(ErrUnknownKeyID, keyID, "not in the ring", nil)
 	}
-	k := s.keys[i]
+	k := s.keys[i].RingKey
+	if s.sched != nil {
+		return &RotationError{Step: "promote", KeyID: keyID, Role: k.Role, Reason: "the ring follows a schedule: give the key its primary time in the schedule (its ring file) instead", Kind: ErrInvalidTransition}
+	}
 	ready, err := r.promoteAt(k)
 	if err != nil {
 		return err
@@ -85,7 +92,7 @@ func (r *Ring) Promote(keyID string) error {
 	}
 	keys[i].Role, keys[i].Since = RolePrimary, now
 	// The published set is the same: the data timestamp stays.
-	r.state.Store(newState(keys, s.stamp))
+	r.store(s, newState(keys, s.stamp), now)
 	return nil
 }
 
@@ -107,7 +114,10 @@ func (r *Ring) Retire(keyID string) error {
 	if i < 0 {
 		return keyError(ErrUnknownKeyID, keyID, "not in the ring", nil)
 	}
-	k := s.keys[i]
+	k := s.keys[i].RingKey
+	if s.sched != nil {
+		return &RotationError{Step: "retire", KeyID: keyID, Role: k.Role, Reason: "the ring follows a schedule: give the key its retirement time in the schedule (its ring file) instead", Kind: ErrInvalidTransition}
+	}
 	ready, err := r.retireAt(k)
 	if err != nil {
 		return err
@@ -116,31 +126,31 @@ func (r *Ring) Retire(keyID string) error {
 		return &RotationError{Step: "retire", KeyID: keyID, Role: k.Role, Reason: "tokens it signed may still be live", ReadyAt: ready, Kind: ErrTooEarly}
 	}
 	keys := slices.Delete(slices.Clone(s.keys), i, i+1)
-	r.state.Store(newState(keys, nextStamp(s.stamp, now)))
+	r.store(s, newState(keys, nextStamp(s.stamp, now)), now)
 	return nil
 }
 
 // PromoteAt returns when [Ring.Promote] accepts the key. Errors match
 // [ErrUnknownKeyID] or [ErrInvalidTransition] (a key that never can).
 func (r *Ring) PromoteAt(keyID string) (time.Time, error) {
-	s := r.state.Load()
+	s := r.current(r.now())
 	i := s.index(keyID)
 	if i < 0 {
 		return time.Time{}, keyError(ErrUnknownKeyID, keyID, "not in the ring", nil)
 	}
-	return r.promoteAt(s.keys[i])
+	return r.promoteAt(s.keys[i].RingKey)
 }
 
 // RetireAt returns when [Ring.Retire] accepts the key: the zero time for
 // a key it accepts at once (staged and verify-only keys). Errors match
 // [ErrUnknownKeyID] or [ErrInvalidTransition] (the primary).
 func (r *Ring) RetireAt(keyID string) (time.Time, error) {
-	s := r.state.Load()
+	s := r.current(r.now())
 	i := s.index(keyID)
 	if i < 0 {
 		return time.Time{}, keyError(ErrUnknownKeyID, keyID, "not in the ring", nil)
 	}
-	return r.retireAt(s.keys[i])
+	return r.retireAt(s.keys[i].RingKey)
 }
 
 func (r *Ring) promoteAt(k RingKey) (time.Time, error) {
@@ -165,7 +175,14 @@ func (r *Ring) retireAt(k RingKey) (time.Time, error) {
 
 // index returns the position of the key with keyID, or -1.
 func (s *ringState) index(keyID string) int {
-	return slices.IndexFunc(s.keys, func(k RingKey) bool { return k.Key.KeyID == keyID })
+	return slices.IndexFunc(s.keys, func(k entry) bool { return k.Key.KeyID == keyID })
+}
+
+// store makes s the ring's state after old, with r.mu held, and reports
+// the change.
+func (r *Ring) store(old, s *ringState, now time.Time) {
+	r.state.Store(s)
+	r.changed(old, s, ChangeRotation, now)
 }
 
 // nextStamp is the data timestamp after a change at now: now, or just after

@@ -9,7 +9,10 @@ import (
 	"io"
 	"time"
 
+	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/internal/jsonx"
 	"github.com/ksa-go/ksa/internal/jws"
+	"github.com/ksa-go/ksa/jwks"
 )
 
 // ContextSigner is a crypto.Signer whose signing call takes the context of
@@ -63,6 +66,11 @@ type Signed struct {
 	Signature string
 	// KeyID is the key that signed, the header's kid.
 	KeyID string
+	// Subject and TokenID are the claims' sub and jti (empty when absent),
+	// for a log line that ties the signature to the token and to
+	// kube-apiserver's audit log (which records the jti as the credential
+	// ID).
+	Subject, TokenID string
 }
 
 // Sign signs claims, the base64url payload of a token exactly as the
@@ -70,10 +78,15 @@ type Signed struct {
 // claims must pass [CheckClaims], carry an exp no later than the ring's
 // clock plus MaxTokenLifetime and MaxClockSkew (so that a key retired after
 // that wait verified every token it signed), and make a token of at most
-// MaxTokenBytes. The signature is verified with the published key before
-// it is returned, so a KMS that signs with another key, or returns a
-// corrupt signature, never yields a token that fails later; the key that
-// signs is always one FetchKeys publishes.
+// MaxTokenBytes. The key that signs is always one FetchKeys publishes, and
+// no signature it has not proven is handed out: a key of crypto/ecdsa or
+// crypto/rsa is the ring's own copy, checked once when the ring took it
+// (its public half derived again from its private half, a probe signature
+// verified with the published key), so its signatures verify by
+// construction; the signature of any other signer (a KMS, an HSM) is
+// verified with the published key before it is returned, so that one
+// signing with another key, or returning a corrupt signature, never
+// yields a token that fails later.
 //
 // Errors match [ErrInvalidClaims] (claims refused), or are a *SignError
 // (ErrSignerFailed, wrapping the signer's error; ErrSelfCheck).
@@ -85,10 +98,11 @@ func (r *Ring) Sign(ctx context.Context, claims string) (Signed, error) {
 	if c.Expiry.IsZero() {
 		return Signed{}, claimsError("carry no exp", nil)
 	}
-	if latest := r.now().Add(r.maxLifetime + MaxClockSkew); c.Expiry.After(latest) {
+	now := r.now()
+	if latest := now.Add(r.maxLifetime + MaxClockSkew); c.Expiry.After(latest) {
 		return Signed{}, claimsError(fmt.Sprintf("expire at %s, later than the maximum token lifetime (%v) allows", c.Expiry.UTC().Format(time.RFC3339), r.maxLifetime), nil)
 	}
-	p := r.state.Load().primary
+	p := r.current(now).primary
 	n := len(p.header) + 1 + len(claims)
 	if total := n + 1 + b64.EncodedLen(signatureSize(p.public)); total > MaxTokenBytes {
 		return Signed{}, claimsError(fmt.Sprintf("make a token of %d bytes, more than %d", total, MaxTokenBytes), nil)
@@ -97,20 +111,77 @@ func (r *Ring) Sign(ctx context.Context, claims string) (Signed, error) {
 	input = append(input, p.header...)
 	input = append(input, '.')
 	input = append(input, claims...)
+	sig, err := p.sign(ctx, input, p.verify)
+	if err != nil {
+		return Signed{}, err
+	}
+	return Signed{Header: p.header, Signature: b64.EncodeToString(sig), KeyID: p.kid, Subject: c.Subject, TokenID: c.ID}, nil
+}
 
-	signer := p.signer
+// probeInput is what [Ring.Probe] signs: not a token (no dots), so that a
+// probe signature can never be taken for one.
+var probeInput = []byte("ksa extsigner probe: the key store answers")
+
+// Probe signs a fixed input with the primary key and verifies the
+// signature with the published key, whatever the key: whether the key
+// store answers now, for a health check. Errors are a *SignError
+// ([ErrSignerFailed], with the key store's error; [ErrSelfCheck]).
+func (r *Ring) Probe(ctx context.Context) error {
+	p := r.current(r.now()).primary
+	_, err := p.sign(ctx, probeInput, true)
+	return err
+}
+
+// signingKey is a key prepared for signing.
+type signingKey struct {
+	kid, alg string
+	// signer is the ring's own copy of a standard-library key, or the
+	// signer as given.
+	signer crypto.Signer
+	public crypto.PublicKey
+	// header is the base64url of {"alg":...,"kid":...,"typ":"JWT"}.
+	header string
+	// verify: the signer is not the ring's own copy of a standard-library
+	// key, so every signature is verified before it is returned.
+	verify bool
+}
+
+// newSigningKey prepares the signer of the checked key k: own, the ring's
+// own copy of a standard-library key (known), whose probe signature must
+// verify with the published key, or any other signer, verified on every
+// signature.
+func newSigningKey(k jwks.Key, own crypto.Signer, known bool) (*signingKey, error) {
+	h := append([]byte(nil), `{"alg":`...)
+	h = jsonx.AppendString(h, k.Algorithm)
+	h = append(h, `,"kid":`...)
+	h = jsonx.AppendString(h, k.KeyID)
+	h = append(h, `,"typ":"JWT"}`...)
+	sk := &signingKey{kid: k.KeyID, alg: k.Algorithm, signer: own, public: k.Public, header: b64.EncodeToString(h), verify: !known}
+	if known {
+		if _, err := sk.sign(context.Background(), probeInput, true); err != nil {
+			return nil, keyError(ksa.ErrInvalidConfig, k.KeyID, "probe signature refused", err)
+		}
+	}
+	return sk, nil
+}
+
+// sign signs input, and verifies the signature with the published key when
+// verify is set.
+func (sk *signingKey) sign(ctx context.Context, input []byte, verify bool) ([]byte, error) {
+	signer := sk.signer
 	if cs, ok := signer.(ContextSigner); ok {
 		signer = boundSigner{ContextSigner: cs, ctx: ctx}
 	}
-	sig, err := jws.Sign(p.alg, signer, input)
+	sig, err := jws.Sign(sk.alg, signer, input)
 	if err != nil {
-		return Signed{}, &SignError{KeyID: p.kid, Kind: ErrSignerFailed, Err: err}
+		return nil, &SignError{KeyID: sk.kid, Kind: ErrSignerFailed, Err: err}
 	}
-	// jws.Verify reads the input as a string without copying it.
-	if err := jws.Verify(p.alg, p.public, string(input), sig); err != nil {
-		return Signed{}, &SignError{KeyID: p.kid, Kind: ErrSelfCheck, Err: err}
+	if verify {
+		if err := jws.Verify(sk.alg, sk.public, string(input), sig); err != nil {
+			return nil, &SignError{KeyID: sk.kid, Kind: ErrSelfCheck, Err: err}
+		}
 	}
-	return Signed{Header: p.header, Signature: b64.EncodeToString(sig), KeyID: p.kid}, nil
+	return sig, nil
 }
 
 // signatureSize is the length of a signature by pub: the modulus size for

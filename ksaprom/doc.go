@@ -72,4 +72,39 @@
 //     written for another reason;
 //   - ksa_podcert_trust_bundle_updates_total (counter): the signer's
 //     ClusterTrustBundle created or updated.
+//
+// # The external signer
+//
+// [SignerMetrics] exports what ksa's external JWT signer reports
+// (extsigner, and its gRPC server), named in the style of
+// kube-apiserver's apiserver_externaljwt_* metrics so that both sides of
+// the socket read alike:
+//
+//   - ksa_extsigner_sign_requests_total{code,kid}: Sign requests by gRPC
+//     status code and the key that signed or failed;
+//   - ksa_extsigner_request_duration_seconds{method,code}: a histogram of
+//     answers (Sign, FetchKeys, Metadata, and Probe, the signer's own check
+//     of its key store);
+//   - ksa_extsigner_key_store_errors_total{kid}: signatures the key store
+//     failed, or answered with a signature the published key rejects;
+//   - ksa_extsigner_ring_transitions_total{cause}: changes of the ring's
+//     keys or roles, cause "schedule" (a time its ring file wrote) or
+//     "rotation";
+//   - ksa_extsigner_ring_reloads_total, ksa_extsigner_ring_reload_errors_total
+//     and ksa_extsigner_ring_reload_failing (1 while the signer serves the
+//     last good ring because the file's last reload was refused);
+//   - ksa_extsigner_data_timestamp_seconds and ksa_extsigner_keys{role}:
+//     the ring's data timestamp and its keys by role, read when scraped
+//     (SignerConfig.Ring).
+//
+// Wiring, in a program that serves a ring:
+//
+//	reg := prometheus.NewRegistry()
+//	m, err := ksaprom.NewSignerMetrics(ksaprom.SignerConfig{Registerer: reg, Ring: ring})
+//	srv, err := grpcserver.NewServer(grpcserver.Config{Ring: ring, OnRequest: func(ev grpcserver.Event) {
+//		m.ObserveRequest(ksaprom.SignerRequest{Method: ev.Method, Code: ev.Code.String(), KeyID: ev.KeyID, Err: ev.Err, Duration: ev.Duration})
+//	}})
+//
+// and m.ObserveChange as the ring's RingConfig.OnChange. Key IDs are the
+// ring's own (at most extsigner.MaxKeys at a time), never a requester's.
 package ksaprom

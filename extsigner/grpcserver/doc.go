@@ -21,7 +21,28 @@
 // the ring's KeySet (each key PKIX DER, verify-only keys with their
 // exclusion from discovery), built once per published set; Metadata
 // answers the ring's MaxTokenLifetime in seconds. A rotation step on the
-// ring shows in the next answer.
+// ring, a transition of its schedule or an Update shows in the next
+// answer; neither FetchKeys nor Metadata ever calls the key store (the
+// ring holds the public keys).
+//
+// Every Sign has a request ID ("5f3a9c1e-42": a random prefix per server
+// and a counter), reported to Config.OnRequest and quoted at the end of
+// the status message of a Sign that fails, which kube-apiserver logs: the
+// two logs name the same request.
+//
+// # Health
+//
+// The standard gRPC health service (grpc.health.v1.Health) answers on the
+// same socket, for the server ("") and for [HealthService]: SERVING
+// exactly while [Server.Ready] holds, that is while the key store
+// answered recently. While it serves, the server makes sure of it: every
+// Config.ProbeInterval ([DefaultProbeInterval], ten seconds) that saw no
+// successful Sign, it signs a probe with the primary key
+// (extsigner.Ring.Probe, bounded by [ProbeTimeout]). A signature that
+// succeeded keeps the server ready for [ReadyWindows] intervals; a signing
+// key that fails makes it unready at once, with the key store's error,
+// until a signature succeeds again. Probes are reported to
+// Config.OnRequest as [MethodProbe].
 //
 // # Limits
 //
@@ -34,6 +55,9 @@
 //
 // [Server.Register] registers the service on a gRPC server of the
 // caller's, made with [ServerOptions] (the request limit and the
-// workers). Config.OnRequest reports every request (method, version,
-// key, status code, duration) for logs and metrics.
+// workers); it registers the health service too, and [Server.CheckHealth]
+// runs one round of probes for a caller that serves its own gRPC server.
+// Config.OnRequest reports every request and probe (method, version,
+// request ID, key, claims' subject and ID, status code, duration) for logs
+// and metrics.
 package grpcserver

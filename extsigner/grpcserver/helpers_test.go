@@ -39,6 +39,12 @@ func (c *clock) Now() time.Time {
 	return c.t
 }
 
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
 // newRing makes a ring whose primary is signer, on clk.
 func newRing(t testing.TB, clk *clock, signer crypto.Signer) *extsigner.Ring {
 	t.Helper()

@@ -27,9 +27,19 @@ import (
 )
 
 // serve starts a server for ring on a socket in a temporary directory and
-// returns a connection to it.
+// returns a connection to it. Probes are off unless cfg sets them.
 func serve(t testing.TB, cfg grpcserver.Config) *grpc.ClientConn {
 	t.Helper()
+	_, conn := start(t, cfg)
+	return conn
+}
+
+// start is serve that returns the server too.
+func start(t testing.TB, cfg grpcserver.Config) (*grpcserver.Server, *grpc.ClientConn) {
+	t.Helper()
+	if cfg.ProbeInterval == 0 {
+		cfg.ProbeInterval = -1 // no probe signature beside the test's own requests
+	}
 	srv, err := grpcserver.NewServer(cfg)
 	require.NoError(t, err)
 	sock := filepath.Join(t.TempDir(), "signer.sock")
@@ -41,7 +51,7 @@ func serve(t testing.TB, cfg grpcserver.Config) *grpc.ClientConn {
 		srv.Stop()
 		assert.NoError(t, <-done)
 	})
-	return dial(t, sock)
+	return srv, dial(t, sock)
 }
 
 // dial connects to a socket as kube-apiserver does.

@@ -28,6 +28,8 @@ import (
 	"net"
 	"net/url"
 	"time"
+
+	"github.com/ksa-go/ksa/internal/ownkey"
 )
 
 // Template is what an issued leaf holds.
@@ -78,9 +80,9 @@ func New(ca *x509.Certificate, key crypto.Signer, random io.Reader) (*Issuer, er
 	if len(ca.RawSubject) == 0 {
 		return nil, errors.New("the CA certificate has no encoded subject (parse it with x509.ParseCertificate)")
 	}
-	key, known, err := ownCopy(key)
+	key, known, err := ownkey.Copy(key)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("the CA key: %w", err)
 	}
 	pub, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool })
 	if !ok || !pub.Equal(ca.PublicKey) {
@@ -116,39 +118,6 @@ func New(ca *x509.Certificate, key crypto.Signer, random io.Reader) (*Issuer, er
 	}
 	is.verify = !known
 	return is, nil
-}
-
-// ownCopy returns a copy of a key of crypto/ecdsa, crypto/ed25519 or
-// crypto/rsa whose public half is derived from its private half, and true;
-// any other signer is returned as it is, with false.
-func ownCopy(key crypto.Signer) (crypto.Signer, bool, error) {
-	switch k := key.(type) {
-	case *ecdsa.PrivateKey:
-		raw, err := k.Bytes()
-		if err != nil {
-			return nil, false, fmt.Errorf("the CA key: %w", err)
-		}
-		c, err := ecdsa.ParseRawPrivateKey(k.Curve, raw)
-		if err != nil {
-			return nil, false, fmt.Errorf("the CA key: %w", err)
-		}
-		return c, true, nil
-	case ed25519.PrivateKey:
-		if len(k) != ed25519.PrivateKeySize {
-			return nil, false, fmt.Errorf("the CA key: an Ed25519 private key of %d bytes, not %d", len(k), ed25519.PrivateKeySize)
-		}
-		return ed25519.NewKeyFromSeed(k.Seed()), true, nil
-	case *rsa.PrivateKey:
-		if err := k.Validate(); err != nil {
-			return nil, false, fmt.Errorf("the CA key: %w", err)
-		}
-		c, err := x509.ParsePKCS1PrivateKey(x509.MarshalPKCS1PrivateKey(k))
-		if err != nil {
-			return nil, false, fmt.Errorf("the CA key: %w", err)
-		}
-		return c, true, nil
-	}
-	return key, false, nil
 }
 
 // Verifies reports whether every signature is verified before a

@@ -19,29 +19,39 @@ const serviceClusterIPRange = "10.96.0.0/12"
 // until /readyz answers 200 to the admin token. Like startEtcd, it retries
 // with a new port when the chosen one was taken.
 func (cp *ControlPlane) startAPIServer(ctx context.Context, path string, cfg Config) error {
+	p, url, args, err := cp.launchAPIServer(ctx, path, cfg, cp.Files.APIServerLog)
+	if err != nil {
+		return err
+	}
+	cp.apiserver, cp.URL, cp.APIServerArgs = p, url, args
+	return nil
+}
+
+// launchAPIServer starts a kube-apiserver with cfg, logging to logPath, on
+// a free loopback port, and returns it once /readyz answers 200, with its
+// URL and arguments. Like startEtcd, it retries with a new port when the
+// chosen one was taken.
+func (cp *ControlPlane) launchAPIServer(ctx context.Context, path string, cfg Config, logPath string) (*process, string, []string, error) {
 	for attempt := 1; ; attempt++ {
 		ports, err := freePorts(1)
 		if err != nil {
-			return err
+			return nil, "", nil, err
 		}
 		args := cp.apiserverArgs(cfg, ports[0])
-		p, err := startProcess(KubeAPIServer, path, args, cp.Files.APIServerLog, cfg.Output)
+		p, err := startProcess(KubeAPIServer, path, args, logPath, cfg.Output)
 		if err != nil {
-			return err
+			return nil, "", nil, err
 		}
-		cp.apiserver = p
 		url := "https://127.0.0.1:" + strconv.Itoa(ports[0])
 		err = waitReady(ctx, p, cp.apiserverReady(url))
 		if err == nil {
-			cp.URL = url
-			cp.APIServerArgs = args
-			return nil
+			return p, url, args, nil
 		}
 		p.stop()
 		if attempt < maxPortAttempts && portTaken(p) {
 			continue
 		}
-		return &StartError{
+		return nil, "", nil, &StartError{
 			Component: KubeAPIServer,
 			Err:       err,
 			Logs:      cp.etcd.logTail(logTailLines/2) + p.logTail(logTailLines),
@@ -75,8 +85,10 @@ func (cp *ControlPlane) apiserverArgs(cfg Config, port int) []string {
 	for _, iss := range cfg.Issuers {
 		args = append(args, "--service-account-issuer="+iss)
 	}
-	for _, k := range f.VerificationKeys {
-		args = append(args, "--service-account-key-file="+k)
+	if cfg.SigningEndpoint == "" {
+		for _, k := range f.VerificationKeys {
+			args = append(args, "--service-account-key-file="+k)
+		}
 	}
 	if len(cfg.EnableAdmissionPlugins) > 0 {
 		args = append(args, "--enable-admission-plugins="+strings.Join(cfg.EnableAdmissionPlugins, ","))

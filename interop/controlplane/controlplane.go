@@ -67,8 +67,17 @@ type ControlPlane struct {
 	clientset kubernetes.Interface
 	etcd      *process
 	apiserver *process
-	stopOnce  sync.Once
-	stopErr   error
+	// cfg is the configuration Start ran with (defaults filled in) and
+	// apiserverPath its kube-apiserver, for the kube-apiservers started
+	// later (AddAPIServer, RestartAPIServer).
+	cfg           Config
+	apiserverPath string
+	// mu guards apiserver, the fields RestartAPIServer changes, and more.
+	mu       sync.Mutex
+	more     []*APIServer
+	restarts int
+	stopOnce sync.Once
+	stopErr  error
 }
 
 // Files lists the files a [ControlPlane] wrote for its processes.
@@ -150,6 +159,7 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 	if err := cp.startEtcd(ctx, etcdPath, cfg.Output); err != nil {
 		return nil, err
 	}
+	cp.cfg, cp.apiserverPath = cfg, apiserverPath
 	if err := cp.startAPIServer(ctx, apiserverPath, cfg); err != nil {
 		return nil, err
 	}
@@ -316,11 +326,24 @@ func (cp *ControlPlane) ClientCert(user string, groups ...string) (tls.Certifica
 	return cp.ca.client(user, groups...)
 }
 
+// processes returns etcd, kube-apiserver and the kube-apiservers
+// AddAPIServer started, in that order (nil for those not started).
+func (cp *ControlPlane) processes() []*process {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	procs := []*process{cp.etcd, cp.apiserver}
+	for _, a := range cp.more {
+		procs = append(procs, a.process)
+	}
+	return procs
+}
+
 // PIDs returns the process IDs of etcd and kube-apiserver (each also the ID
-// of its process group), in that order, omitting any not started.
+// of its process group), in that order, then those of the kube-apiservers
+// [ControlPlane.AddAPIServer] started, omitting any not started.
 func (cp *ControlPlane) PIDs() []int {
 	var pids []int
-	for _, p := range []*process{cp.etcd, cp.apiserver} {
+	for _, p := range cp.processes() {
 		if p != nil {
 			pids = append(pids, p.pid())
 		}
@@ -332,7 +355,7 @@ func (cp *ControlPlane) PIDs() []int {
 // a failing test to print. Call it before Stop, which removes the logs.
 func (cp *ControlPlane) LogTails(n int) string {
 	var s string
-	for _, p := range []*process{cp.etcd, cp.apiserver} {
+	for _, p := range cp.processes() {
 		if p != nil {
 			s += p.logTail(n)
 		}
@@ -340,15 +363,16 @@ func (cp *ControlPlane) LogTails(n int) string {
 	return s
 }
 
-// Stop kills kube-apiserver and then etcd (each with its process group),
+// Stop kills the kube-apiservers and then etcd (each with its process group),
 // waits for them to exit, and removes [Files.Dir] and [Files.EtcdData]. Only
 // the first call does anything; later calls return its result. It is safe to
 // call from several goroutines.
 func (cp *ControlPlane) Stop() error {
 	cp.stopOnce.Do(func() {
-		for _, p := range []*process{cp.apiserver, cp.etcd} {
-			if p != nil {
-				p.stop()
+		procs := cp.processes()
+		for i := len(procs) - 1; i >= 0; i-- { // the kube-apiservers, then etcd
+			if procs[i] != nil {
+				procs[i].stop()
 			}
 		}
 		var errs []error

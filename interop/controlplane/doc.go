@@ -108,4 +108,12 @@
 // seconds saved per test), each test in namespaces of its own: see
 // [Shared]. Both releases' control planes then run at once, until the
 // package's tests end.
+//
+// A highly available control plane: [ControlPlane.AddAPIServer] starts
+// another kube-apiserver on the same etcd, with the same certificates,
+// admin token and issuers, signing through its own external signer if
+// [APIServerConfig.SigningEndpoint] says so. A cluster changing how it
+// signs: [ControlPlane.RestartAPIServer] restarts the control plane's
+// kube-apiserver with another signing configuration, etcd's objects
+// kept.
 package controlplane

@@ -14,7 +14,16 @@
 //     and key set are byte for byte oidc.Render of the ring's keys; a full
 //     rotation keeps every earlier token valid until its key is retired; a
 //     signer restart leaves it validating, and minting again once the
-//     signer is back.
+//     signer is back;
+//   - the ksa command's signer ("ksa signer serve", built from this
+//     checkout): two kube-apiservers on one etcd, each with its own signer
+//     reading the same ring file, switch keys at the instant the file
+//     says, answer alike and serve the same key set, and under load every
+//     token of either passes TokenReview on both, signed with a key its
+//     signer publishes, while one signer is killed and started again
+//     (ha_test.go); a kube-apiserver moved from key files to the signer
+//     with --previous-public-key keeps every earlier token valid
+//     (migration_test.go).
 //
 // Each control-plane scenario is a function of (*testing.T,
 // *controlplane.ControlPlane, *signer), run by withSigner for the

@@ -41,12 +41,16 @@ type rotateFlags struct {
 	spec                                keySpec
 	propagation, lifetime               time.Duration
 	format                              format
+	// ring mode: the ring file rotated, where the next one goes, and how
+	// long every signer has to read it before the next key is published.
+	ring, ringOut string
+	publishDelay  time.Duration
 }
 
 func newRotateCmd(a *app) *cobra.Command {
 	f := &rotateFlags{}
 	cmd := &cobra.Command{
-		Use:   "rotate --issuer URL --signing-key CURRENT --next-key FILE --out DIR",
+		Use:   "rotate (--issuer URL --signing-key CURRENT --out DIR | --ring FILE --ring-out FILE) --next-key FILE",
 		Short: "Generate the next signing key, publish it beside the current one, and print the overlap plan",
 		Long: `Start a key rotation without breaking a live token:
 
@@ -61,33 +65,70 @@ func newRotateCmd(a *app) *cobra.Command {
  3. after the longest token lifetime more (--max-token-lifetime, plus a
     minute of clock skew): the old key is withdrawn, with the command given.
 
-Nothing is deleted or overwritten; each step is a command to run at its time.`,
+Nothing is deleted or overwritten; each step is a command to run at its time.
+
+With --ring, for ksa signer serve: the next key is generated and added to
+the ring file, written to --ring-out (which may be --ring itself: only a
+ring file is ever replaced there) with the times of every step, which the
+signers follow by themselves: published after --publish-delay (time for
+every signer to read the new file; they read it every 10s by default),
+signing --propagation later (at least the ring's minStaging), and the key
+signing before it retired once every token it signed has expired (the
+ring's maxTokenLifetime and two minutes). Keys retired by now are dropped
+from the file. kube-apiserver serves the discovery documents from the
+signer's keys; for an issuer hosted elsewhere, render them with ksa issuer
+render once the next key is published.`,
 		Example: `  ksa issuer rotate --issuer https://oidc.example.com/cluster-1 \
       --signing-key sa.key --next-key sa-2.key --out site
   # tokens live at most 24h (--service-account-max-token-expiration=24h):
   ksa issuer rotate --issuer https://oidc.example.com/cluster-1 --signing-key sa.key \
-      --next-key sa-2.key --out site --max-token-lifetime 24h -o json`,
+      --next-key sa-2.key --out site --max-token-lifetime 24h -o json
+  # the signers' ring file, rotated in place:
+  ksa issuer rotate --ring /etc/ksa/ring.yaml --ring-out /etc/ksa/ring.yaml --next-key /etc/ksa/sa-2.key`,
 		Args: args(0, 0),
 		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a, cmd) }),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.issuer, "issuer", "", "issuer URL (required)")
-	fl.StringVar(&f.signing, "signing-key", "", "the current signing key file (required)")
+	fl.StringVar(&f.issuer, "issuer", "", "issuer URL (required without --ring)")
+	fl.StringVar(&f.signing, "signing-key", "", "the current signing key file (required without --ring)")
 	fl.StringVar(&f.next, "next-key", "", "private key file to create for the next key (required; never overwritten)")
 	fl.StringArrayVar(&f.keys, "key", nil, "other key files to keep published (repeatable)")
 	fl.StringVar(&f.jwksURI, "jwks-uri", "", "where the key set is hosted (default: issuer + /openid/v1/jwks)")
-	fl.StringVar(&f.out, "out", "", "directory to re-render the documents into (required)")
+	fl.StringVar(&f.out, "out", "", "directory to re-render the documents into (required without --ring)")
+	fl.StringVar(&f.ring, "ring", "", "the ring file of ksa signer serve to rotate (YAML or JSON), in place of --issuer, --signing-key and --out")
+	fl.StringVar(&f.ringOut, "ring-out", "", "where the next ring file goes (with --ring; may be --ring itself)")
+	fl.DurationVar(&f.publishDelay, "publish-delay", time.Minute, "with --ring: how long after now the next key is published, for every signer to read the new ring file first")
 	fl.StringVar(&f.spec.Type, "type", "", "next key type: rsa or ecdsa (default: the current key's)")
 	fl.IntVar(&f.spec.Bits, "bits", 0, "RSA modulus size of the next key (default: the current key's, or 2048 with --type rsa)")
 	fl.StringVar(&f.spec.Curve, "curve", "", "ECDSA curve of the next key (default: the current key's, or P-256 with --type ecdsa)")
-	fl.DurationVar(&f.propagation, "propagation", 24*time.Hour, "how long relying parties may cache the old key set")
+	fl.DurationVar(&f.propagation, "propagation", 24*time.Hour, "how long relying parties may cache the old key set (the next key signs that long after it is published)")
 	fl.DurationVar(&f.lifetime, "max-token-lifetime", 24*time.Hour, "the longest lifetime of a token the old key signed (kube-apiserver's --service-account-max-token-expiration)")
 	addOutputFlag(cmd, &f.format)
-	required(cmd, "issuer", "signing-key", "next-key", "out")
+	required(cmd, "next-key")
 	return cmd
 }
 
 func (f *rotateFlags) run(a *app, cmd *cobra.Command) error {
+	if f.ring != "" {
+		return f.runRing(a, cmd)
+	}
+	var missing []string
+	for _, fl := range []string{"issuer", "signing-key", "out"} {
+		if !cmd.Flags().Changed(fl) {
+			missing = append(missing, fl)
+		}
+	}
+	if len(missing) > 0 {
+		flags := make([]string, len(missing))
+		for i, m := range missing {
+			flags[i] = "--" + m
+		}
+		return usage(fmt.Sprintf("give %s, or --ring for ksa signer serve's ring file (see '%s --help')", joinWords(flags, "and"), cmd.CommandPath()),
+			`required flag(s) "%s" not set`, strings.Join(missing, `", "`))
+	}
+	if f.ringOut != "" {
+		return usage("drop --ring-out, or give --ring", "--ring-out goes with --ring")
+	}
 	if cmd.Flags().Changed("type") {
 		if err := f.spec.checkFlags(cmd); err != nil {
 			return err

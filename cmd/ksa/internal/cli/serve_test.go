@@ -59,7 +59,7 @@ func TestSignerServe(t *testing.T) {
 
 	cancel()
 	require.NoError(t, <-done)
-	assert.Contains(t, stderr.String(), "signing with "+keyFile)
+	assert.Contains(t, stderr.String(), "msg=serving socket="+sock+" kid="+want.KeyID+" alg=ES256")
 }
 
 // TestWebhookServe runs ksa webhook serve with a self-signed certificate:

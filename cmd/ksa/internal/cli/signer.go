@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"slices"
@@ -11,11 +12,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
+	"github.com/ksa-go/ksa/cmd/ksa/internal/ops"
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/extsigner/grpcserver"
-	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/keystore"
+	"github.com/ksa-go/ksa/ksaprom"
 )
 
 // signalContext is canceled on SIGINT or SIGTERM.
@@ -33,11 +38,24 @@ func newSignerCmd(a *app) *cobra.Command {
 
 // signerFlags are the settings of "ksa signer serve".
 type signerFlags struct {
-	socket, primary string
-	previous        []string
-	lifetime        time.Duration
-	allowedUIDs     []string
+	socket, primary, ringFile, opsAddr string
+	previous, previousPublic           []string
+	lifetime                           time.Duration
+	ringInterval, probeInterval        time.Duration
+	allowedUIDs                        []string
+	logFormat, logLevel                string
 }
+
+// Defaults of "ksa signer serve".
+const (
+	// defaultRingInterval is how often the ring file is read for changes.
+	defaultRingInterval = 10 * time.Second
+)
+
+// keyOpener opens the signing keys "ksa signer serve" and "ksa issuer
+// rotate --ring" name, by reference: the one place the command chooses
+// the key stores it links.
+func (a *app) keyOpener() keystore.Opener { return keystore.Files{} }
 
 // defaultAllowedUIDs are the users served when --allowed-uid is not
 // given: the signer's own and root, which kube-apiserver usually runs as.
@@ -67,15 +85,63 @@ func (f *signerFlags) uids() ([]uint32, error) {
 func newSignerServeCmd(a *app) *cobra.Command {
 	f := &signerFlags{}
 	cmd := &cobra.Command{
-		Use:   "serve --socket PATH --key FILE [--previous-key FILE...] [--allowed-uid UID...]",
+		Use:   "serve --socket PATH (--ring FILE | --key FILE [--previous-key FILE...] [--previous-public-key FILE...])",
 		Short: "Run the external JWT signer kube-apiserver signs tokens through",
 		Long: `Serve kube-apiserver's ExternalJWTSigner API (v1 and v1alpha1) on a Unix
-socket, signing with the private key of --key (RSA or ECDSA); every
---previous-key is published for verification only, for the tokens it signed
-before a rotation. kube-apiserver runs with
---service-account-signing-endpoint=PATH in place of its key flags, and
-caps token lifetimes at --max-token-lifetime. Every signature is verified
-before it is returned. Stops on SIGINT or SIGTERM.
+socket. kube-apiserver runs with --service-account-signing-endpoint=PATH in
+place of its key flags, and caps token lifetimes at the signer's longest
+token lifetime. Stops on SIGINT or SIGTERM, letting requests under way
+finish.
+
+Keys, either way:
+
+  --ring FILE    a ring file (YAML or JSON): the keys, and the times at
+                 which each is published, starts signing and is retired.
+                 The signer follows it at the written times, so replicas
+                 reading the same file switch at the same instant and
+                 answer kube-apiserver alike; it reads the file again when
+                 it changes (every --ring-check-interval), and a file it
+                 refuses leaves the last good ring in place (logged, and
+                 ksa_extsigner_ring_reload_failing is 1). ksa issuer
+                 rotate --ring writes the next one.
+  --key FILE     the key that signs; every --previous-key is published too,
+                 for the tokens it signed before a rotation; every
+                 --previous-public-key (the --service-account-key-file of a
+                 kube-apiserver that signed with key files before) is
+                 published for kube-apiserver alone (excluded from
+                 discovery), so that no token issued before the move to
+                 the signer fails.
+
+A ring file:
+
+  maxTokenLifetime: 24h          # also refreshHint (1m), minStaging (2m)
+  keys:
+  - key: /etc/ksa/sa-1.key       # signs from its primary time
+    primary: "2027-01-01T00:00:00Z"
+    retired: "2027-03-02T09:04:01Z"
+  - key: /etc/ksa/sa-2.key       # published at 09:00, signs from 09:02
+    published: "2027-03-01T09:00:00Z"
+    primary: "2027-03-01T09:02:00Z"
+  - publicKeys: /etc/kubernetes/pki/sa.pub   # verify-only
+    publishInDiscovery: false    # the default: for kube-apiserver alone
+
+A schedule that could make a live token fail is refused: two keys
+starting to sign at once, a key signing less than minStaging after it is
+published, a key retired before every token it signed has expired
+(maxTokenLifetime and two minutes after the next key took over), no key
+signing now. Write absolute paths (relative ones are taken from the
+directory the signer runs in).
+
+Every signature of a key that is not a standard-library key read from a
+file (an HSM, a KMS) is verified before it is returned. FetchKeys and
+Metadata never call the key store. The standard gRPC health service
+answers on the socket: SERVING while the key store answered a signature
+within three --probe-interval (a probe signature is made when no Sign
+succeeded in an interval). --ops-addr serves /healthz, /readyz (the same
+readiness) and /metrics (ksa_extsigner_*, see ksa's ksaprom package) over
+HTTP. Logs are structured (--log-format), one line per Sign at debug
+level (per failure at warn or error), each with a request ID that the
+status message kube-apiserver logs for a failed Sign quotes.
 
 Only the users of --allowed-uid are served: the user ID of every
 connection is read from the kernel (SO_PEERCRED) and any other is closed at
@@ -87,7 +153,9 @@ has no file permissions at all, so that without this check any process in
 the node's network namespace, a hostNetwork pod included, could have tokens
 signed by the cluster's key. Peer credentials are read on Linux only.`,
 		Example: `  ksa signer serve --socket /run/ksa/signer.sock --key sa.key
-  ksa signer serve --socket /run/ksa/signer.sock --key sa-2.key --previous-key sa.key --max-token-lifetime 24h
+  ksa signer serve --socket /run/ksa/signer.sock --ring /etc/ksa/ring.yaml --ops-addr 127.0.0.1:9464
+  # moving from key files: the old public key keeps earlier tokens valid
+  ksa signer serve --socket /run/ksa/signer.sock --key sa-2.key --previous-public-key /etc/kubernetes/pki/sa.pub
   # kube-apiserver runs as user 1001:
   ksa signer serve --socket @kube-signer --key sa.key --allowed-uid 1001`,
 		Args: args(0, 0),
@@ -95,68 +163,91 @@ signed by the cluster's key. Peer credentials are read on Linux only.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.socket, "socket", "", "Unix socket path, or @name for a Linux abstract socket (kube-apiserver's --service-account-signing-endpoint; required)")
-	fl.StringVar(&f.primary, "key", "", "PEM private key that signs (required)")
-	fl.StringArrayVar(&f.previous, "previous-key", nil, "PEM key file still published for verification (repeatable)")
-	fl.DurationVar(&f.lifetime, "max-token-lifetime", extsigner.DefaultMaxTokenLifetime, "longest token lifetime kube-apiserver may ask for (it caps every token at it)")
+	fl.StringVar(&f.ringFile, "ring", "", "ring file (YAML or JSON): the keys and their times, read again when it changes")
+	fl.StringVar(&f.primary, "key", "", "PEM private key that signs (without --ring)")
+	fl.StringArrayVar(&f.previous, "previous-key", nil, "PEM key file still published for verification (repeatable; without --ring)")
+	fl.StringArrayVar(&f.previousPublic, "previous-public-key", nil, "PEM public keys kube-apiserver verified tokens with before (its --service-account-key-file), published for it alone (repeatable; without --ring)")
+	fl.DurationVar(&f.lifetime, "max-token-lifetime", extsigner.DefaultMaxTokenLifetime, "longest token lifetime kube-apiserver may ask for (it caps every token at it; without --ring, which says it)")
+	fl.DurationVar(&f.ringInterval, "ring-check-interval", defaultRingInterval, "how often the ring file is read for changes")
+	fl.DurationVar(&f.probeInterval, "probe-interval", grpcserver.DefaultProbeInterval, "how often the key store is checked when no Sign proved it (a probe signature)")
+	fl.StringVar(&f.opsAddr, "ops-addr", "", "serve /healthz, /readyz and /metrics over HTTP on this address (e.g. 127.0.0.1:9464); off by default")
+	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
+	fl.StringVar(&f.logLevel, "log-level", "info", "least level logged: debug (a line per Sign), info, warn or error")
 	fl.StringArrayVar(&f.allowedUIDs, "allowed-uid", defaultAllowedUIDs(), "user ID whose connections are served, on a path or an abstract socket; every other user is refused (repeatable; default: the signer's own UID and 0, root)")
-	required(cmd, "socket", "key")
+	required(cmd, "socket")
 	return cmd
 }
 
-// ring builds the key ring of --key and --previous-key.
-func (f *signerFlags) ring(a *app) (*extsigner.Ring, jwks.Key, error) {
-	signer, err := a.loadSigningKey(f.primary, "--key")
-	if err != nil {
-		return nil, jwks.Key{}, err
+// check refuses contradictory flags.
+func (f *signerFlags) check(cmd *cobra.Command) error {
+	switch {
+	case f.ringFile == "" && f.primary == "":
+		return usage("give --ring FILE (a ring file) or --key FILE (the key that signs)", "no keys to sign with")
+	case f.ringFile != "" && f.primary != "":
+		return usage("give the keys in the ring file, or drop --ring", "--ring and --key both name the keys")
+	case f.ringFile != "" && (len(f.previous) > 0 || len(f.previousPublic) > 0):
+		return usage("list previous keys in the ring file (publicKeys: FILE for public keys)", "--previous-key and --previous-public-key go with --key, not --ring")
+	case f.ringFile != "" && cmd.Flags().Changed("max-token-lifetime"):
+		return usage("set maxTokenLifetime in the ring file", "--max-token-lifetime goes with --key, not --ring")
+	case f.ringInterval <= 0:
+		return usage("give a positive duration, e.g. --ring-check-interval 10s", "--ring-check-interval %v is not positive", f.ringInterval)
 	}
-	if err := forAPIServer(f.primary, signer.Public()); err != nil {
-		return nil, jwks.Key{}, err
+	return nil
+}
+
+// logger makes the command's structured log from --log-format and
+// --log-level.
+func (f *signerFlags) logger(a *app) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return nil, usage("give --log-level debug, info, warn or error", "--log-level %q is not a level", f.logLevel)
 	}
-	k, err := jwks.NewKey(signer)
-	if err != nil {
-		return nil, jwks.Key{}, keyFileError(f.primary, err)
+	opts := &slog.HandlerOptions{Level: level}
+	switch f.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(a.stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(a.stderr, opts)), nil
 	}
-	keys := []extsigner.RingKey{{Key: k, Signer: signer, Role: extsigner.RolePrimary}}
-	for _, p := range f.previous {
-		kf, err := a.loadKeyFile(p, "--previous-key")
-		if err != nil {
-			return nil, jwks.Key{}, err
-		}
-		for _, pk := range kf.Keys {
-			if err := forAPIServer(p, pk.Public); err != nil {
-				return nil, jwks.Key{}, err
-			}
-			keys = append(keys, extsigner.RingKey{Key: pk, Signer: kf.Signer, Role: extsigner.RolePrevious, Since: a.now()})
-		}
-	}
-	ring, err := extsigner.NewRing(extsigner.RingConfig{Keys: keys, MaxTokenLifetime: f.lifetime})
-	if err != nil {
-		return nil, jwks.Key{}, configError(err, flagFor{"RingConfig.MaxTokenLifetime": "--max-token-lifetime",
-			"RingConfig.Keys": "--key or --previous-key"}, "ksa signer serve")
-	}
-	return ring, k, nil
+	return nil, usage("give --log-format text or json", "--log-format %q is not a format", f.logFormat)
 }
 
 func (f *signerFlags) run(a *app, cmd *cobra.Command) error {
+	if err := f.check(cmd); err != nil {
+		return err
+	}
 	uids, err := f.uids()
 	if err != nil {
 		return err
 	}
-	ring, k, err := f.ring(a)
+	log, err := f.logger(a)
 	if err != nil {
 		return err
 	}
-	srv, err := grpcserver.NewServer(grpcserver.Config{Ring: ring})
+	ctx, stop := signalContext(cmd)
+	defer stop()
+	obs := &signerObserver{log: log}
+	src, err := f.keys(ctx, a, obs)
+	if err != nil {
+		return err
+	}
+	ring := src.ring
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if obs.metrics, err = ksaprom.NewSignerMetrics(ksaprom.SignerConfig{Registerer: reg, Ring: ring}); err != nil {
+		return fail(err, bugFix, "registering the signer's metrics")
+	}
+	srv, err := grpcserver.NewServer(grpcserver.Config{Ring: ring, OnRequest: obs.request, ProbeInterval: f.probeInterval, Now: a.now})
 	if err != nil {
 		return fail(err, bugFix, "configuring the signer")
 	}
 	l, err := extsigner.Listen(extsigner.ListenConfig{Address: f.socket, AllowedUIDs: uids,
 		OnRefused: func(uid uint32, err error) {
 			if err != nil {
-				fmt.Fprintf(a.stderr, "refused a connection: %s\n", oneLine(libText(err)))
+				log.Warn("refused a connection: "+oneLine(libText(err)), "error", err)
 				return
 			}
-			fmt.Fprintf(a.stderr, "refused a connection from uid %d (not an --allowed-uid)\n", uid)
+			log.Warn(fmt.Sprintf("refused a connection from uid %d (not an --allowed-uid)", uid), "uid", uid)
 		}})
 	if err != nil {
 		if _, ok := asConfigProblem(err); ok {
@@ -164,15 +255,43 @@ func (f *signerFlags) run(a *app, cmd *cobra.Command) error {
 		}
 		return fail(nil, "choose a --socket path in a writable directory that no live signer uses", "listening on %s: %s", f.socket, libText(err))
 	}
-	ctx, stop := signalContext(cmd)
-	defer stop()
+	var opsAddr string
+	if f.opsAddr != "" {
+		opsSrv, err := ops.Listen(ops.Config{Addr: f.opsAddr, Gatherer: reg, Log: log,
+			Ready: func(context.Context) error { return srv.Ready() }})
+		if err != nil {
+			l.Close()
+			return fail(err, "choose a free --ops-addr, e.g. 127.0.0.1:9464", "listening on --ops-addr %s", f.opsAddr)
+		}
+		go func() {
+			if err := opsSrv.Serve(ctx); err != nil {
+				log.Error("the ops listener stopped", "error", err)
+			}
+		}()
+		opsAddr = opsSrv.Addr()
+	}
+	if src.file != nil {
+		go src.file.watch(ctx, f.ringInterval)
+	}
 	go func() {
 		<-ctx.Done()
 		srv.GracefulStop()
 	}()
-	fmt.Fprintf(a.stderr, "signing with %s (kid %s) on %s for uid %s\n", f.primary, k.KeyID, f.socket, strings.Join(f.allowedUIDs, ", "))
+	primary := ring.Primary()
+	log.Info("serving", "socket", f.socket, "kid", primary.KeyID, "alg", primary.Algorithm, "keys", describeKeys(ring.Keys()),
+		"data_timestamp", ring.KeySet().DataTimestamp, "from", src.from, "uids", strings.Join(f.allowedUIDs, ","), "ops", opsAddr)
 	if err := srv.Serve(l); err != nil && ctx.Err() == nil {
 		return fail(err, "start the signer again; if it fails the same way, choose another --socket", "serving")
 	}
 	return nil
+}
+
+// describeKeys names a ring's keys and roles for a log line:
+// "kid (role), ...".
+func describeKeys(keys []extsigner.RingKey) string {
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k.Key.KeyID + " (" + k.Role.String() + ")"
+	}
+	return strings.Join(parts, ", ")
 }

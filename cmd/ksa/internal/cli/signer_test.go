@@ -72,8 +72,10 @@ func signerMetadata(ctx context.Context, addr string) (*externaljwtv1.MetadataRe
 }
 
 // startSigner runs "ksa signer serve" with args until the test ends and
-// returns once it listens; logs returns what it wrote to standard error.
-func startSigner(t *testing.T, args ...string) (waitLog func(substr string) bool) {
+// returns once it listens, with the line it logged then; waitLog reads its
+// log (standard error) until a line holds substr and returns that line,
+// or "" when the log ends first.
+func startSigner(t *testing.T, args ...string) (waitLog func(substr string) string, started string) {
 	t.Helper()
 	pr, pw := io.Pipe()
 	a := &app{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: pw}
@@ -100,35 +102,36 @@ func startSigner(t *testing.T, args ...string) (waitLog func(substr string) bool
 			}
 		}
 	}()
-	// waitLog reads the signer's log until a line holds substr (true) or
-	// the log ends (false): the line is waited for, not polled.
+	// waitLog reads the signer's log until a line holds substr (that line)
+	// or the log ends (""): the line is waited for, not polled.
 	// A regression that never logs the line fails at the test's deadline
 	// instead of hanging the run.
 	var expired <-chan time.Time
 	if d, ok := t.Deadline(); ok {
 		expired = time.After(time.Until(d) - 10*time.Second)
 	}
-	waitLog = func(substr string) bool {
+	waitLog = func(substr string) string {
 		for {
 			select {
 			case line, ok := <-lines:
 				if !ok {
-					return false
+					return ""
 				}
 				if strings.Contains(line, substr) {
-					return true
+					return line
 				}
 			case <-expired:
-				return false
+				return ""
 			}
 		}
 	}
-	require.True(t, waitLog("signing with "), "the signer did not start")
+	started = waitLog("msg=serving ")
+	require.NotEmpty(t, started, "the signer did not start")
 	t.Cleanup(func() {
 		cancel()
 		assert.NoError(t, <-done)
 	})
-	return waitLog
+	return waitLog, started
 }
 
 // TestSignerServeAllowedUIDs: on a path socket (its mode opened to all)
@@ -179,7 +182,7 @@ func TestSignerServeAllowedUIDs(t *testing.T) {
 			for _, uid := range tc.allowed {
 				args = append(args, "--allowed-uid", uid)
 			}
-			waitLog := startSigner(t, args...)
+			waitLog, _ := startSigner(t, args...)
 			if !tc.abstract {
 				require.NoError(t, os.Chmod(sock, 0o666), "the file mode no longer keeps anyone out")
 			}
@@ -207,7 +210,7 @@ func TestSignerServeAllowedUIDs(t *testing.T) {
 				assert.Equal(t, peerAnswered, code, "uid 65534 is answered: %s", out)
 			} else {
 				assert.Equal(t, peerRefused, code, "uid 65534 is refused: %s", out)
-				assert.True(t, waitLog("refused a connection from uid 65534"), "the refusal is logged")
+				assert.NotEmpty(t, waitLog("refused a connection from uid 65534"), "the refusal is logged")
 			}
 		})
 	}

@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"sigs.k8s.io/yaml"
+
+	"github.com/ksa-go/ksa/extsigner"
+	"github.com/ksa-go/ksa/jwks"
+)
+
+// ringRotation is what "ksa issuer rotate --ring" prints.
+type ringRotation struct {
+	NextKey  keygenResult `json:"next_key"`
+	RingFile string       `json:"ring_file"`
+	Plan     []ringStep   `json:"plan"`
+}
+
+// ringStep is one step the signers take by themselves, at its time.
+type ringStep struct {
+	At     time.Time `json:"at"`
+	Action string    `json:"action"`
+	KeyID  string    `json:"kid"`
+}
+
+// runRing rotates the ring file of ksa signer serve: the next key is
+// generated and added with the times of every step.
+func (f *rotateFlags) runRing(a *app, cmd *cobra.Command) error {
+	for _, fl := range []string{"issuer", "signing-key", "out", "key", "jwks-uri", "max-token-lifetime"} {
+		if cmd.Flags().Changed(fl) {
+			return usage("drop --"+fl+": the ring file holds the keys and their lifetime, and kube-apiserver serves the documents", "--%s does not go with --ring", fl)
+		}
+	}
+	if f.ringOut == "" {
+		return usage("give --ring-out FILE (--ring itself to rotate in place)", "--ring needs --ring-out")
+	}
+	if f.publishDelay < 0 || f.propagation <= 0 {
+		return usage("give --publish-delay of zero or more and a positive --propagation", "--publish-delay %v or --propagation %v is out of range", f.publishDelay, f.propagation)
+	}
+	data, err := readInput(f.ring, nil, extsigner.MaxRingFileBytes)
+	if err != nil {
+		return ringFileReadError(f.ring, err)
+	}
+	ring, err := parseRingFile(data)
+	if err != nil {
+		return ringFileError(f.ring, err)
+	}
+	if err := f.nextSpec(a, cmd, ring); err != nil {
+		return err
+	}
+	nextPath, err := filepath.Abs(f.next)
+	if err != nil {
+		return fail(err, "give another --next-key", "--next-key %s", f.next)
+	}
+	now := a.now().UTC().Truncate(time.Second)
+	published := now.Add(f.publishDelay)
+	next, err := ring.Rotate(extsigner.RotateOptions{Key: nextPath, Published: published, Primary: published.Add(f.propagation), Now: now})
+	if err != nil {
+		fix := "give a --propagation of at least the ring's minStaging"
+		if strings.Contains(err.Error(), "rotation is under way") {
+			fix = "run ksa issuer rotate --ring again once the next key signs"
+		}
+		return fail(nil, fix, "%s cannot be rotated: %s", f.ring, oneLine(libText(err)))
+	}
+	out := next.AppendJSON(nil)
+	if !isJSON(data) {
+		if out, err = yaml.JSONToYAML(out); err != nil {
+			return fail(err, bugFix, "writing the ring file as YAML")
+		}
+	}
+	s, err := f.spec.generate()
+	if err != nil {
+		return err
+	}
+	key, err := jwks.NewKey(s)
+	if err != nil {
+		return fail(err, bugFix, "the generated key")
+	}
+	priv, pub, err := encodeKeyPair(s)
+	if err != nil {
+		return fail(err, bugFix, "encoding the key")
+	}
+	nextPub := publicPath(f.next)
+	replace := replaceNothing
+	if samePath(f.ringOut, f.ring) {
+		replace = replaceForced // the ring file just read: rotated in place
+	}
+	const keyFix = "choose another --next-key, or remove the old file yourself if it is truly unused (keys are never overwritten)"
+	if err := a.writeOutputs(
+		output{path: f.next, data: priv, perm: 0o600, flag: "--next-key", existsFix: keyFix},
+		output{path: nextPub, data: pub, perm: 0o644, flag: "--next-key", existsFix: keyFix},
+		output{path: f.ringOut, data: out, perm: 0o644, flag: "--ring-out", replace: replace,
+			existsFix: "choose another --ring-out, or --ring-out " + f.ring + " to rotate it in place"},
+	); err != nil {
+		return err
+	}
+	res := ringRotation{
+		NextKey:  keygenResult{PrivateKeyFile: f.next, PublicKeyFile: nextPub, Key: keyInfo{KeyID: key.KeyID, Algorithm: key.Algorithm, Type: keyType(key.Public)}},
+		RingFile: f.ringOut,
+	}
+	newKey := next.Keys[len(next.Keys)-1]
+	res.Plan = append(res.Plan,
+		ringStep{At: newKey.Published, Action: "the next key is published", KeyID: key.KeyID},
+		ringStep{At: newKey.Primary, Action: "the next key signs; the key before it stays published", KeyID: key.KeyID})
+	for _, k := range next.Keys[:len(next.Keys)-1] {
+		if retiredNow(ring, k) {
+			res.Plan = append(res.Plan, ringStep{At: k.Retired, Action: "the key before it is retired: every token it signed has expired", KeyID: kidOfEntry(cmd.Context(), a, k)})
+		}
+	}
+	return printData(a.stdout, f.format, res, func(w io.Writer) {
+		fmt.Fprintf(w, "wrote %s and %s: the next key, %s, %s, kid %s\n", f.next, nextPub, res.NextKey.Key.Type, key.Algorithm, key.KeyID)
+		fmt.Fprintf(w, "wrote %s: the signers follow it by themselves (ksa signer serve --ring reads it again within its --ring-check-interval)\n\n", f.ringOut)
+		for i, st := range res.Plan {
+			kid := st.KeyID
+			if kid == "" {
+				kid = "?"
+			}
+			fmt.Fprintf(w, "%d. %s (%s): %s (kid %s)\n", i+1, st.At.Format(time.RFC3339), relTime(st.At, now), st.Action, kid)
+		}
+	})
+}
+
+// nextSpec settles the next key's type: the flags', or like the key that
+// signs last in the ring file (opened to read its public key).
+func (f *rotateFlags) nextSpec(a *app, cmd *cobra.Command, ring *extsigner.RingFile) error {
+	if !cmd.Flags().Changed("type") {
+		last := -1
+		for i, k := range ring.Keys {
+			if k.Key != "" && !k.Primary.IsZero() && (last < 0 || k.Primary.After(ring.Keys[last].Primary)) {
+				last = i
+			}
+		}
+		if last < 0 {
+			return fail(nil, "give a key in the ring file a primary time", "%s names no key that signs", f.ring)
+		}
+		current, err := openSigningKey(cmd.Context(), a.keyOpener(), ring.Keys[last].Key, "--ring")
+		if err != nil {
+			return err
+		}
+		cur := specOf(current)
+		f.spec.Type = cur.Type
+		if !cmd.Flags().Changed("bits") {
+			f.spec.Bits = cur.Bits
+		}
+		if !cmd.Flags().Changed("curve") {
+			f.spec.Curve = cur.Curve
+		}
+	}
+	if err := f.spec.checkFlags(cmd); err != nil {
+		return err
+	}
+	if f.spec.Bits == 0 {
+		f.spec.Bits = 2048
+	}
+	if f.spec.Curve == "" {
+		f.spec.Curve = "P-256"
+	}
+	return nil
+}
+
+// retiredNow reports whether the rotation gave k, an entry of the next
+// ring file, its retirement: it had none in the ring file rotated.
+func retiredNow(ring *extsigner.RingFile, k extsigner.RingFileKey) bool {
+	for _, o := range ring.Keys {
+		if o.Key == k.Key && o.PublicKeys == k.PublicKeys {
+			return o.Retired.IsZero() && !k.Retired.IsZero()
+		}
+	}
+	return false
+}
+
+// kidOfEntry is the key ID of a ring file's entry, for the plan: its kid,
+// or the key's (empty when the key cannot be opened here).
+func kidOfEntry(ctx context.Context, a *app, k extsigner.RingFileKey) string {
+	if k.KeyID != "" {
+		return k.KeyID
+	}
+	s, err := a.keyOpener().Open(ctx, k.Key)
+	if err != nil {
+		return ""
+	}
+	kid, _ := jwks.KeyID(s.Public())
+	return kid
+}

@@ -1,0 +1,230 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"errors"
+	"fmt"
+	"io/fs"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/yaml"
+
+	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/extsigner"
+	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/keystore"
+)
+
+// signerKeys is the ring "ksa signer serve" serves, and where it came
+// from.
+type signerKeys struct {
+	ring *extsigner.Ring
+	// file watches the ring file; nil for a ring of key flags.
+	file *ringWatcher
+	// from names the source in the start line: the ring file, or "flags".
+	from string
+}
+
+// keys builds the ring of the flags: the ring file's, or the one-key ring
+// of --key and the keys published beside it.
+func (f *signerFlags) keys(ctx context.Context, a *app, obs *signerObserver) (*signerKeys, error) {
+	opener := a.keyOpener()
+	if f.ringFile != "" {
+		w := &ringWatcher{path: f.ringFile, opener: opener, obs: obs}
+		data, err := readInput(f.ringFile, nil, extsigner.MaxRingFileBytes)
+		if err != nil {
+			return nil, ringFileReadError(f.ringFile, err)
+		}
+		cfg, err := openRingFile(ctx, data, opener)
+		if err != nil {
+			return nil, ringFileError(f.ringFile, err)
+		}
+		cfg.Now, cfg.OnChange = a.now, obs.change
+		ring, err := extsigner.NewRing(cfg)
+		if err != nil {
+			return nil, ringFileError(f.ringFile, err)
+		}
+		w.ring, w.applied = ring, data
+		return &signerKeys{ring: ring, file: w, from: f.ringFile}, nil
+	}
+	schedule, err := f.flagSchedule(ctx, a, opener)
+	if err != nil {
+		return nil, err
+	}
+	ring, err := extsigner.NewRing(extsigner.RingConfig{Schedule: schedule, MaxTokenLifetime: f.lifetime, Now: a.now, OnChange: obs.change})
+	if err != nil {
+		return nil, configError(err, flagFor{"RingConfig.MaxTokenLifetime": "--max-token-lifetime",
+			"RingConfig.Schedule": "--key, --previous-key or --previous-public-key"}, "ksa signer serve")
+	}
+	return &signerKeys{ring: ring, from: "flags"}, nil
+}
+
+// flagSchedule is the schedule of --key, --previous-key and
+// --previous-public-key: the key signs from the start; the others are
+// published from the start, verify-only (previous public keys excluded
+// from discovery). Its data timestamp is the Unix epoch, the same on every
+// replica started with the same flags.
+func (f *signerFlags) flagSchedule(ctx context.Context, a *app, opener keystore.Opener) ([]extsigner.ScheduledKey, error) {
+	signer, err := openSigningKey(ctx, opener, f.primary, "--key")
+	if err != nil {
+		return nil, err
+	}
+	if err := forAPIServer(f.primary, signer.Public()); err != nil {
+		return nil, err
+	}
+	schedule := []extsigner.ScheduledKey{{Signer: signer, Primary: time.Unix(0, 0)}}
+	add := func(path, flag string, exclude bool) error {
+		kf, err := a.loadKeyFile(path, flag)
+		if err != nil {
+			return err
+		}
+		for _, k := range kf.Keys {
+			if err := forAPIServer(path, k.Public); err != nil {
+				return err
+			}
+			k.ExcludeFromDiscovery = exclude
+			schedule = append(schedule, extsigner.ScheduledKey{Key: k})
+		}
+		return nil
+	}
+	for _, p := range f.previous {
+		if err := add(p, "--previous-key", false); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range f.previousPublic {
+		if err := add(p, "--previous-public-key", true); err != nil {
+			return nil, err
+		}
+	}
+	return schedule, nil
+}
+
+// openSigningKey opens the key ref of flag with opener, explaining a key
+// file that cannot be used.
+func openSigningKey(ctx context.Context, opener keystore.Opener, ref, flag string) (crypto.Signer, error) {
+	s, err := opener.Open(ctx, ref)
+	switch {
+	case err == nil:
+		return s, nil
+	case errors.Is(err, jwks.ErrNoKeys):
+		return nil, fail(nil, "pass the private key file (the one ksa issuer keygen wrote at --out, mode 0600), not the public one", "key file %s holds no private key", ref)
+	case errors.Is(err, keystore.ErrKeyFile), errors.Is(err, fs.ErrNotExist), errors.Is(err, jwks.ErrMalformedPEM), errors.Is(err, jwks.ErrUnsupportedKey):
+		return nil, keyFileError(ref, err)
+	}
+	return nil, fail(err, "check the key given with "+flag, "opening the key of %s", flag)
+}
+
+// ringFileReadError explains a ring file that cannot be read.
+func ringFileReadError(path string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fail(nil, "check the --ring path", "ring file %s does not exist", path)
+	case errors.Is(err, fs.ErrPermission):
+		return fail(nil, "run as a user that can read it", "ring file %s is not readable", path)
+	case errors.Is(err, errTooLarge):
+		return fail(nil, "check the --ring path: a ring file is a few kilobytes", "ring file %s is over the %d-byte limit", path, extsigner.MaxRingFileBytes)
+	}
+	return fail(err, "check the --ring path", "reading ring file %s", path)
+}
+
+// ringFileError explains a ring file the signer cannot start with: its
+// content, or the keys it names.
+func ringFileError(path string, err error) error {
+	var ce *ksa.ConfigError
+	switch {
+	case errors.Is(err, extsigner.ErrInvalidRingFile), errors.As(err, &ce):
+		// A schedule NewRing refuses: the ring file's, in its words.
+		msg := strings.Replace(oneLine(libText(err)), "RingConfig.Schedule ", "the ring file ", 1)
+		return fail(nil, "correct the ring file (its format: ksa signer serve --help)", "%s: %s", path, msg)
+	}
+	return fail(nil, "check the keys the ring file names", "%s: %s", path, oneLine(libText(err)))
+}
+
+// ringWatcher reads a ring file again when it changes and updates the
+// ring with it; a file refused leaves the ring as it was.
+type ringWatcher struct {
+	path   string
+	opener keystore.Opener
+	ring   *extsigner.Ring
+	obs    *signerObserver
+	// applied is the file the ring follows.
+	applied []byte
+	// failing: the last check was refused, with failedMsg. A refusal is
+	// retried at every check (one that depends on the time or on a key
+	// store may pass later) and logged again when its error changes.
+	failing   bool
+	failedMsg string
+}
+
+// openRingFile parses a ring file, YAML or JSON, and opens its keys.
+func openRingFile(ctx context.Context, data []byte, opener keystore.Opener) (extsigner.RingConfig, error) {
+	f, err := parseRingFile(data)
+	if err != nil {
+		return extsigner.RingConfig{}, err
+	}
+	return f.Open(ctx, opener)
+}
+
+// parseRingFile parses a ring file, YAML or JSON.
+func parseRingFile(data []byte) (*extsigner.RingFile, error) {
+	if !isJSON(data) {
+		j, err := yaml.YAMLToJSON(data)
+		if err != nil {
+			return nil, fmt.Errorf("%w: not YAML or JSON: %s", extsigner.ErrInvalidRingFile, oneLine(err.Error()))
+		}
+		data = j
+	}
+	return extsigner.ParseRingFile(data)
+}
+
+// isJSON reports whether data starts, after spaces, with a JSON object.
+func isJSON(data []byte) bool {
+	return bytes.HasPrefix(bytes.TrimLeft(data, " \t\r\n"), []byte("{"))
+}
+
+// check reads the ring file and, when it changed since the ring took it
+// (or was refused before), updates the ring. It reports whether the ring
+// changed.
+func (w *ringWatcher) check(ctx context.Context) (bool, error) {
+	data, err := readInput(w.path, nil, extsigner.MaxRingFileBytes)
+	if err == nil && bytes.Equal(data, w.applied) && !w.failing {
+		return false, nil
+	}
+	if err == nil {
+		var cfg extsigner.RingConfig
+		if cfg, err = openRingFile(ctx, data, w.opener); err == nil {
+			err = w.ring.Update(cfg)
+		}
+	}
+	if err != nil {
+		msg := oneLine(libText(err))
+		if !w.failing || msg != w.failedMsg {
+			w.obs.log.Error("ring file refused: serving the last good ring", "file", w.path, "error", msg)
+		}
+		w.failing, w.failedMsg = true, msg
+		w.obs.reload(err)
+		return false, err
+	}
+	w.applied, w.failing, w.failedMsg = data, false, ""
+	w.obs.log.Info("ring file reloaded", "file", w.path, "primary", w.ring.Primary().KeyID, "keys", describeKeys(w.ring.Keys()))
+	w.obs.reload(nil)
+	return true, nil
+}
+
+// watch checks the ring file every interval until ctx ends.
+func (w *ringWatcher) watch(ctx context.Context, interval time.Duration) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			_, _ = w.check(ctx)
+		}
+	}
+}

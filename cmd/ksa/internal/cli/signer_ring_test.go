@@ -1,0 +1,268 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	externaljwtv1 "k8s.io/externaljwt/apis/v1"
+
+	"github.com/ksa-go/ksa/extsigner"
+	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/keystore"
+	"github.com/ksa-go/ksa/ksaprom"
+)
+
+// testKey is a key file of testdata/keys, by absolute path.
+func testKey(t *testing.T, name string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("..", "..", "testdata", "keys", name))
+	require.NoError(t, err)
+	return p
+}
+
+// kidOfFile is Kubernetes' key ID of the first key of a PEM file.
+func kidOfFile(t *testing.T, path string) string {
+	t.Helper()
+	pubs, err := keystore.LoadPublicKeysFile(path)
+	require.NoError(t, err)
+	kid, err := jwks.KeyID(pubs[0])
+	require.NoError(t, err)
+	return kid
+}
+
+// signerConn connects to the signer at a socket path as kube-apiserver
+// does.
+func signerConn(t *testing.T, sock string) *grpc.ClientConn {
+	t.Helper()
+	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+func fetchKIDs(t *testing.T, c externaljwtv1.ExternalJWTSignerClient) (kids []string, excluded []bool, stamp time.Time) {
+	t.Helper()
+	resp, err := c.FetchKeys(t.Context(), &externaljwtv1.FetchKeysRequest{})
+	require.NoError(t, err)
+	for _, k := range resp.Keys {
+		kids = append(kids, k.KeyId)
+		excluded = append(excluded, k.ExcludeFromOidcDiscovery)
+	}
+	return kids, excluded, resp.DataTimestamp.AsTime()
+}
+
+// signClaims asks for a signature of claims expiring in an hour and
+// returns the kid that signed.
+func signClaims(t *testing.T, c externaljwtv1.ExternalJWTSignerClient) (string, error) {
+	t.Helper()
+	claims := base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf(`{"exp":%d,"sub":"system:serviceaccount:a:b","jti":"j-1"}`, time.Now().Add(time.Hour).Unix())))
+	resp, err := c.Sign(t.Context(), &externaljwtv1.SignJWTRequest{Claims: claims})
+	if err != nil {
+		return "", err
+	}
+	h, err := base64.RawURLEncoding.DecodeString(resp.Header)
+	require.NoError(t, err)
+	m := regexp.MustCompile(`"kid":"([^"]+)"`).FindStringSubmatch(string(h))
+	require.Len(t, m, 2)
+	return m[1], nil
+}
+
+func httpGet(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(body)
+}
+
+// TestSignerServeRingFile: the signer serves a YAML ring file, reloads it
+// when it changes (a key added), keeps the last good ring when the file
+// turns bad (and says so in its log and metrics), and serves health and
+// metrics on --ops-addr.
+func TestSignerServeRingFile(t *testing.T) {
+	dir, err := os.MkdirTemp("", "ksa-ring-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "s.sock")
+	ec, rsa := testKey(t, "ec.key"), testKey(t, "rsa.key")
+	ring := filepath.Join(dir, "ring.yaml")
+	first := fmt.Sprintf("maxTokenLifetime: 1h\nkeys:\n- key: %s\n  primary: \"2026-01-01T00:00:00Z\"\n", ec)
+	require.NoError(t, os.WriteFile(ring, []byte(first), 0o600))
+	waitLog, started := startSigner(t, "--socket", sock, "--ring", ring, "--ring-check-interval", "10ms", "--ops-addr", "127.0.0.1:0")
+	m := regexp.MustCompile(` ops=(\S+)`).FindStringSubmatch(started)
+	require.Len(t, m, 2, started)
+	ops := "http://" + m[1]
+	conn := signerConn(t, sock)
+	client := externaljwtv1.NewExternalJWTSignerClient(conn)
+
+	md, err := client.Metadata(t.Context(), &externaljwtv1.MetadataRequest{})
+	require.NoError(t, err)
+	assert.Equal(t, int64(3600), md.MaxTokenExpirationSeconds, "the ring file's lifetime")
+	kids, _, stamp := fetchKIDs(t, client)
+	assert.Equal(t, []string{kidOfFile(t, ec)}, kids)
+	assert.Equal(t, time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), stamp, "from the ring file")
+	kid, err := signClaims(t, client)
+	require.NoError(t, err)
+	assert.Equal(t, kidOfFile(t, ec), kid)
+
+	// A key added: published, not signing.
+	second := first + fmt.Sprintf("- key: %s\n  published: \"2026-02-01T00:00:00Z\"\n", rsa)
+	require.NoError(t, os.WriteFile(ring, []byte(second), 0o600))
+	require.NotEmpty(t, waitLog("ring file reloaded"))
+	kids, _, stamp = fetchKIDs(t, client)
+	assert.Equal(t, []string{kidOfFile(t, ec), kidOfFile(t, rsa)}, kids)
+	assert.Equal(t, time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), stamp)
+
+	// A bad file: refused, logged, the last good ring stays.
+	require.NoError(t, os.WriteFile(ring, []byte(second+"  retired: \"2026-02-02T00:00:00Z\"\n- publicKeys: /nonexistent\n  pin: 1234\n"), 0o600))
+	line := waitLog("ring file refused")
+	require.NotEmpty(t, line)
+	assert.Contains(t, line, "keys[2].pin: is not a member of a key entry")
+	assert.NotContains(t, line, "1234", "values are not echoed")
+	kids, _, _ = fetchKIDs(t, client)
+	assert.Len(t, kids, 2, "the last good ring")
+	kid, err = signClaims(t, client)
+	require.NoError(t, err)
+	assert.Equal(t, kidOfFile(t, ec), kid)
+
+	// Health (the gRPC health service on the socket, /readyz: a probe
+	// signed at the start) and metrics.
+	hc, err := healthpb.NewHealthClient(conn).Check(t.Context(), &healthpb.HealthCheckRequest{})
+	require.NoError(t, err)
+	assert.Equal(t, healthpb.HealthCheckResponse_SERVING, hc.Status)
+	code, body := httpGet(t, ops+"/healthz")
+	assert.Equal(t, http.StatusOK, code, body)
+	code, body = httpGet(t, ops+"/readyz")
+	assert.Equal(t, http.StatusOK, code, body)
+	code, body = httpGet(t, ops+"/metrics")
+	require.Equal(t, http.StatusOK, code)
+	for _, want := range []string{
+		`ksa_extsigner_ring_reload_failing 1`,
+		`ksa_extsigner_ring_reloads_total 1`,
+		`ksa_extsigner_sign_requests_total{code="OK",kid="` + kidOfFile(t, ec) + `"} 2`,
+		`ksa_extsigner_data_timestamp_seconds 1.769904e+09`,
+		`ksa_extsigner_keys{role="staged"} 1`,
+		`ksa_extsigner_request_duration_seconds_count{code="OK",method="FetchKeys"} 3`,
+		`process_cpu_seconds_total`,
+	} {
+		assert.True(t, strings.Contains(body, want), "/metrics shows %s", want)
+	}
+	assert.Regexp(t, `ksa_extsigner_ring_reload_errors_total [1-9]`, body)
+}
+
+// TestRingWatcherCheck: check applies a changed ring file at once and
+// whole; a file it refuses leaves the ring as it was, is logged once per
+// error (and retried at every check), and counts in the metrics; the
+// file turning good again is applied.
+func TestRingWatcherCheck(t *testing.T) {
+	dir := t.TempDir()
+	ec, rsa := testKey(t, "ec.key"), testKey(t, "rsa.key")
+	path := filepath.Join(dir, "ring.json")
+	write := func(s string) { require.NoError(t, os.WriteFile(path, []byte(s), 0o600)) }
+	good := `{"keys":[{"key":"` + ec + `","primary":"2026-01-01T00:00:00Z"}]}`
+	write(good)
+	var logBuf bytes.Buffer
+	reg := prometheus.NewRegistry()
+	metrics, err := ksaprom.NewSignerMetrics(ksaprom.SignerConfig{Registerer: reg})
+	require.NoError(t, err)
+	obs := &signerObserver{log: slog.New(slog.NewTextHandler(&logBuf, nil)), metrics: metrics}
+	w := &ringWatcher{path: path, opener: keystore.Files{}, obs: obs}
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	cfg, err := openRingFile(t.Context(), data, w.opener)
+	require.NoError(t, err)
+	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
+	cfg.Now = func() time.Time { return now }
+	w.ring, err = extsigner.NewRing(cfg)
+	require.NoError(t, err)
+	w.applied = data
+	check := func() (bool, error) { return w.check(context.Background()) }
+
+	changed, err := check()
+	require.NoError(t, err)
+	assert.False(t, changed, "the same file")
+
+	withRSA := `{"keys":[{"key":"` + ec + `","primary":"2026-01-01T00:00:00Z"},{"key":"` + rsa + `"}]}`
+	write(withRSA)
+	changed, err = check()
+	require.NoError(t, err)
+	assert.True(t, changed)
+	assert.Len(t, w.ring.KeySet().Keys, 2)
+
+	for _, bad := range []struct{ name, file, want string }{
+		{"not YAML or JSON", "keys: [", "not YAML or JSON"},
+		{"the signing key withdrawn", `{"keys":[{"key":"` + rsa + `","primary":"2026-01-01T00:00:00Z"}]}`, "cannot withdraw primary key"},
+		{"a missing key", `{"keys":[{"key":"` + ec + `","primary":"2026-01-01T00:00:00Z"},{"key":"/nonexistent.key"}]}`, "keys[1]: cannot open its key"},
+	} {
+		t.Run(bad.name, func(t *testing.T) {
+			logBuf.Reset()
+			write(bad.file)
+			for range 3 {
+				changed, err := check()
+				require.Error(t, err)
+				assert.False(t, changed)
+			}
+			assert.Len(t, w.ring.KeySet().Keys, 2, "the last good ring")
+			assert.Equal(t, 1, strings.Count(logBuf.String(), "ring file refused"), "logged once: %s", logBuf.String())
+			assert.Contains(t, logBuf.String(), bad.want)
+		})
+	}
+
+	logBuf.Reset()
+	write(withRSA)
+	changed, err = check()
+	require.NoError(t, err)
+	assert.True(t, changed, "back to a good file")
+	assert.Contains(t, logBuf.String(), "ring file reloaded")
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`# HELP ksa_extsigner_ring_reload_errors_total Ring files read again and refused: the last good ring stays.
+# TYPE ksa_extsigner_ring_reload_errors_total counter
+ksa_extsigner_ring_reload_errors_total 9
+# HELP ksa_extsigner_ring_reload_failing 1 while the ring file's last reload was refused and the signer serves the last good ring, else 0.
+# TYPE ksa_extsigner_ring_reload_failing gauge
+ksa_extsigner_ring_reload_failing 0
+# HELP ksa_extsigner_ring_reloads_total Ring files read again and applied.
+# TYPE ksa_extsigner_ring_reloads_total counter
+ksa_extsigner_ring_reloads_total 2
+`), "ksa_extsigner_ring_reload_errors_total", "ksa_extsigner_ring_reload_failing", "ksa_extsigner_ring_reloads_total"))
+}
+
+// TestSignerServePreviousPublicKey: moving from key files, the public key
+// kube-apiserver verified with before is published for it alone
+// (excluded from discovery), beside a previous key published for
+// everyone; the data timestamp is the same on every replica.
+func TestSignerServePreviousPublicKey(t *testing.T) {
+	dir, err := os.MkdirTemp("", "ksa-prev-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	sock := filepath.Join(dir, "s.sock")
+	rsa2, ec, rsaPub := testKey(t, "rsa2.key"), testKey(t, "ec.key"), testKey(t, "rsa.pub")
+	startSigner(t, "--socket", sock, "--key", rsa2, "--previous-key", ec, "--previous-public-key", rsaPub)
+	client := externaljwtv1.NewExternalJWTSignerClient(signerConn(t, sock))
+	kids, excluded, stamp := fetchKIDs(t, client)
+	assert.Equal(t, []string{kidOfFile(t, rsa2), kidOfFile(t, ec), kidOfFile(t, rsaPub)}, kids)
+	assert.Equal(t, []bool{false, false, true}, excluded)
+	assert.Equal(t, time.Unix(0, 0).UTC(), stamp, "no time in the flags: the Unix epoch")
+	kid, err := signClaims(t, client)
+	require.NoError(t, err)
+	assert.Equal(t, kidOfFile(t, rsa2), kid)
+}

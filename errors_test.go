@@ -42,6 +42,7 @@ import (
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/jwxkeys"
 	"github.com/ksa-go/ksa/keystore"
+	"github.com/ksa-go/ksa/keystore/keystoretest"
 	"github.com/ksa-go/ksa/ksaprom"
 	"github.com/ksa-go/ksa/kubeapi"
 	"github.com/ksa-go/ksa/oidc"
@@ -208,6 +209,9 @@ func TestErrorMessages(t *testing.T) {
 	require.NoError(t, err)
 	_, err = pinRef.ReadPIN()
 	add("keystore PIN file", err)
+	// Installed or not, SoftHSM2 cannot put a token under a file.
+	_, err = keystoretest.NewSoftHSM(filepath.Join(writeTemp(t, "not-a-dir", ""), "hsm"))
+	add("keystoretest", err)
 	_, err = jwks.ParsePublicKeysPEM([]byte("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"))
 	add("jwks PEM", err)
 	_, err = jwks.NewRemote(jwks.RemoteConfig{URL: "http://x"})

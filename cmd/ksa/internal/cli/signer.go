@@ -95,8 +95,8 @@ signed by the cluster's key. Peer credentials are read on Linux only.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.socket, "socket", "", "Unix socket path, or @name for a Linux abstract socket (kube-apiserver's --service-account-signing-endpoint; required)")
-	fl.StringVar(&f.primary, "key", "", "PEM private key that signs (required)")
-	fl.StringArrayVar(&f.previous, "previous-key", nil, "PEM key file still published for verification (repeatable)")
+	fl.StringVar(&f.primary, "key", "", "PEM private key file, or key-store URI (pkcs11:, awskms:, cloudkms:, azurekms:), that signs (required)")
+	fl.StringArrayVar(&f.previous, "previous-key", nil, "PEM key file, or key-store URI, still published for verification (repeatable)")
 	fl.DurationVar(&f.lifetime, "max-token-lifetime", extsigner.DefaultMaxTokenLifetime, "longest token lifetime kube-apiserver may ask for (it caps every token at it)")
 	fl.StringArrayVar(&f.allowedUIDs, "allowed-uid", defaultAllowedUIDs(), "user ID whose connections are served, on a path or an abstract socket; every other user is refused (repeatable; default: the signer's own UID and 0, root)")
 	required(cmd, "socket", "key")
@@ -105,7 +105,7 @@ signed by the cluster's key. Peer credentials are read on Linux only.`,
 
 // ring builds the key ring of --key and --previous-key.
 func (f *signerFlags) ring(a *app) (*extsigner.Ring, jwks.Key, error) {
-	signer, err := a.loadSigningKey(f.primary, "--key")
+	signer, err := a.loadSigningKey(context.Background(), f.primary, "--key")
 	if err != nil {
 		return nil, jwks.Key{}, err
 	}
@@ -118,7 +118,7 @@ func (f *signerFlags) ring(a *app) (*extsigner.Ring, jwks.Key, error) {
 	}
 	keys := []extsigner.RingKey{{Key: k, Signer: signer, Role: extsigner.RolePrimary}}
 	for _, p := range f.previous {
-		kf, err := a.loadKeyFile(p, "--previous-key")
+		kf, err := a.loadKeyFile(context.Background(), p, "--previous-key")
 		if err != nil {
 			return nil, jwks.Key{}, err
 		}

@@ -127,6 +127,7 @@ func startSigner(t *testing.T, args ...string) (waitLog func(substr string) bool
 	t.Cleanup(func() {
 		cancel()
 		assert.NoError(t, <-done)
+		assert.NoError(t, a.keys.Close())
 	})
 	return waitLog
 }

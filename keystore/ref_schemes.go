@@ -67,8 +67,12 @@ func (r Ref) checkPKCS11(create bool) error {
 		return r.refError("has an id of no bytes", "write the key's CKA_ID in hex, e.g. id=0a0b")
 	}
 	switch {
-	case create && (!r.has("id") || !r.has("object")):
-		return r.refError("lacks id or object, both of which a new key gets", "add id=HEX (its CKA_ID, e.g. id=0a0b) and object=LABEL (its CKA_LABEL)")
+	case create && !r.has("id") && !r.has("object"):
+		return r.refError("names no key to create", "add id=HEX (its CKA_ID, e.g. id=0a0b) and object=LABEL (its CKA_LABEL)")
+	case create && !r.has("object"):
+		return r.refError("has no object, which a new key needs beside its id", "add object=LABEL (its CKA_LABEL)")
+	case create && !r.has("id"):
+		return r.refError("has no id, which a new key needs beside its object", "add id=HEX (its CKA_ID, e.g. id=0a0b)")
 	case !r.has("id") && !r.has("object"):
 		return r.refError("names no key", "add id=HEX (the key's CKA_ID, e.g. id=0a0b) or object=LABEL (its CKA_LABEL)")
 	}

@@ -196,8 +196,9 @@ func TestParseNewKeyRef(t *testing.T) {
 		})
 	}
 	errs := []refErrorCase{
-		{name: "pkcs11 without object", in: "pkcs11:token=ksa;id=01?pin-source=/p", reason: "lacks id or object", shown: "pkcs11:token=ksa;id=01?pin-source=/p"},
-		{name: "pkcs11 without id", in: "pkcs11:token=ksa;object=sa?pin-source=/p", reason: "lacks id or object", shown: "pkcs11:token=ksa;object=sa?pin-source=/p"},
+		{name: "pkcs11 without object", in: "pkcs11:token=ksa;id=01?pin-source=/p", reason: "has no object", shown: "pkcs11:token=ksa;id=01?pin-source=/p"},
+		{name: "pkcs11 without id", in: "pkcs11:token=ksa;object=sa?pin-source=/p", reason: "has no id", shown: "pkcs11:token=ksa;object=sa?pin-source=/p"},
+		{name: "pkcs11 without either", in: "pkcs11:token=ksa?pin-source=/p", reason: "names no key to create", shown: "pkcs11:token=ksa?pin-source=/p"},
 		{name: "awskms key-id", in: "awskms:key-id=" + awsKey, reason: "names an existing key", shown: "awskms:key-id=" + awsKey},
 		{name: "awskms without a name", in: "awskms:region=eu-west-1", reason: "has no name", shown: "awskms:region=eu-west-1"},
 		{name: "awskms reserved name", in: "awskms:name=aws-sa", reason: "cannot start an alias", shown: "awskms:name=aws-sa"},

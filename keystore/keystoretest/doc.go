@@ -12,8 +12,8 @@
 // return errors matching [ErrNotInstalled].
 //
 //	hsm := keystoretest.StartSoftHSM(t)
-//	require.NoError(t, hsm.Import(key, "0a0b", "sa"))
-//	signer, err := opener.Open(ctx, hsm.Ref("0a0b", "sa"))
+//	err := hsm.Import(key, "0a0b", "sa")
+//	ref := hsm.Ref("0a0b", "sa") // pkcs11:module-path=...;token=ksa;id=0a0b;object=sa?pin-source=...
 //
 // SoftHSM2 reads SOFTHSM2_CONF when its module is first initialized in a
 // process; a PKCS #11 library that keeps the module loaded keeps the token

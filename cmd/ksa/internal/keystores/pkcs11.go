@@ -243,7 +243,7 @@ func (s *localSigner) Sign(rand io.Reader, digest []byte, opts crypto.SignerOpts
 // microseconds, and its calls cannot be abandoned halfway.
 func (s *localSigner) SignContext(ctx context.Context, rand io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
 	if ctx.Err() != nil {
-		return nil, storeError(s.ref, "signing failed", "", ctxError(ctx))
+		return nil, storeError(s.ref, "signing failed", "retry: the caller gave up before the token was asked", ctxError(ctx))
 	}
 	return s.Sign(rand, digest, opts)
 }

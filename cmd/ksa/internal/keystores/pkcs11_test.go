@@ -3,11 +3,14 @@
 package keystores
 
 import (
+	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -143,6 +146,20 @@ func TestPKCS11Refusals(t *testing.T) {
 			storeErr(t, err, keystore.ErrKeyStore, tt.want, hsm.PIN, "00000000")
 		})
 	}
+	t.Run("a caller that gave up", func(t *testing.T) {
+		s := &Stores{}
+		defer s.Close()
+		signer, err := s.Open(t.Context(), hsm.Ref("0a0b", ""))
+		require.NoError(t, err)
+		errGone := errors.New("kube-apiserver gave up")
+		ctx, cancel := context.WithCancelCause(t.Context())
+		cancel(errGone)
+		_, err = signer.(interface {
+			SignContext(context.Context, io.Reader, []byte, crypto.SignerOpts) ([]byte, error)
+		}).SignContext(ctx, rand.Reader, make([]byte, 32), crypto.SHA256)
+		e := storeErr(t, err, keystore.ErrKeyStore, "signing failed")
+		require.ErrorIs(t, e, errGone)
+	})
 	t.Run("the public key is read once", func(t *testing.T) {
 		s := &Stores{}
 		signer, err := s.Open(t.Context(), hsm.Ref("0a0b", ""))

@@ -34,7 +34,7 @@ type keygenResult struct {
 	PrivateKeyFile string `json:"private_key_file,omitempty"`
 	// KeyRef is the complete reference of a key made in a key store.
 	KeyRef        string  `json:"key_ref,omitempty"`
-	PublicKeyFile string  `json:"public_key_file"`
+	PublicKeyFile string  `json:"public_key_file,omitempty"`
 	Key           keyInfo `json:"key"`
 }
 
@@ -402,7 +402,13 @@ signs unless --signing-key names another. The matching kube-apiserver flags
 are printed. Files are written atomically; re-rendering replaces the
 documents an earlier rendering wrote, and nothing else: a file at one of
 those paths that is not such a document, or that holds a private key, is
-left as it is and the command fails.`,
+left as it is and the command fails.
+
+A --key or --signing-key may also name a key in a key store (a pkcs11:,
+awskms:, cloudkms: or azurekms: URI; see ksa issuer keygen): its public key
+is published, and since kube-apiserver cannot read a key store, the command
+prints the "ksa signer serve" command it signs through and the
+--service-account-signing-endpoint flag instead of its key-file flags.`,
 		Example: `  ksa issuer render --issuer https://oidc.example.com/cluster-1 --key sa.key --out site
   # Azure blob hosting; a trailing slash stays part of the issuer:
   ksa issuer render --issuer https://oidcissuer.blob.core.windows.net/cluster-1/ --key sa.key --out site

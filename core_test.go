@@ -13,6 +13,7 @@ import (
 	_ "github.com/ksa-go/ksa/extsigner"
 	_ "github.com/ksa-go/ksa/jwks"
 	_ "github.com/ksa-go/ksa/keystore"
+	_ "github.com/ksa-go/ksa/keystore/keystoretest"
 	_ "github.com/ksa-go/ksa/oidc"
 	_ "github.com/ksa-go/ksa/oidc/oidctest"
 	_ "github.com/ksa-go/ksa/podcert"
@@ -29,6 +30,7 @@ var corePackages = []string{
 	"github.com/ksa-go/ksa",
 	"github.com/ksa-go/ksa/jwks",
 	"github.com/ksa-go/ksa/keystore",
+	"github.com/ksa-go/ksa/keystore/keystoretest",
 	"github.com/ksa-go/ksa/tokens",
 	"github.com/ksa-go/ksa/oidc",
 	"github.com/ksa-go/ksa/oidc/oidctest",

@@ -27,9 +27,13 @@
 //   - jwks: key IDs as Kubernetes derives them, JWK and JWKS built from
 //     public keys only, an audit for any JWKS, strict parsing, public keys
 //     from PEM, and key sources: static, or remote (cached, rate-limited).
-//   - keystore: signing keys by reference: PEM key files as kube-apiserver
-//     reads them (private signing keys, public key files), checked with
-//     jwks' key rules.
+//   - keystore: signing keys by reference: a PEM key file, or a key in an
+//     HSM or KMS named by a pkcs11:, awskms:, cloudkms: or azurekms: URI,
+//     checked before any store is asked and never shown with a secret; the
+//     Opener seam a program opens them through; PEM key files as
+//     kube-apiserver reads them, checked with jwks' key rules.
+//   - keystore/keystoretest: a SoftHSM2 token and a local-kms (AWS KMS) of
+//     a test's own.
 //   - tokens: minting bound service-account tokens byte-identical to
 //     kube-apiserver's, validating them as it does (stricter where it is
 //     lenient) with an optional result cache, and the projected-token file

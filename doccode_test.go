@@ -141,7 +141,7 @@ var docImports = map[string]string{
 	"ksa": "github.com/ksa-go/ksa", "credspec": "github.com/ksa-go/ksa/credspec", "extsigner": "github.com/ksa-go/ksa/extsigner",
 	"signertest": "github.com/ksa-go/ksa/extsigner/signertest", "federation": "github.com/ksa-go/ksa/federation",
 	"entratest": "github.com/ksa-go/ksa/federation/entratest", "golangjwt": "github.com/ksa-go/ksa/golangjwt",
-	"jwks": "github.com/ksa-go/ksa/jwks", "jwxkeys": "github.com/ksa-go/ksa/jwxkeys", "keystore": "github.com/ksa-go/ksa/keystore", "ksaprom": "github.com/ksa-go/ksa/ksaprom",
+	"jwks": "github.com/ksa-go/ksa/jwks", "jwxkeys": "github.com/ksa-go/ksa/jwxkeys", "keystore": "github.com/ksa-go/ksa/keystore", "keystoretest": "github.com/ksa-go/ksa/keystore/keystoretest", "ksaprom": "github.com/ksa-go/ksa/ksaprom",
 	"kubeapi": "github.com/ksa-go/ksa/kubeapi", "oidc": "github.com/ksa-go/ksa/oidc", "oidctest": "github.com/ksa-go/ksa/oidc/oidctest",
 	"podcert": "github.com/ksa-go/ksa/podcert", "tokenreview": "github.com/ksa-go/ksa/tokenreview", "tokens": "github.com/ksa-go/ksa/tokens",
 	"x509sa": "github.com/ksa-go/ksa/x509sa", "grpcserver": "github.com/ksa-go/ksa/extsigner/grpcserver",

@@ -42,6 +42,7 @@ import (
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/jwxkeys"
 	"github.com/ksa-go/ksa/keystore"
+	"github.com/ksa-go/ksa/keystore/keystoretest"
 	"github.com/ksa-go/ksa/ksaprom"
 	"github.com/ksa-go/ksa/kubeapi"
 	"github.com/ksa-go/ksa/oidc"
@@ -196,6 +197,21 @@ func TestErrorMessages(t *testing.T) {
 	add("keystore key file", err)
 	_, err = keystore.LoadSigningKeyFile(writeTemp(t, "sa.key", "-----BEGIN EC PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\n\nAAAA\n-----END EC PRIVATE KEY-----\n"))
 	add("keystore signing key", err)
+	_, err = keystore.ParseRef("pkcs11:token=ksa;id=01?pin-value=1234")
+	add("keystore reference with a PIN", err)
+	_, err = keystore.ParseRef("pkcs12:token=ksa")
+	add("keystore reference with an unknown scheme", err)
+	_, err = keystore.ParseRef("awskms:key-id=alias/sa")
+	add("keystore reference to an alias", err)
+	_, err = keystore.Files{}.Open(ctx, "cloudkms:projects/p/locations/l/keyRings/r/cryptoKeys/k/cryptoKeyVersions/1")
+	add("keystore store not supported", err)
+	pinRef, err := keystore.ParseRef("pkcs11:token=ksa;id=01?pin-source=" + filepath.Join(t.TempDir(), "missing-pin"))
+	require.NoError(t, err)
+	_, err = pinRef.ReadPIN()
+	add("keystore PIN file", err)
+	// Installed or not, SoftHSM2 cannot put a token under a file.
+	_, err = keystoretest.NewSoftHSM(filepath.Join(writeTemp(t, "not-a-dir", ""), "hsm"))
+	add("keystoretest", err)
 	_, err = jwks.ParsePublicKeysPEM([]byte("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"))
 	add("jwks PEM", err)
 	_, err = jwks.NewRemote(jwks.RemoteConfig{URL: "http://x"})

@@ -78,3 +78,29 @@ func ExampleFiles() {
 	fmt.Println(signer.Public().(*ecdsa.PublicKey).Equal(&key.PublicKey))
 	// Output: true
 }
+
+// Parse the key references an operator writes in flags: a file, a key on
+// an HSM. A PIN written into a reference is refused, and never shown.
+func ExampleParseRef() {
+	for _, s := range []string{
+		"/etc/kubernetes/pki/sa.key",
+		"pkcs11:module-path=/usr/lib/softhsm/libsofthsm2.so;token=ksa;id=0a0b;object=sa?pin-source=/run/secrets/pin",
+		"pkcs11:token=ksa;id=0a0b?pin-value=1234",
+	} {
+		ref, err := keystore.ParseRef(s)
+		if err != nil {
+			var re *keystore.RefError
+			fmt.Println(errors.As(err, &re), re.Ref)
+			continue
+		}
+		if ref.Scheme() == keystore.SchemeFile {
+			fmt.Println(ref.Scheme(), ref.Path())
+			continue
+		}
+		fmt.Println(ref.Scheme(), ref.Attr("token"), fmt.Sprintf("%x", ref.ObjectID()))
+	}
+	// Output:
+	// file /etc/kubernetes/pki/sa.key
+	// pkcs11 ksa 0a0b
+	// true pkcs11:token=ksa;id=0a0b?pin-value=REDACTED
+}

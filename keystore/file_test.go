@@ -104,3 +104,21 @@ func TestLoadKeyFileUnreadable(t *testing.T) {
 	_, err = keystore.LoadSigningKeyFile(filepath.Join(t.TempDir(), "missing.pem"))
 	require.ErrorIs(t, err, keystore.ErrKeyFile)
 }
+
+// TestFilesOpen: Files opens PEM files only, and says so of a key-store
+// URI instead of looking for a file of that name.
+func TestFilesOpen(t *testing.T) {
+	path := writeFile(t, "sa.key", testkeys.PEM("k8s-ec.key.pem"))
+	signer, err := keystore.Files{}.Open(t.Context(), path)
+	require.NoError(t, err)
+	assert.True(t, testkeys.K8sEC().PublicKey.Equal(signer.Public()))
+
+	_, err = keystore.Files{}.Open(t.Context(), "pkcs11:token=ksa;id=01?pin-source=/p")
+	require.ErrorIs(t, err, keystore.ErrUnsupportedStore)
+	require.NotErrorIs(t, err, keystore.ErrKeyFile)
+	assert.Contains(t, err.Error(), "pkcs11:token=ksa;id=01?pin-source=/p")
+
+	_, err = keystore.Files{}.Open(t.Context(), "pkcs11:token=ksa;id=01?pin-value=4321")
+	require.ErrorIs(t, err, keystore.ErrInvalidRef)
+	assert.NotContains(t, err.Error(), "4321")
+}

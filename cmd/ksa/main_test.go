@@ -5,6 +5,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"flag"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/ksa-go/ksa/cmd/ksa/internal/cli"
+	"github.com/ksa-go/ksa/keystore/keystoretest"
 	"github.com/ksa-go/ksa/oidc"
 )
 
@@ -46,7 +48,10 @@ func TestScripts(t *testing.T) {
 			}
 			return nil
 		},
+		Condition: keyStoreCondition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"softhsm":    cmdSoftHSM,
+			"localkms":   cmdLocalKMS,
 			"serve":      cmdServe,
 			"cmpdoc":     cmdCmpDoc,
 			"runprinted": cmdRunPrinted,
@@ -66,6 +71,68 @@ func TestScripts(t *testing.T) {
 			},
 		},
 	})
+}
+
+// keyStoreCondition answers [softhsm] and [localkms]: whether the key
+// store is installed, or must be (CI=1: the command then fails saying how
+// to install it, rather than the script skipping).
+func keyStoreCondition(cond string) (bool, error) {
+	ci := os.Getenv("CI") != ""
+	switch cond {
+	case "softhsm":
+		_, err := exec.LookPath("softhsm2-util")
+		return err == nil || ci, nil
+	case "localkms":
+		dir, err := os.MkdirTemp("", "ksa-localkms-probe-")
+		if err != nil {
+			return false, err
+		}
+		defer os.RemoveAll(dir)
+		k, err := keystoretest.NewLocalKMS(dir)
+		if err == nil {
+			k.Close()
+		}
+		return err == nil || ci, nil
+	}
+	return false, fmt.Errorf("unknown condition %q", cond)
+}
+
+// cmdSoftHSM makes a SoftHSM2 token of the script's own:
+//
+//	softhsm VAR
+//
+// sets SOFTHSM2_CONF for the commands that follow, $VAR to the reference
+// of the token without a key (pkcs11:module-path=...;token=ksa), $VAR_PIN
+// to the PIN file and $VAR_MODULE to the module's path.
+func cmdSoftHSM(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: softhsm VAR")
+	}
+	hsm, err := keystoretest.NewSoftHSM(ts.MkAbs("softhsm"))
+	ts.Check(err)
+	ts.Setenv("SOFTHSM2_CONF", hsm.Conf)
+	ts.Setenv(args[0], "pkcs11:module-path="+hsm.Module+";token="+hsm.Token)
+	ts.Setenv(args[0]+"_PIN", hsm.PINFile)
+	ts.Setenv(args[0]+"_MODULE", hsm.Module)
+}
+
+// cmdLocalKMS starts local-kms, as AWS KMS, until the script ends:
+//
+//	localkms
+//
+// and sets the AWS SDK's environment (endpoint, region, credentials) for
+// the commands that follow.
+func cmdLocalKMS(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: localkms")
+	}
+	k, err := keystoretest.NewLocalKMS(ts.MkAbs("localkms"))
+	ts.Check(err)
+	ts.Defer(k.Close)
+	for _, kv := range k.Env() {
+		name, value, _ := strings.Cut(kv, "=")
+		ts.Setenv(name, value)
+	}
 }
 
 // cmdServe hosts a directory over https on loopback, as blob storage

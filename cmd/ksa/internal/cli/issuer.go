@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/keystore"
 	"github.com/ksa-go/ksa/oidc"
 )
 
@@ -29,9 +31,11 @@ type keyInfo struct {
 }
 
 type keygenResult struct {
-	PrivateKeyFile string  `json:"private_key_file"`
-	PublicKeyFile  string  `json:"public_key_file"`
-	Key            keyInfo `json:"key"`
+	PrivateKeyFile string `json:"private_key_file,omitempty"`
+	// KeyRef is the complete reference of a key made in a key store.
+	KeyRef        string  `json:"key_ref,omitempty"`
+	PublicKeyFile string  `json:"public_key_file,omitempty"`
+	Key           keyInfo `json:"key"`
 }
 
 // keygenFlags are the settings of "ksa issuer keygen".
@@ -44,18 +48,31 @@ type keygenFlags struct {
 func newKeygenCmd(a *app) *cobra.Command {
 	f := &keygenFlags{}
 	cmd := &cobra.Command{
-		Use:   "keygen --out FILE",
-		Short: "Generate a service-account signing key pair (PEM, private key mode 0600)",
+		Use:   "keygen --out FILE|URI",
+		Short: "Generate a service-account signing key pair: a PEM file (mode 0600) or a key in an HSM or KMS",
 		Long: `Generate a signing key pair for kube-apiserver's
 --service-account-signing-key-file: the private key (PKCS #8 PEM, mode 0600)
 at --out and its public key (PKIX PEM) beside it (sa.key gives sa.pub).
 Existing files are never overwritten.
 
+--out may instead name a key to create in a key store, which kube-apiserver
+signs through with "ksa signer serve": a PKCS #11 token (pkcs11:, with id
+and object; the PIN from pin-source, a file or env:NAME), AWS KMS (awskms:,
+with name, its description and alias prefix), Google Cloud KMS (cloudkms:,
+the cryptoKey; its next version is made) or Azure Key Vault (azurekms:,
+name and vault). The key never leaves the store: the command prints the
+key's complete reference, to give every other command, and writes the
+public key to --public-out. A key with the same id or object is never
+replaced.
+
 Microsoft Entra ID accepts RS256 tokens only: keep the default RSA key for
 Azure workload identity. ECDSA keys suit AWS, Google and Kubernetes itself.`,
 		Example: `  ksa issuer keygen --out sa.key
   ksa issuer keygen --out sa-2026.key --bits 3072
-  ksa issuer keygen --type ecdsa --curve P-384 --out ec.key -o json`,
+  ksa issuer keygen --type ecdsa --curve P-384 --out ec.key -o json
+  ksa issuer keygen --public-out sa.pub \
+      --out 'pkcs11:module-path=/usr/lib/softhsm/libsofthsm2.so;token=ksa;id=0a01;object=sa-2026?pin-source=/run/secrets/hsm-pin'
+  ksa issuer keygen --out 'awskms:name=cluster-1-sa;region=eu-west-1' --public-out sa.pub`,
 		Args: args(0, 0),
 		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a, cmd) }),
 	}
@@ -63,8 +80,8 @@ Azure workload identity. ECDSA keys suit AWS, Google and Kubernetes itself.`,
 	fl.StringVar(&f.spec.Type, "type", "rsa", "key type: rsa or ecdsa")
 	fl.IntVar(&f.spec.Bits, "bits", 2048, "RSA modulus size, 2048 to 8192")
 	fl.StringVar(&f.spec.Curve, "curve", "P-256", "ECDSA curve: P-256, P-384 or P-521")
-	fl.StringVar(&f.out, "out", "", "private key file to create (required)")
-	fl.StringVar(&f.publicOut, "public-out", "", "public key file to create (default: --out with .key replaced by .pub)")
+	fl.StringVar(&f.out, "out", "", "private key file to create, or the URI of a key to create in a key store (required)")
+	fl.StringVar(&f.publicOut, "public-out", "", "public key file to create (default: --out with .key replaced by .pub; required for a key store)")
 	addOutputFlag(cmd, &f.format)
 	required(cmd, "out")
 	return cmd
@@ -73,6 +90,13 @@ Azure workload identity. ECDSA keys suit AWS, Google and Kubernetes itself.`,
 func (f *keygenFlags) run(a *app, cmd *cobra.Command) error {
 	if err := f.spec.checkFlags(cmd); err != nil {
 		return err
+	}
+	r, err := parseKeyRef(f.out, "--out", true)
+	if err != nil {
+		return err
+	}
+	if r.Scheme() != keystore.SchemeFile {
+		return f.runStore(a, cmd, r)
 	}
 	s, err := f.spec.generate()
 	if err != nil {
@@ -97,6 +121,28 @@ func (f *keygenFlags) run(a *app, cmd *cobra.Command) error {
 	})
 }
 
+// runStore makes the key in a key store and writes its public key.
+func (f *keygenFlags) runStore(a *app, cmd *cobra.Command, r keystore.Ref) error {
+	if f.publicOut == "" {
+		return usage("add --public-out FILE, where the public key goes", "--out %s names a key in a key store, and --public-out is missing", r)
+	}
+	created, err := a.createStoreKey(cmd.Context(), r, f.spec, "--out", f.publicOut)
+	if err != nil {
+		return err
+	}
+	k, err := jwks.NewKey(created.Public)
+	if err != nil {
+		return fail(err, bugFix, "the generated key")
+	}
+	res := keygenResult{KeyRef: created.Ref, PublicKeyFile: f.publicOut,
+		Key: keyInfo{KeyID: k.KeyID, Algorithm: k.Algorithm, Type: keyType(k.Public)}}
+	return printData(a.stdout, f.format, res, func(w io.Writer) {
+		fmt.Fprintf(w, "created the key in the key store, and wrote %s (public)\n", f.publicOut)
+		fmt.Fprintf(w, "key: %s, %s, kid %s\n", res.Key.Type, res.Key.Algorithm, res.Key.KeyID)
+		fmt.Fprintf(w, "reference: %s\n", created.Ref)
+	})
+}
+
 // renderResult is what render and rotate report about the documents.
 type renderResult struct {
 	Issuer             string    `json:"issuer"`
@@ -105,7 +151,26 @@ type renderResult struct {
 	Keys               []keyInfo `json:"keys"`
 	Files              []string  `json:"files"`
 	KubeAPIServerFlags []string  `json:"kube_apiserver_flags"`
-	Warnings           []string  `json:"warnings,omitempty"`
+	// SignerCommand runs the external signer kube-apiserver signs through
+	// when a key is in a key store, which kube-apiserver cannot read.
+	SignerCommand string   `json:"signer_command,omitempty"`
+	Warnings      []string `json:"warnings,omitempty"`
+}
+
+// signerSocket is the socket the printed signer command and
+// kube-apiserver flags use.
+const signerSocket = "/run/ksa/signer.sock"
+
+// signerCommand is the ksa signer serve command that signs with signing
+// and publishes the other keys for verification.
+func signerCommand(signing string, others ...string) string {
+	args := []string{"ksa", "signer", "serve", "--socket", signerSocket, "--key", signing}
+	for _, o := range others {
+		if o != signing {
+			args = append(args, "--previous-key", o)
+		}
+	}
+	return commandLine(args...)
 }
 
 // issuerSetup is the input of a rendering: the issuer, where its key set
@@ -116,6 +181,16 @@ type issuerSetup struct {
 	Files   []*keyFile
 	// Signing is the file of the signing key; nil when none holds a private key.
 	Signing *keyFile
+}
+
+// inStore reports whether a key of the setup is in a key store.
+func (s issuerSetup) inStore() bool {
+	for _, kf := range s.Files {
+		if kf.Store {
+			return true
+		}
+	}
+	return false
 }
 
 // render renders the documents of an issuer setup and writes them under dir.
@@ -158,11 +233,21 @@ func (s issuerSetup) render(a *app, dir string) (*renderResult, error) {
 		return nil, err
 	}
 	res.KubeAPIServerFlags = []string{"--service-account-issuer=" + s.Issuer, "--service-account-jwks-uri=" + jwksURI}
-	if s.Signing != nil {
-		res.KubeAPIServerFlags = append(res.KubeAPIServerFlags, "--service-account-signing-key-file="+s.Signing.Path)
-	}
-	for _, kf := range s.Files {
-		res.KubeAPIServerFlags = append(res.KubeAPIServerFlags, "--service-account-key-file="+kf.Path)
+	if s.inStore() && s.Signing != nil {
+		// kube-apiserver reads key files only: the signer serves them all.
+		var others []string
+		for _, kf := range s.Files {
+			others = append(others, kf.Path)
+		}
+		res.SignerCommand = signerCommand(s.Signing.Path, others...)
+		res.KubeAPIServerFlags = append(res.KubeAPIServerFlags, "--service-account-signing-endpoint="+signerSocket)
+	} else {
+		if s.Signing != nil {
+			res.KubeAPIServerFlags = append(res.KubeAPIServerFlags, "--service-account-signing-key-file="+s.Signing.Path)
+		}
+		for _, kf := range s.Files {
+			res.KubeAPIServerFlags = append(res.KubeAPIServerFlags, "--service-account-key-file="+kf.Path)
+		}
 	}
 	if !rs256 {
 		res.Warnings = append(res.Warnings, "no RS256 key: Microsoft Entra ID accepts RS256 tokens only; add an RSA key (ksa issuer keygen) for Azure workload identity")
@@ -237,6 +322,9 @@ func printRender(w io.Writer, res *renderResult) {
 	}
 	fmt.Fprintf(w, "\nhost the files so that anyone can read, over https:\n  %s  (Content-Type: %s)\n  %s  (Content-Type: %s)\n",
 		res.DiscoveryURL, oidc.DiscoveryContentType, res.JWKSURI, oidc.JWKSContentType)
+	if res.SignerCommand != "" {
+		fmt.Fprintf(w, "\nkube-apiserver cannot read a key store: run the external signer\n  %s\n", res.SignerCommand)
+	}
 	fmt.Fprintln(w, "\nkube-apiserver flags:")
 	for _, fl := range res.KubeAPIServerFlags {
 		fmt.Fprintf(w, "  %s\n", fl)
@@ -258,7 +346,7 @@ func (a *app) loadSetup(issuer, jwksURI string, keyPaths []string, signing strin
 		if p == signing {
 			flag = "--signing-key"
 		}
-		kf, err := a.loadKeyFile(p, flag)
+		kf, err := a.loadKeyFile(context.Background(), p, flag)
 		if err != nil {
 			return s, err
 		}
@@ -314,7 +402,13 @@ signs unless --signing-key names another. The matching kube-apiserver flags
 are printed. Files are written atomically; re-rendering replaces the
 documents an earlier rendering wrote, and nothing else: a file at one of
 those paths that is not such a document, or that holds a private key, is
-left as it is and the command fails.`,
+left as it is and the command fails.
+
+A --key or --signing-key may also name a key in a key store (a pkcs11:,
+awskms:, cloudkms: or azurekms: URI; see ksa issuer keygen): its public key
+is published, and since kube-apiserver cannot read a key store, the command
+prints the "ksa signer serve" command it signs through and the
+--service-account-signing-endpoint flag instead of its key-file flags.`,
 		Example: `  ksa issuer render --issuer https://oidc.example.com/cluster-1 --key sa.key --out site
   # Azure blob hosting; a trailing slash stays part of the issuer:
   ksa issuer render --issuer https://oidcissuer.blob.core.windows.net/cluster-1/ --key sa.key --out site
@@ -325,8 +419,8 @@ left as it is and the command fails.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.issuer, "issuer", "", "issuer URL, exactly as --service-account-issuer and the federated credentials say it (required)")
-	fl.StringArrayVar(&f.keys, "key", nil, "PEM key file to publish (repeatable; required)")
-	fl.StringVar(&f.signing, "signing-key", "", "private key file that signs (default: the first --key holding a private key)")
+	fl.StringArrayVar(&f.keys, "key", nil, "PEM key file to publish, or the URI of a key in a key store (repeatable; required)")
+	fl.StringVar(&f.signing, "signing-key", "", "private key file, or key-store URI, that signs (default: the first --key holding a private key)")
 	fl.StringVar(&f.jwksURI, "jwks-uri", "", "where the key set is hosted (default: issuer + /openid/v1/jwks)")
 	fl.StringVar(&f.out, "out", "", "directory to write the documents into (required)")
 	addOutputFlag(cmd, &f.format)

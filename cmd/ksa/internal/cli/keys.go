@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
@@ -17,26 +18,71 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ksa-go/ksa/cmd/ksa/internal/keystores"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/keystore"
 )
 
-// keyFile is a PEM key file read for publishing or signing.
+// keyFile is a key read for publishing or signing: a PEM key file, or a
+// key in a key store.
 type keyFile struct {
+	// Path is the file's path, or the key's reference (without secrets).
 	Path string
-	// Keys are the public keys in the file, in file order.
+	// Keys are the public keys in the file, in file order; a key store's
+	// one key.
 	Keys []jwks.Key
-	// Signer is the file's private key, if it holds one.
+	// Signer is the file's private key, if it holds one; a key store's
+	// key.
 	Signer crypto.Signer
+	// Store: the key is in a key store, which kube-apiserver cannot read.
+	Store bool
 }
 
 // keyFix is the advice for a key file that cannot be used.
 const keyFix = `pass a PEM key file (RSA 2048 to 8192 bits, or ECDSA P-256, P-384 or P-521), e.g. one that ksa issuer keygen wrote`
 
-// loadKeyFile reads every key in a PEM file, as kube-apiserver reads
-// --service-account-key-file, and its private key if it has one. flag
-// names the flag that gave the path; the file is never written.
-func (a *app) loadKeyFile(path, flag string) (*keyFile, error) {
+// parseKeyRef reads the key reference a flag gave, as a usage error when
+// it is refused.
+func parseKeyRef(ref, flag string, create bool) (keystore.Ref, error) {
+	parse := keystore.ParseRef
+	if create {
+		parse = keystore.ParseNewKeyRef
+	}
+	r, err := parse(ref)
+	if re := (*keystore.RefError)(nil); errors.As(err, &re) {
+		what := flag + " " + re.Reason
+		if re.Ref != "" {
+			what = flag + " " + strconv.Quote(re.Ref) + " " + re.Reason
+		}
+		return r, usage(re.Fix, "%s", what)
+	}
+	if err != nil {
+		return r, fail(err, bugFix, "reading %s", flag)
+	}
+	return r, nil
+}
+
+// loadKeyFile reads every key of a key reference: of a PEM file as
+// kube-apiserver reads --service-account-key-file, and its private key if
+// it has one; of a key store, the key. flag names the flag that gave it;
+// a file is never written.
+func (a *app) loadKeyFile(ctx context.Context, ref, flag string) (*keyFile, error) {
+	r, err := parseKeyRef(ref, flag, false)
+	if err != nil {
+		return nil, err
+	}
+	if r.Scheme() != keystore.SchemeFile {
+		signer, err := a.openStoreKey(ctx, r, flag)
+		if err != nil {
+			return nil, err
+		}
+		k, err := jwks.NewKey(signer)
+		if err != nil {
+			return nil, fail(err, keyFix, "%s %s holds a key ksa cannot publish", flag, r)
+		}
+		return &keyFile{Path: r.String(), Keys: []jwks.Key{k}, Signer: signer, Store: true}, nil
+	}
+	path := r.Path()
 	a.readKey(path, flag)
 	data, err := readInput(path, nil, keystore.MaxPEMFileBytes)
 	if err != nil {
@@ -60,9 +106,18 @@ func (a *app) loadKeyFile(path, flag string) (*keyFile, error) {
 	return kf, nil
 }
 
-// loadSigningKey reads the private key of a PEM file. flag names the flag
-// that gave the path; the file is never written.
-func (a *app) loadSigningKey(path, flag string) (crypto.Signer, error) {
+// loadSigningKey opens the private key of a key reference: a PEM file's,
+// or a key store's key. flag names the flag that gave it; a file is never
+// written.
+func (a *app) loadSigningKey(ctx context.Context, ref, flag string) (crypto.Signer, error) {
+	r, err := parseKeyRef(ref, flag, false)
+	if err != nil {
+		return nil, err
+	}
+	if r.Scheme() != keystore.SchemeFile {
+		return a.openStoreKey(ctx, r, flag)
+	}
+	path := r.Path()
 	a.readKey(path, flag)
 	data, err := readInput(path, nil, keystore.MaxPEMFileBytes)
 	if err != nil {
@@ -76,6 +131,31 @@ func (a *app) loadSigningKey(path, flag string) (crypto.Signer, error) {
 		return nil, keyFileError(path, err)
 	}
 	return s, nil
+}
+
+// openStoreKey opens a key in a key store.
+func (a *app) openStoreKey(ctx context.Context, r keystore.Ref, flag string) (crypto.Signer, error) {
+	s, err := a.keys.Open(ctx, r.String())
+	if err != nil {
+		return nil, keyStoreError(flag, err)
+	}
+	return s, nil
+}
+
+// keyStoreError explains a key store's failure in the flag's words.
+func keyStoreError(flag string, err error) error {
+	var e *keystores.Error
+	if errors.As(err, &e) {
+		what := e.What
+		if e.Detail != "" {
+			what += ": " + e.Detail
+		}
+		return fail(nil, e.Fix, "%s %s: %s", flag, e.Ref, what)
+	}
+	if re := (*keystore.RefError)(nil); errors.As(err, &re) {
+		return usage(re.Fix, "%s %s", flag, re.Reason)
+	}
+	return fail(err, "check the key store and the reference", "%s", flag)
 }
 
 // keyFileError explains why a key file cannot be used.
@@ -129,27 +209,14 @@ func (s keySpec) checkFlags(cmd *cobra.Command) error {
 
 // generate makes a key.
 func (s keySpec) generate() (crypto.Signer, error) {
-	switch strings.ToLower(s.Type) {
-	case "rsa":
-		if s.Bits < jwks.MinRSABits || s.Bits > jwks.MaxRSABits {
-			return nil, usage(fmt.Sprintf("use --bits between %d and %d (2048 or 3072 is usual)", jwks.MinRSABits, jwks.MaxRSABits), "--bits %d is out of range", s.Bits)
-		}
-		return rsa.GenerateKey(rand.Reader, s.Bits)
-	case "ecdsa", "ec":
-		var c elliptic.Curve
-		switch strings.ToUpper(s.Curve) {
-		case "P-256", "P256":
-			c = elliptic.P256()
-		case "P-384", "P384":
-			c = elliptic.P384()
-		case "P-521", "P521":
-			c = elliptic.P521()
-		default:
-			return nil, usage("use --curve P-256, P-384 or P-521", "--curve %q is not supported", s.Curve)
-		}
-		return ecdsa.GenerateKey(c, rand.Reader)
+	ks, err := s.storeSpec()
+	if err != nil {
+		return nil, err
 	}
-	return nil, usage("use --type rsa or --type ecdsa", "--type %q is not supported", s.Type)
+	if ks.RSA {
+		return rsa.GenerateKey(rand.Reader, ks.Bits)
+	}
+	return ecdsa.GenerateKey(ks.Curve, rand.Reader)
 }
 
 // specOf describes an existing key, to generate the next one alike.
@@ -221,4 +288,67 @@ func keyType(pub crypto.PublicKey) string {
 		return "none"
 	}
 	return fmt.Sprintf("%T", pub)
+}
+
+// createStoreKey makes a key of spec in a key store and writes its public
+// key to publicOut, which is checked first: a refused file leaves no key
+// behind. flag names the flag of the reference.
+func (a *app) createStoreKey(ctx context.Context, r keystore.Ref, spec keySpec, flag, publicOut string) (keystores.Created, error) {
+	ks, err := spec.storeSpec()
+	if err != nil {
+		return keystores.Created{}, err
+	}
+	pubFlag := "--public-out"
+	if flag != "--out" {
+		pubFlag = flag
+	}
+	if publicOut != "" {
+		if _, err := a.checkWritable(output{path: publicOut, flag: pubFlag}); err != nil {
+			return keystores.Created{}, err
+		}
+	}
+	created, err := a.keys.Create(ctx, r.String(), ks)
+	if err != nil {
+		return keystores.Created{}, keyStoreError(flag, err)
+	}
+	if publicOut == "" {
+		return created, nil
+	}
+	der, err := x509.MarshalPKIXPublicKey(created.Public)
+	if err != nil {
+		return keystores.Created{}, fail(err, bugFix, "encoding the public key of %s", created.Ref)
+	}
+	pub := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
+	if err := a.writeOutputs(output{path: publicOut, data: pub, perm: 0o644, flag: pubFlag,
+		existsFix: "choose another " + pubFlag + " (files are never overwritten)"}); err != nil {
+		what := err.Error()
+		if e := (*Error)(nil); errors.As(err, &e) {
+			what = e.What
+		}
+		return keystores.Created{}, fail(nil, "the key exists: give its reference to ksa issuer render --key to publish it", "created %s, but %s", created.Ref, what)
+	}
+	return created, nil
+}
+
+// storeSpec is the key spec of a key to make, in a key store or here.
+func (s keySpec) storeSpec() (keystores.KeySpec, error) {
+	signer := keystores.KeySpec{}
+	switch strings.ToLower(s.Type) {
+	case "rsa":
+		if s.Bits < jwks.MinRSABits || s.Bits > jwks.MaxRSABits {
+			return signer, usage(fmt.Sprintf("use --bits between %d and %d (2048 or 3072 is usual)", jwks.MinRSABits, jwks.MaxRSABits), "--bits %d is out of range", s.Bits)
+		}
+		return keystores.KeySpec{RSA: true, Bits: s.Bits}, nil
+	case "ecdsa", "ec":
+		switch strings.ToUpper(s.Curve) {
+		case "P-256", "P256":
+			return keystores.KeySpec{Curve: elliptic.P256()}, nil
+		case "P-384", "P384":
+			return keystores.KeySpec{Curve: elliptic.P384()}, nil
+		case "P-521", "P521":
+			return keystores.KeySpec{Curve: elliptic.P521()}, nil
+		}
+		return signer, usage("use --curve P-256, P-384 or P-521", "--curve %q is not supported", s.Curve)
+	}
+	return signer, usage("use --type rsa or --type ecdsa", "--type %q is not supported", s.Type)
 }

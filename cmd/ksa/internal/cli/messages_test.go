@@ -103,6 +103,14 @@ func TestEveryErrorEndsWithAFix(t *testing.T) {
 		{name: "render: http jwks uri", args: []string{"issuer", "render", "--issuer", "https://x.example", "--jwks-uri", "http://x.example/jwks", "--key", rsaKey, "--out", "site"}, fix: "--jwks-uri"},
 		{name: "webhook: missing certificate", args: []string{"webhook", "serve", "--credspecs", "none.yaml", "--tls-cert-file", "none.crt", "--tls-key-file", "none.key"}, fix: "--credspecs"},
 		{name: "webhook: bad --allow", args: []string{"webhook", "serve", "--credspecs", "none.yaml", "--allow", "x"}, fix: "--allow"},
+		{name: "mint: a PIN in the reference", args: []string{"token", "mint", "--issuer", "https://x.example", "--signing-key", "pkcs11:token=ksa;id=01?pin-value=4321", "--namespace", "prod", "--service-account", "billing", "--uid", "u"}, fix: "pin-source"},
+		{name: "signer: unknown key store", args: []string{"signer", "serve", "--socket", "@ksa-test-msg", "--key", "pkcs12:token=ksa"}, fix: "pkcs11:"},
+		{name: "render: an AWS alias", args: []string{"issuer", "render", "--issuer", "https://x.example", "--key", "awskms:key-id=alias/sa", "--out", "site"}, fix: "key-id="},
+		{name: "podcert: Cloud KMS key without version", args: []string{"podcert", "serve", "--signer-name", "example.com/pods", "--ca-key", "cloudkms:projects/p/locations/l/keyRings/r/cryptoKeys/k", "--ca-cert", ca}, fix: "cryptoKeyVersions"},
+		{name: "keygen: key store without --public-out", args: []string{"issuer", "keygen", "--out", "awskms:name=sa"}, fix: "--public-out"},
+		{name: "keygen: PKCS #11 key without object", args: []string{"issuer", "keygen", "--out", "pkcs11:token=ksa;id=01?pin-source=pin", "--public-out", "sa.pub"}, fix: "object="},
+		{name: "rotate: next key in a key store with an id only", args: []string{"issuer", "rotate", "--issuer", "https://x.example", "--signing-key", rsaKey, "--next-key", "pkcs11:token=ksa;id=01?pin-source=pin", "--out", "site"}, fix: "object="},
+		{name: "csr: PIN file missing", args: []string{"x509", "csr", "--namespace", "shop", "--service-account", "cart", "--key", "pkcs11:token=ksa;id=01?pin-source=/nonexistent/pin"}, fix: "pin-source"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

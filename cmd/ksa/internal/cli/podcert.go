@@ -60,7 +60,7 @@ func (f *podcertFlags) signer(a *app) (*podcert.Signer, crypto.Signer, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	key, err := a.loadSigningKey(f.caKey, "--ca-key")
+	key, err := a.loadSigningKey(context.Background(), f.caKey, "--ca-key")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -175,7 +175,7 @@ line about a request names its namespace, name and uid.
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.signerName, "signer-name", "", "signer name the requests name, e.g. example.com/pods (required)")
-	fl.StringVar(&f.caKey, "ca-key", "", "PEM private key of the issuing CA (RSA or ECDSA; required)")
+	fl.StringVar(&f.caKey, "ca-key", "", "PEM private key file, or key-store URI, of the issuing CA (RSA or ECDSA; required)")
 	fl.StringVar(&f.caCert, "ca-cert", "", "PEM certificate of the issuing CA, then its issuers (required)")
 	fl.StringVar(&f.trustDomain, "trust-domain", podcert.DefaultTrustDomain, "SPIFFE trust domain of the URI SAN")
 	fl.DurationVar(&f.maxLifetime, "max-lifetime", podcert.DefaultMaxLifetime, "longest certificate lifetime: a certificate authenticates as its service account until it expires, after its pod is gone too")

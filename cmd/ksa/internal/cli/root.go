@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ksa-go/ksa/cmd/ksa/internal/keystores"
 )
 
 // app is what every command shares: the streams and the clock.
@@ -25,6 +27,8 @@ type app struct {
 	clock   time.Time
 	// keysRead are the files read as keys: never written.
 	keysRead []keyRead
+	// keys opens keys in key stores; closed when the command ends.
+	keys keystores.Stores
 	// buildInfo reads the build's version; nil means debug.ReadBuildInfo.
 	readBuildInfo func() (*debug.BuildInfo, bool)
 	// podcertClient makes "ksa podcert serve"'s client; nil means
@@ -55,6 +59,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRoot(a)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()
+	_ = a.keys.Close()
 	if err != nil {
 		err = explain(cmd, err)
 		fmt.Fprintln(stderr, "ksa: "+oneLine(err.Error()))

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"crypto"
 	"fmt"
 	"io"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/keystore"
 	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/tokens"
 )
@@ -23,7 +25,10 @@ type rotationStep struct {
 	// Published are the kids of the key set after the step.
 	Published          []string `json:"published"`
 	KubeAPIServerFlags []string `json:"kube_apiserver_flags,omitempty"`
-	Command            string   `json:"command,omitempty"`
+	// SignerCommand restarts the external signer, when a key is in a key
+	// store.
+	SignerCommand string `json:"signer_command,omitempty"`
+	Command       string `json:"command,omitempty"`
 }
 
 type rotateResult struct {
@@ -77,12 +82,20 @@ signing before it retired once every token it signed has expired (the
 ring's maxTokenLifetime and two minutes). Keys retired by now are dropped
 from the file. kube-apiserver serves the discovery documents from the
 signer's keys; for an issuer hosted elsewhere, render them with ksa issuer
-render once the next key is published.`,
+render once the next key is published.
+
+With a key in a key store (--signing-key or --next-key a pkcs11:, awskms:,
+cloudkms: or azurekms: URI; see ksa issuer keygen), kube-apiserver signs
+through "ksa signer serve": each step restarts the signer with the keys it
+signs with and publishes, in place of kube-apiserver's key flags.`,
 		Example: `  ksa issuer rotate --issuer https://oidc.example.com/cluster-1 \
       --signing-key sa.key --next-key sa-2.key --out site
   # tokens live at most 24h (--service-account-max-token-expiration=24h):
   ksa issuer rotate --issuer https://oidc.example.com/cluster-1 --signing-key sa.key \
       --next-key sa-2.key --out site --max-token-lifetime 24h -o json
+  ksa issuer rotate --issuer https://oidc.example.com/cluster-1 --out site \
+      --signing-key 'pkcs11:module-path=/usr/lib/softhsm/libsofthsm2.so;token=ksa;id=0a01;object=sa-2026?pin-source=/run/secrets/hsm-pin' \
+      --next-key 'pkcs11:module-path=/usr/lib/softhsm/libsofthsm2.so;token=ksa;id=0a02;object=sa-2027?pin-source=/run/secrets/hsm-pin'
   # the signers' ring file, rotated in place:
   ksa issuer rotate --ring /etc/ksa/ring.yaml --ring-out /etc/ksa/ring.yaml --next-key /etc/ksa/sa-2.key`,
 		Args: args(0, 0),
@@ -90,8 +103,8 @@ render once the next key is published.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.issuer, "issuer", "", "issuer URL (required without --ring)")
-	fl.StringVar(&f.signing, "signing-key", "", "the current signing key file (required without --ring)")
-	fl.StringVar(&f.next, "next-key", "", "private key file to create for the next key (required; never overwritten)")
+	fl.StringVar(&f.signing, "signing-key", "", "the current signing key: a PEM file or a key-store URI (required without --ring)")
+	fl.StringVar(&f.next, "next-key", "", "private key file, or key-store URI, to create for the next key (required; never overwritten)")
 	fl.StringArrayVar(&f.keys, "key", nil, "other key files to keep published (repeatable)")
 	fl.StringVar(&f.jwksURI, "jwks-uri", "", "where the key set is hosted (default: issuer + /openid/v1/jwks)")
 	fl.StringVar(&f.out, "out", "", "directory to re-render the documents into (required without --ring)")
@@ -134,7 +147,7 @@ func (f *rotateFlags) run(a *app, cmd *cobra.Command) error {
 			return err
 		}
 	}
-	current, err := a.loadSigningKey(f.signing, "--signing-key")
+	current, err := a.loadSigningKey(cmd.Context(), f.signing, "--signing-key")
 	if err != nil {
 		return err
 	}
@@ -183,20 +196,37 @@ func (f *rotateFlags) run(a *app, cmd *cobra.Command) error {
 	if err := a.checkRenderDir(f.out); err != nil {
 		return err
 	}
-	s, err := f.spec.generate()
+	nextRef, err := parseKeyRef(f.next, "--next-key", true)
 	if err != nil {
 		return err
 	}
-	nextPub := publicPath(f.next)
-	if err := a.writeKeyPair(s, f.next, nextPub, "--next-key"); err != nil {
-		return err
+	// next is what names the next key for kube-apiserver or the signer:
+	// its public key file, or its reference in the key store.
+	var next string
+	var nextPublic crypto.PublicKey
+	if nextRef.Scheme() == keystore.SchemeFile {
+		s, err := f.spec.generate()
+		if err != nil {
+			return err
+		}
+		next = publicPath(f.next)
+		if err := a.writeKeyPair(s, f.next, next, "--next-key"); err != nil {
+			return err
+		}
+		nextPublic = s.Public()
+	} else {
+		created, err := a.createStoreKey(cmd.Context(), nextRef, f.spec, "--next-key", "")
+		if err != nil {
+			return err
+		}
+		f.next, next, nextPublic = created.Ref, created.Ref, created.Public
 	}
-	nextKey, err := jwks.NewKey(s)
+	nextKey, err := jwks.NewKey(nextPublic)
 	if err != nil {
 		return fail(err, bugFix, "the generated key")
 	}
 	curKID, _ := jwks.KeyID(current)
-	others := append([]string{nextPub}, f.keys...)
+	others := append([]string{next}, f.keys...)
 	setup, err := a.loadSetup(f.issuer, f.jwksURI, others, f.signing)
 	if err != nil {
 		return err
@@ -234,20 +264,20 @@ func (f *rotateFlags) run(a *app, cmd *cobra.Command) error {
 	}
 	retire = append(retire, "--out", f.out)
 	result := rotateResult{
-		NextKey: keygenResult{PrivateKeyFile: f.next, PublicKeyFile: nextPub,
+		NextKey: keygenResult{PrivateKeyFile: f.next, PublicKeyFile: next,
 			Key: keyInfo{KeyID: nextKey.KeyID, Algorithm: nextKey.Algorithm, Type: keyType(nextKey.Public)}},
 		Render:   res,
 		Duration: secs(int64(retireAt.Sub(now) / time.Second)),
 		Plan: []rotationStep{
 			{At: now, Action: "publish the next key: upload " + f.out + "; add its public key to kube-apiserver and restart it",
 				Signs: curKID, Published: published,
-				KubeAPIServerFlags: append([]string{"--service-account-signing-key-file=" + f.signing}, keyFlags(append([]string{f.signing, nextPub}, f.keys...)...)...)},
+				KubeAPIServerFlags: append([]string{"--service-account-signing-key-file=" + f.signing}, keyFlags(append([]string{f.signing, next}, f.keys...)...)...)},
 			{At: switchAt, Action: "switch signing to the next key: restart kube-apiserver with these flags (the old key stays published)",
 				Signs: nextKey.KeyID, Published: published,
-				KubeAPIServerFlags: append([]string{"--service-account-signing-key-file=" + f.next}, keyFlags(append([]string{nextPub, f.signing}, f.keys...)...)...)},
+				KubeAPIServerFlags: append([]string{"--service-account-signing-key-file=" + f.next}, keyFlags(append([]string{next, f.signing}, f.keys...)...)...)},
 			{At: retireAt, Action: "withdraw the old key: every token it signed has expired; re-render, upload, and restart kube-apiserver with these flags",
 				Signs: nextKey.KeyID, Published: withoutOld,
-				KubeAPIServerFlags: append([]string{"--service-account-signing-key-file=" + f.next}, keyFlags(append([]string{nextPub}, f.keys...)...)...),
+				KubeAPIServerFlags: append([]string{"--service-account-signing-key-file=" + f.next}, keyFlags(append([]string{next}, f.keys...)...)...),
 				Command:            commandLine(retire...)},
 		},
 		Notes: []string{
@@ -255,14 +285,35 @@ func (f *rotateFlags) run(a *app, cmd *cobra.Command) error {
 			"keep " + f.signing + " until step 3, then delete it yourself",
 		},
 	}
+	if setup.inStore() {
+		// kube-apiserver cannot read a key store: each step restarts the
+		// signer it signs through instead.
+		result.NextKey.PrivateKeyFile, result.NextKey.PublicKeyFile, result.NextKey.KeyRef = "", "", next
+		steps := []struct{ action, signer string }{
+			{"publish the next key: upload " + f.out + "; restart the signer with the next key published", signerCommand(f.signing, append([]string{next}, f.keys...)...)},
+			{"switch signing to the next key: restart the signer with it signing (the old key stays published)", signerCommand(next, append([]string{f.signing}, f.keys...)...)},
+			{"withdraw the old key: every token it signed has expired; re-render, upload, and restart the signer without it", signerCommand(next, f.keys...)},
+		}
+		for i, st := range steps {
+			result.Plan[i].Action, result.Plan[i].SignerCommand, result.Plan[i].KubeAPIServerFlags = st.action, st.signer, nil
+		}
+		result.Notes[1] = "keep " + f.signing + " until step 3, then remove it yourself"
+	}
 	return printData(a.stdout, f.format, result, func(w io.Writer) {
-		fmt.Fprintf(w, "wrote %s and %s: the next key, %s, %s, kid %s\n\n", f.next, nextPub, result.NextKey.Key.Type, nextKey.Algorithm, nextKey.KeyID)
+		if result.NextKey.KeyRef != "" {
+			fmt.Fprintf(w, "created the next key in the key store, %s, %s, kid %s:\n  %s\n\n", result.NextKey.Key.Type, nextKey.Algorithm, nextKey.KeyID, next)
+		} else {
+			fmt.Fprintf(w, "wrote %s and %s: the next key, %s, %s, kid %s\n\n", f.next, next, result.NextKey.Key.Type, nextKey.Algorithm, nextKey.KeyID)
+		}
 		printRender(w, res)
 		fmt.Fprintf(w, "\nrotation plan (%s in all):\n", result.Duration)
 		for i, st := range result.Plan {
 			fmt.Fprintf(w, "\n%d. %s (%s)\n   %s\n   signs: %s\n   published: %s\n", i+1, st.At.Format(time.RFC3339), relTime(st.At, now), st.Action, st.Signs, strings.Join(st.Published, ", "))
 			for _, fl := range st.KubeAPIServerFlags {
 				fmt.Fprintf(w, "   %s\n", fl)
+			}
+			if st.SignerCommand != "" {
+				fmt.Fprintf(w, "   signer: %s\n", st.SignerCommand)
 			}
 			if st.Command != "" {
 				fmt.Fprintf(w, "   run: %s\n", st.Command)

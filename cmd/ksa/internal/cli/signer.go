@@ -55,7 +55,7 @@ const (
 // keyOpener opens the signing keys "ksa signer serve" and "ksa issuer
 // rotate --ring" name, by reference: the one place the command chooses
 // the key stores it links.
-func (a *app) keyOpener() keystore.Opener { return keystore.Files{} }
+func (a *app) keyOpener() keystore.Opener { return &a.keys }
 
 // defaultAllowedUIDs are the users served when --allowed-uid is not
 // given: the signer's own and root, which kube-apiserver usually runs as.
@@ -164,8 +164,8 @@ signed by the cluster's key. Peer credentials are read on Linux only.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.socket, "socket", "", "Unix socket path, or @name for a Linux abstract socket (kube-apiserver's --service-account-signing-endpoint; required)")
 	fl.StringVar(&f.ringFile, "ring", "", "ring file (YAML or JSON): the keys and their times, read again when it changes")
-	fl.StringVar(&f.primary, "key", "", "PEM private key that signs (without --ring)")
-	fl.StringArrayVar(&f.previous, "previous-key", nil, "PEM key file still published for verification (repeatable; without --ring)")
+	fl.StringVar(&f.primary, "key", "", "PEM private key file, or key-store URI (pkcs11:, awskms:, cloudkms:, azurekms:), that signs (without --ring)")
+	fl.StringArrayVar(&f.previous, "previous-key", nil, "PEM key file, or key-store URI, still published for verification (repeatable; without --ring)")
 	fl.StringArrayVar(&f.previousPublic, "previous-public-key", nil, "PEM public keys kube-apiserver verified tokens with before (its --service-account-key-file), published for it alone (repeatable; without --ring)")
 	fl.DurationVar(&f.lifetime, "max-token-lifetime", extsigner.DefaultMaxTokenLifetime, "longest token lifetime kube-apiserver may ask for (it caps every token at it; without --ring, which says it)")
 	fl.DurationVar(&f.ringInterval, "ring-check-interval", defaultRingInterval, "how often the ring file is read for changes")

@@ -50,7 +50,7 @@ func (f *signerFlags) keys(ctx context.Context, a *app, obs *signerObserver) (*s
 		w.ring, w.applied = ring, data
 		return &signerKeys{ring: ring, file: w, from: f.ringFile}, nil
 	}
-	schedule, err := f.flagSchedule(ctx, a, opener)
+	schedule, err := f.flagSchedule(ctx, a)
 	if err != nil {
 		return nil, err
 	}
@@ -67,8 +67,8 @@ func (f *signerFlags) keys(ctx context.Context, a *app, obs *signerObserver) (*s
 // published from the start, verify-only (previous public keys excluded
 // from discovery). Its data timestamp is the Unix epoch, the same on every
 // replica started with the same flags.
-func (f *signerFlags) flagSchedule(ctx context.Context, a *app, opener keystore.Opener) ([]extsigner.ScheduledKey, error) {
-	signer, err := openSigningKey(ctx, opener, f.primary, "--key")
+func (f *signerFlags) flagSchedule(ctx context.Context, a *app) ([]extsigner.ScheduledKey, error) {
+	signer, err := a.loadSigningKey(ctx, f.primary, "--key")
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +77,7 @@ func (f *signerFlags) flagSchedule(ctx context.Context, a *app, opener keystore.
 	}
 	schedule := []extsigner.ScheduledKey{{Signer: signer, Primary: time.Unix(0, 0)}}
 	add := func(path, flag string, exclude bool) error {
-		kf, err := a.loadKeyFile(path, flag)
+		kf, err := a.loadKeyFile(ctx, path, flag)
 		if err != nil {
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -87,42 +88,56 @@ func startSigner(t *testing.T, args ...string) (waitLog func(substr string) stri
 		done <- root.ExecuteContext(ctx)
 		pw.Close()
 	}()
-	// Each line the signer logs is sent on lines; the channel closes when
-	// the signer's output ends.
-	lines := make(chan string)
+	// Every line the signer logs is kept, so that its logging never waits
+	// for the test; waitLog reads them in order from where it stopped.
+	var (
+		mu     sync.Mutex
+		cond   = sync.NewCond(&mu)
+		kept   []string
+		ended  bool
+		cursor int
+	)
 	go func() {
-		defer close(lines)
 		sc := bufio.NewScanner(pr)
 		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			case <-ctx.Done():
-				_, _ = io.Copy(io.Discard, pr)
-				return
-			}
+			mu.Lock()
+			kept = append(kept, sc.Text())
+			mu.Unlock()
+			cond.Broadcast()
 		}
+		_, _ = io.Copy(io.Discard, pr)
+		mu.Lock()
+		ended = true
+		mu.Unlock()
+		cond.Broadcast()
 	}()
-	// waitLog reads the signer's log until a line holds substr (that line)
-	// or the log ends (""): the line is waited for, not polled.
 	// A regression that never logs the line fails at the test's deadline
 	// instead of hanging the run.
-	var expired <-chan time.Time
 	if d, ok := t.Deadline(); ok {
-		expired = time.After(time.Until(d) - 10*time.Second)
+		stop := time.AfterFunc(time.Until(d)-10*time.Second, func() {
+			mu.Lock()
+			ended = true
+			mu.Unlock()
+			cond.Broadcast()
+		})
+		t.Cleanup(func() { stop.Stop() })
 	}
+	// waitLog returns the next line holding substr, waiting for it (not
+	// polling), or "" once the log has ended without it.
 	waitLog = func(substr string) string {
+		mu.Lock()
+		defer mu.Unlock()
 		for {
-			select {
-			case line, ok := <-lines:
-				if !ok {
-					return ""
+			for ; cursor < len(kept); cursor++ {
+				if strings.Contains(kept[cursor], substr) {
+					cursor++
+					return kept[cursor-1]
 				}
-				if strings.Contains(line, substr) {
-					return line
-				}
-			case <-expired:
+			}
+			if ended {
 				return ""
 			}
+			cond.Wait()
 		}
 	}
 	started = waitLog("msg=serving ")
@@ -130,6 +145,7 @@ func startSigner(t *testing.T, args ...string) (waitLog func(substr string) stri
 	t.Cleanup(func() {
 		cancel()
 		assert.NoError(t, <-done)
+		assert.NoError(t, a.keys.Close())
 	})
 	return waitLog, started
 }

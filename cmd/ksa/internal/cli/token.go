@@ -422,7 +422,7 @@ tests: anyone with the key can impersonate every service account.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.issuer, "issuer", "", "issuer URL, the tokens' iss (required)")
-	fl.StringVar(&f.keyFile, "signing-key", "", "private key file (required)")
+	fl.StringVar(&f.keyFile, "signing-key", "", "private key file, or the URI of a key in a key store (required)")
 	fl.StringVar(&f.sa.Namespace, "namespace", "", "service account namespace (required)")
 	fl.StringVar(&f.sa.Name, "service-account", "", "service account name (required)")
 	fl.StringVar(&f.sa.UID, "uid", "", "service account UID (required; kubectl get sa NAME -o jsonpath='{.metadata.uid}')")
@@ -456,7 +456,7 @@ func (f *mintFlags) run(a *app, cmd *cobra.Command) error {
 	if err := checkNames(f.sa.Namespace, f.sa.Name, f.pod); err != nil {
 		return err
 	}
-	signer, err := a.loadSigningKey(f.keyFile, "--signing-key")
+	signer, err := a.loadSigningKey(cmd.Context(), f.keyFile, "--signing-key")
 	if err != nil {
 		return err
 	}

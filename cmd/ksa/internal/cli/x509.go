@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"crypto"
 	"crypto/rand"
 	"crypto/x509"
@@ -307,7 +308,7 @@ func (f *csrFlags) run(a *app, cmd *cobra.Command) error {
 	var key crypto.Signer
 	var err error
 	if f.keyFile != "" {
-		if key, err = a.loadSigningKey(f.keyFile, "--key"); err != nil {
+		if key, err = a.loadSigningKey(context.Background(), f.keyFile, "--key"); err != nil {
 			return err
 		}
 	} else {

@@ -1,0 +1,65 @@
+//go:build !ksa_noazurekms
+
+package keystores
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"testing"
+
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ksa-go/ksa/keystore"
+)
+
+// TestAzureKMSWiring: the URIs go.step.sm gets for a Key Vault key carry
+// the key and the identity's settings, never a secret, and its client is
+// made without a network call. Key Vault itself is not reachable here, and
+// go.step.sm's client cannot be pointed elsewhere: the calls are not tested.
+func TestAzureKMSWiring(t *testing.T) {
+	ref, err := keystore.ParseRef("azurekms:name=sa;vault=my-vault;environment=usgov;tenant-id=t-1;client-id=c-1?version=0123abcd&hsm=true")
+	require.NoError(t, err)
+	assert.Equal(t, "azurekms:environment=usgov;client-id=c-1;tenant-id=t-1", azureManagerURI(ref))
+	assert.Equal(t, "azurekms:name=sa;vault=my-vault?version=0123abcd", azureKeyURI(ref))
+	bare, err := keystore.ParseRef("azurekms:name=sa;vault=my-vault")
+	require.NoError(t, err)
+	assert.Empty(t, azureManagerURI(bare))
+
+	s := &Stores{}
+	defer s.Close()
+	km, err := s.azureManager(t.Context(), ref)
+	require.NoError(t, err)
+	require.NoError(t, km.ValidateName(azureKeyURI(ref)))
+	again, err := s.azureManager(t.Context(), ref)
+	require.NoError(t, err)
+	assert.Same(t, km, again, "one client per cloud and identity")
+}
+
+func TestAzureError(t *testing.T) {
+	ref, err := keystore.ParseRef("azurekms:name=sa;vault=my-vault")
+	require.NoError(t, err)
+	tests := []struct {
+		name string
+		err  error
+		want string
+		fix  string
+	}{
+		{name: "missing key", err: &azcore.ResponseError{StatusCode: http.StatusNotFound, ErrorCode: "KeyNotFound"},
+			want: "cannot be opened: vault my-vault has no key sa", fix: "az keyvault key list"},
+		{name: "forbidden", err: &azcore.ResponseError{StatusCode: http.StatusForbidden, ErrorCode: "Forbidden"},
+			want: "cannot be opened: Forbidden", fix: "Key Vault Crypto User"},
+		{name: "deadline", err: context.DeadlineExceeded, want: "Azure Key Vault did not answer", fix: "my-vault.vault.azure.net"},
+		{name: "no credential", err: errors.New("DefaultAzureCredential: failed to acquire a token"), want: "cannot be opened", fix: "AZURE_CLIENT_ID"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := azureError(ref, "cannot be opened", tt.err)
+			storeErr(t, e, keystore.ErrKeyStore, tt.want)
+			assert.Contains(t, e.Fix, tt.fix)
+			require.ErrorIs(t, e, tt.err)
+		})
+	}
+}

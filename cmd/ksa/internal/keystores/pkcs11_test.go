@@ -1,0 +1,172 @@
+//go:build cgo && !ksa_nopkcs11
+
+package keystores
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/keystore"
+	"github.com/ksa-go/ksa/keystore/keystoretest"
+)
+
+// TestPKCS11 creates, imports, opens and signs with keys on a SoftHSM2
+// token, as ksa issuer keygen and the signers do.
+func TestPKCS11(t *testing.T) {
+	hsm := keystoretest.StartSoftHSM(t)
+	imported, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	require.NoError(t, hsm.Import(imported, "0c0d", "sa-imported"))
+	weak, err := rsa.GenerateKey(rand.Reader, 1024)
+	require.NoError(t, err)
+	require.NoError(t, hsm.Import(weak, "0e0f", "weak"))
+
+	s := &Stores{}
+	t.Cleanup(func() { _ = s.Close() })
+	ctx := t.Context()
+
+	ec, err := s.Create(ctx, hsm.Ref("0a0b", "sa-ec"), KeySpec{Curve: elliptic.P256()})
+	require.NoError(t, err)
+	assert.Equal(t, hsm.Ref("0a0b", "sa-ec"), ec.Ref, "the reference as given")
+	assert.Equal(t, elliptic.P256(), ec.Public.(*ecdsa.PublicKey).Curve)
+	rs, err := s.Create(ctx, hsm.Ref("1001", "sa-rsa"), KeySpec{RSA: true, Bits: 2048})
+	require.NoError(t, err)
+	assert.Equal(t, 2048, rs.Public.(*rsa.PublicKey).N.BitLen(), "the size asked, not go.step.sm's 3072")
+	p384, err := s.Create(ctx, hsm.Ref("2002", "sa-p384"), KeySpec{Curve: elliptic.P384()})
+	require.NoError(t, err)
+
+	t.Run("open by id, object or both", func(t *testing.T) {
+		for _, tt := range []struct {
+			ref  string
+			want crypto.PublicKey
+		}{
+			{hsm.Ref("0a0b", ""), ec.Public}, {hsm.Ref("", "sa-ec"), ec.Public}, {hsm.Ref("0a0b", "sa-ec"), ec.Public},
+			{strings.Replace(hsm.Ref("0a0b", ""), "id=0a0b", "id=%0a%0b", 1), ec.Public},
+			{hsm.Ref("1001", ""), rs.Public}, {hsm.Ref("", "sa-p384"), p384.Public},
+			{hsm.Ref("0c0d", "sa-imported"), imported.Public()},
+		} {
+			signer, err := s.Open(ctx, tt.ref)
+			require.NoError(t, err, tt.ref)
+			assert.True(t, tt.want.(interface{ Equal(crypto.PublicKey) bool }).Equal(signer.Public()), tt.ref)
+			verify(t, signer)
+		}
+	})
+	t.Run("PIN from the environment", func(t *testing.T) {
+		t.Setenv("KSA_TEST_HSM_PIN", hsm.PIN)
+		ref := strings.Replace(hsm.Ref("0a0b", ""), "pin-source="+hsm.PINFile, "pin-source=env:KSA_TEST_HSM_PIN", 1)
+		signer, err := s.Open(ctx, ref)
+		require.NoError(t, err)
+		verify(t, signer)
+	})
+	t.Run("8 goroutines sign at once", func(t *testing.T) {
+		signer, err := s.Open(ctx, hsm.Ref("0a0b", "sa-ec"))
+		require.NoError(t, err)
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				for range 50 {
+					verify(t, signer)
+				}
+			})
+		}
+		wg.Wait()
+	})
+	wrongPIN := filepath.Join(t.TempDir(), "wrong-pin")
+	require.NoError(t, os.WriteFile(wrongPIN, []byte("00000000\n"), 0o600))
+	t.Run("wrong PIN after the token was opened", func(t *testing.T) {
+		// The token accepts any PIN once the process is logged in; ksa
+		// refuses a PIN that differs from the first.
+		ref := strings.Replace(hsm.Ref("0a0b", ""), hsm.PINFile, wrongPIN, 1)
+		_, err := s.Open(ctx, ref)
+		storeErr(t, err, keystore.ErrKeyStore, "its PIN differs", hsm.PIN, "00000000")
+	})
+	t.Run("token named another way", func(t *testing.T) {
+		ref := strings.Replace(hsm.Ref("0a0b", ""), "token="+hsm.Token, "slot-id=0", 1)
+		_, err := s.Open(ctx, ref)
+		storeErr(t, err, keystore.ErrKeyStore, "names its token by slot-id, another key of this process a token of the same module by token")
+	})
+	t.Run("missing key", func(t *testing.T) {
+		_, err := s.Open(ctx, hsm.Ref("ffff", "nope"))
+		storeErr(t, err, keystore.ErrKeyStore, `token ksa holds no key pair with id ffff and object "nope"`)
+	})
+	t.Run("key too weak", func(t *testing.T) {
+		_, err := s.Open(ctx, hsm.Ref("0e0f", ""))
+		storeErr(t, err, jwks.ErrUnsupportedKey, "holds a key ksa cannot use")
+	})
+	t.Run("existing id or object", func(t *testing.T) {
+		for _, ref := range []string{hsm.Ref("0a0b", "other"), hsm.Ref("3003", "sa-ec"), hsm.Ref("0a0b", "sa-ec")} {
+			_, err := s.Create(ctx, ref, KeySpec{Curve: elliptic.P256()})
+			storeErr(t, err, keystore.ErrKeyStore, "holds a key with", hsm.PIN)
+		}
+	})
+	t.Run("PIN file missing", func(t *testing.T) {
+		ref := strings.Replace(hsm.Ref("0a0b", ""), hsm.PINFile, filepath.Join(t.TempDir(), "nope"), 1)
+		_, err := s.Open(ctx, ref)
+		e := storeErr(t, err, keystore.ErrKeyStore, "its PIN cannot be read")
+		require.ErrorIs(t, e, os.ErrNotExist)
+	})
+}
+
+// TestPKCS11Refusals: a fresh process (Stores) meets a wrong PIN, a
+// missing token, a missing module; none of the messages shows the PIN.
+func TestPKCS11Refusals(t *testing.T) {
+	hsm := keystoretest.StartSoftHSM(t)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	require.NoError(t, hsm.Import(key, "0a0b", "sa"))
+	wrongPIN := filepath.Join(t.TempDir(), "wrong-pin")
+	require.NoError(t, os.WriteFile(wrongPIN, []byte("00000000\n"), 0o600))
+	tests := []struct {
+		name, ref, want string
+	}{
+		{name: "wrong PIN", ref: strings.Replace(hsm.Ref("0a0b", ""), hsm.PINFile, wrongPIN, 1), want: "the token refused the PIN: CKR_PIN_INCORRECT"},
+		{name: "missing token", ref: strings.Replace(hsm.Ref("0a0b", ""), "token=ksa", "token=nope", 1), want: "has no token with token nope"},
+		{name: "missing module", ref: strings.Replace(hsm.Ref("0a0b", ""), hsm.Module, "/nonexistent/libnope.so", 1), want: "the PKCS #11 module /nonexistent/libnope.so cannot be loaded"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &Stores{}
+			defer s.Close()
+			_, err := s.Open(t.Context(), tt.ref)
+			storeErr(t, err, keystore.ErrKeyStore, tt.want, hsm.PIN, "00000000")
+		})
+	}
+	t.Run("a caller that gave up", func(t *testing.T) {
+		s := &Stores{}
+		defer s.Close()
+		signer, err := s.Open(t.Context(), hsm.Ref("0a0b", ""))
+		require.NoError(t, err)
+		errGone := errors.New("kube-apiserver gave up")
+		ctx, cancel := context.WithCancelCause(t.Context())
+		cancel(errGone)
+		_, err = signer.(interface {
+			SignContext(context.Context, io.Reader, []byte, crypto.SignerOpts) ([]byte, error)
+		}).SignContext(ctx, rand.Reader, make([]byte, 32), crypto.SHA256)
+		e := storeErr(t, err, keystore.ErrKeyStore, "signing failed")
+		require.ErrorIs(t, e, errGone)
+	})
+	t.Run("the public key is read once", func(t *testing.T) {
+		s := &Stores{}
+		signer, err := s.Open(t.Context(), hsm.Ref("0a0b", ""))
+		require.NoError(t, err)
+		require.NoError(t, s.Close())
+		assert.True(t, key.PublicKey.Equal(signer.Public()), "Public answers with the token closed")
+		_, err = signer.Sign(rand.Reader, make([]byte, 32), crypto.SHA256)
+		storeErr(t, err, keystore.ErrKeyStore, "signing failed")
+	})
+}

@@ -1,0 +1,70 @@
+package cmdksa
+
+import (
+	"crypto/x509"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ksa-go/ksa/interop/controlplane"
+	"github.com/ksa-go/ksa/keystore/keystoretest"
+	"github.com/ksa-go/ksa/podcert"
+	"github.com/ksa-go/ksa/x509sa"
+)
+
+// TestPodCertificateSignerHSM runs "ksa podcert serve" with its CA key on
+// a PKCS #11 token (SoftHSM2), named by --ca-key's reference: a request is
+// issued, kube-apiserver accepts the status, and the certificate
+// authenticates to kube-apiserver as the pod's service account.
+func TestPodCertificateSignerHSM(t *testing.T) {
+	eachVersion(t, func(t *testing.T, version, bin, work string) {
+		hsm := keystoretest.StartSoftHSM(t)
+		caCert, caKey := podCA(t)
+		require.NoError(t, hsm.Import(caKey, "ca01", "pods-ca"))
+		writePEM(t, filepath.Join(work, "ca.crt"), "CERTIFICATE", caCert.Raw)
+
+		v1 := !strings.HasPrefix(version, "v1.36.")
+		cfg := controlplane.Config{
+			Version:                version,
+			ClientCAs:              []*x509.Certificate{caCert},
+			EnableAdmissionPlugins: []string{"NodeRestriction"},
+		}
+		if !v1 {
+			cfg.FeatureGates = map[string]bool{"PodCertificateRequest": true, "ClusterTrustBundle": true}
+			cfg.RuntimeConfig = map[string]string{"certificates.k8s.io/v1beta1": "true"}
+		}
+		cp := controlplane.StartForTest(t, cfg)
+		pcrs := pcrAPI{cs: cp.Clientset(), v1: v1}
+
+		signerNS := cp.Namespace(t)
+		rbac, code := ksa(t, bin, work, "podcert", "rbac", "--signer-name", podSigner, "--namespace", signerNS, "--service-account", "podcert-signer", "--no-namespace")
+		require.Equal(t, 0, code)
+		applyRBAC(t, cp.Clientset(), rbac)
+		kubeconfig := saKubeconfig(t, cp, signerNS, "podcert-signer", work)
+		stopSigner := startSigner(t, bin, work, "serve", "--signer-name", podSigner, "--ca-key", hsm.Ref("ca01", ""), "--ca-cert", "ca.crt",
+			"--kubeconfig", kubeconfig)
+
+		node := newNode(t, cp)
+		ns := cp.Namespace(t)
+		cart := newPod(t, cp, ns, "cart", node)
+		cartKey := newKey(t)
+		name := pcrs.create(t, node, cart, stubCSR(t, cartKey, ""), nil)
+		st := pcrs.wait(t, ns, name)
+		require.Equal(t, podcert.Issued, st.Outcome(), "%+v", st.Conditions)
+		leaf := firstCert(t, st.CertificateChain)
+		require.NoError(t, leaf.CheckSignatureFrom(caCert), "signed by the CA key on the token")
+
+		dec, err := x509sa.DecodeCertificate(leaf)
+		require.NoError(t, err)
+		got := whoAmICert(t, cp, st.CertificateChain, cartKey)
+		assert.Equal(t, "system:serviceaccount:"+ns+":cart", got.Username)
+		assert.Equal(t, dec.UserInfo().UID, got.UID)
+
+		out := lastLines(stopSigner(), 3)
+		assert.Contains(t, out, "stopped: 1 issued, 0 denied, 0 failed")
+		assert.NotContains(t, out, hsm.PIN)
+	})
+}

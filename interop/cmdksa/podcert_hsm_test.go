@@ -44,7 +44,7 @@ func TestPodCertificateSignerHSM(t *testing.T) {
 		require.Equal(t, 0, code)
 		applyRBAC(t, cp.Clientset(), rbac)
 		kubeconfig := saKubeconfig(t, cp, signerNS, "podcert-signer", work)
-		stopSigner := startSigner(t, bin, work, "serve", "--signer-name", podSigner, "--ca-key", hsm.Ref("ca01", ""), "--ca-cert", "ca.crt",
+		stopSigner, _ := startSigner(t, bin, work, "serve", "--signer-name", podSigner, "--ca-key", hsm.Ref("ca01", ""), "--ca-cert", "ca.crt",
 			"--kubeconfig", kubeconfig)
 
 		node := newNode(t, cp)

@@ -85,6 +85,16 @@ func signClaims(t *testing.T, c externaljwtv1.ExternalJWTSignerClient) (string, 
 	return m[1], nil
 }
 
+// replaceFile replaces path with content in one rename, as a ConfigMap
+// update or an editor does: the signer polling the file never reads it
+// half written.
+func replaceFile(t *testing.T, path, content string) {
+	t.Helper()
+	tmp := path + ".new"
+	require.NoError(t, os.WriteFile(tmp, []byte(content), 0o600))
+	require.NoError(t, os.Rename(tmp, path))
+}
+
 func httpGet(t *testing.T, url string) (int, string) {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -127,14 +137,14 @@ func TestSignerServeRingFile(t *testing.T) {
 
 	// A key added: published, not signing.
 	second := first + fmt.Sprintf("- key: %s\n  published: \"2026-02-01T00:00:00Z\"\n", rsa)
-	require.NoError(t, os.WriteFile(ring, []byte(second), 0o600))
+	replaceFile(t, ring, second)
 	require.NotEmpty(t, waitLog("ring file reloaded"))
 	kids, _, stamp = fetchKIDs(t, client)
 	assert.Equal(t, []string{kidOfFile(t, ec), kidOfFile(t, rsa)}, kids)
 	assert.Equal(t, time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), stamp)
 
 	// A bad file: refused, logged, the last good ring stays.
-	require.NoError(t, os.WriteFile(ring, []byte(second+"  retired: \"2026-02-02T00:00:00Z\"\n- publicKeys: /nonexistent\n  pin: 1234\n"), 0o600))
+	replaceFile(t, ring, second+"  retired: \"2026-02-02T00:00:00Z\"\n- publicKeys: /nonexistent\n  pin: 1234\n")
 	line := waitLog("ring file refused")
 	require.NotEmpty(t, line)
 	assert.Contains(t, line, "keys[2].pin: is not a member of a key entry")

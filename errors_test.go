@@ -7,9 +7,11 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -517,6 +519,26 @@ func TestErrorMessages(t *testing.T) {
 	add("podcert bundle file too large", err)
 	_, err = podcert.NewPeers(podcert.PeerConfig{TrustBundle: []byte("junk")})
 	add("podcert peers config", err)
+	_, err = podcert.NewPeers(podcert.PeerConfig{TrustBundle: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte{1}})})
+	add("podcert peers trust bundle certificate", err)
+	_, err = podcert.ParseTrustBundle(make([]byte, podcert.MaxTrustBundleSize+1))
+	add("podcert trust bundle too large", err)
+	_, err = podcert.NewTrustFile(podcert.TrustFileConfig{})
+	add("podcert trust file config", err)
+	_, err = podcert.NewTrustFile(podcert.TrustFileConfig{Path: filepath.Join(t.TempDir(), "missing.pem")})
+	add("podcert trust file missing", err)
+	_, err = podcert.NewTrustFile(podcert.TrustFileConfig{Path: writeTemp(t, "ca.pem", "junk")})
+	add("podcert trust file junk", err)
+	bigTrust := filepath.Join(t.TempDir(), "ca.pem")
+	require.NoError(t, os.WriteFile(bigTrust, make([]byte, podcert.MaxTrustBundleSize+1), 0o600))
+	_, err = podcert.NewTrustFile(podcert.TrustFileConfig{Path: bigTrust})
+	add("podcert trust file too large", err)
+	peers, err := podcert.NewPeers(podcert.PeerConfig{TrustBundle: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caCertFor(t, key, now).Raw})})
+	require.NoError(t, err)
+	_, err = peers.Identity(&tls.ConnectionState{})
+	add("podcert identity unverified", err)
+	_, err = peers.Identity(&tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{caCertFor(t, key, now)}}})
+	add("podcert identity other root", err)
 	_, _, err = podcert.SelfSigned(podcert.SelfSignedConfig{Hosts: []string{"*.x"}})
 	add("podcert self-signed config", err)
 

@@ -49,6 +49,7 @@ import (
 	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/oidc/oidctest"
 	"github.com/ksa-go/ksa/podcert"
+	"github.com/ksa-go/ksa/podcert/podcerttest"
 	"github.com/ksa-go/ksa/tokenreview"
 	"github.com/ksa-go/ksa/tokens"
 	"github.com/ksa-go/ksa/x509sa"
@@ -533,6 +534,17 @@ func TestErrorMessages(t *testing.T) {
 	require.NoError(t, os.WriteFile(bigTrust, make([]byte, podcert.MaxTrustBundleSize+1), 0o600))
 	_, err = podcert.NewTrustFile(podcert.TrustFileConfig{Path: bigTrust})
 	add("podcert trust file too large", err)
+	_, err = podcerttest.NewSigner(podcerttest.Config{Lifetime: time.Minute})
+	add("podcerttest config", err)
+	testCA, err := podcerttest.NewSigner(podcerttest.Config{})
+	require.NoError(t, err)
+	_, err = testCA.Issue(podcerttest.Pod{Name: "cart-0", ServiceAccount: "cart"})
+	add("podcerttest not issued", err)
+	_, err = podcerttest.NewMount(filepath.Join(t.TempDir(), "missing"))
+	add("podcerttest mount", err)
+	mount, err := podcerttest.NewMount(t.TempDir())
+	require.NoError(t, err)
+	add("podcerttest write", mount.Write(map[string][]byte{".hidden": nil}))
 	peers, err := podcert.NewPeers(podcert.PeerConfig{TrustBundle: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caCertFor(t, key, now).Raw})})
 	require.NoError(t, err)
 	_, err = peers.Identity(&tls.ConnectionState{})

@@ -50,6 +50,7 @@ import (
 	"github.com/ksa-go/ksa/oidc/oidctest"
 	"github.com/ksa-go/ksa/podcert"
 	"github.com/ksa-go/ksa/podcert/podcerttest"
+	"github.com/ksa-go/ksa/podcert/workloadapi"
 	"github.com/ksa-go/ksa/tokenreview"
 	"github.com/ksa-go/ksa/tokens"
 	"github.com/ksa-go/ksa/x509sa"
@@ -545,6 +546,23 @@ func TestErrorMessages(t *testing.T) {
 	mount, err := podcerttest.NewMount(t.TempDir())
 	require.NoError(t, err)
 	add("podcerttest write", mount.Write(map[string][]byte{".hidden": nil}))
+	_, err = workloadapi.NewServer(workloadapi.Config{Credential: podcert.SourceConfig{BundlePath: "b"}})
+	add("workloadapi config", err)
+	_, err = workloadapi.SocketPath("tcp://127.0.0.1:1")
+	add("workloadapi address", err)
+	_, err = workloadapi.Listen(workloadapi.ListenConfig{Address: writeTemp(t, "api.sock", "")})
+	add("workloadapi listen not a socket", err)
+	var wlErrs []error
+	emptyDir := t.TempDir()
+	wl, err := workloadapi.NewServer(workloadapi.Config{Credential: podcert.SourceConfig{BundlePath: filepath.Join(emptyDir, "credentialbundle.pem")},
+		TrustBundles: []workloadapi.TrustBundle{{TrustDomain: "cluster.local", Path: filepath.Join(emptyDir, "ca.pem")}},
+		OnError:      func(err error) { wlErrs = append(wlErrs, err) }})
+	require.NoError(t, err)
+	add("workloadapi not ready", wl.Ready())
+	add("workloadapi update", wl.Update())
+	for i, err := range wlErrs {
+		add(fmt.Sprintf("workloadapi reported %d", i), err)
+	}
 	peers, err := podcert.NewPeers(podcert.PeerConfig{TrustBundle: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caCertFor(t, key, now).Raw})})
 	require.NoError(t, err)
 	_, err = peers.Identity(&tls.ConnectionState{})

@@ -39,6 +39,7 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       *update,
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
+			env.Values[kubeletKey{}] = &kubeletSigner{}
 			for _, dir := range []string{"keys", "x509"} {
 				if err := copyDir(filepath.Join("testdata", dir), filepath.Join(env.WorkDir, dir)); err != nil {
 					return err
@@ -48,6 +49,8 @@ func TestScripts(t *testing.T) {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"serve":      cmdServe,
+			"kubelet":    cmdKubelet,
+			"svid":       cmdSVID,
 			"cmpdoc":     cmdCmpDoc,
 			"runprinted": cmdRunPrinted,
 			"example":    cmdExample,

@@ -1,6 +1,7 @@
 package workloadapi
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"strconv"
@@ -106,7 +107,7 @@ func (c *Config) check() error {
 	for i, b := range c.TrustBundles {
 		field := "TrustBundles[" + strconv.Itoa(i) + "]"
 		if err := x509sa.CheckTrustDomain(b.TrustDomain); err != nil {
-			return configError(field+".TrustDomain", "is invalid", err)
+			return configError(field+".TrustDomain", "is not a SPIFFE trust domain", err)
 		}
 		if seen[b.TrustDomain] {
 			return configError(field+".TrustDomain", "names "+b.TrustDomain+" a second time (one bundle per trust domain)", nil)
@@ -122,10 +123,14 @@ func (c *Config) check() error {
 	if c.CredentialFolder != "" {
 		st, err := os.Stat(c.CredentialFolder)
 		if err == nil && !st.IsDir() {
-			return configError("CredentialFolder", "is not a directory", nil)
+			return configError("CredentialFolder", c.CredentialFolder+" is not a directory", nil)
+		}
+		var pathErr *fs.PathError
+		if errors.As(err, &pathErr) {
+			err = pathErr.Err
 		}
 		if err != nil {
-			return configError("CredentialFolder", "cannot be used", err)
+			return configError("CredentialFolder", c.CredentialFolder+" cannot be used", err)
 		}
 	}
 	if c.CredentialFileMode == 0 {

@@ -88,6 +88,10 @@ func Listen(cfg ListenConfig) (net.Listener, error) {
 	case errors.Is(err, unixsock.ErrInUse):
 		return nil, &ksa.ConfigError{Field: "workloadapi.ListenConfig.Address", Reason: path + " is in use by a live server", Err: syscall.EADDRINUSE}
 	case err != nil:
+		var opErr *net.OpError
+		if errors.As(err, &opErr) {
+			err = opErr.Err // without the path again
+		}
 		return nil, wrap(nil, "listening on "+path, err)
 	}
 	return l, nil

@@ -32,9 +32,12 @@ type Server struct {
 	mu   sync.Mutex // serializes Update
 	// problems are the failures of the update under way.
 	problems []error
-	src      *podcert.Source
-	trust    map[string]*podcert.TrustFile
-	state    atomic.Pointer[state]
+	// firstLoad is the last failure to load each file not loaded yet, by
+	// trust domain ("" for the credential).
+	firstLoad map[string]string
+	src       *podcert.Source
+	trust     map[string]*podcert.TrustFile
+	state     atomic.Pointer[state]
 	// stopped is closed by Stop and GracefulStop: streams end.
 	stopped  chan struct{}
 	stopOnce sync.Once
@@ -53,7 +56,7 @@ func NewServer(cfg Config) (*Server, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, trust: map[string]*podcert.TrustFile{}, stopped: make(chan struct{})}
+	s := &Server{cfg: cfg, trust: map[string]*podcert.TrustFile{}, firstLoad: map[string]string{}, stopped: make(chan struct{})}
 	s.cfg.Credential.OnReload = func(err error) {
 		if cfg.Credential.OnReload != nil {
 			cfg.Credential.OnReload(err)

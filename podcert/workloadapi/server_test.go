@@ -214,7 +214,10 @@ func TestMaxClients(t *testing.T) {
 func TestNoIdentityYet(t *testing.T) {
 	e := newEnv(t, false, nil)
 	require.ErrorIs(t, e.srv.Ready(), workloadapi.ErrNoIdentity)
-	assert.NotEmpty(t, e.reported(), "the missing files are reported")
+	assert.Len(t, e.reported(), 2, "the missing files are reported")
+	require.ErrorIs(t, e.srv.Update(), os.ErrNotExist)
+	require.ErrorIs(t, e.srv.Update(), os.ErrNotExist)
+	assert.Len(t, e.reported(), 2, "and once: the same failure is not reported on every event")
 	s := e.svids()
 	bundle := e.publish()
 	require.NoError(t, e.srv.Update())

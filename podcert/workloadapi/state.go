@@ -48,6 +48,19 @@ func (s *Server) Update() error {
 			s.report(err)
 		}
 	}
+	// A file not loaded yet is tried on every update; the same failure
+	// is reported once.
+	first := func(key string, err error) {
+		if err == nil {
+			delete(s.firstLoad, key)
+			return
+		}
+		s.problems = append(s.problems, err)
+		if s.firstLoad[key] != err.Error() {
+			s.firstLoad[key] = err.Error()
+			s.report(err)
+		}
+	}
 	old := s.state.Load()
 
 	bundles := map[string]*podcert.TrustBundle{}
@@ -56,7 +69,7 @@ func (s *Server) Update() error {
 		if f == nil {
 			var err error
 			f, err = podcert.NewTrustFile(podcert.TrustFileConfig{Path: tb.Path, OnReload: s.reportReload})
-			report(err)
+			first(tb.TrustDomain, err)
 			if err != nil {
 				continue
 			}
@@ -68,7 +81,7 @@ func (s *Server) Update() error {
 	cred := old.cred
 	if s.src == nil {
 		src, err := podcert.NewSource(s.cfg.Credential)
-		report(err)
+		first("", err)
 		s.src = src
 	}
 	if s.src != nil {

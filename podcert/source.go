@@ -30,7 +30,8 @@ type SourceConfig struct {
 	// means time.Now.
 	Now func() time.Time
 	// OnReload, when set, is called after every load that changed files
-	// trigger (not after [Source.Reload], which returns its error), with
+	// trigger, once per change (not after [Source.Reload], which returns
+	// its error), with
 	// nil on success or the error that kept the previous credential in
 	// service: a hook for logs and metrics. It is called with the source's
 	// lock held and must not call the source.
@@ -48,12 +49,13 @@ type SourceConfig struct {
 // the Source to [Peers.ServerConfig] and [Peers.ClientConfig].
 //
 // It runs no goroutine and no timer: on every use it compares the files'
-// identity, size and modification time with those it loaded and, when
+// identity, size and modification time with those it last read and, when
 // they changed, loads them again. The kubelet and Secret volumes replace
 // files by renaming (a new file each time), which this always sees. A new
 // credential replaces the old one atomically, and only when it parses in
 // full (key and chain agree); until then the old one keeps serving while
-// it is valid. It is safe for concurrent use.
+// it is valid, and files that failed to load are not read again until
+// they change. It is safe for concurrent use.
 type Source struct {
 	cfg   SourceConfig
 	files reloader[*Credential]

@@ -64,7 +64,7 @@ func TestSidecarSizeAndMemory(t *testing.T) {
 	addr := "unix://" + filepath.Join(t.TempDir(), "api.sock")
 	sidecar := exec.Command(bin, "spiffe", "serve", "--credential-bundle", mount.Path("credentialbundle.pem"),
 		"--trust-bundle", "cluster.local="+mount.Path("ca.pem"), "--socket", addr)
-	var logs bytes.Buffer
+	var logs lockedBuffer
 	sidecar.Stderr = &logs
 	require.NoError(t, sidecar.Start())
 	stopped := false
@@ -133,4 +133,22 @@ func TestSidecarSizeAndMemory(t *testing.T) {
 		float64(fi.Size())/1e6, float64(connected)/(1<<20), float64(after200)/(1<<20), float64(after500)/(1<<20))
 	assert.Less(t, after500-after200, 4<<20, "resident memory grows with rotations")
 	assert.Contains(t, logs.String(), "stopped: 501 update(s) published")
+}
+
+// lockedBuffer collects a process's output while it runs.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -39,6 +39,13 @@ func TestDefaults(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, roots.Certificates, 1)
 	assert.Equal(t, now.Add(podcerttest.CALifetime), roots.Certificates[0].NotAfter)
+
+	m, err := podcerttest.NewMount(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, m.Write(map[string][]byte{"credentialbundle.pem": bundle}))
+	st, err := os.Stat(m.Path("credentialbundle.pem"))
+	require.NoError(t, err)
+	assert.Equal(t, podcerttest.FileMode, st.Mode().Perm())
 }
 
 func TestRefusals(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	_ "github.com/ksa-go/ksa/oidc"
 	_ "github.com/ksa-go/ksa/oidc/oidctest"
 	_ "github.com/ksa-go/ksa/podcert"
+	_ "github.com/ksa-go/ksa/podcert/podcerttest"
 	_ "github.com/ksa-go/ksa/tokenreview"
 	_ "github.com/ksa-go/ksa/tokens"
 	_ "github.com/ksa-go/ksa/x509sa"
@@ -37,6 +38,7 @@ var corePackages = []string{
 	"github.com/ksa-go/ksa/tokenreview",
 	"github.com/ksa-go/ksa/x509sa",
 	"github.com/ksa-go/ksa/podcert",
+	"github.com/ksa-go/ksa/podcert/podcerttest",
 	"github.com/ksa-go/ksa/extsigner",
 }
 

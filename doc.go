@@ -48,9 +48,12 @@
 //     encoding, strict decoding, CSRs and their approval, issuing, chain
 //     verification, SPIFFE IDs.
 //   - podcert: the PodCertificateRequest signer's checks and decision, the
-//     API's status rules, and the workload side: TLS credentials from files
-//     (the mounted pod certificate, any key and certificate pair), mTLS
+//     API's status rules, and the workload side: TLS credentials and trust
+//     bundles from files (the mounted pod certificate and
+//     clusterTrustBundle projection, any key and certificate pair), mTLS
 //     peers, a self-signed serving certificate.
+//   - podcert/podcerttest: a test signer (with CA rotation) and the
+//     kubelet's atomic writes of credential and trust bundles.
 //   - extsigner: kube-apiserver's external JWT signer over any
 //     crypto.Signer: the key ring, with rotation and every answer checked,
 //     and its socket.
@@ -66,6 +69,10 @@
 //     the effective spec per container, the admission webhook.
 //   - extsigner/grpcserver (gRPC): the external signer's server, API v1
 //     and v1alpha1.
+//   - podcert/workloadapi (gRPC, go-spiffe's Workload API definitions):
+//     the SPIFFE Workload API served from the mounted pod certificate and
+//     trust bundles, streaming every rotation, and SPIFFE's filesystem
+//     delivery.
 //   - extsigner/signertest (gRPC): a conformance harness for any external
 //     signer, driven over its socket.
 //   - golangjwt (golang-jwt v5): a Keyfunc over any key source with the

@@ -145,6 +145,7 @@ var docImports = map[string]string{
 	"kubeapi": "github.com/ksa-go/ksa/kubeapi", "oidc": "github.com/ksa-go/ksa/oidc", "oidctest": "github.com/ksa-go/ksa/oidc/oidctest",
 	"podcert": "github.com/ksa-go/ksa/podcert", "tokenreview": "github.com/ksa-go/ksa/tokenreview", "tokens": "github.com/ksa-go/ksa/tokens",
 	"x509sa": "github.com/ksa-go/ksa/x509sa", "grpcserver": "github.com/ksa-go/ksa/extsigner/grpcserver",
+	"podcerttest": "github.com/ksa-go/ksa/podcert/podcerttest", "workloadapi": "github.com/ksa-go/ksa/podcert/workloadapi",
 
 	"jwt": "github.com/golang-jwt/jwt/v5", "policy": "github.com/Azure/azure-sdk-for-go/sdk/azcore/policy",
 	"prometheus": "github.com/prometheus/client_golang/prometheus", "promhttp": "github.com/prometheus/client_golang/prometheus/promhttp",

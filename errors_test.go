@@ -7,9 +7,11 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/asn1"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -48,6 +50,8 @@ import (
 	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/oidc/oidctest"
 	"github.com/ksa-go/ksa/podcert"
+	"github.com/ksa-go/ksa/podcert/podcerttest"
+	"github.com/ksa-go/ksa/podcert/workloadapi"
 	"github.com/ksa-go/ksa/tokenreview"
 	"github.com/ksa-go/ksa/tokens"
 	"github.com/ksa-go/ksa/x509sa"
@@ -533,6 +537,54 @@ func TestErrorMessages(t *testing.T) {
 	add("podcert bundle file too large", err)
 	_, err = podcert.NewPeers(podcert.PeerConfig{TrustBundle: []byte("junk")})
 	add("podcert peers config", err)
+	_, err = podcert.NewPeers(podcert.PeerConfig{TrustBundle: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte{1}})})
+	add("podcert peers trust bundle certificate", err)
+	_, err = podcert.ParseTrustBundle(make([]byte, podcert.MaxTrustBundleSize+1))
+	add("podcert trust bundle too large", err)
+	_, err = podcert.NewTrustFile(podcert.TrustFileConfig{})
+	add("podcert trust file config", err)
+	_, err = podcert.NewTrustFile(podcert.TrustFileConfig{Path: filepath.Join(t.TempDir(), "missing.pem")})
+	add("podcert trust file missing", err)
+	_, err = podcert.NewTrustFile(podcert.TrustFileConfig{Path: writeTemp(t, "ca.pem", "junk")})
+	add("podcert trust file junk", err)
+	bigTrust := filepath.Join(t.TempDir(), "ca.pem")
+	require.NoError(t, os.WriteFile(bigTrust, make([]byte, podcert.MaxTrustBundleSize+1), 0o600))
+	_, err = podcert.NewTrustFile(podcert.TrustFileConfig{Path: bigTrust})
+	add("podcert trust file too large", err)
+	_, err = podcerttest.NewSigner(podcerttest.Config{Lifetime: time.Minute})
+	add("podcerttest config", err)
+	testCA, err := podcerttest.NewSigner(podcerttest.Config{})
+	require.NoError(t, err)
+	_, err = testCA.Issue(podcerttest.Pod{Name: "cart-0", ServiceAccount: "cart"})
+	add("podcerttest not issued", err)
+	_, err = podcerttest.NewMount(filepath.Join(t.TempDir(), "missing"))
+	add("podcerttest mount", err)
+	mount, err := podcerttest.NewMount(t.TempDir())
+	require.NoError(t, err)
+	add("podcerttest write", mount.Write(map[string][]byte{".hidden": nil}))
+	_, err = workloadapi.NewServer(workloadapi.Config{Credential: podcert.SourceConfig{BundlePath: "b"}})
+	add("workloadapi config", err)
+	_, err = workloadapi.SocketPath("tcp://127.0.0.1:1")
+	add("workloadapi address", err)
+	_, err = workloadapi.Listen(workloadapi.ListenConfig{Address: writeTemp(t, "api.sock", "")})
+	add("workloadapi listen not a socket", err)
+	var wlErrs []error
+	emptyDir := t.TempDir()
+	wl, err := workloadapi.NewServer(workloadapi.Config{Credential: podcert.SourceConfig{BundlePath: filepath.Join(emptyDir, "credentialbundle.pem")},
+		TrustBundles: []workloadapi.TrustBundle{{TrustDomain: "cluster.local", Path: filepath.Join(emptyDir, "ca.pem")}},
+		OnError:      func(err error) { wlErrs = append(wlErrs, err) }})
+	require.NoError(t, err)
+	add("workloadapi not ready", wl.Ready())
+	add("workloadapi update", wl.Update())
+	for i, err := range wlErrs {
+		add(fmt.Sprintf("workloadapi reported %d", i), err)
+	}
+	peers, err := podcert.NewPeers(podcert.PeerConfig{TrustBundle: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caCertFor(t, key, now).Raw})})
+	require.NoError(t, err)
+	_, err = peers.Identity(&tls.ConnectionState{})
+	add("podcert identity unverified", err)
+	_, err = peers.Identity(&tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{caCertFor(t, key, now)}}})
+	add("podcert identity other root", err)
 	_, _, err = podcert.SelfSigned(podcert.SelfSignedConfig{Hosts: []string{"*.x"}})
 	add("podcert self-signed config", err)
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
-	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/internal/errs"
+	"github.com/ksa-go/ksa/internal/unixsock"
 )
 
 // DefaultSocketMode is the permission of a socket file when
@@ -79,51 +79,29 @@ func Listen(cfg ListenConfig) (net.Listener, error) {
 	if cfg.InsecureAllowAnyPeer && len(cfg.AllowedUIDs) > 0 {
 		return nil, &ksa.ConfigError{Field: "extsigner.ListenConfig.InsecureAllowAnyPeer", Reason: "contradicts AllowedUIDs"}
 	}
-	if !abstract {
-		if err := removeStale(addr); err != nil {
-			return nil, err
-		}
+	mode := cfg.Mode
+	if mode == 0 {
+		mode = DefaultSocketMode
 	}
-	l, err := net.Listen("unix", addr)
-	if err != nil {
+	var l net.Listener
+	var err error
+	if abstract {
+		l, err = net.Listen("unix", addr)
+	} else {
+		l, err = unixsock.Listen(addr, mode)
+	}
+	switch {
+	case errors.Is(err, unixsock.ErrNotSocket):
+		return nil, &ksa.ConfigError{Field: "extsigner.ListenConfig.Address", Reason: fmt.Sprintf("%s exists and is not a socket", addr)}
+	case errors.Is(err, unixsock.ErrInUse):
+		return nil, &ksa.ConfigError{Field: "extsigner.ListenConfig.Address", Reason: fmt.Sprintf("%s is in use by a live listener", addr), Err: syscall.EADDRINUSE}
+	case err != nil:
 		return nil, errs.Wrap(prefix, nil, "", err)
-	}
-	if !abstract {
-		mode := cfg.Mode
-		if mode == 0 {
-			mode = DefaultSocketMode
-		}
-		if err := os.Chmod(addr, mode); err != nil {
-			l.Close()
-			return nil, errs.Wrap(prefix, nil, "", err)
-		}
 	}
 	if len(cfg.AllowedUIDs) > 0 {
 		l = &peerListener{Listener: l, allowed: slices.Clone(cfg.AllowedUIDs), onRefused: cfg.OnRefused}
 	}
 	return l, nil
-}
-
-// removeStale removes a socket file nothing listens on any more.
-func removeStale(path string) error {
-	fi, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return errs.Wrap(prefix, nil, "", err)
-	}
-	if fi.Mode().Type() != fs.ModeSocket {
-		return &ksa.ConfigError{Field: "extsigner.ListenConfig.Address", Reason: fmt.Sprintf("%s exists and is not a socket", path)}
-	}
-	if c, err := net.Dial("unix", path); err == nil {
-		c.Close()
-		return &ksa.ConfigError{Field: "extsigner.ListenConfig.Address", Reason: fmt.Sprintf("%s is in use by a live listener", path), Err: syscall.EADDRINUSE}
-	}
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return errs.Wrap(prefix, nil, "", err)
-	}
-	return nil
 }
 
 // peerListener keeps only connections from allowed UIDs.

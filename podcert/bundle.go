@@ -42,6 +42,10 @@ type Credential struct {
 	// the pod name and the credential ID. It is zero for a leaf read
 	// without identity (SourceConfig.AnyCertificate).
 	Identity ksa.Identity
+	// SPIFFEID is the leaf's SPIFFE ID (its URI SAN,
+	// spiffe://<trust domain>/ns/<namespace>/sa/<name>); zero when it has
+	// none or was read without identity.
+	SPIFFEID x509sa.SPIFFEID
 	// NotAfter is the leaf's expiry.
 	NotAfter time.Time
 }
@@ -234,6 +238,6 @@ func newCredential(key crypto.Signer, certs [][]byte, r rules) (*Credential, err
 	if err != nil {
 		return nil, bundleError("the leaf carries no identity", err)
 	}
-	cred.Identity = decoded.Identity()
+	cred.Identity, cred.SPIFFEID = decoded.Identity(), decoded.SPIFFEID
 	return cred, nil
 }

@@ -77,6 +77,7 @@ func TestParseBundle(t *testing.T) {
 			assert.Equal(t, "cart-7d9f", c.Identity.Pod.Name)
 			assert.Len(t, c.Certificate.Certificate, 2)
 			assert.Equal(t, x509sa.CredentialID(c.Certificate.Leaf), c.Identity.CredentialID)
+			assert.Equal(t, "spiffe://cluster.local/ns/shop/sa/cart", c.SPIFFEID.String())
 		})
 	}
 	c, err := podcert.ParseKeyAndChain(keyPEM, chainPEM)

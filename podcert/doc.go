@@ -72,15 +72,28 @@
 // # The workload side
 //
 // The kubelet mounts the key and chain in one file (credentialBundlePath)
-// or two (keyPath, certificateChainPath) and replaces them before expiry.
-// A [Source] serves them to crypto/tls and follows the replacements
-// atomically; [Peers] verifies the other side's chain against the signer's
-// trust bundle (a ClusterTrustBundle) and returns its service account:
+// or two (keyPath, certificateChainPath) and replaces them before expiry;
+// a clusterTrustBundle projection holds the signer's trust bundle and is
+// rewritten when the signer publishes a new CA. A [Source] serves the
+// credential to crypto/tls and follows the replacements atomically; a
+// [TrustFile] does the same for the trust bundle; [Peers] verifies the
+// other side's chain against that bundle and returns its service account:
 //
 //	src, err := podcert.NewSource(podcert.SourceConfig{BundlePath: "/var/run/podcert/credentialbundle.pem"})
-//	peers, err := podcert.NewPeers(podcert.PeerConfig{TrustBundle: bundlePEM})
+//	roots, err := podcert.NewTrustFile(podcert.TrustFileConfig{Path: "/var/run/podcert/ca.pem"})
+//	peers, err := podcert.NewPeers(podcert.PeerConfig{TrustFile: roots})
 //	srv := &http.Server{TLSConfig: peers.ServerConfig(src, nil)}
-//	// in a handler: id, err := peers.VerifyClient(r.TLS.PeerCertificates)
+//	// in a handler: id, err := peers.Identity(r.TLS)
+//
+// Each handshake uses the roots the file holds when it starts, so a CA
+// rotation (the next CA published in the bundle first, certificates
+// issued by it later, the old CA removed once its certificates expired)
+// fails no handshake. On the server's side crypto/tls verifies the
+// client's chain once, during the handshake; [Peers.Identity] reads the
+// identity of each request from that verified chain without verifying it
+// again. Files that fail to load (a torn write, a chain that is not the
+// key's, a file over the limits) leave the last good credential or bundle
+// in service, and are not read again until they change.
 //
 // # Serving certificates from files
 //
@@ -100,7 +113,8 @@
 // # Errors and limits
 //
 // Every rejection matches a sentinel (ErrInvalidRequest, ErrAnnotation,
-// ErrInvalidStatus, ErrInvalidBundle, ErrLimit, ErrSigning) with
+// ErrInvalidStatus, ErrInvalidBundle, ErrInvalidTrustBundle, ErrLimit,
+// ErrSigning) with
 // errors.Is and names what was wrong in its message; keys pod certificates
 // do not allow match jwks.ErrUnsupportedKey, and refused configurations
 // are a *ksa.ConfigError. A status update's problems are a list of

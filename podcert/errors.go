@@ -34,6 +34,9 @@ var (
 	// ErrInvalidBundle: credential files (a mounted bundle, a key and a
 	// chain) cannot be used.
 	ErrInvalidBundle = errs.New(prefix, "invalid credential bundle")
+	// ErrInvalidTrustBundle: a trust bundle (a ClusterTrustBundle's
+	// certificates, a trust bundle file) cannot be used.
+	ErrInvalidTrustBundle = errs.New(prefix, "invalid trust bundle")
 )
 
 // wrap returns an error of the package matching kind, reading

@@ -8,11 +8,16 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"fmt"
+	"io"
 	"math/big"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/ksa-go/ksa/podcert"
+	"github.com/ksa-go/ksa/podcert/podcerttest"
 	"github.com/ksa-go/ksa/x509sa"
 )
 
@@ -103,4 +108,59 @@ func ExampleSelfSigned() {
 	fmt.Println(roots.AppendCertsFromPEM(certPEM), cert.Leaf.Subject.CommonName, cert.Leaf.DNSNames, cert.Leaf.NotAfter.Sub(cert.Leaf.NotBefore))
 	// Output:
 	// true ksa-webhook [localhost] 24h1m0s
+}
+
+// Two pods do mutual TLS with their mounted pod certificates and the
+// signer's trust bundle, both read from the files the kubelet writes (a
+// test signer writes them here); the server's handler reads each
+// request's identity from the handshake.
+func ExamplePeers_Identity() {
+	dir, _ := os.MkdirTemp("", "pods")
+	defer os.RemoveAll(dir)
+	ca, _ := podcerttest.NewSigner(podcerttest.Config{})
+	mountPod := func(name, sa string) *podcert.Source {
+		_ = os.Mkdir(filepath.Join(dir, name), 0o755)
+		m, _ := podcerttest.NewMount(filepath.Join(dir, name))
+		bundle, _ := ca.Issue(podcerttest.Pod{Namespace: "shop", Name: name, ServiceAccount: sa})
+		if err := m.Write(map[string][]byte{"credentialbundle.pem": bundle, "ca.pem": ca.TrustBundle()}); err != nil {
+			panic(err)
+		}
+		src, err := podcert.NewSource(podcert.SourceConfig{BundlePath: m.Path("credentialbundle.pem")})
+		if err != nil {
+			panic(err)
+		}
+		return src
+	}
+	api, web := mountPod("api-0", "api"), mountPod("web-0", "web")
+
+	roots, err := podcert.NewTrustFile(podcert.TrustFileConfig{Path: filepath.Join(dir, "api-0", "ca.pem")})
+	if err != nil {
+		panic(err)
+	}
+	peers, err := podcert.NewPeers(podcert.PeerConfig{TrustFile: roots, TrustDomain: "cluster.local"})
+	if err != nil {
+		panic(err)
+	}
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, err := peers.Identity(r.TLS) // no second chain verification
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusForbidden)
+			return
+		}
+		fmt.Fprintln(w, "hello", id.ServiceAccount.Username(), "of pod", id.Pod.Name)
+	}))
+	srv.TLS = peers.ServerConfig(api, nil)
+	srv.StartTLS()
+	defer srv.Close()
+
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: peers.ClientConfig(web, nil)}}
+	resp, err := client.Get(srv.URL)
+	if err != nil {
+		panic(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	fmt.Print(string(body))
+	// Output:
+	// hello system:serviceaccount:shop:web of pod web-0
 }

@@ -144,3 +144,31 @@ func FuzzRequestCheck(f *testing.F) {
 		require.NoError(t, err)
 	})
 }
+
+// FuzzParseTrustBundle feeds arbitrary trust bundles to the parser:
+// whatever it accepts holds 1 to MaxTrustBundleCertificates certificates,
+// each of which it contains; every refusal matches ErrInvalidTrustBundle
+// or ErrLimit.
+func FuzzParseTrustBundle(f *testing.F) {
+	ca := newCA(f, true)
+	root := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.root.Raw})
+	f.Add(root)
+	f.Add(append(append([]byte("# roots\n"), root...), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ca.cert.Raw})...))
+	f.Add(append(root, "junk"...))
+	f.Add(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: []byte{0x30, 0x03, 1, 2, 3}}))
+	f.Add([]byte("-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		b, err := podcert.ParseTrustBundle(data)
+		if err != nil {
+			if !errors.Is(err, podcert.ErrInvalidTrustBundle) && !errors.Is(err, podcert.ErrLimit) {
+				t.Fatalf("unexpected error type: %v", err)
+			}
+			return
+		}
+		require.NotEmpty(t, b.Certificates)
+		require.LessOrEqual(t, len(b.Certificates), podcert.MaxTrustBundleCertificates)
+		for _, c := range b.Certificates {
+			require.True(t, b.Contains(c))
+		}
+	})
+}

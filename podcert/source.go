@@ -2,11 +2,6 @@ package podcert
 
 import (
 	"crypto/tls"
-	"errors"
-	"io"
-	"os"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/ksa-go/ksa"
@@ -35,7 +30,8 @@ type SourceConfig struct {
 	// means time.Now.
 	Now func() time.Time
 	// OnReload, when set, is called after every load that changed files
-	// trigger (not after [Source.Reload], which returns its error), with
+	// trigger, once per change (not after [Source.Reload], which returns
+	// its error), with
 	// nil on success or the error that kept the previous credential in
 	// service: a hook for logs and metrics. It is called with the source's
 	// lock held and must not call the source.
@@ -53,36 +49,36 @@ type SourceConfig struct {
 // the Source to [Peers.ServerConfig] and [Peers.ClientConfig].
 //
 // It runs no goroutine and no timer: on every use it compares the files'
-// identity, size and modification time with those it loaded and, when
+// identity, size and modification time with those it last read and, when
 // they changed, loads them again. The kubelet and Secret volumes replace
 // files by renaming (a new file each time), which this always sees. A new
 // credential replaces the old one atomically, and only when it parses in
 // full (key and chain agree); until then the old one keeps serving while
-// it is valid. It is safe for concurrent use.
+// it is valid, and files that failed to load are not read again until
+// they change. It is safe for concurrent use.
 type Source struct {
 	cfg   SourceConfig
-	rules rules
-	paths []string
-	mu    sync.Mutex // serializes loads
-	cur   atomic.Pointer[loaded]
+	files reloader[*Credential]
 }
 
-type loaded struct {
-	cred  *Credential
-	stamp []os.FileInfo
-}
+// credentialBundle names credential files in errors.
+const credentialBundle = "credential bundle"
 
 // NewSource validates the configuration and loads the credential once.
 // Errors are a *ksa.ConfigError, or the load's error.
 func NewSource(cfg SourceConfig) (*Source, error) {
-	s := &Source{cfg: cfg, rules: rules{anyCertificate: cfg.AnyCertificate}}
+	s := &Source{cfg: cfg}
+	r := rules{anyCertificate: cfg.AnyCertificate}
+	s.files = reloader[*Credential]{what: credentialBundle, max: MaxBundleSize, onReload: cfg.OnReload}
 	switch {
 	case cfg.BundlePath != "" && (cfg.KeyPath != "" || cfg.ChainPath != ""):
 		return nil, &ksa.ConfigError{Field: "podcert.SourceConfig.BundlePath", Reason: "is set with KeyPath or ChainPath: set one or the other"}
 	case cfg.BundlePath != "":
-		s.paths = []string{cfg.BundlePath}
+		s.files.paths = []string{cfg.BundlePath}
+		s.files.parse = func(data [][]byte) (*Credential, error) { return parseBlocks(data[0], r) }
 	case cfg.KeyPath != "" && cfg.ChainPath != "":
-		s.paths = []string{cfg.KeyPath, cfg.ChainPath}
+		s.files.paths = []string{cfg.KeyPath, cfg.ChainPath}
+		s.files.parse = func(data [][]byte) (*Credential, error) { return parseKeyAndChain(data[0], data[1], r) }
 	default:
 		return nil, &ksa.ConfigError{Field: "podcert.SourceConfig.BundlePath", Reason: "is empty: set it, or KeyPath and ChainPath"}
 	}
@@ -97,106 +93,21 @@ func NewSource(cfg SourceConfig) (*Source, error) {
 
 // Reload reads the files now and, if they hold a valid credential, serves
 // it from then on. On error the previous credential stays.
-func (s *Source) Reload() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.load()
-}
-
-// fileError reports a file that cannot be opened or read; it matches
-// [ErrInvalidBundle] and wraps the cause (fs.ErrNotExist, ...).
-func fileError(path, reason string, cause error) error {
-	return wrap(ErrInvalidBundle, "credential bundle "+path+": "+reason, cause)
-}
-
-func (s *Source) load() error {
-	stamp := make([]os.FileInfo, len(s.paths))
-	data := make([][]byte, len(s.paths))
-	total := 0
-	for i, p := range s.paths {
-		f, err := os.Open(p)
-		if err != nil {
-			return fileError(p, "cannot open", errors.Unwrap(err))
-		}
-		st, err := f.Stat()
-		if err == nil && st.Size() > int64(MaxBundleSize-total) {
-			err = limit("bundle bytes", int(min(st.Size(), 1<<30))+total, MaxBundleSize)
-		}
-		if err == nil {
-			data[i], err = readAllLimited(f, MaxBundleSize-total)
-		}
-		_ = f.Close()
-		if err != nil {
-			var pathErr *os.PathError
-			if errors.As(err, &pathErr) {
-				err = pathErr.Err
-			}
-			return fileError(p, "cannot read", err)
-		}
-		stamp[i], total = st, total+len(data[i])
-	}
-	var cred *Credential
-	var err error
-	if len(data) == 1 {
-		cred, err = parseBlocks(data[0], s.rules)
-	} else {
-		cred, err = parseKeyAndChain(data[0], data[1], s.rules)
-	}
-	if err != nil {
-		return fileError(s.paths[0], "cannot use", err)
-	}
-	s.cur.Store(&loaded{cred: cred, stamp: stamp})
-	return nil
-}
-
-func readAllLimited(f *os.File, max int) ([]byte, error) {
-	data, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(data) > max {
-		return nil, limit("bundle bytes", len(data), max)
-	}
-	return data, nil
-}
-
-// changed reports whether any file differs from the loaded one.
-func (s *Source) changed(l *loaded) bool {
-	for i, p := range s.paths {
-		st, err := os.Stat(p)
-		if err != nil {
-			return true
-		}
-		old := l.stamp[i]
-		if !os.SameFile(st, old) || st.Size() != old.Size() || !st.ModTime().Equal(old.ModTime()) {
-			return true
-		}
-	}
-	return false
-}
+func (s *Source) Reload() error { return s.files.reload(ErrInvalidBundle) }
 
 // Current returns the credential to use now, loading the files again if
-// they changed. A failed load keeps the previous credential; an error is
-// returned only when no credential valid at the clock's time is left
-// (matching [ErrInvalidBundle]).
+// they changed. A failed load keeps the previous credential (and is
+// reported to SourceConfig.OnReload); an error is returned only when no
+// credential valid at the clock's time is left (matching
+// [ErrInvalidBundle]). The credential returned is the same pointer until
+// a load replaces it, so a caller learns of a replacement by comparing
+// pointers.
 func (s *Source) Current() (*Credential, error) {
-	l := s.cur.Load()
-	var loadErr error
-	if s.changed(l) {
-		s.mu.Lock()
-		if l2 := s.cur.Load(); l2 == l || s.changed(l2) {
-			loadErr = s.load()
-			if s.cfg.OnReload != nil {
-				s.cfg.OnReload(loadErr)
-			}
-		}
-		s.mu.Unlock()
-		l = s.cur.Load()
+	cred, loadErr := s.files.current(ErrInvalidBundle)
+	if now := s.cfg.Now(); !now.Before(cred.NotAfter) {
+		return nil, fileError(ErrInvalidBundle, credentialBundle, s.files.paths[0], "the credential expired at "+cred.NotAfter.UTC().Format(time.RFC3339), loadErr)
 	}
-	if now := s.cfg.Now(); !now.Before(l.cred.NotAfter) {
-		return nil, fileError(s.paths[0], "the credential expired at "+l.cred.NotAfter.UTC().Format(time.RFC3339), loadErr)
-	}
-	return l.cred, nil
+	return cred, nil
 }
 
 // GetCertificate is for tls.Config.GetCertificate (serving).

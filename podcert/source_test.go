@@ -237,3 +237,43 @@ func TestSourceFileOverLimit(t *testing.T) {
 	require.ErrorIs(t, err, podcert.ErrLimit)
 	assert.ErrorContains(t, err, "over the limit of "+strconv.Itoa(podcert.MaxBundleSize))
 }
+
+// TestSourceReadsABrokenWriteOnce: files that fail to load are not read
+// again, nor reported again, on every use while they stay as they are
+// (every handshake read and parsed a broken bundle again and reported it
+// once more); the next change is loaded.
+func TestSourceReadsABrokenWriteOnce(t *testing.T) {
+	ca := newCA(t, false)
+	s := newSigner(t, ca, nil)
+	m := &mount{t: t, dir: t.TempDir()}
+	k, c := issue(t, s, testkeys.Generated("p256"), func(p *podcert.Request) { p.PodName = "pod-a" })
+	m.write(map[string][]byte{"credentialbundle.pem": append(k, c...)})
+	var reloads []error
+	src, err := podcert.NewSource(podcert.SourceConfig{BundlePath: filepath.Join(m.dir, "credentialbundle.pem"), Now: fixedClock(t0),
+		OnReload: func(err error) { reloads = append(reloads, err) }})
+	require.NoError(t, err)
+
+	m.write(map[string][]byte{"credentialbundle.pem": k}) // the key without its chain
+	for range 5 {
+		got, err := src.GetCertificate(nil)
+		require.NoError(t, err)
+		assert.Equal(t, "pod-a", podOf(t, got))
+	}
+	require.Len(t, reloads, 1, "one broken write, one load")
+	assert.ErrorIs(t, reloads[0], podcert.ErrInvalidBundle)
+
+	require.NoError(t, os.Remove(filepath.Join(m.dir, "credentialbundle.pem")))
+	for range 5 {
+		_, err := src.GetCertificate(nil)
+		require.NoError(t, err)
+	}
+	require.Len(t, reloads, 2, "a file gone: one load")
+	assert.ErrorIs(t, reloads[1], os.ErrNotExist)
+
+	k2, c2 := issue(t, s, testkeys.Generated("p384"), func(p *podcert.Request) { p.PodName = "pod-b" })
+	m.write(map[string][]byte{"credentialbundle.pem": append(k2, c2...)})
+	got, err := src.GetCertificate(nil)
+	require.NoError(t, err)
+	assert.Equal(t, "pod-b", podOf(t, got))
+	assert.Equal(t, []error{nil}, reloads[2:])
+}

@@ -231,7 +231,24 @@ func (v *Verifier) Verify(chain []*x509.Certificate) (*Certificate, error) {
 	if err != nil {
 		return nil, wrap(ErrUntrusted, "", err)
 	}
-	cert, err := DecodeCertificate(chain[0])
+	cert, err := v.CheckLeaf(chain[0])
+	if err != nil {
+		return nil, err
+	}
+	cert.Chains = chains
+	return cert, nil
+}
+
+// CheckLeaf checks a leaf whose chain was verified elsewhere, as
+// crypto/tls verifies a client's chain during a handshake (the first
+// certificate of a tls.ConnectionState's VerifiedChains): everything
+// [Verifier.Verify] checks once the chain verifies, and nothing of the
+// chain itself (neither signatures nor validity periods, nor the roots).
+// It decodes the leaf ([DecodeCertificate]), requires the verifier's usage
+// to be listed in it and, with a trust domain, a SPIFFE ID in it. The
+// certificate returned has no Chains.
+func (v *Verifier) CheckLeaf(leaf *x509.Certificate) (*Certificate, error) {
+	cert, err := DecodeCertificate(leaf)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +261,6 @@ func (v *Verifier) Verify(chain []*x509.Certificate) (*Certificate, error) {
 		}
 		return nil, certificateError("SPIFFE ID "+cert.SPIFFEID.String()+" is not in trust domain "+td, nil)
 	}
-	cert.Chains = chains
 	return cert, nil
 }
 

@@ -232,3 +232,49 @@ func TestNewVerifierOptions(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckLeaf: CheckLeaf checks what Verify checks of the leaf (usage,
+// identity, trust domain) and nothing of the chain: another CA's leaf, or
+// an expired one, passes it, since crypto/tls verified the chain.
+func TestCheckLeaf(t *testing.T) {
+	ca, other := newCA(t, "p256-ca"), newCA(t, "p256-other")
+	key := testkeys.Generated("p256")
+	sub := x509sa.Subject{ServiceAccount: testSA, PodName: "cart-0"}
+	svid := func(c *x509.Certificate) {
+		c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageServerAuth}
+		c.URIs = []*url.URL{{Scheme: "spiffe", Host: "cluster.local", Path: "/ns/shop/sa/cart"}}
+	}
+	leaf := func(c *testCA, mut func(*x509.Certificate)) *x509.Certificate {
+		tmpl := leafTemplate(t, sub)
+		mut(tmpl)
+		return c.sign(t, tmpl, key.Public())
+	}
+	for _, tc := range []struct {
+		name    string
+		leaf    *x509.Certificate
+		opts    x509sa.VerifierConfig
+		wantErr error
+	}{
+		{name: "an X509-SVID", leaf: leaf(ca, svid), opts: x509sa.VerifierConfig{TrustDomain: "cluster.local"}},
+		{name: "another CA's leaf (the chain is not checked)", leaf: leaf(other, svid)},
+		{name: "server auth only, for a client", leaf: leaf(ca, func(c *x509.Certificate) { c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth} }), wantErr: x509sa.ErrInvalidCertificate},
+		{name: "other trust domain", leaf: leaf(ca, svid), opts: x509sa.VerifierConfig{TrustDomain: "other.local"}, wantErr: x509sa.ErrInvalidCertificate},
+		{name: "not an identity", leaf: leaf(ca, func(c *x509.Certificate) { c.Subject = pkix.Name{CommonName: "alice"} }), wantErr: x509sa.ErrNotServiceAccount},
+		{name: "nil", wantErr: x509sa.ErrInvalidCertificate},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := tc.opts
+			opts.Roots = ca.pool
+			v, err := x509sa.NewVerifier(opts)
+			require.NoError(t, err)
+			got, err := v.CheckLeaf(tc.leaf)
+			if tc.wantErr != nil {
+				require.ErrorIs(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, "cart", got.Subject.ServiceAccount.Name)
+			assert.Nil(t, got.Chains)
+		})
+	}
+}

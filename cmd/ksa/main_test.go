@@ -41,6 +41,7 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       *update,
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
+			env.Values[kubeletKey{}] = &kubeletSigner{}
 			for _, dir := range []string{"keys", "x509"} {
 				if err := copyDir(filepath.Join("testdata", dir), filepath.Join(env.WorkDir, dir)); err != nil {
 					return err
@@ -53,6 +54,8 @@ func TestScripts(t *testing.T) {
 			"softhsm":    cmdSoftHSM,
 			"localkms":   cmdLocalKMS,
 			"serve":      cmdServe,
+			"kubelet":    cmdKubelet,
+			"svid":       cmdSVID,
 			"cmpdoc":     cmdCmpDoc,
 			"runprinted": cmdRunPrinted,
 			"example":    cmdExample,

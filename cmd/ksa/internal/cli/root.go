@@ -116,6 +116,7 @@ Exit status: 0 on success, 1 on failure (or when a check finds problems),
 		newWebhookCmd(a),
 		newSignerCmd(a),
 		newPodcertCmd(a),
+		newSpiffeCmd(a),
 		newVersionCmd(a),
 	)
 	return root

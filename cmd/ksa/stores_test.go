@@ -79,6 +79,7 @@ func TestPublishScripts(t *testing.T) {
 			"bucket":     cmdBucket,
 			"storefault": cmdStoreFault,
 			"front":      cmdFront,
+			"runcli":     cmdRunCLI,
 		},
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"time"
@@ -258,6 +259,9 @@ func readSite(dir string) (*siteDocs, error) {
 		data, err := readInput(p, nil, limit)
 		if errors.Is(err, errTooLarge) {
 			return nil, fail(nil, "give --from the directory ksa issuer render wrote", "%s is over %d bytes", p, limit)
+		}
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			err = pe.Err // the path is in the message already
 		}
 		if err != nil {
 			return nil, fail(err, "give --from the directory ksa issuer render --out wrote", "reading %s", p)

@@ -40,8 +40,8 @@ type registration struct {
 
 // request is one API request of a registration.
 type request struct {
-	Method string `json:"method"`
-	URL    string `json:"url"`
+	Method string `json:"method,omitempty"`
+	URL    string `json:"url,omitempty"`
 	Body   any    `json:"body"`
 }
 
@@ -275,13 +275,17 @@ func (f *registerAWSFlags) run(a *app) error {
 		reg.Commands = append(reg.Commands, commandLine("aws", "iam", "create-role", "--role-name", f.role, "--assume-role-policy-document", policy))
 		reg.Requests = append(reg.Requests, request{Method: "POST", URL: "https://iam.amazonaws.com/?Action=CreateRole", Body: map[string]any{"RoleName": f.role, "AssumeRolePolicyDocument": policy}})
 	} else {
-		reg.Requests = append(reg.Requests, request{Method: "", URL: "", Body: trust})
+		reg.Requests = append(reg.Requests, request{Body: trust})
 		reg.Notes = append(reg.Notes, "the last body is the role trust policy: give it to aws iam create-role or update-assume-role-policy (--role prints the command)")
 	}
 	if len(policy) > awsTrustPolicyChars {
 		reg.Notes = append(reg.Notes, fmt.Sprintf("the trust policy is %d characters, over IAM's default quota of %d: raise the quota (up to 4096) or split the service accounts over roles", len(policy), awsTrustPolicyChars))
 	}
-	reg.Notes = append(reg.Notes, "pods get the role through the service account annotation eks.amazonaws.com/role-arn=arn:aws:iam::"+f.accountID+":role/ROLE and tokens for audience "+f.audience)
+	role := f.role
+	if role == "" {
+		role = "ROLE"
+	}
+	reg.Notes = append(reg.Notes, "pods get the role through the service account annotation eks.amazonaws.com/role-arn=arn:aws:iam::"+f.accountID+":role/"+role+" and tokens for audience "+f.audience)
 	return printRegistration(a.stdout, f.format, reg)
 }
 

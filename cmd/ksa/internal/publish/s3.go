@@ -29,7 +29,13 @@ type s3Store struct {
 const s3CredFix = "give the AWS SDK credentials as the aws CLI finds them: AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE, or IRSA (AWS_ROLE_ARN and AWS_WEB_IDENTITY_TOKEN_FILE)"
 
 func openS3(ctx context.Context, loc Location, cfg Config) (Store, error) {
-	awsCfg, err := config.LoadDefaultConfig(ctx, config.WithHTTPClient(cfg.client()))
+	// The SDK's own client, unless the caller gives one: it can add the
+	// roots of AWS_CA_BUNDLE, which a plain *http.Client cannot.
+	var client config.HTTPClient = awshttp.NewBuildableClient().WithTimeout(RequestTimeout)
+	if cfg.HTTPClient != nil {
+		client = cfg.HTTPClient
+	}
+	awsCfg, err := config.LoadDefaultConfig(ctx, config.WithHTTPClient(client))
 	if err != nil {
 		return nil, &Error{Kind: ErrNoCredentials, What: "the AWS configuration does not load", Fix: s3CredFix, Err: summed(firstLine(err.Error()), err)}
 	}
@@ -80,7 +86,11 @@ func (s *s3Store) Preflight(ctx context.Context) (Preflight, error) {
 			return Preflight{Access: AccessPrivate, AccessFix: fix}, nil
 		}
 		return Preflight{Access: AccessUnknown, AccessFix: fix}, nil
-	case status.PolicyStatus != nil && status.PolicyStatus.IsPublic != nil && *status.PolicyStatus.IsPublic:
+	case status.PolicyStatus == nil || status.PolicyStatus.IsPublic == nil:
+		// An answer that says nothing (an S3-compatible server
+		// without the call) is no proof of privacy.
+		return Preflight{Access: AccessUnknown, AccessFix: fix}, nil
+	case *status.PolicyStatus.IsPublic:
 		return Preflight{Access: AccessPublic, AccessFix: fix}, nil
 	}
 	return Preflight{Access: AccessPrivate, AccessFix: fix}, nil

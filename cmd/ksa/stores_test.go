@@ -340,19 +340,28 @@ func cmdStoreFault(ts *testscript.TestScript, neg bool, args []string) {
 // front serves a bucket over https on loopback as the cloud serves it to
 // anonymous readers, until the script ends:
 //
-//	front VAR KIND BUCKET
+//	front [-private] VAR KIND BUCKET
 //
 // GET /NAME answers with object NAME of BUCKET, its Content-Type and
 // Cache-Control as stored; Azure objects are read anonymously from
-// Azurite, which refuses a private container. $VAR is the front's URL and
+// Azurite, which refuses a private container. -private refuses every
+// request, as the cloud refuses anonymous readers of a private bucket. $VAR is the front's URL and
 // $WORK/VAR-ca.pem its CA certificate.
 func cmdFront(ts *testscript.TestScript, neg bool, args []string) {
+	private := len(args) > 0 && args[0] == "-private"
+	if private {
+		args = args[1:]
+	}
 	if neg || len(args) != 3 {
-		ts.Fatalf("usage: front VAR KIND BUCKET")
+		ts.Fatalf("usage: front [-private] VAR KIND BUCKET")
 	}
 	st := stores(ts).get(ts, args[1])
 	bucket := args[2]
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if private {
+			st.refuse(w)
+			return
+		}
 		if r.Method != http.MethodGet {
 			http.Error(w, "read only", http.StatusMethodNotAllowed)
 			return

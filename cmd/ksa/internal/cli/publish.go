@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
@@ -170,7 +171,8 @@ func (f *publishFlags) run(a *app, cmd *cobra.Command) error {
 	if f.dryRun {
 		return printData(a.stdout, f.format, res, func(w io.Writer) { printPublish(w, res) })
 	}
-	if err := f.preflight(ctx, store, docs); err != nil {
+	pf, err := f.preflight(ctx, store, docs)
+	if err != nil {
 		return err
 	}
 	start := time.Now()
@@ -191,6 +193,7 @@ func (f *publishFlags) run(a *app, cmd *cobra.Command) error {
 		}
 		c := &checker{a: a, client: client}
 		res.Check = c.check(ctx, docs.issuer)
+		addAccessProblem(ctx, client, res.Check, pf)
 	}
 	if err := printData(a.stdout, f.format, res, func(w io.Writer) { printPublish(w, res) }); err != nil {
 		return err
@@ -204,20 +207,26 @@ func (f *publishFlags) run(a *app, cmd *cobra.Command) error {
 
 // preflight checks the store before anything is written: credentials,
 // bucket, anonymous reads, and the issuer already published there.
-func (f *publishFlags) preflight(ctx context.Context, store publish.Store, docs *siteDocs) error {
+func (f *publishFlags) preflight(ctx context.Context, store publish.Store, docs *siteDocs) (publish.Preflight, error) {
 	var pf publish.Preflight
 	err := withTimeout(ctx, func(ctx context.Context) (err error) {
 		pf, err = store.Preflight(ctx)
 		return err
 	})
 	if err != nil {
-		return publishError(err)
+		return pf, publishError(err)
 	}
 	if pf.Access == publish.AccessPrivate && f.publicURL == "" {
-		return fail(nil, pf.AccessFix, "%s is not publicly readable: Entra ID, AWS and Google fetch the documents anonymously (nothing was written)", f.to)
+		return pf, fail(nil, pf.AccessFix, "%s is not publicly readable: Entra ID, AWS and Google fetch the documents anonymously (nothing was written)", f.to)
 	}
+	return pf, f.checkPublished(ctx, store, docs)
+}
+
+// checkPublished refuses to replace the discovery document of another
+// issuer already published at the store.
+func (f *publishFlags) checkPublished(ctx context.Context, store publish.Store, docs *siteDocs) error {
 	var old []byte
-	err = withTimeout(ctx, func(ctx context.Context) (err error) {
+	err := withTimeout(ctx, func(ctx context.Context) (err error) {
 		old, err = store.Get(ctx, discoveryName, oidc.MaxDiscoveryBytes)
 		return err
 	})
@@ -247,6 +256,21 @@ func withTimeout(ctx context.Context, op func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, publish.RequestTimeout)
 	defer cancel()
 	return op(ctx)
+}
+
+// addAccessProblem adds the store's own fix when relying parties were
+// refused the published discovery document (401 or 403): the check's
+// advice is generic, the store knows its access settings.
+func addAccessProblem(ctx context.Context, client *http.Client, res *checkResult, pf publish.Preflight) {
+	if res.OK || pf.AccessFix == "" || pf.Access == publish.AccessPublic {
+		return
+	}
+	_, f := get(ctx, getRequest{URL: res.DiscoveryURL, Client: client, Accept: "application/json",
+		Timeout: oidc.DefaultDiscoveryTimeout, MaxBytes: oidc.MaxDiscoveryBytes})
+	if f == nil || (f.Status != http.StatusUnauthorized && f.Status != http.StatusForbidden) {
+		return
+	}
+	res.add(sevError, "access", pf.AccessFix, "the store does not serve the documents to anonymous readers (status %d at %s)", f.Status, res.DiscoveryURL)
 }
 
 // discoveryName is the discovery document's object name.

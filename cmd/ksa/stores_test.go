@@ -80,6 +80,7 @@ func TestPublishScripts(t *testing.T) {
 			"storefault": cmdStoreFault,
 			"front":      cmdFront,
 			"runcli":     cmdRunCLI,
+			"entra":      cmdEntra,
 		},
 	})
 }

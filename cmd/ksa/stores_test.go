@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -73,14 +74,15 @@ func TestPublishScripts(t *testing.T) {
 			return err == nil, nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"serve":      cmdServe,
-			"runprinted": cmdRunPrinted,
-			"store":      cmdStore,
-			"bucket":     cmdBucket,
-			"storefault": cmdStoreFault,
-			"front":      cmdFront,
-			"runcli":     cmdRunCLI,
-			"entra":      cmdEntra,
+			"serve":       cmdServe,
+			"runprinted":  cmdRunPrinted,
+			"store":       cmdStore,
+			"bucket":      cmdBucket,
+			"storefault":  cmdStoreFault,
+			"front":       cmdFront,
+			"runcli":      cmdRunCLI,
+			"entra":       cmdEntra,
+			"storewrites": cmdStoreWrites,
 		},
 	})
 }
@@ -122,6 +124,9 @@ type testStore struct {
 	failPut string
 	// deny makes every request fail as a refused permission (403).
 	deny bool
+	// writes counts the write requests (PUT, POST) that reached the
+	// proxy since the last storewrites.
+	writes int
 }
 
 // faults is the proxy's middleware: the faults set by storefault, and
@@ -129,9 +134,12 @@ type testStore struct {
 func (st *testStore) faults(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		st.mu.Lock()
+		write := r.Method == http.MethodPut || r.Method == http.MethodPost
+		if write {
+			st.writes++
+		}
 		failPut, deny := st.failPut, st.deny
 		st.mu.Unlock()
-		write := r.Method == http.MethodPut || r.Method == http.MethodPost
 		path := r.URL.Path
 		if st.kind == "gcs" {
 			path = r.URL.Query().Get("name") // multipart uploads name the object in the query
@@ -335,6 +343,26 @@ func cmdStoreFault(ts *testscript.TestScript, neg bool, args []string) {
 		st.failPut, st.deny = "", false
 	default:
 		ts.Fatalf("usage: storefault KIND fail-put NAME|deny|off")
+	}
+}
+
+// storewrites checks how many write requests reached the store since
+// the last check, and starts counting again:
+//
+//	storewrites KIND N
+func cmdStoreWrites(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: storewrites KIND N")
+	}
+	st := stores(ts).get(ts, args[0])
+	want, err := strconv.Atoi(args[1])
+	ts.Check(err)
+	st.mu.Lock()
+	got := st.writes
+	st.writes = 0
+	st.mu.Unlock()
+	if got != want {
+		ts.Fatalf("%d write requests reached the %s store, want %d", got, st.kind, want)
 	}
 }
 

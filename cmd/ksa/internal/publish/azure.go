@@ -168,7 +168,7 @@ func (s *azureStore) error(err error, what string) error {
 	short := summed(fmt.Sprintf("%d %s", re.StatusCode, code), err)
 	switch {
 	case bloberror.HasCode(err, bloberror.ContainerNotFound):
-		return &Error{Kind: ErrNotFound, What: what + ": container " + quote(s.loc.Bucket) + " does not exist",
+		return &Error{Kind: ErrNotFound, What: what + ": no such container",
 			Fix: fmt.Sprintf("create it: az storage container create --account-name %s --name %s --public-access blob", s.loc.Account, s.loc.Bucket), Err: short}
 	case bloberror.HasCode(err, bloberror.BlobNotFound, bloberror.ResourceNotFound) || re.StatusCode == http.StatusNotFound:
 		return &Error{Kind: ErrNotFound, What: what + ": not found", Err: short}

@@ -102,7 +102,7 @@ func (s *gcsStore) Put(ctx context.Context, o Object) error {
 func (s *gcsStore) error(err error, what string) error {
 	switch {
 	case errors.Is(err, storage.ErrBucketNotExist):
-		return &Error{Kind: ErrNotFound, What: what + ": bucket " + quote(s.loc.Bucket) + " does not exist",
+		return &Error{Kind: ErrNotFound, What: what + ": no such bucket",
 			Fix: "create it: gcloud storage buckets create gs://" + s.loc.Bucket + " --uniform-bucket-level-access", Err: summed("404", err)}
 	case errors.Is(err, storage.ErrObjectNotExist):
 		return &Error{Kind: ErrNotFound, What: what + ": not found", Err: summed("404", err)}

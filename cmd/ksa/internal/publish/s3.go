@@ -145,7 +145,7 @@ func (s *s3Store) error(err error, what string, bucket bool) error {
 	}
 	switch {
 	case code == "NoSuchBucket" || (bucket && status == http.StatusNotFound):
-		return &Error{Kind: ErrNotFound, What: what + ": bucket " + quote(s.loc.Bucket) + " does not exist in " + s.region,
+		return &Error{Kind: ErrNotFound, What: what + ": no such bucket in " + s.region,
 			Fix: "create it (aws s3 mb s3://" + s.loc.Bucket + " --region " + s.region + "), or set AWS_REGION to its region", Err: short}
 	case code == "NoSuchKey" || status == http.StatusNotFound:
 		return &Error{Kind: ErrNotFound, What: what + ": not found", Err: short}

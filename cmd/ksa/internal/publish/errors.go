@@ -31,9 +31,14 @@ var (
 type Error struct {
 	// Kind is one of the Err sentinels.
 	Kind error
+	// What says what went wrong, naming the location or object.
 	What string
-	Fix  string
-	Err  error
+	// Fix says how to put it right, in the words of the cloud's own
+	// command-line tool; empty when What says it all.
+	Fix string
+	// Err is the cause, summed up in a few words, wrapping the SDK's
+	// error.
+	Err error
 }
 
 // Error returns what went wrong and the cause; the fix is the caller's to

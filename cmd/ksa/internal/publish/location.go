@@ -13,10 +13,14 @@ type Kind string
 
 // The kinds of store.
 const (
+	// Azure is an Azure Blob container.
 	Azure Kind = "azure"
-	S3    Kind = "s3"
-	GCS   Kind = "gcs"
-	Dir   Kind = "dir"
+	// S3 is an Amazon S3 bucket (or an S3-compatible server's).
+	S3 Kind = "s3"
+	// GCS is a Google Cloud Storage bucket.
+	GCS Kind = "gcs"
+	// Dir is a local directory.
+	Dir Kind = "dir"
 )
 
 // azureHostSuffixes are the blob endpoints of Azure's clouds.

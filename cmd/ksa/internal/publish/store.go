@@ -10,9 +10,12 @@ import (
 type Object struct {
 	// Name is the object's path relative to the location's prefix, slash
 	// separated (".well-known/openid-configuration").
-	Name         string
-	Data         []byte
-	ContentType  string
+	Name string
+	// Data is the document's bytes, written as they are.
+	Data []byte
+	// ContentType is the Content-Type the store serves it with.
+	ContentType string
+	// CacheControl is the Cache-Control the store serves it with.
 	CacheControl string
 }
 

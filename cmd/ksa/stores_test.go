@@ -81,6 +81,7 @@ func TestPublishScripts(t *testing.T) {
 			"storefault":  cmdStoreFault,
 			"front":       cmdFront,
 			"runcli":      cmdRunCLI,
+			"example":     cmdExample,
 			"entra":       cmdEntra,
 			"storewrites": cmdStoreWrites,
 		},

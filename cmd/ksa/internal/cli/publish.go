@@ -94,9 +94,9 @@ read), and a published discovery document of another issuer (a trailing
 slash counts: every federated credential names the issuer byte for byte).
 
 --dry-run prints what would be written where, without contacting the store.`,
-		Example: `  ksa issuer render --issuer https://oidcissuer.blob.core.windows.net/cluster-1/ --key sa.key --out site
+		Example: `  # site/ from: ksa issuer render --issuer https://oidcissuer.blob.core.windows.net/cluster-1/ --key sa.key --out site
   ksa issuer publish --from site --to https://oidcissuer.blob.core.windows.net/cluster-1/
-  ksa issuer publish --from site --to s3://oidc-example/cluster-1 --dry-run
+  ksa issuer publish --from site --to https://oidcissuer.blob.core.windows.net/cluster-1/ --dry-run -o json
   # a bucket served through CloudFront at the issuer's own domain:
   ksa issuer publish --from site --to s3://oidc-example/cluster-1 --public-url https://oidc.example.com/cluster-1`,
 		Args: args(0, 0),

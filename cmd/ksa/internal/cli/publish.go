@@ -48,7 +48,10 @@ type publishResult struct {
 	PublicURL string            `json:"public_url,omitempty"`
 	DryRun    bool              `json:"dry_run,omitempty"`
 	Objects   []publishedObject `json:"objects"`
-	Check     *checkResult      `json:"check,omitempty"`
+	// Withdrawn are the key IDs the store published that the new key
+	// set drops: tokens they signed stop verifying once caches expire.
+	Withdrawn []string     `json:"withdrawn_keys,omitempty"`
+	Check     *checkResult `json:"check,omitempty"`
 	elapsed   time.Duration
 }
 
@@ -175,6 +178,7 @@ func (f *publishFlags) run(a *app, cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
+	res.Withdrawn = withdrawnKeys(ctx, store, objects[0].Name, docs.keySet)
 	start := time.Now()
 	for i, o := range objects {
 		if err := withTimeout(ctx, func(ctx context.Context) error { return store.Put(ctx, o) }); err != nil {
@@ -256,6 +260,38 @@ func withTimeout(ctx context.Context, op func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(ctx, publish.RequestTimeout)
 	defer cancel()
 	return op(ctx)
+}
+
+// withdrawnKeys returns the key IDs of the key set published at name
+// that keySet lacks; nothing when none is published or it does not parse.
+func withdrawnKeys(ctx context.Context, store publish.Store, name string, keySet []byte) []string {
+	var old []byte
+	err := withTimeout(ctx, func(ctx context.Context) (err error) {
+		old, err = store.Get(ctx, name, jwks.DefaultMaxSetBytes)
+		return err
+	})
+	if err != nil {
+		return nil
+	}
+	was, err := jwks.ParseSet(old, jwks.ParseOptions{})
+	if err != nil {
+		return nil
+	}
+	now, err := jwks.ParseSet(keySet, jwks.ParseOptions{})
+	if err != nil {
+		return nil
+	}
+	kept := map[string]bool{}
+	for _, k := range now.Keys {
+		kept[k.KeyID] = true
+	}
+	var gone []string
+	for _, k := range was.Keys {
+		if !kept[k.KeyID] {
+			gone = append(gone, k.KeyID)
+		}
+	}
+	return gone
 }
 
 // addAccessProblem adds the store's own fix when relying parties were
@@ -442,6 +478,9 @@ func printPublish(w io.Writer, res *publishResult) {
 		return
 	}
 	fmt.Fprintf(w, "%d objects, one request each, in %s\n", len(res.Objects), res.elapsed.Round(time.Millisecond))
+	for _, kid := range res.Withdrawn {
+		fmt.Fprintf(w, "warning: key %s is no longer published: tokens it signed stop verifying once relying parties refresh (max-age 3600)\n", termSafe(kid))
+	}
 	if res.Check != nil {
 		fmt.Fprintf(w, "\nchecked as Entra ID, AWS and Google fetch it:\n")
 		printCheck(w, res.Check)

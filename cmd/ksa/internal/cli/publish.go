@@ -151,6 +151,14 @@ func (f *publishFlags) run(a *app, cmd *cobra.Command) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	var client *http.Client
+	if !f.dryRun && !f.noCheck {
+		// Before anything is written: a CA file that cannot be read
+		// would stop the check after the upload.
+		if client, err = httpClient(f.caFile); err != nil {
+			return err
+		}
+	}
 	var store publish.Store
 	publicURL := f.publicURL
 	if !f.dryRun {
@@ -191,10 +199,6 @@ func (f *publishFlags) run(a *app, cmd *cobra.Command) error {
 	}
 	res.elapsed = time.Since(start)
 	if !f.noCheck {
-		client, err := httpClient(f.caFile)
-		if err != nil {
-			return err
-		}
 		c := &checker{a: a, client: client}
 		res.Check = c.check(ctx, docs.issuer)
 		addAccessProblem(ctx, client, res.Check, pf)

@@ -125,6 +125,9 @@ type testStore struct {
 	failPut string
 	// deny makes every request fail as a refused permission (403).
 	deny bool
+	// denyBucket refuses requests about the bucket itself (its
+	// properties, policy or IAM), as a publisher's role may.
+	denyBucket bool
 	// writes counts the write requests (PUT, POST) that reached the
 	// proxy since the last storewrites.
 	writes int
@@ -139,7 +142,7 @@ func (st *testStore) faults(next http.Handler) http.Handler {
 		if write {
 			st.writes++
 		}
-		failPut, deny := st.failPut, st.deny
+		failPut, deny := st.failPut, st.deny || (st.denyBucket && st.aboutBucket(r))
 		st.mu.Unlock()
 		path := r.URL.Path
 		if st.kind == "gcs" {
@@ -158,6 +161,19 @@ func (st *testStore) faults(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// bucketRequest matches the requests about a bucket itself: S3's /BUCKET,
+// GCS's /storage/v1/b/BUCKET[/iam], Azure's /ACCOUNT/CONTAINER.
+var bucketRequest = map[string]*regexp.Regexp{
+	"s3":    regexp.MustCompile(`^/[^/]+/?$`),
+	"gcs":   regexp.MustCompile(`^/storage/v1/b/[^/]+(/iam)?/?$`),
+	"azure": regexp.MustCompile(`^/[^/]+/[^/]+/?$`),
+}
+
+// aboutBucket reports whether r is about the bucket itself.
+func (st *testStore) aboutBucket(r *http.Request) bool {
+	return bucketRequest[st.kind].MatchString(r.URL.Path)
 }
 
 // refuse answers as each store refuses a permission.
@@ -327,10 +343,11 @@ func cmdBucket(ts *testscript.TestScript, neg bool, args []string) {
 //
 //	storefault KIND fail-put NAME   writes of NAME fail (500)
 //	storefault KIND deny            every request is refused (403)
+//	storefault KIND deny-bucket     requests about the bucket itself are refused
 //	storefault KIND off
 func cmdStoreFault(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) < 2 {
-		ts.Fatalf("usage: storefault KIND fail-put NAME|deny|off")
+		ts.Fatalf("usage: storefault KIND fail-put NAME|deny|deny-bucket|off")
 	}
 	st := stores(ts).get(ts, args[0])
 	st.mu.Lock()
@@ -340,10 +357,12 @@ func cmdStoreFault(ts *testscript.TestScript, neg bool, args []string) {
 		st.failPut = args[2]
 	case args[1] == "deny" && len(args) == 2:
 		st.deny = true
+	case args[1] == "deny-bucket" && len(args) == 2:
+		st.denyBucket = true
 	case args[1] == "off" && len(args) == 2:
-		st.failPut, st.deny = "", false
+		st.failPut, st.deny, st.denyBucket = "", false, false
 	default:
-		ts.Fatalf("usage: storefault KIND fail-put NAME|deny|off")
+		ts.Fatalf("usage: storefault KIND fail-put NAME|deny|deny-bucket|off")
 	}
 }
 

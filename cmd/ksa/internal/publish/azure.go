@@ -108,12 +108,18 @@ func (s *azureStore) PublicURL() string {
 }
 
 func (s *azureStore) Preflight(ctx context.Context) (Preflight, error) {
-	props, err := s.container.GetProperties(ctx, nil)
-	if err != nil {
-		return Preflight{}, s.error(err, "reading container "+quote(s.loc.Bucket)+" of account "+quote(s.loc.Account))
-	}
 	fix := fmt.Sprintf("az storage container set-permission --account-name %s --name %s --public-access blob (the account must allow blob public access: az storage account update --name %s --allow-blob-public-access true)",
 		s.loc.Account, s.loc.Bucket, s.loc.Account)
+	props, err := s.container.GetProperties(ctx, nil)
+	if err != nil {
+		err = s.error(err, "reading container "+quote(s.loc.Bucket)+" of account "+quote(s.loc.Account))
+		if errors.Is(err, ErrPermissionDenied) {
+			// A role that may write blobs may lack the container's
+			// properties: its writes and reads tell.
+			return Preflight{Access: AccessUnknown, AccessFix: fix}, nil
+		}
+		return Preflight{}, err
+	}
 	if props.BlobPublicAccess == nil || *props.BlobPublicAccess == "" {
 		return Preflight{Access: AccessPrivate, AccessFix: fix}, nil
 	}

@@ -47,10 +47,16 @@ func (s *gcsStore) PublicURL() string {
 }
 
 func (s *gcsStore) Preflight(ctx context.Context) (Preflight, error) {
-	if _, err := s.bucket.Attrs(ctx); err != nil {
-		return Preflight{}, s.error(err, "reading bucket "+quote(s.loc.Bucket))
-	}
 	fix := fmt.Sprintf("let anyone read the bucket: gcloud storage buckets add-iam-policy-binding gs://%s --member=allUsers --role=roles/storage.objectViewer (with public access prevention off)", s.loc.Bucket)
+	if _, err := s.bucket.Attrs(ctx); err != nil {
+		err = s.error(err, "reading bucket "+quote(s.loc.Bucket))
+		if errors.Is(err, ErrPermissionDenied) {
+			// storage.buckets.get is not in roles/storage.objectUser,
+			// which suffices to publish: its writes and reads tell.
+			return Preflight{Access: AccessUnknown, AccessFix: fix}, nil
+		}
+		return Preflight{}, err
+	}
 	policy, err := s.bucket.IAM().Policy(ctx)
 	if err != nil {
 		return Preflight{Access: AccessUnknown, AccessFix: fix}, nil

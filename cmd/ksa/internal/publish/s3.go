@@ -71,11 +71,17 @@ func (s *s3Store) Preflight(ctx context.Context) (Preflight, error) {
 	if _, err := s.client.Options().Credentials.Retrieve(ctx); err != nil {
 		return Preflight{}, &Error{Kind: ErrNoCredentials, What: "no AWS credentials for bucket " + quote(s.loc.Bucket), Fix: s3CredFix, Err: summed(firstLine(err.Error()), err)}
 	}
-	if _, err := s.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &s.loc.Bucket}); err != nil {
-		return Preflight{}, s.error(err, "reading bucket "+quote(s.loc.Bucket), true)
-	}
 	fix := fmt.Sprintf("let anyone read the prefix: a bucket policy allowing s3:GetObject on arn:aws:s3:::%s/%s to Principal \"*\" (aws s3api put-bucket-policy), with the bucket's Block Public Access off (aws s3api put-public-access-block), or serve it through CloudFront and give --public-url",
 		s.loc.Bucket, s.loc.Key("*"))
+	if _, err := s.client.HeadBucket(ctx, &s3.HeadBucketInput{Bucket: &s.loc.Bucket}); err != nil {
+		err = s.error(err, "reading bucket "+quote(s.loc.Bucket), true)
+		if errors.Is(err, ErrPermissionDenied) {
+			// HeadBucket needs s3:ListBucket, which a publisher
+			// may lack: its writes and reads tell.
+			return Preflight{Access: AccessUnknown, AccessFix: fix}, nil
+		}
+		return Preflight{}, err
+	}
 	status, err := s.client.GetBucketPolicyStatus(ctx, &s3.GetBucketPolicyStatusInput{Bucket: &s.loc.Bucket})
 	switch {
 	case err != nil:

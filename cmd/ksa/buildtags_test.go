@@ -15,7 +15,7 @@ const keyStoreTags = "ksa_noawskms,ksa_nocloudkms,ksa_noazurekms,ksa_nopkcs11"
 
 // keyStoreSDKs are module paths only a key-store backend links.
 var keyStoreSDKs = []string{
-	"go.step.sm/crypto", "github.com/aws/", "cloud.google.com/go/kms", "github.com/Azure/azure-sdk-for-go/sdk/security/keyvault",
+	"go.step.sm/crypto", "github.com/aws/aws-sdk-go-v2/service/kms", "cloud.google.com/go/kms", "github.com/Azure/azure-sdk-for-go/sdk/security/keyvault",
 	"github.com/ThalesGroup/crypto11", "github.com/miekg/pkcs11",
 }
 
@@ -44,6 +44,12 @@ func TestBuildTags(t *testing.T) {
 		assert.False(t, strings.Contains(none, sdk), "-tags %s links %s", keyStoreTags, sdk)
 	}
 	assert.False(t, strings.Contains(deps([]string{"CGO_ENABLED=0"}), "github.com/miekg/pkcs11"), "without cgo, PKCS #11 is left out")
+	// With the publishing stores' tags too, ksa links no cloud SDK at all:
+	// key files and local folders only.
+	filesOnly := deps(nil, "-tags", keyStoreTags+",ksa_noazblob,ksa_nos3,ksa_nogcs")
+	for _, sdk := range []string{"github.com/aws/", "cloud.google.com/", "github.com/Azure/", "google.golang.org/api/", "go.step.sm/"} {
+		assert.False(t, strings.Contains(filesOnly, sdk), "every store's tag: %s linked", sdk)
+	}
 
 	for _, run := range []struct {
 		env  []string

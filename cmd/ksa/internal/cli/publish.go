@@ -1,0 +1,492 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ksa-go/ksa/cmd/ksa/internal/publish"
+	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/oidc"
+)
+
+// publishCacheControl is the Cache-Control of every published document:
+// kube-apiserver's own, which "ksa issuer check" expects.
+const publishCacheControl = "public, max-age=3600"
+
+// azwiKeySetName is the copy of the key set azwi users expect.
+const azwiKeySetName = "jwks.json"
+
+// publishFlags are the settings of "ksa issuer publish".
+type publishFlags struct {
+	to, from, publicURL, caFile string
+	dryRun, noCheck             bool
+	format                      format
+}
+
+// publishedObject is one document of a publication.
+type publishedObject struct {
+	Name         string `json:"name"`
+	URL          string `json:"url"`
+	ContentType  string `json:"content_type"`
+	CacheControl string `json:"cache_control"`
+	Bytes        int    `json:"bytes"`
+	Written      bool   `json:"written"`
+}
+
+type publishResult struct {
+	To        string            `json:"to"`
+	Issuer    string            `json:"issuer"`
+	PublicURL string            `json:"public_url,omitempty"`
+	DryRun    bool              `json:"dry_run,omitempty"`
+	Objects   []publishedObject `json:"objects"`
+	// Withdrawn are the key IDs the store published that the new key
+	// set drops: tokens they signed stop verifying once caches expire.
+	Withdrawn []string     `json:"withdrawn_keys,omitempty"`
+	Check     *checkResult `json:"check,omitempty"`
+	elapsed   time.Duration
+}
+
+func newPublishCmd(a *app) *cobra.Command {
+	f := &publishFlags{}
+	cmd := &cobra.Command{
+		Use:   "publish --from DIR --to URL",
+		Short: "Upload the rendered documents to Azure Blob, S3, GCS or a directory, key set first, then check them as the clouds fetch them",
+		Long: `Upload the documents "ksa issuer render" wrote into DIR to where relying
+parties read them, then check the result as Microsoft Entra ID, AWS and
+Google fetch it ("ksa issuer check" against the issuer), unless --no-check.
+
+--to names the store:
+
+  https://ACCOUNT.blob.core.windows.net/CONTAINER/PREFIX   Azure Blob
+  s3://BUCKET/PREFIX                                       Amazon S3
+  gs://BUCKET/PREFIX                                       Google Cloud Storage
+  DIR (or file:///DIR)                                     a directory a web server serves
+
+Credentials come from each cloud's default chain: for Azure
+AZURE_STORAGE_CONNECTION_STRING when set, else azidentity's default chain
+(environment, workload identity, managed identity, az login); for S3 the AWS
+SDK's (environment, profile, IRSA, instance roles), AWS_REGION naming the
+bucket's region; for GCS application default credentials. An S3-compatible
+server is reached through AWS_ENDPOINT_URL_S3, a GCS emulator through
+STORAGE_EMULATOR_HOST, Azurite through its connection string.
+
+Each document is one request, with Content-Type application/json (the
+discovery document) or application/jwk-set+json (the key set) and
+Cache-Control: public, max-age=3600. The key set is written first and the
+discovery document that points to it last, so that a reader never finds a
+document whose keys are missing; a publication stopped in between leaves
+the previous discovery document, pointing at the new key set: run the
+command again.
+
+Before anything is written, the command refuses: documents rendered for
+another issuer than the one the store serves (--public-url when a CDN or
+custom domain serves the bucket), a key set with private material, a key
+set outside the issuer, missing credentials, a missing bucket or
+container, credentials without access, a container the cloud does not
+serve to anonymous readers (Azure; S3 and GCS when their policy can be
+read), and a published discovery document of another issuer (a trailing
+slash counts: every federated credential names the issuer byte for byte).
+
+--dry-run prints what would be written where, without contacting the store.`,
+		Example: `  # site/ from: ksa issuer render --issuer https://oidcissuer.blob.core.windows.net/cluster-1/ --key sa.key --out site
+  ksa issuer publish --from site --to https://oidcissuer.blob.core.windows.net/cluster-1/
+  ksa issuer publish --from site --to https://oidcissuer.blob.core.windows.net/cluster-1/ --dry-run -o json
+  # a bucket served through CloudFront at the issuer's own domain:
+  ksa issuer publish --from site --to s3://oidc-example/cluster-1 --public-url https://oidc.example.com/cluster-1`,
+		Args: args(0, 0),
+		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a, cmd) }),
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.from, "from", "", "directory ksa issuer render wrote (required)")
+	fl.StringVar(&f.to, "to", "", "where to publish: https://ACCOUNT.blob.core.windows.net/CONTAINER/PREFIX, s3://BUCKET/PREFIX, gs://BUCKET/PREFIX or a directory (required)")
+	fl.StringVar(&f.publicURL, "public-url", "", "https URL at which relying parties read --to (default: the store's own public URL)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "print what would be written where; contact nothing")
+	fl.BoolVar(&f.noCheck, "no-check", false, "do not check the published issuer afterwards")
+	fl.StringVar(&f.caFile, "ca-file", "", "also trust these CA certificates in the check (test setups: clouds trust public CAs only)")
+	addOutputFlag(cmd, &f.format)
+	required(cmd, "from", "to")
+	return cmd
+}
+
+// siteDocs are the documents of a rendering, read back and checked.
+type siteDocs struct {
+	issuer    string
+	jwksURI   string
+	discovery []byte
+	keySet    []byte
+	// azwi is DIR/jwks.json when present (the same bytes as keySet).
+	azwi []byte
+}
+
+func (f *publishFlags) run(a *app, cmd *cobra.Command) error {
+	if err := firstError(
+		onlyWithout(cmd, "ca-file", "no-check"),
+		onlyWithout(cmd, "ca-file", "dry-run"),
+	); err != nil {
+		return err
+	}
+	loc, err := publish.ParseLocation(f.to)
+	if err != nil {
+		return publishUsage(err)
+	}
+	if f.publicURL != "" {
+		if err := checkIssuerURL(f.publicURL); err != nil {
+			return usage("give --public-url the https:// URL relying parties read the documents at", "--public-url %q is not https", f.publicURL)
+		}
+	}
+	docs, err := readSite(f.from)
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var client *http.Client
+	if !f.dryRun && !f.noCheck {
+		// Before anything is written: a CA file that cannot be read
+		// would stop the check after the upload.
+		if client, err = httpClient(f.caFile); err != nil {
+			return err
+		}
+	}
+	var store publish.Store
+	publicURL := f.publicURL
+	if !f.dryRun {
+		if store, err = publish.Open(ctx, loc, publish.Config{}); err != nil {
+			return publishError(err)
+		}
+		if publicURL == "" {
+			publicURL = store.PublicURL()
+		}
+	} else if publicURL == "" {
+		publicURL = nativePublicURL(loc)
+	}
+	objects, err := docs.objects(loc, publicURL)
+	if err != nil {
+		return err
+	}
+	res := &publishResult{To: f.to, Issuer: docs.issuer, PublicURL: publicURL, DryRun: f.dryRun}
+	for _, o := range objects {
+		res.Objects = append(res.Objects, publishedObject{Name: o.Name, URL: loc.URL(o.Name), ContentType: o.ContentType, CacheControl: o.CacheControl, Bytes: len(o.Data)})
+	}
+	if f.dryRun {
+		return printData(a.stdout, f.format, res, func(w io.Writer) { printPublish(w, res) })
+	}
+	pf, err := f.preflight(ctx, store, docs)
+	if err != nil {
+		return err
+	}
+	res.Withdrawn = withdrawnKeys(ctx, store, objects[0].Name, docs.keySet)
+	start := time.Now()
+	for i, o := range objects {
+		if err := withTimeout(ctx, func(ctx context.Context) error { return store.Put(ctx, o) }); err != nil {
+			if i > 0 {
+				return publishPartial(err, res.Objects[:i], res.Objects[i:])
+			}
+			return publishError(err)
+		}
+		res.Objects[i].Written = true
+	}
+	res.elapsed = time.Since(start)
+	if !f.noCheck {
+		c := &checker{a: a, client: client}
+		res.Check = c.check(ctx, docs.issuer)
+		addAccessProblem(ctx, client, res.Check, pf)
+	}
+	if err := printData(a.stdout, f.format, res, func(w io.Writer) { printPublish(w, res) }); err != nil {
+		return err
+	}
+	if res.Check != nil && !res.Check.OK {
+		return fail(nil, "apply the fixes above, then publish again (or run ksa issuer check "+quoted(docs.issuer)+")",
+			"published to %s, but relying parties cannot use %s: %d problem(s)", f.to, docs.issuer, errorCount(res.Check))
+	}
+	return nil
+}
+
+// preflight checks the store before anything is written: credentials,
+// bucket, anonymous reads, and the issuer already published there.
+func (f *publishFlags) preflight(ctx context.Context, store publish.Store, docs *siteDocs) (publish.Preflight, error) {
+	var pf publish.Preflight
+	err := withTimeout(ctx, func(ctx context.Context) (err error) {
+		pf, err = store.Preflight(ctx)
+		return err
+	})
+	if err != nil {
+		return pf, publishError(err)
+	}
+	if pf.Access == publish.AccessPrivate && f.publicURL == "" {
+		return pf, fail(nil, pf.AccessFix, "%s is not publicly readable: Entra ID, AWS and Google fetch the documents anonymously (nothing was written)", f.to)
+	}
+	return pf, f.checkPublished(ctx, store, docs)
+}
+
+// checkPublished refuses to replace the discovery document of another
+// issuer already published at the store.
+func (f *publishFlags) checkPublished(ctx context.Context, store publish.Store, docs *siteDocs) error {
+	var old []byte
+	err := withTimeout(ctx, func(ctx context.Context) (err error) {
+		old, err = store.Get(ctx, discoveryName, oidc.MaxDiscoveryBytes)
+		return err
+	})
+	switch {
+	case errors.Is(err, publish.ErrNotFound):
+		return nil
+	case err != nil:
+		return publishError(err)
+	}
+	md, err := oidc.ParseMetadata(old)
+	if err != nil {
+		return fail(nil, "delete it from the store if it is not yours, or publish elsewhere", "%s holds a discovery document that does not parse: %s (nothing was written)", store.Location().URL(discoveryName), libText(err))
+	}
+	switch {
+	case md.Issuer == docs.issuer:
+		return nil
+	case strings.TrimSuffix(md.Issuer, "/") == strings.TrimSuffix(docs.issuer, "/"):
+		return fail(nil, "render again with --issuer "+quoted(md.Issuer)+" (the issuer kube-apiserver and every federated credential name, byte for byte), or delete the published documents first if you are moving the issuer",
+			"%s already publishes issuer %q, which differs from the rendered %q by a trailing slash (nothing was written)", f.to, md.Issuer, docs.issuer)
+	}
+	return fail(nil, "publish to the location of issuer "+quoted(docs.issuer)+", or delete the published documents first if you are moving the issuer",
+		"%s already publishes issuer %q, not the rendered %q (nothing was written)", f.to, md.Issuer, docs.issuer)
+}
+
+// withTimeout runs one store operation within publish.RequestTimeout.
+func withTimeout(ctx context.Context, op func(context.Context) error) error {
+	ctx, cancel := context.WithTimeout(ctx, publish.RequestTimeout)
+	defer cancel()
+	return op(ctx)
+}
+
+// withdrawnKeys returns the key IDs of the key set published at name
+// that keySet lacks; nothing when none is published or it does not parse.
+func withdrawnKeys(ctx context.Context, store publish.Store, name string, keySet []byte) []string {
+	var old []byte
+	err := withTimeout(ctx, func(ctx context.Context) (err error) {
+		old, err = store.Get(ctx, name, jwks.DefaultMaxSetBytes)
+		return err
+	})
+	if err != nil {
+		return nil
+	}
+	was, err := jwks.ParseSet(old, jwks.ParseOptions{})
+	if err != nil {
+		return nil
+	}
+	now, err := jwks.ParseSet(keySet, jwks.ParseOptions{})
+	if err != nil {
+		return nil
+	}
+	kept := map[string]bool{}
+	for _, k := range now.Keys {
+		kept[k.KeyID] = true
+	}
+	var gone []string
+	for _, k := range was.Keys {
+		if !kept[k.KeyID] {
+			gone = append(gone, k.KeyID)
+		}
+	}
+	return gone
+}
+
+// addAccessProblem adds the store's own fix when relying parties were
+// refused the published discovery document (401 or 403): the check's
+// advice is generic, the store knows its access settings.
+func addAccessProblem(ctx context.Context, client *http.Client, res *checkResult, pf publish.Preflight) {
+	if res.OK || pf.AccessFix == "" || pf.Access == publish.AccessPublic {
+		return
+	}
+	_, f := get(ctx, getRequest{URL: res.DiscoveryURL, Client: client, Accept: "application/json",
+		Timeout: oidc.DefaultDiscoveryTimeout, MaxBytes: oidc.MaxDiscoveryBytes})
+	if f == nil || (f.Status != http.StatusUnauthorized && f.Status != http.StatusForbidden) {
+		return
+	}
+	res.add(sevError, "access", pf.AccessFix, "the store does not serve the documents to anonymous readers (status %d at %s)", f.Status, res.DiscoveryURL)
+}
+
+// discoveryName is the discovery document's object name.
+var discoveryName = strings.TrimPrefix(oidc.DiscoveryPath, "/")
+
+// readSite reads and checks the documents a rendering wrote into dir.
+func readSite(dir string) (*siteDocs, error) {
+	read := func(name string, limit int64) ([]byte, error) {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		data, err := readInput(p, nil, limit)
+		if errors.Is(err, errTooLarge) {
+			return nil, fail(nil, "give --from the directory ksa issuer render wrote", "%s is over %d bytes", p, limit)
+		}
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+			err = pe.Err // the path is in the message already
+		}
+		if err != nil {
+			return nil, fail(err, "give --from the directory ksa issuer render --out wrote", "reading %s", p)
+		}
+		return data, nil
+	}
+	disc, err := read(discoveryName, oidc.MaxDiscoveryBytes)
+	if err != nil {
+		return nil, err
+	}
+	md, err := oidc.ParseMetadata(disc)
+	if err != nil {
+		return nil, fail(nil, "render the documents again with ksa issuer render", "%s is not a discovery document: %s", filepath.Join(dir, filepath.FromSlash(discoveryName)), libText(err))
+	}
+	if err := checkIssuerURL(md.Issuer); err != nil {
+		return nil, err
+	}
+	keySetPath := filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(oidc.JWKSPath, "/")))
+	set, err := read(strings.TrimPrefix(oidc.JWKSPath, "/"), jwks.DefaultMaxSetBytes)
+	if err != nil {
+		return nil, err
+	}
+	if err := jwks.Audit(set); err != nil {
+		return nil, fail(nil, "never publish this file: render the key set from public keys with ksa issuer render", "%s is not a public key set: %s", keySetPath, libText(err))
+	}
+	parsed, err := jwks.ParseSet(set, jwks.ParseOptions{})
+	if err != nil {
+		return nil, fail(nil, "render the documents again with ksa issuer render", "%s is not a usable key set: %s", keySetPath, libText(err))
+	}
+	if len(parsed.Keys) == 0 {
+		return nil, fail(nil, "render with the signing key's --key", "%s holds no usable key", keySetPath)
+	}
+	docs := &siteDocs{issuer: md.Issuer, jwksURI: md.JWKSURI, discovery: disc, keySet: set}
+	if azwi, err := read(azwiKeySetName, jwks.DefaultMaxSetBytes); err == nil {
+		if string(azwi) != string(set) {
+			return nil, fail(nil, "render the documents again with ksa issuer render", "%s differs from %s: the two copies of the key set must be the same", filepath.Join(dir, azwiKeySetName), keySetPath)
+		}
+		docs.azwi = azwi
+	}
+	return docs, nil
+}
+
+// objects returns the documents to write, in order: the key set (and its
+// azwi copy) before the discovery document that points to it. The
+// issuer must be served at publicURL ("" when unknown) and its key set
+// inside it.
+func (d *siteDocs) objects(loc publish.Location, publicURL string) ([]publish.Object, error) {
+	base := strings.TrimSuffix(d.issuer, "/")
+	if publicURL != "" && strings.TrimSuffix(publicURL, "/") != base {
+		fix := "render again with --issuer " + quoted(publicURL) + ", or give --public-url " + quoted(d.issuer) + " when a CDN or custom domain serves " + loc.String() + " there"
+		return nil, fail(nil, fix, "the documents are for issuer %q, but %s is served at %s (nothing was written)", d.issuer, loc, publicURL)
+	}
+	name, ok := strings.CutPrefix(d.jwksURI, base+"/")
+	if !ok || name == "" || strings.ContainsAny(name, "?#") {
+		return nil, fail(nil, "render without --jwks-uri, so that the key set is published beside the discovery document", "the discovery document's jwks_uri %q is outside the issuer %q: publish writes under the issuer only", d.jwksURI, d.issuer)
+	}
+	if _, err := publish.ParseLocation("s3://bucket/" + name); err != nil {
+		return nil, fail(nil, "render without --jwks-uri", "the discovery document's jwks_uri %q has an unusable path", d.jwksURI)
+	}
+	objs := []publish.Object{{Name: name, Data: d.keySet, ContentType: oidc.JWKSContentType, CacheControl: publishCacheControl}}
+	if d.azwi != nil && name != azwiKeySetName {
+		objs = append(objs, publish.Object{Name: azwiKeySetName, Data: d.azwi, ContentType: oidc.JWKSContentType, CacheControl: publishCacheControl})
+	}
+	return append(objs, publish.Object{Name: discoveryName, Data: d.discovery, ContentType: oidc.DiscoveryContentType, CacheControl: publishCacheControl}), nil
+}
+
+// nativePublicURL is a store's own public URL, known without opening it
+// (the S3 region is not: "" there).
+func nativePublicURL(loc publish.Location) string {
+	suffix := ""
+	if loc.Prefix != "" {
+		suffix = "/" + loc.Prefix
+	}
+	switch loc.Kind {
+	case publish.Azure:
+		return strings.TrimSuffix(loc.URL(""), "/")
+	case publish.GCS:
+		return "https://storage.googleapis.com/" + loc.Bucket + suffix
+	}
+	return ""
+}
+
+// publishError turns a store's failure into the command's, with its fix.
+func publishError(err error) error {
+	var pe *publish.Error
+	if errors.As(err, &pe) {
+		fix := pe.Fix
+		if fix == "" {
+			fix = "check --to and the store"
+		}
+		return fail(pe.Err, fix, "%s", pe.What)
+	}
+	return fail(err, "check --to and the store", "publishing")
+}
+
+// publishUsage is a refused --to.
+func publishUsage(err error) error {
+	var pe *publish.Error
+	if errors.As(err, &pe) {
+		return usage(pe.Fix, "--to: %s", pe.What)
+	}
+	return usage("see 'ksa issuer publish --help'", "--to: %s", err)
+}
+
+// publishPartial is a failure after some objects were written: the
+// discovery document, last, was not, so readers still see the previous
+// one, pointing at the key set written.
+func publishPartial(err error, written, not []publishedObject) error {
+	var names []string
+	for _, o := range written {
+		names = append(names, o.Name)
+	}
+	var left []string
+	for _, o := range not {
+		left = append(left, o.Name)
+	}
+	e := publishError(err).(*Error)
+	e.What = fmt.Sprintf("publication stopped after %s, before %s (readers still get the previous discovery document, which points at the new key set): %s",
+		strings.Join(names, ", "), strings.Join(left, ", "), e.What)
+	const again = "run the same ksa issuer publish again: it rewrites every document, the discovery document last"
+	if errors.Is(err, publish.ErrStore) {
+		e.Fix = again
+	} else {
+		e.Fix += "; then " + again
+	}
+	return e
+}
+
+func errorCount(res *checkResult) int {
+	n := 0
+	for _, p := range res.Problems {
+		if p.Severity == sevError {
+			n++
+		}
+	}
+	return n
+}
+
+// printPublish writes a publication as text.
+func printPublish(w io.Writer, res *publishResult) {
+	verb := "published"
+	if res.DryRun {
+		verb = "would publish (dry run)"
+	}
+	fmt.Fprintf(w, "%s issuer %s to %s:\n", verb, termSafe(res.Issuer), termSafe(res.To))
+	for _, o := range res.Objects {
+		fmt.Fprintf(w, "  %s  (%s; %s; %d bytes)\n", termSafe(o.URL), o.ContentType, o.CacheControl, o.Bytes)
+	}
+	if res.PublicURL != "" {
+		fmt.Fprintf(w, "served at %s\n", termSafe(res.PublicURL))
+	}
+	if res.DryRun {
+		fmt.Fprintln(w, "the key set first, the discovery document last; then ksa issuer check "+commandLine(res.Issuer))
+		return
+	}
+	fmt.Fprintf(w, "%d objects, one request each, in %s\n", len(res.Objects), res.elapsed.Round(time.Millisecond))
+	for _, kid := range res.Withdrawn {
+		fmt.Fprintf(w, "warning: key %s is no longer published: tokens it signed stop verifying once relying parties refresh (max-age 3600)\n", termSafe(kid))
+	}
+	if res.Check != nil {
+		fmt.Fprintf(w, "\nchecked as Entra ID, AWS and Google fetch it:\n")
+		printCheck(w, res.Check)
+	}
+}

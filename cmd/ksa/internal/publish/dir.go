@@ -1,0 +1,97 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// dirStore publishes to a local directory (served by a web server of the
+// operator's own).
+type dirStore struct {
+	loc Location
+}
+
+func (d *dirStore) Location() Location { return d.loc }
+
+// PublicURL is unknown for a directory.
+func (d *dirStore) PublicURL() string { return "" }
+
+// Preflight checks that the directory exists, or can be made, and is a
+// directory.
+func (d *dirStore) Preflight(context.Context) (Preflight, error) {
+	fi, err := os.Stat(d.loc.Path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return Preflight{}, nil // made on the first write
+	case err != nil:
+		return Preflight{}, &Error{Kind: ErrPermissionDenied, What: "directory " + d.loc.Path + " cannot be read", Fix: "choose a directory ksa may write", Err: err}
+	case !fi.IsDir():
+		return Preflight{}, &Error{Kind: ErrLocation, What: d.loc.Path + " is not a directory", Fix: "give --to a directory"}
+	}
+	return Preflight{}, nil
+}
+
+func (d *dirStore) Get(_ context.Context, name string, max int64) ([]byte, error) {
+	p := d.loc.URL(name)
+	f, err := os.Open(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &Error{Kind: ErrNotFound, What: p + " does not exist"}
+	}
+	if err != nil {
+		return nil, &Error{Kind: ErrPermissionDenied, What: "reading " + p, Fix: "choose a directory ksa may read", Err: err}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return nil, &Error{Kind: ErrStore, What: "reading " + p, Err: err}
+	}
+	if int64(len(data)) > max {
+		return nil, &Error{Kind: ErrStore, What: fmt.Sprintf("%s is over %d bytes", p, max), Fix: "remove the file, or publish elsewhere"}
+	}
+	return data, nil
+}
+
+// Put writes the file atomically (a temporary file renamed over it),
+// mode 0644: anyone may read it.
+func (d *dirStore) Put(_ context.Context, o Object) error {
+	p := d.loc.URL(o.Name)
+	if err := writeAtomic(p, o.Data); err != nil {
+		return &Error{Kind: ErrPermissionDenied, What: "writing " + p, Fix: "choose a directory ksa may write", Err: err}
+	}
+	return nil
+}
+
+// writeAtomic writes data to a temporary file beside name and renames it
+// over name.
+func writeAtomic(name string, data []byte) error {
+	dir := filepath.Dir(name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), name)
+}

@@ -1,0 +1,139 @@
+//go:build !ksa_nogcs
+
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"cloud.google.com/go/auth"
+	"cloud.google.com/go/iam"
+	"cloud.google.com/go/storage"
+	"google.golang.org/api/googleapi"
+)
+
+// gcsEmulatorEnv points the storage client at an emulator, without
+// credentials.
+const gcsEmulatorEnv = "STORAGE_EMULATOR_HOST"
+
+const gcsCredFix = "give application default credentials: gcloud auth application-default login, GOOGLE_APPLICATION_CREDENTIALS (a key or a workload identity federation configuration file), or the metadata server of a Google Cloud runtime"
+
+// gcsStore publishes to a Google Cloud Storage bucket.
+type gcsStore struct {
+	loc    Location
+	bucket *storage.BucketHandle
+}
+
+func openGCS(ctx context.Context, loc Location, _ Config) (Store, error) {
+	c, err := storage.NewClient(ctx)
+	if err != nil {
+		return nil, &Error{Kind: ErrNoCredentials, What: "no Google Cloud credentials", Fix: gcsCredFix, Err: summed(firstLine(err.Error()), err)}
+	}
+	return &gcsStore{loc: loc, bucket: c.Bucket(loc.Bucket)}, nil
+}
+
+func (s *gcsStore) Location() Location { return s.loc }
+
+func (s *gcsStore) PublicURL() string {
+	u := "https://storage.googleapis.com/" + s.loc.Bucket
+	if s.loc.Prefix != "" {
+		u += "/" + s.loc.Prefix
+	}
+	return u
+}
+
+func (s *gcsStore) Preflight(ctx context.Context) (Preflight, error) {
+	fix := fmt.Sprintf("let anyone read the bucket: gcloud storage buckets add-iam-policy-binding gs://%s --member=allUsers --role=roles/storage.objectViewer (with public access prevention off)", s.loc.Bucket)
+	if _, err := s.bucket.Attrs(ctx); err != nil {
+		err = s.error(err, "reading bucket "+quote(s.loc.Bucket))
+		if errors.Is(err, ErrPermissionDenied) {
+			// storage.buckets.get is not in roles/storage.objectUser,
+			// which suffices to publish: its writes and reads tell.
+			return Preflight{Access: AccessUnknown, AccessFix: fix}, nil
+		}
+		return Preflight{}, err
+	}
+	policy, err := s.bucket.IAM().Policy(ctx)
+	if err != nil {
+		return Preflight{Access: AccessUnknown, AccessFix: fix}, nil
+	}
+	for _, role := range []string{"roles/storage.objectViewer", "roles/storage.legacyObjectReader", "roles/storage.legacyBucketReader"} {
+		if policy.HasRole("allUsers", iam.RoleName(role)) {
+			return Preflight{Access: AccessPublic, AccessFix: fix}, nil
+		}
+	}
+	return Preflight{Access: AccessPrivate, AccessFix: fix}, nil
+}
+
+func (s *gcsStore) Get(ctx context.Context, name string, max int64) ([]byte, error) {
+	r, err := s.bucket.Object(s.loc.Key(name)).NewReader(ctx)
+	if err != nil {
+		return nil, s.error(err, "reading "+s.loc.URL(name))
+	}
+	defer r.Close()
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, &Error{Kind: ErrStore, What: "reading " + s.loc.URL(name), Err: err}
+	}
+	if int64(len(data)) > max {
+		return nil, &Error{Kind: ErrStore, What: fmt.Sprintf("%s is over %d bytes", s.loc.URL(name), max), Fix: "delete the object, or publish elsewhere"}
+	}
+	return data, nil
+}
+
+// Put writes the object in one request (no resumable upload: ChunkSize 0).
+func (s *gcsStore) Put(ctx context.Context, o Object) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	w := s.bucket.Object(s.loc.Key(o.Name)).NewWriter(ctx)
+	w.ChunkSize = 0
+	w.ContentType = o.ContentType
+	w.CacheControl = o.CacheControl
+	if _, err := w.Write(o.Data); err != nil {
+		cancel()
+		_ = w.Close()
+		return s.error(err, "writing "+s.loc.URL(o.Name))
+	}
+	if err := w.Close(); err != nil {
+		return s.error(err, "writing "+s.loc.URL(o.Name))
+	}
+	return nil
+}
+
+// error sorts a GCS failure into its kind, with the fix.
+func (s *gcsStore) error(err error, what string) error {
+	switch {
+	case errors.Is(err, storage.ErrBucketNotExist):
+		return &Error{Kind: ErrNotFound, What: what + ": no such bucket",
+			Fix: "create it: gcloud storage buckets create gs://" + s.loc.Bucket + " --uniform-bucket-level-access", Err: summed("404", err)}
+	case errors.Is(err, storage.ErrObjectNotExist):
+		return &Error{Kind: ErrNotFound, What: what + ": not found", Err: summed("404", err)}
+	}
+	var ae *auth.Error
+	if errors.As(err, &ae) || strings.Contains(err.Error(), "credentials") {
+		return &Error{Kind: ErrNoCredentials, What: what + ": no usable Google Cloud credentials", Fix: gcsCredFix, Err: summed(firstLine(err.Error()), err)}
+	}
+	var ge *googleapi.Error
+	if !errors.As(err, &ge) {
+		return &Error{Kind: ErrStore, What: what, Fix: "check the network and " + gcsEmulatorEnv, Err: summed(firstLine(err.Error()), err)}
+	}
+	msg := firstLine(ge.Message)
+	if msg == "" {
+		msg = http.StatusText(ge.Code)
+	}
+	short := summed(fmt.Sprintf("%d %s", ge.Code, msg), err)
+	switch ge.Code {
+	case http.StatusUnauthorized:
+		return &Error{Kind: ErrNoCredentials, What: what + ": the credentials were refused", Fix: gcsCredFix, Err: short}
+	case http.StatusForbidden:
+		return &Error{Kind: ErrPermissionDenied, What: what + ": permission denied",
+			Fix: fmt.Sprintf("grant the identity roles/storage.objectUser on the bucket: gcloud storage buckets add-iam-policy-binding gs://%s --member=PRINCIPAL --role=roles/storage.objectUser", s.loc.Bucket), Err: short}
+	case http.StatusNotFound:
+		return &Error{Kind: ErrNotFound, What: what + ": not found", Err: short}
+	}
+	return &Error{Kind: ErrStore, What: what, Fix: "try again; if it persists, see the store's status", Err: short}
+}

@@ -80,25 +80,6 @@ func TestKeygenWritesPrivateKeyMode0600AndNeverOverwrites(t *testing.T) {
 	assertNoTempFiles(t, dir)
 }
 
-func TestWriteFile(t *testing.T) {
-	dir := t.TempDir()
-	name := filepath.Join(dir, "sub", "f")
-	require.NoError(t, writeFile(name, []byte("one"), 0o600, true))
-	assert.ErrorIs(t, writeFile(name, []byte("two"), 0o600, true), os.ErrExist)
-	got, err := os.ReadFile(name)
-	require.NoError(t, err)
-	assert.Equal(t, "one", string(got))
-	require.NoError(t, writeFile(name, []byte("three"), 0o644, false))
-	got, err = os.ReadFile(name)
-	require.NoError(t, err)
-	assert.Equal(t, "three", string(got))
-	assertNoTempFiles(t, filepath.Join(dir, "sub"))
-	// A directory where the file should go: an error, nothing left behind.
-	require.NoError(t, os.Mkdir(filepath.Join(dir, "d"), 0o755))
-	assert.Error(t, writeFile(filepath.Join(dir, "d"), []byte("x"), 0o644, false))
-	assertNoTempFiles(t, dir)
-}
-
 func TestReadInputLimit(t *testing.T) {
 	for _, tc := range []struct {
 		name    string

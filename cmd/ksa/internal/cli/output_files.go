@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/ksa-go/ksa/cmd/ksa/internal/atomicfile"
 	"github.com/ksa-go/ksa/oidc"
 )
 
@@ -85,7 +86,7 @@ func (a *app) writeOutputs(outs ...output) error {
 		exist[i] = e
 	}
 	for i, o := range outs {
-		if err := writeFile(o.path, o.data, o.perm, !exist[i]); err != nil {
+		if err := atomicfile.Write(o.path, o.data, o.perm, !exist[i]); err != nil {
 			if errors.Is(err, fs.ErrExist) {
 				return fail(nil, o.fixExists(), "%s already exists", o.path)
 			}

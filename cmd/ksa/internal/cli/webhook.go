@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ksa-go/ksa/cmd/ksa/internal/atomicfile"
 	"github.com/ksa-go/ksa/credspec"
 	"github.com/ksa-go/ksa/podcert"
 )
@@ -156,7 +157,7 @@ func (f *webhookFlags) tlsConfig(a *app, log *slog.Logger) (cfg *tls.Config, cle
 		return nil, nil, fail(err, "set $TMPDIR to a writable directory, or pass --tls-cert-file and --tls-key-file", "making a temporary directory")
 	}
 	cleanup = func() { os.RemoveAll(dir) }
-	if err := writeFile(filepath.Join(dir, "ca.crt"), certPEM, 0o644, true); err != nil {
+	if err := atomicfile.Write(filepath.Join(dir, "ca.crt"), certPEM, 0o644, true); err != nil {
 		cleanup()
 		return nil, nil, fail(err, "set $TMPDIR to a writable directory, or pass --tls-cert-file and --tls-key-file", "writing the certificate")
 	}

@@ -7,7 +7,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
+
+	"github.com/ksa-go/ksa/cmd/ksa/internal/atomicfile"
 )
 
 // dirStore publishes to a local directory (served by a web server of the
@@ -60,38 +61,8 @@ func (d *dirStore) Get(_ context.Context, name string, max int64) ([]byte, error
 // mode 0644: anyone may read it.
 func (d *dirStore) Put(_ context.Context, o Object) error {
 	p := d.loc.URL(o.Name)
-	if err := writeAtomic(p, o.Data); err != nil {
+	if err := atomicfile.Write(p, o.Data, 0o644, false); err != nil {
 		return &Error{Kind: ErrPermissionDenied, What: "writing " + p, Fix: "choose a directory ksa may write", Err: err}
 	}
 	return nil
-}
-
-// writeAtomic writes data to a temporary file beside name and renames it
-// over name.
-func writeAtomic(name string, data []byte) error {
-	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), name)
 }

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"strings"
@@ -132,14 +131,7 @@ func (s *azureStore) Get(ctx context.Context, name string, max int64) ([]byte, e
 		return nil, s.error(err, "reading "+s.loc.URL(name))
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
-	if err != nil {
-		return nil, &Error{Kind: ErrStore, What: "reading " + s.loc.URL(name), Err: err}
-	}
-	if int64(len(data)) > max {
-		return nil, &Error{Kind: ErrStore, What: fmt.Sprintf("%s is over %d bytes", s.loc.URL(name), max), Fix: "delete the blob, or publish elsewhere"}
-	}
-	return data, nil
+	return readObject(resp.Body, s.loc.URL(name), max, "delete the blob, or publish elsewhere")
 }
 
 func (s *azureStore) Put(ctx context.Context, o Object) error {

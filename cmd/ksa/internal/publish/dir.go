@@ -3,8 +3,6 @@ package publish
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"io/fs"
 	"os"
 
@@ -47,14 +45,7 @@ func (d *dirStore) Get(_ context.Context, name string, max int64) ([]byte, error
 		return nil, &Error{Kind: ErrPermissionDenied, What: "reading " + p, Fix: "choose a directory ksa may read", Err: err}
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, max+1))
-	if err != nil {
-		return nil, &Error{Kind: ErrStore, What: "reading " + p, Err: err}
-	}
-	if int64(len(data)) > max {
-		return nil, &Error{Kind: ErrStore, What: fmt.Sprintf("%s is over %d bytes", p, max), Fix: "remove the file, or publish elsewhere"}
-	}
-	return data, nil
+	return readObject(f, p, max, "remove the file, or publish elsewhere")
 }
 
 // Put writes the file atomically (a temporary file renamed over it),

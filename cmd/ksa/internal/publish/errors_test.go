@@ -61,6 +61,11 @@ func TestDirStore(t *testing.T) {
 
 	_, err = s.Get(ctx, "openid/v1/jwks", 5)
 	assert.ErrorIs(t, err, ErrStore, "over the limit")
+	got, err = s.Get(ctx, "openid/v1/jwks", int64(len(`{"keys":[]}`)))
+	require.NoError(t, err, "exactly at the limit")
+	assert.Equal(t, `{"keys":[]}`, string(got))
+	_, err = s.Get(ctx, "openid/v1/jwks", int64(len(`{"keys":[]}`))-1)
+	assert.ErrorIs(t, err, ErrStore, "one byte over the limit")
 
 	file := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(file, nil, 0o644))

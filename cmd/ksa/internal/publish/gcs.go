@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -75,14 +74,7 @@ func (s *gcsStore) Get(ctx context.Context, name string, max int64) ([]byte, err
 		return nil, s.error(err, "reading "+s.loc.URL(name))
 	}
 	defer r.Close()
-	data, err := io.ReadAll(io.LimitReader(r, max+1))
-	if err != nil {
-		return nil, &Error{Kind: ErrStore, What: "reading " + s.loc.URL(name), Err: err}
-	}
-	if int64(len(data)) > max {
-		return nil, &Error{Kind: ErrStore, What: fmt.Sprintf("%s is over %d bytes", s.loc.URL(name), max), Fix: "delete the object, or publish elsewhere"}
-	}
-	return data, nil
+	return readObject(r, s.loc.URL(name), max, "delete the object, or publish elsewhere")
 }
 
 // Put writes the object in one request (no resumable upload: ChunkSize 0).

@@ -7,7 +7,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -109,14 +108,7 @@ func (s *s3Store) Get(ctx context.Context, name string, max int64) ([]byte, erro
 		return nil, s.error(err, "reading "+s.loc.URL(name), false)
 	}
 	defer out.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(out.Body, max+1))
-	if err != nil {
-		return nil, &Error{Kind: ErrStore, What: "reading " + s.loc.URL(name), Err: err}
-	}
-	if int64(len(data)) > max {
-		return nil, &Error{Kind: ErrStore, What: fmt.Sprintf("%s is over %d bytes", s.loc.URL(name), max), Fix: "delete the object, or publish elsewhere"}
-	}
-	return data, nil
+	return readObject(out.Body, s.loc.URL(name), max, "delete the object, or publish elsewhere")
 }
 
 func (s *s3Store) Put(ctx context.Context, o Object) error {

@@ -2,6 +2,8 @@ package publish
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"time"
 )
@@ -97,4 +99,17 @@ func Open(ctx context.Context, loc Location, cfg Config) (Store, error) {
 		return &dirStore{loc: loc}, nil
 	}
 	return nil, &Error{Kind: ErrLocation, What: "location " + quote(loc.Raw) + " has no store", Fix: "give --to s3://, gs://, https://ACCOUNT.blob.core.windows.net/ or a directory"}
+}
+
+// readObject reads a whole object of at most max bytes from r; what names
+// it in errors, and fix says what to do with one over the limit.
+func readObject(r io.Reader, what string, max int64, fix string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, &Error{Kind: ErrStore, What: "reading " + what, Err: err}
+	}
+	if int64(len(data)) > max {
+		return nil, &Error{Kind: ErrStore, What: fmt.Sprintf("%s is over %d bytes", what, max), Fix: fix}
+	}
+	return data, nil
 }

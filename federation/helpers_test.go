@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/federation"
 	"github.com/ksa-go/ksa/federation/entratest"
+	"github.com/ksa-go/ksa/internal/testclock"
 	"github.com/ksa-go/ksa/internal/testkeys"
 	"github.com/ksa-go/ksa/oidc/oidctest"
 	"github.com/ksa-go/ksa/tokens"
@@ -54,17 +54,9 @@ var (
 
 // clock is shared by the issuer, the projected file, the pre-flight and
 // Entra's checks.
-type clock struct{ nanos atomic.Int64 }
+type clock = testclock.Clock
 
-func newClock() *clock {
-	c := &clock{}
-	c.nanos.Store(time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC).UnixNano())
-	return c
-}
-
-func (c *clock) Now() time.Time { return time.Unix(0, c.nanos.Load()) }
-
-func (c *clock) Advance(d time.Duration) { c.nanos.Add(int64(d)) }
+func newClock() *clock { return testclock.New(time.Date(2026, 11, 22, 8, 0, 0, 0, time.UTC)) }
 
 // env is a whole federation: an issuer, a projected token file, Entra.
 type env struct {

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ksa-go/ksa/internal/testclock"
 	"github.com/ksa-go/ksa/internal/testkeys"
 	"github.com/ksa-go/ksa/jwks"
 )
@@ -29,24 +30,9 @@ import (
 var remoteT0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // remoteClock is a manual clock, safe for concurrent use.
-type remoteClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
+type remoteClock = testclock.Clock
 
-func newRemoteClock() *remoteClock { return &remoteClock{now: remoteT0} }
-
-func (c *remoteClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *remoteClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+func newRemoteClock() *remoteClock { return testclock.New(remoteT0) }
 
 // remoteKeys returns three keys with distinct key IDs: Kubernetes' EC and
 // RSA test keys and an Ed25519 key.

@@ -24,6 +24,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/internal/testclock"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/tokens"
@@ -110,7 +111,7 @@ func (c *cluster) config() oidc.InClusterConfig {
 }
 
 func TestInClusterVerifier(t *testing.T) {
-	clk := &clock{now: time.Unix(1700000000, 0)}
+	clk := testclock.New(time.Unix(1700000000, 0))
 	c := newCluster(t, clk)
 	cfg := c.config()
 	cfg.Verifier = oidc.VerifierConfig{Audiences: []string{"vault"}, Now: clk.Now}
@@ -142,7 +143,7 @@ func TestInClusterVerifier(t *testing.T) {
 // The API server's address comes from the variables Kubernetes sets in
 // every pod.
 func TestInClusterVerifierFromEnvironment(t *testing.T) {
-	clk := &clock{now: time.Unix(1700000000, 0)}
+	clk := testclock.New(time.Unix(1700000000, 0))
 	c := newCluster(t, clk)
 	u, err := url.Parse(c.srv.URL)
 	require.NoError(t, err)
@@ -166,7 +167,7 @@ func TestInClusterVerifierFromEnvironment(t *testing.T) {
 }
 
 func TestInClusterVerifierRefuses(t *testing.T) {
-	clk := &clock{now: time.Unix(1700000000, 0)}
+	clk := testclock.New(time.Unix(1700000000, 0))
 	c := newCluster(t, clk)
 	write := func(name, content string) string {
 		p := filepath.Join(t.TempDir(), name)

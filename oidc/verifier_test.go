@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/internal/testclock"
 	"github.com/ksa-go/ksa/internal/testkeys"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/oidc"
@@ -22,13 +23,7 @@ import (
 var rpSA = ksa.ServiceAccount{Namespace: "prod", Name: "billing", UID: "u-1"}
 
 // clock is a manual clock shared by the issuer, the key set and validation.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Advance(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.now = c.now.Add(d) }
+type clock = testclock.Clock
 
 func newVerifier(t *testing.T, clk *clock, srvs ...*oidctest.Server) *oidc.Verifier {
 	t.Helper()
@@ -46,7 +41,7 @@ func newVerifier(t *testing.T, clk *clock, srvs ...*oidctest.Server) *oidc.Verif
 }
 
 func TestVerifier(t *testing.T) {
-	clk := &clock{now: time.Unix(1700000000, 0)}
+	clk := testclock.New(time.Unix(1700000000, 0))
 	srv := oidctest.Start(t, oidctest.Config{Now: clk.Now})
 	v := newVerifier(t, clk, srv)
 	raw := mint(t, srv, tokens.Request{ServiceAccount: rpSA, Audiences: []string{"vault"},
@@ -81,7 +76,7 @@ func mustSource(t *testing.T, keys []jwks.Key) *jwks.StaticSource {
 // TestVerifierRotation: a token signed with a new key is verified after one
 // refetch triggered by its unknown kid.
 func TestVerifierRotation(t *testing.T) {
-	clk := &clock{now: time.Unix(1700000000, 0)}
+	clk := testclock.New(time.Unix(1700000000, 0))
 	srv := oidctest.Start(t, oidctest.Config{Now: clk.Now})
 	v := newVerifier(t, clk, srv)
 	req := tokens.Request{ServiceAccount: rpSA, Audiences: []string{"vault"}}
@@ -99,7 +94,7 @@ func TestVerifierRotation(t *testing.T) {
 // TestVerifierIssuerBinding: the key of issuer A never verifies a token that
 // claims issuer B.
 func TestVerifierIssuerBinding(t *testing.T) {
-	clk := &clock{now: time.Unix(1700000000, 0)}
+	clk := testclock.New(time.Unix(1700000000, 0))
 	keyA := testkeys.Generated("p256")
 	a := oidctest.Start(t, oidctest.Config{Path: "/a", Now: clk.Now, Signer: keyA})
 	b := oidctest.Start(t, oidctest.Config{Path: "/b", Now: clk.Now})
@@ -123,7 +118,7 @@ func TestVerifierIssuerBinding(t *testing.T) {
 // TestVerifierRateLimitsUnknownKids: a flood of tokens with unknown kids
 // costs at most the burst of fetches, then one per interval.
 func TestVerifierRateLimitsUnknownKids(t *testing.T) {
-	clk := &clock{now: time.Unix(1700000000, 0)}
+	clk := testclock.New(time.Unix(1700000000, 0))
 	srv := oidctest.Start(t, oidctest.Config{Now: clk.Now})
 	v := newVerifier(t, clk, srv)
 	req := tokens.Request{ServiceAccount: rpSA, Audiences: []string{"vault"}}
@@ -171,7 +166,7 @@ func TestVerifierRateLimitsUnknownKids(t *testing.T) {
 // TestVerifierMergesConcurrentMisses: many goroutines meeting a new kid at
 // once cause one fetch.
 func TestVerifierMergesConcurrentMisses(t *testing.T) {
-	clk := &clock{now: time.Unix(1700000000, 0)}
+	clk := testclock.New(time.Unix(1700000000, 0))
 	srv := oidctest.Start(t, oidctest.Config{Now: clk.Now})
 	v := newVerifier(t, clk, srv)
 	req := tokens.Request{ServiceAccount: rpSA, Audiences: []string{"vault"}}
@@ -199,7 +194,7 @@ func TestVerifierMergesConcurrentMisses(t *testing.T) {
 // TestVerifierKeepsKeysWhenIssuerFails: a failing issuer does not take down
 // verification with the keys already held; a first failure is retried.
 func TestVerifierKeepsKeysWhenIssuerFails(t *testing.T) {
-	clk := &clock{now: time.Unix(1700000000, 0)}
+	clk := testclock.New(time.Unix(1700000000, 0))
 	srv := oidctest.Start(t, oidctest.Config{Now: clk.Now})
 	events := make(chan jwks.FetchEvent, 10)
 	v, err := oidc.NewVerifier(t.Context(), oidc.VerifierConfig{

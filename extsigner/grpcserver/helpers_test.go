@@ -5,7 +5,6 @@ import (
 	"crypto"
 	"crypto/x509"
 	"encoding/base64"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/extsigner"
+	"github.com/ksa-go/ksa/internal/testclock"
 	"github.com/ksa-go/ksa/internal/testkeys"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokens"
@@ -26,24 +26,9 @@ const (
 )
 
 // clock is a settable clock for a ring.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
+type clock = testclock.Clock
 
-func newClock() *clock { return &clock{t: time.Unix(1_800_000_000, 0).UTC()} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+func newClock() *clock { return testclock.New(time.Unix(1_800_000_000, 0).UTC()) }
 
 // newRing makes a ring whose primary is signer, on clk.
 func newRing(t testing.TB, clk *clock, signer crypto.Signer) *extsigner.Ring {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/extsigner"
+	"github.com/ksa-go/ksa/internal/testclock"
 	"github.com/ksa-go/ksa/internal/testkeys"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/tokens"
@@ -36,11 +37,9 @@ func excluded(t testing.TB, pub crypto.PublicKey) jwks.Key {
 }
 
 // clock is a fixed clock for a ring.
-type clock struct{ t time.Time }
+type clock = testclock.Clock
 
-func newClock() *clock { return &clock{t: time.Unix(1_800_000_000, 0).UTC()} }
-
-func (c *clock) Now() time.Time { return c.t }
+func newClock() *clock { return testclock.New(time.Unix(1_800_000_000, 0).UTC()) }
 
 // newRing makes a ring whose primary is signer, on clk.
 func newRing(t testing.TB, clk *clock, signer crypto.Signer) *extsigner.Ring {

@@ -254,11 +254,15 @@ func (c *Controller) Run(ctx context.Context) error {
 	if r := c.rot; r != nil {
 		c.log.Info("rotating the CA", "ca", fingerprint(c.cfg.Signer.CA()), "next", fingerprint(r.Signer.CA()),
 			"signsAt", r.SignsAt.UTC().Format(time.RFC3339), "retireAt", r.retireAt.UTC().Format(time.RFC3339))
+		rctx, stopRotating := context.WithCancel(ctx)
 		rotated := make(chan struct{})
-		defer func() { <-rotated }()
+		defer func() {
+			stopRotating()
+			<-rotated
+		}()
 		go func() {
 			defer close(rotated)
-			c.rotate(ctx, api, version)
+			c.rotate(rctx, api, version)
 		}()
 	}
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedMaxOfRateLimiter(

@@ -62,8 +62,8 @@ func rotationError(err error, propagation time.Duration) (error, bool) {
 	if !errors.Is(err, podcertctl.ErrNextCANotPublished) {
 		return nil, false
 	}
-	return fail(nil, "give --next-ca-signs-at a time at least --ca-propagation ("+propagation.String()+") from now: every pod must receive the next CA before it signs",
-		"%s", libText(err)), true
+	return fail(err, "give --next-ca-signs-at a time at least --ca-propagation ("+propagation.String()+") from now: every pod must receive the next CA before it signs",
+		"starting the CA rotation"), true
 }
 
 // newCAInfo registers ksa_podcert_ca_info with reg: one series per CA the

@@ -57,11 +57,11 @@ type version[P interface{ GetCreationTimestamp() metav1.Time }, B any] struct {
 	bundle   func(name, signerName, pem string, labels map[string]string) B
 	sameSpec func(have, want B) (same bool, updated B)
 	// meta and pem read a bundle's metadata and certificates.
-	meta func(B) *metav1.ObjectMeta
-	pem  func(B) string
-	create   func(ctx context.Context, cs Client, b B) error
-	get      func(ctx context.Context, cs Client, name string) (B, error)
-	update   func(ctx context.Context, cs Client, b B) error
+	meta   func(B) *metav1.ObjectMeta
+	pem    func(B) string
+	create func(ctx context.Context, cs Client, b B) error
+	get    func(ctx context.Context, cs Client, name string) (B, error)
+	update func(ctx context.Context, cs Client, b B) error
 }
 
 func apiFor(v string) versionAPI {

@@ -156,8 +156,9 @@ func TestPodCertificateCARotation(t *testing.T) {
 		// Started again mid-rotation with the same flags: the next CA
 		// signs, both stay published.
 		stopSigner()
-		_, signerOutput = startSigner(t, bin, work, args...)
+		stopSigner, signerOutput = startSigner(t, bin, work, args...)
 		require.True(t, byNew(renew(cart, nil)), "a restart in the overlap signs with the next CA")
+		assert.Contains(t, signerOutput(), "rotating the CA")
 		require.True(t, byNew(renew(checkout, map[string]string{podcert.DefaultServeHostsKey: host})))
 		assert.Equal(t, bundle, syncTrust(), "both CAs stay published until the retirement")
 		hs.waitFor(t, 20)

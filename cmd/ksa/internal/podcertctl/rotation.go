@@ -144,6 +144,13 @@ func checkRotation(r *Rotation, current *podcert.Signer, noBundle bool) (*rotati
 	}
 	rot.retireAt = rot.SignsAt.Add(current.MaxLifetime() + rot.Skew)
 	ca := next.CA()
+	for _, u := range ca.URIs {
+		// A SPIFFE CA names its trust domain: peers of the current one
+		// would refuse a certificate of another.
+		if u.Scheme == "spiffe" && u.Host != current.TrustDomain() {
+			return nil, configError("Next.Signer", fmt.Sprintf("has a CA of SPIFFE trust domain %q, not %q", u.Host, current.TrustDomain()))
+		}
+	}
 	switch {
 	case ca.NotBefore.After(rot.SignsAt):
 		return nil, configError("Next.Signer", fmt.Sprintf("has a CA valid from %s, after it is to sign (%s)",

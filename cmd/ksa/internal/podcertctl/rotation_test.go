@@ -10,6 +10,8 @@ import (
 	"encoding/pem"
 	"log/slog"
 	"math/big"
+	"net/url"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -302,6 +304,16 @@ func TestNewValidatesRotation(t *testing.T) {
 	otherName := newRotationCA(t, "CA 3", now, t0.Add(-time.Hour), func(c *podcert.SignerConfig) { c.SignerName = "example.com/other" })
 	otherDomain := newRotationCA(t, "CA 4", now, t0.Add(-time.Hour), func(c *podcert.SignerConfig) { c.TrustDomain = "example.org" })
 	late := newRotationCA(t, "CA 5", now, t0.Add(3*time.Hour), nil)
+	spiffeKey := newCAKey(t)
+	spiffeTmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "CA 6"},
+		NotBefore: t0.Add(-time.Hour), NotAfter: t0.Add(365 * 24 * time.Hour), URIs: []*url.URL{{Scheme: "spiffe", Host: "example.org"}},
+		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true}
+	spiffeDER, err := x509.CreateCertificate(rand.Reader, spiffeTmpl, spiffeTmpl, spiffeKey.Public(), spiffeKey)
+	require.NoError(t, err)
+	spiffeCA, err := x509.ParseCertificate(spiffeDER)
+	require.NoError(t, err)
+	otherSPIFFE, err := podcert.NewSigner(podcert.SignerConfig{SignerName: signerName, Key: spiffeKey, Chain: []*x509.Certificate{spiffeCA}})
+	require.NoError(t, err)
 	sameKey, err := podcert.NewSigner(podcert.SignerConfig{SignerName: signerName, Key: cur.key, Chain: []*x509.Certificate{cur.cert}})
 	require.NoError(t, err)
 	signsAt := t0.Add(2 * time.Hour)
@@ -315,6 +327,7 @@ func TestNewValidatesRotation(t *testing.T) {
 		{name: "no trust bundle", next: podcertctl.Rotation{Signer: nxt.signer, SignsAt: signsAt}, noBundle: true, field: "Next"},
 		{name: "another signer name", next: podcertctl.Rotation{Signer: otherName.signer, SignsAt: signsAt}, field: "Next.Signer"},
 		{name: "another trust domain", next: podcertctl.Rotation{Signer: otherDomain.signer, SignsAt: signsAt}, field: "Next.Signer"},
+		{name: "a CA of another SPIFFE trust domain", next: podcertctl.Rotation{Signer: otherSPIFFE, SignsAt: signsAt}, field: "Next.Signer"},
 		{name: "the current CA's key", next: podcertctl.Rotation{Signer: sameKey, SignsAt: signsAt}, field: "Next.Signer"},
 		{name: "no time", next: podcertctl.Rotation{Signer: nxt.signer}, field: "Next.SignsAt"},
 		{name: "negative propagation", next: podcertctl.Rotation{Signer: nxt.signer, SignsAt: signsAt, Propagation: -1}, field: "Next.Propagation"},
@@ -331,4 +344,23 @@ func TestNewValidatesRotation(t *testing.T) {
 			assert.Equal(t, "podcertctl.Config."+tc.field, ce.Field)
 		})
 	}
+}
+
+// The documented defaults of a rotation and the labels' names.
+func TestRotationDefaults(t *testing.T) {
+	assert.Equal(t, time.Hour, podcertctl.DefaultPropagation)
+	assert.Equal(t, 5*time.Minute, podcertctl.DefaultRotationSkew)
+	assert.Equal(t, "ksa-go.github.io/canarying", podcertctl.CanaryingLabel)
+	assert.Equal(t, "ksa-go.github.io/trust-domain", podcertctl.TrustDomainLabel)
+}
+
+// A trust domain longer than a label value may be (63 characters) is
+// left out of the labels; the bundle is published all the same.
+func TestTrustDomainLabelLeftOutWhenTooLong(t *testing.T) {
+	td := strings.Repeat("a", 60) + ".example.org"
+	ca := newRotationCA(t, "CA 1", func() time.Time { return t0 }, t0.Add(-time.Hour), func(c *podcert.SignerConfig) { c.TrustDomain = td })
+	cs := fake.NewClientset()
+	_, events := run(t, cs, podcertctl.Config{Signer: ca.signer, APIVersion: podcertctl.V1})
+	require.Equal(t, podcertctl.TrustBundleWritten, nextEvent(t, events).Kind)
+	assert.Equal(t, map[string]string{podcertctl.CanaryingLabel: "live"}, bundleOf(t, cs).Labels)
 }

@@ -321,8 +321,8 @@ func (c *Controller) rotate(ctx context.Context, api versionAPI, version string)
 			continue
 		case !now.Before(r.retireAt):
 			if err := c.publish(ctx, api, version, now); err != nil {
+				// Logged only: Errored events count status writes.
 				c.log.Error("retiring the former CA from the trust bundle; trying again", "err", err, "in", retry)
-				c.observe(Event{Kind: Errored, Err: err, Retry: true})
 				if !wait(retry) {
 					return
 				}

@@ -13,14 +13,18 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	certificatesv1 "k8s.io/api/certificates/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
@@ -363,4 +367,35 @@ func TestTrustDomainLabelLeftOutWhenTooLong(t *testing.T) {
 	_, events := run(t, cs, podcertctl.Config{Signer: ca.signer, APIVersion: podcertctl.V1})
 	require.Equal(t, podcertctl.TrustBundleWritten, nextEvent(t, events).Kind)
 	assert.Equal(t, map[string]string{podcertctl.CanaryingLabel: "live"}, bundleOf(t, cs).Labels)
+}
+
+// A retirement the API server refuses to write is tried again after
+// RetryDelay, and done then.
+func TestControllerRetriesRetirement(t *testing.T) {
+	clock := newTimer(t0)
+	cur := newRotationCA(t, "CA 1", clock.Now, t0.Add(-time.Hour), nil)
+	nxt := newRotationCA(t, "CA 2", clock.Now, t0.Add(-time.Hour), nil)
+	signsAt := t0.Add(-time.Hour)
+	retireAt := signsAt.Add(podcert.DefaultMaxLifetime + podcertctl.DefaultRotationSkew)
+	published := &certificatesv1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: bundleName},
+		Spec: certificatesv1.ClusterTrustBundleSpec{SignerName: signerName, TrustBundle: pemOf(cur, nxt)}}
+	cs := fake.NewClientset(published)
+	var refused atomic.Int32
+	cs.PrependReactor("update", "clustertrustbundles", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if refused.Add(1) == 2 { // the first update labels the bundle at the start
+			return true, nil, apierrors.NewServiceUnavailable("etcd down")
+		}
+		return false, nil, nil
+	})
+	_, events := run(t, cs, podcertctl.Config{Signer: cur.signer, APIVersion: podcertctl.V1,
+		Next: &podcertctl.Rotation{Signer: nxt.signer, SignsAt: signsAt}, Now: clock.Now, After: clock.After})
+	require.Equal(t, podcertctl.TrustBundleWritten, rotationEvent(t, events))
+	clock.wait(t)
+	clock.set(retireAt)
+	assert.Equal(t, podcertctl.RetryDelay, clock.wait(t), "tried again after RetryDelay")
+	assert.Equal(t, pemOf(cur, nxt), bundleOf(t, cs).Spec.TrustBundle)
+	clock.set(retireAt.Add(podcertctl.RetryDelay))
+	require.Equal(t, podcertctl.TrustBundleWritten, rotationEvent(t, events))
+	require.Equal(t, podcertctl.CARetired, rotationEvent(t, events))
+	assert.Equal(t, pemOf(nxt), bundleOf(t, cs).Spec.TrustBundle)
 }

@@ -210,6 +210,19 @@ func isSelfSigned(c *x509.Certificate) bool {
 // SignerName returns the signer name the Signer answers for.
 func (s *Signer) SignerName() string { return s.cfg.SignerName }
 
+// TrustDomain returns the SPIFFE trust domain of the certificates the
+// Signer issues (SignerConfig.TrustDomain, or [DefaultTrustDomain]).
+func (s *Signer) TrustDomain() string { return s.cfg.TrustDomain }
+
+// MaxLifetime returns the longest lifetime of a certificate the Signer
+// issues (SignerConfig.MaxLifetime, or its default): no certificate it
+// issued at time t is valid after t + MaxLifetime.
+func (s *Signer) MaxLifetime() time.Duration { return s.cfg.MaxLifetime }
+
+// CA returns the issuing CA's certificate, the first of
+// SignerConfig.Chain.
+func (s *Signer) CA() *x509.Certificate { return s.caCert }
+
 // TrustBundle returns the PEM certificates a relying party trusts for this
 // signer: the self-signed root at the end of SignerConfig.Chain, or the last
 // certificate of the chain when no root was given. It is what a

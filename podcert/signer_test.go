@@ -61,6 +61,19 @@ func TestTrustBundle(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(d.CertificateChain, "BEGIN CERTIFICATE"))
 }
 
+// TestSignerAccessors: what a controller rotating CAs reads of a Signer,
+// defaults included.
+func TestSignerAccessors(t *testing.T) {
+	ca := newCA(t, true)
+	s := newSigner(t, ca, nil)
+	assert.Equal(t, podcert.DefaultTrustDomain, s.TrustDomain())
+	assert.Equal(t, podcert.DefaultMaxLifetime, s.MaxLifetime())
+	assert.Equal(t, ca.chain[0], s.CA())
+	s = newSigner(t, ca, func(c *podcert.SignerConfig) { c.TrustDomain, c.MaxLifetime = "example.org", 2*time.Hour })
+	assert.Equal(t, "example.org", s.TrustDomain())
+	assert.Equal(t, 2*time.Hour, s.MaxLifetime())
+}
+
 // kmsKey hides a key's type as a KMS or HSM signer does, and can be made
 // to return corrupt signatures.
 type kmsKey struct {

@@ -44,9 +44,10 @@ type podcertServeFlags struct {
 	podcertFlags
 	kubeconfig, apiVersion, bundle string
 	noBundle                       bool
-	workers, burst                 int
-	qps                            float32
-	opsAddr                        string
+	rotationFlags
+	workers, burst int
+	qps            float32
+	opsAddr        string
 }
 
 // podcertClientFunc makes the controller's client of a rest.Config:
@@ -56,20 +57,26 @@ type podcertClientFunc func(*rest.Config) (podcertctl.Client, error)
 // signer builds the podcert.Signer of the flags, and returns the CA key
 // it signs with.
 func (f *podcertFlags) signer(a *app) (*podcert.Signer, crypto.Signer, error) {
+	return f.signerOf(a, f.caKey, f.caCert, "--ca-key", "--ca-cert")
+}
+
+// signerOf builds the podcert.Signer of the flags with the CA of keyRef
+// and certPath, given by keyFlag and certFlag.
+func (f *podcertFlags) signerOf(a *app, keyRef, certPath, keyFlag, certFlag string) (*podcert.Signer, crypto.Signer, error) {
 	policy, err := f.policy()
 	if err != nil {
 		return nil, nil, err
 	}
-	key, err := a.loadSigningKey(context.Background(), f.caKey, "--ca-key")
+	key, err := a.loadSigningKey(context.Background(), keyRef, keyFlag)
 	if err != nil {
 		return nil, nil, err
 	}
-	data, err := readInput(f.caCert, nil, maxCertFile)
+	data, err := readInput(certPath, nil, maxCertFile)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil, fail(nil, "check the path", "CA certificate file %s does not exist", f.caCert)
+		return nil, nil, fail(nil, "check the path", "CA certificate file %s does not exist", certPath)
 	case err != nil:
-		return nil, nil, fail(err, "pass a readable PEM certificate file", "reading %s", f.caCert)
+		return nil, nil, fail(err, "pass a readable PEM certificate file", "reading %s", certPath)
 	}
 	var chain []*x509.Certificate
 	for rest := data; ; {
@@ -83,12 +90,12 @@ func (f *podcertFlags) signer(a *app) (*podcert.Signer, crypto.Signer, error) {
 		}
 		c, err := x509.ParseCertificate(b.Bytes)
 		if err != nil {
-			return nil, nil, fail(err, "pass the CA's PEM certificate, then its issuers", "%s holds a damaged certificate", f.caCert)
+			return nil, nil, fail(err, "pass the CA's PEM certificate, then its issuers", "%s holds a damaged certificate", certPath)
 		}
 		chain = append(chain, c)
 	}
 	if len(chain) == 0 {
-		return nil, nil, fail(nil, "pass the CA's PEM certificate, then its issuers", "%s holds no certificate", f.caCert)
+		return nil, nil, fail(nil, "pass the CA's PEM certificate, then its issuers", "%s holds no certificate", certPath)
 	}
 	cfg := podcert.SignerConfig{SignerName: f.signerName, Key: key, Chain: chain, TrustDomain: f.trustDomain,
 		MaxLifetime: f.maxLifetime, Policy: policy}
@@ -97,7 +104,7 @@ func (f *podcertFlags) signer(a *app) (*podcert.Signer, crypto.Signer, error) {
 	}
 	s, err := podcert.NewSigner(cfg)
 	if err != nil {
-		return nil, nil, configError(err, flagFor{"SignerConfig.SignerName": "--signer-name", "SignerConfig.Key": "--ca-key", "SignerConfig.Chain": "--ca-cert",
+		return nil, nil, configError(err, flagFor{"SignerConfig.SignerName": "--signer-name", "SignerConfig.Key": keyFlag, "SignerConfig.Chain": certFlag,
 			"SignerConfig.TrustDomain": "--trust-domain", "SignerConfig.MaxLifetime": "--max-lifetime", "SignerConfig.Policy": "--allow-host"}, "ksa podcert serve")
 	}
 	return s, key, nil
@@ -134,6 +141,25 @@ is deleted too: x509 client authentication carries no pod binding that
 kube-apiserver could check, unlike a bound token. Keep --max-lifetime short,
 the default 24h or less.
 
+The ClusterTrustBundle is labelled ` + podcertctl.CanaryingLabel + `=live and
+` + podcertctl.TrustDomainLabel + `=<--trust-domain>, for pods that select
+bundles by label.
+
+Rotating the CA with no failed handshake: give the next CA with
+--next-ca-key and --next-ca-cert (same forms as --ca-key and --ca-cert) and
+--next-ca-signs-at. From the start both CAs are published (the current one
+first), so every pod trusts the next CA before any certificate of it
+exists; the next CA signs from --next-ca-signs-at, which must be at least
+--ca-propagation (default ` + podcertctl.DefaultPropagation.String() + `) after the first start: the kubelet
+rewrites projected trust bundles on its sync period. Once every certificate
+of the current CA has expired, at --next-ca-signs-at + --max-lifetime +
+` + podcertctl.DefaultRotationSkew.String() + ` (for clock skew), the current CA leaves the trust bundle. Each
+change happens at its time, logged; started again with the same flags, at
+any time, the command does what it would have done then (a start nearer
+--next-ca-signs-at than --ca-propagation needs the next CA published
+already). After the retirement, restart with --ca-key and --ca-cert of the
+former next CA, without the --next-ca-* flags.
+
 The identity needs the RBAC that "ksa podcert rbac" prints. Connects with
 --kubeconfig, $KUBECONFIG or the pod's in-cluster configuration.
 Stops on SIGINT or SIGTERM.
@@ -167,9 +193,14 @@ line about a request names its namespace, name and uid.
   ksa_podcert_status_update_errors_total            counter: statuses
       not written for another reason
   ksa_podcert_trust_bundle_updates_total            counter: the
-      ClusterTrustBundle created or updated`,
+      ClusterTrustBundle created or updated
+  ksa_podcert_ca_info{fingerprint,subject,state}    gauge: 1 per CA
+      signing or published; fingerprint the SHA-256 of its certificate;
+      state signing, next (published, signs at --next-ca-signs-at) or
+      retiring (signs no more, published until its certificates expire)`,
 		Example: `  ksa podcert serve --signer-name example.com/pods --ca-key ca.key --ca-cert ca.crt
-  ksa podcert serve --signer-name example.com/pods --ca-key ca.key --ca-cert ca.crt --allow-host '{serviceaccount}.{namespace}.svc'`,
+  ksa podcert serve --signer-name example.com/pods --ca-key ca.key --ca-cert ca.crt --allow-host '{serviceaccount}.{namespace}.svc'
+  ksa podcert serve --signer-name example.com/pods --ca-key ca.key --ca-cert ca.crt --next-ca-key ca2.key --next-ca-cert ca2.crt --next-ca-signs-at 2026-12-01T09:00:00Z`,
 		Args: args(0, 0),
 		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a, cmd) }),
 	}
@@ -190,6 +221,7 @@ line about a request names its namespace, name and uid.
 	fl.IntVar(&f.burst, "kube-api-burst", 100, "burst of requests to kube-apiserver above --kube-api-qps")
 	fl.IntVar(&f.workers, "workers", podcertctl.DefaultWorkers, "requests decided at once")
 	fl.StringVar(&f.opsAddr, "ops-addr", "", "serve /healthz, /readyz and /metrics over HTTP on this address, e.g. 127.0.0.1:9090 (default off)")
+	f.rotationFlags.add(cmd)
 	required(cmd, "signer-name", "ca-key", "ca-cert")
 	return cmd
 }
@@ -209,6 +241,10 @@ func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
 		return usage("give --ops-addr a host and a port, e.g. 127.0.0.1:9090", "--ops-addr %s is not host:port", quoted(f.opsAddr))
 	}
 	s, caKey, err := f.podcertFlags.signer(a)
+	if err != nil {
+		return err
+	}
+	next, err := f.rotation(a, cmd, caKey)
 	if err != nil {
 		return err
 	}
@@ -245,12 +281,16 @@ func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
 			return fail(err, bugFix, "registering the metrics")
 		}
 		observe = m
+		if err := newCAInfo(reg, func() []podcertctl.CAState { return ctl.CAs() }); err != nil {
+			return fail(err, bugFix, "registering the metrics")
+		}
 	}
 	ctl, err = podcertctl.New(podcertctl.Config{Client: cs, Signer: s, CAKey: caKey, APIVersion: f.apiVersion,
-		TrustBundleName: f.bundle, NoTrustBundle: f.noBundle, Workers: f.workers, Now: now, Log: log, Observe: observe})
+		TrustBundleName: f.bundle, NoTrustBundle: f.noBundle, Workers: f.workers, Next: next, Now: now, Log: log, Observe: observe})
 	if err != nil {
 		return configError(err, flagFor{"APIVersion": "--api-version", "Workers": "--workers",
-			"TrustBundleName": "--trust-bundle"}, "ksa podcert serve")
+			"TrustBundleName": "--trust-bundle", "Next": "--next-ca-key", "Next.Signer": "--next-ca-cert",
+			"Next.SignsAt": "--next-ca-signs-at", "Next.Propagation": "--ca-propagation"}, "ksa podcert serve")
 	}
 	ctx, stop := signalContext(cmd)
 	defer stop()
@@ -271,6 +311,9 @@ func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
 		log.Info("serving /healthz, /readyz and /metrics", "addr", srv.Addr())
 	}
 	if err := ctl.Run(ctx); err != nil {
+		if e, ok := rotationError(err, f.propagation); ok {
+			return e
+		}
 		return fail(nil, "grant the RBAC that ksa podcert rbac prints, and enable the PodCertificateRequest API (GA in 1.37)", "%s", libText(err))
 	}
 	st := ctl.Stats()

@@ -88,9 +88,15 @@ type Config struct {
 	// certificate or a probe) must be for Ready. Zero:
 	// [DefaultCAProbeInterval].
 	CAProbeInterval time.Duration
-	// Now is the clock of durations, request ages and probe times. Nil:
-	// time.Now.
+	// Next, when set, is the CA that takes over from Signer's: see
+	// [Rotation]. It needs the trust bundle published.
+	Next *Rotation
+	// Now is the clock of durations, request ages, probe times and the
+	// rotation's phases. Nil: time.Now.
 	Now func() time.Time
+	// After waits for a duration of Now's clock, as time.After does: the
+	// rotation's timer. Nil: time.After.
+	After func(time.Duration) <-chan time.Time
 	// Log receives one line per decision and per error, each naming the
 	// request by namespace, name and UID. Nil: none.
 	Log *slog.Logger
@@ -129,6 +135,8 @@ type Controller struct {
 	// watch is set by Run once its informer is built.
 	watch atomic.Pointer[watching]
 	ca    caHealth
+	// rot is the checked Config.Next.
+	rot *rotation
 }
 
 // watching is what Run watches: readiness and the age of the oldest
@@ -167,6 +175,13 @@ func New(cfg Config) (*Controller, error) {
 	} else if prefix := strings.ReplaceAll(cfg.Signer.SignerName(), "/", ":") + ":"; !strings.HasPrefix(cfg.TrustBundleName, prefix) {
 		return nil, configError("TrustBundleName", fmt.Sprintf("%q does not start with %q, as the API server requires for the signer's bundles", cfg.TrustBundleName, prefix))
 	}
+	var rot *rotation
+	if cfg.Next != nil {
+		var err error
+		if rot, err = checkRotation(cfg.Next, cfg.Signer, cfg.NoTrustBundle); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Workers == 0 {
 		cfg.Workers = DefaultWorkers
 	}
@@ -182,11 +197,14 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.After == nil {
+		cfg.After = time.After
+	}
 	log := cfg.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Controller{cfg: cfg, log: log}, nil
+	return &Controller{cfg: cfg, log: log, rot: rot}, nil
 }
 
 // Stats returns the counts so far.
@@ -225,16 +243,27 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	api := apiFor(version)
 	if !c.cfg.NoTrustBundle {
-		written, err := api.publish(ctx, c.cfg.Client, c.cfg.TrustBundleName, c.cfg.Signer.SignerName(), string(c.cfg.Signer.TrustBundle()))
-		if err != nil {
-			return fmt.Errorf("podcertctl: publishing ClusterTrustBundle %s: %w", c.cfg.TrustBundleName, err)
+		now := c.cfg.Now()
+		if err := c.checkPublished(ctx, api, now); err != nil {
+			return err
 		}
-		if written {
-			c.log.Info("trust bundle written", "trustBundle", c.cfg.TrustBundleName, "version", version)
-			c.observe(Event{Kind: TrustBundleWritten})
-		} else {
-			c.log.Info("trust bundle up to date", "trustBundle", c.cfg.TrustBundleName, "version", version)
+		if err := c.publish(ctx, api, version, now); err != nil {
+			return err
 		}
+	}
+	if r := c.rot; r != nil {
+		c.log.Info("rotating the CA", "ca", fingerprint(c.cfg.Signer.CA()), "next", fingerprint(r.Signer.CA()),
+			"signsAt", r.SignsAt.UTC().Format(time.RFC3339), "retireAt", r.retireAt.UTC().Format(time.RFC3339))
+		rctx, stopRotating := context.WithCancel(ctx)
+		rotated := make(chan struct{})
+		defer func() {
+			stopRotating()
+			<-rotated
+		}()
+		go func() {
+			defer close(rotated)
+			c.rotate(rctx, api, version)
+		}()
 	}
 	queue := workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedMaxOfRateLimiter(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](RetryDelay, MaxRetryDelay),
@@ -295,7 +324,8 @@ func (c *Controller) next(ctx context.Context, queue workqueue.TypedRateLimiting
 	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
 	start := c.cfg.Now()
-	d, err := api.decide(ctx, c.cfg.Client, c.cfg.Signer, obj)
+	signer, _ := c.signerAt(start)
+	d, err := api.decide(ctx, c.cfg.Client, signer, obj)
 	at := c.cfg.Now()
 	ev.Duration, ev.Err = at.Sub(start), err
 	if d != nil && d.Outcome == podcert.Issued {
@@ -313,6 +343,9 @@ func (c *Controller) next(ctx context.Context, queue workqueue.TypedRateLimiting
 		queue.Forget(key)
 		c.count(d.Outcome)
 		msg, attrs = "decided", []any{"outcome", d.Outcome.String(), "reason", d.Reason, "message", d.Message, "took", ev.Duration}
+		if d.Outcome == podcert.Issued {
+			attrs = append(attrs, "ca", fingerprint(signer.CA()))
+		}
 	case apierrors.IsNotFound(err):
 		ev.Kind, ev.Err = Skipped, nil
 		queue.Forget(key)

@@ -23,6 +23,20 @@
 // to sign (a key store down) is not the request's fault: that request is
 // tried again for as long as the key fails, and never Failed for it.
 //
+// # Rotating the CA
+//
+// [Config.Next] hands signing over to another CA without a certificate
+// any peer refuses: both CAs are published from the start (the current
+// one first), the next one signs from [Rotation.SignsAt], and the current
+// one leaves the bundle at [Controller.RetireAt], once its last
+// certificate has expired. Each phase is a function of the clock, so a
+// controller started again with the same configuration, at any time, does
+// what the first would have done then; Run refuses to start a rotation
+// whose next CA would sign within [Rotation.Propagation] unless the
+// published bundle holds it already ([ErrNextCANotPublished]). The bundle
+// is labelled [CanaryingLabel]=live and [TrustDomainLabel]=<trust domain>;
+// [Controller.CAs] says which CA signs, which is next and which retires.
+//
 // # Operating it
 //
 // Every log line about a request names it by namespace, name and UID.
@@ -30,8 +44,8 @@
 // the API server answers, and the CA key signed within
 // Config.CAProbeInterval, a certificate or a probe digest signed when the
 // check asks. [Config.Observe] receives an [Event] for each request
-// handled, each failed signature of the CA key and each trust bundle
-// write; [Controller.OldestUndecided] is the backlog, when the oldest
+// handled, each failed signature of the CA key, each trust bundle
+// write and each step of a rotation; [Controller.OldestUndecided] is the backlog, when the oldest
 // request not yet decided was created. The command feeds both to
 // ksaprom's pod-certificate metrics.
 package podcertctl

@@ -34,6 +34,11 @@ const (
 	Errored
 	// TrustBundleWritten: the ClusterTrustBundle was created or updated.
 	TrustBundleWritten
+	// CASwitched: the next CA of [Rotation] signs from now on.
+	CASwitched
+	// CARetired: the former CA has left the ClusterTrustBundle (a
+	// TrustBundleWritten event came just before).
+	CARetired
 )
 
 // String names the kind: "Decided", "Skipped", ...
@@ -51,6 +56,10 @@ func (k EventKind) String() string {
 		return "Errored"
 	case TrustBundleWritten:
 		return "TrustBundleWritten"
+	case CASwitched:
+		return "CASwitched"
+	case CARetired:
+		return "CARetired"
 	}
 	return "Unknown"
 }

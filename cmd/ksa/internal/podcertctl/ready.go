@@ -47,16 +47,17 @@ func (c *Controller) Ready(ctx context.Context) error {
 		return fmt.Errorf("%w: %w", ErrAPIServer, err)
 	}
 	now := c.cfg.Now()
+	_, key := c.signerAt(now)
 	at, err := c.ca.last()
 	switch {
 	case err == nil && !at.IsZero() && now.Sub(at) < c.cfg.CAProbeInterval:
 		return nil
-	case c.cfg.CAKey == nil && err != nil:
+	case key == nil && err != nil:
 		return fmt.Errorf("%w: %w", ErrCAKey, err)
-	case c.cfg.CAKey == nil:
+	case key == nil:
 		return nil
 	}
-	if err := c.probe(ctx); err != nil {
+	if err := c.probe(ctx, key); err != nil {
 		return fmt.Errorf("%w: %w", ErrCAKey, err)
 	}
 	return nil
@@ -93,10 +94,10 @@ func (h *caHealth) last() (time.Time, error) {
 	return h.at, h.err
 }
 
-// probe has CAKey sign probeMessage, or joins the probe under way, and
+// probe has key (the CA key signing now) sign probeMessage, or joins the probe under way, and
 // waits for it within ctx. A key store that hangs keeps one goroutine
 // waiting, never more.
-func (c *Controller) probe(ctx context.Context) error {
+func (c *Controller) probe(ctx context.Context, key crypto.Signer) error {
 	h := &c.ca
 	h.mu.Lock()
 	call := h.probing
@@ -104,7 +105,7 @@ func (c *Controller) probe(ctx context.Context) error {
 		call = &probeCall{done: make(chan struct{})}
 		h.probing = call
 		go func() {
-			err := probeSignature(c.cfg.CAKey)
+			err := probeSignature(key)
 			c.ca.record(c.cfg.Now(), err)
 			if err != nil {
 				c.stats.caKeyErrors.Add(1)

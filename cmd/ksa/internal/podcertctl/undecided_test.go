@@ -84,10 +84,12 @@ func TestOldestUndecided(t *testing.T) {
 	assert.True(t, ctl.OldestUndecided().IsZero(), "%v", ctl.OldestUndecided())
 }
 
-// A trust bundle already equal to the CA's is not written again.
+// A trust bundle already equal to the CA's, labels included, is not
+// written again.
 func TestControllerLeavesTrustBundleUpToDate(t *testing.T) {
 	signer := newSigner(t)
-	current := &certificatesv1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: "example.com:pods:primary-bundle"},
+	current := &certificatesv1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: "example.com:pods:primary-bundle",
+		Labels: map[string]string{podcertctl.CanaryingLabel: "live", podcertctl.TrustDomainLabel: "cluster.local", "team": "shop"}},
 		Spec: certificatesv1.ClusterTrustBundleSpec{SignerName: signerName, TrustBundle: string(signer.TrustBundle())}}
 	pcr := &certificatesv1.PodCertificateRequest{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "req-1"}, Spec: spec(t, signerName, "")}
 	cs := fake.NewClientset(current, pcr)

@@ -26,9 +26,13 @@ type versionAPI interface {
 	// status: nil, nil for a request already decided or another signer's
 	// (the field selector keeps those out; a fake client may not).
 	decide(ctx context.Context, cs Client, s *podcert.Signer, obj any) (*podcert.Decision, error)
-	// publish creates the trust bundle, or updates it when it differs;
-	// written says whether it did either.
-	publish(ctx context.Context, cs Client, name, signerName, pem string) (written bool, err error)
+	// publish creates the trust bundle, or updates it when its
+	// certificates or its labels of ours differ; written says whether it
+	// did either.
+	publish(ctx context.Context, cs Client, name, signerName, pem string, labels map[string]string) (written bool, err error)
+	// published returns the certificates of the trust bundle; "" when
+	// there is no such bundle.
+	published(ctx context.Context, cs Client, name string) (string, error)
 	// ping lists at most one request of signerName: whether the API server
 	// answers, and the controller may list.
 	ping(ctx context.Context, cs Client, signerName string) error
@@ -50,11 +54,14 @@ type version[P interface{ GetCreationTimestamp() metav1.Time }, B any] struct {
 	updateStatus func(ctx context.Context, cs Client, p P) error
 	// bundle builds the wanted trust bundle; sameSpec compares two; the
 	// rest are the client's calls.
-	bundle   func(name, signerName, pem string) B
+	bundle   func(name, signerName, pem string, labels map[string]string) B
 	sameSpec func(have, want B) (same bool, updated B)
-	create   func(ctx context.Context, cs Client, b B) error
-	get      func(ctx context.Context, cs Client, name string) (B, error)
-	update   func(ctx context.Context, cs Client, b B) error
+	// meta and pem read a bundle's metadata and certificates.
+	meta   func(B) *metav1.ObjectMeta
+	pem    func(B) string
+	create func(ctx context.Context, cs Client, b B) error
+	get    func(ctx context.Context, cs Client, name string) (B, error)
+	update func(ctx context.Context, cs Client, b B) error
 }
 
 func apiFor(v string) versionAPI {
@@ -110,8 +117,8 @@ func (v version[P, B]) decide(ctx context.Context, cs Client, s *podcert.Signer,
 	return &d, v.updateStatus(ctx, cs, updated)
 }
 
-func (v version[P, B]) publish(ctx context.Context, cs Client, name, signerName, pem string) (bool, error) {
-	want := v.bundle(name, signerName, pem)
+func (v version[P, B]) publish(ctx context.Context, cs Client, name, signerName, pem string, labels map[string]string) (bool, error) {
+	want := v.bundle(name, signerName, pem, labels)
 	err := v.create(ctx, cs, want)
 	if !apierrors.IsAlreadyExists(err) {
 		return err == nil, err
@@ -121,6 +128,16 @@ func (v version[P, B]) publish(ctx context.Context, cs Client, name, signerName,
 		return false, err
 	}
 	same, updated := v.sameSpec(have, want)
+	// Labels of others stay; ours are set.
+	m := v.meta(updated)
+	for k, val := range labels {
+		if m.Labels[k] != val {
+			if m.Labels == nil {
+				m.Labels = map[string]string{}
+			}
+			m.Labels[k], same = val, false
+		}
+	}
 	if same {
 		return false, nil
 	}
@@ -128,6 +145,17 @@ func (v version[P, B]) publish(ctx context.Context, cs Client, name, signerName,
 		return false, err
 	}
 	return true, nil
+}
+
+func (v version[P, B]) published(ctx context.Context, cs Client, name string) (string, error) {
+	b, err := v.get(ctx, cs, name)
+	if apierrors.IsNotFound(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return v.pem(b), nil
 }
 
 // requestInformer watches the requests r lists, as client-go's generated
@@ -169,8 +197,8 @@ func v1API() versionAPI {
 			_, err := cs.RequestsV1(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
 			return err
 		},
-		bundle: func(name, signerName, pem string) *certificatesv1.ClusterTrustBundle {
-			return &certificatesv1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: name},
+		bundle: func(name, signerName, pem string, labels map[string]string) *certificatesv1.ClusterTrustBundle {
+			return &certificatesv1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
 				Spec: certificatesv1.ClusterTrustBundleSpec{SignerName: signerName, TrustBundle: pem}}
 		},
 		sameSpec: func(have, want *certificatesv1.ClusterTrustBundle) (bool, *certificatesv1.ClusterTrustBundle) {
@@ -178,6 +206,8 @@ func v1API() versionAPI {
 			have.Spec = want.Spec
 			return same, have
 		},
+		meta: func(b *certificatesv1.ClusterTrustBundle) *metav1.ObjectMeta { return &b.ObjectMeta },
+		pem:  func(b *certificatesv1.ClusterTrustBundle) string { return b.Spec.TrustBundle },
 		create: func(ctx context.Context, cs Client, b *certificatesv1.ClusterTrustBundle) error {
 			_, err := cs.TrustBundlesV1().Create(ctx, b, metav1.CreateOptions{})
 			return err
@@ -213,8 +243,8 @@ func v1beta1API() versionAPI {
 			_, err := cs.RequestsV1beta1(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
 			return err
 		},
-		bundle: func(name, signerName, pem string) *certificatesv1beta1.ClusterTrustBundle {
-			return &certificatesv1beta1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: name},
+		bundle: func(name, signerName, pem string, labels map[string]string) *certificatesv1beta1.ClusterTrustBundle {
+			return &certificatesv1beta1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
 				Spec: certificatesv1beta1.ClusterTrustBundleSpec{SignerName: signerName, TrustBundle: pem}}
 		},
 		sameSpec: func(have, want *certificatesv1beta1.ClusterTrustBundle) (bool, *certificatesv1beta1.ClusterTrustBundle) {
@@ -222,6 +252,8 @@ func v1beta1API() versionAPI {
 			have.Spec = want.Spec
 			return same, have
 		},
+		meta: func(b *certificatesv1beta1.ClusterTrustBundle) *metav1.ObjectMeta { return &b.ObjectMeta },
+		pem:  func(b *certificatesv1beta1.ClusterTrustBundle) string { return b.Spec.TrustBundle },
 		create: func(ctx context.Context, cs Client, b *certificatesv1beta1.ClusterTrustBundle) error {
 			_, err := cs.TrustBundlesV1beta1().Create(ctx, b, metav1.CreateOptions{})
 			return err

@@ -1,0 +1,344 @@
+package podcertctl
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/hex"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"github.com/ksa-go/ksa/podcert"
+)
+
+// Defaults of [Rotation].
+const (
+	// DefaultPropagation is how long before it signs the next CA must be
+	// in the published trust bundle: the kubelet rewrites a pod's
+	// projected ClusterTrustBundle on its sync period (a minute by
+	// default), and a workload rereads its trust file on its own schedule;
+	// an hour covers both with room for a kubelet that was down.
+	DefaultPropagation = time.Hour
+	// DefaultRotationSkew is added to the former CA's retirement, for
+	// peers whose clocks are behind the signer's (kube-apiserver itself
+	// accepts a notBefore up to five minutes off).
+	DefaultRotationSkew = 5 * time.Minute
+)
+
+// Labels set on the published ClusterTrustBundle, after the SPIFFE
+// canarying style: a workload selecting bundles by label
+// (clusterTrustBundle's labelSelector) picks the live bundle of its trust
+// domain.
+const (
+	// CanaryingLabel is always "live": the bundle holds every CA that
+	// signs, or is about to, or signed a certificate still valid.
+	CanaryingLabel = "ksa-go.github.io/canarying"
+	// TrustDomainLabel is the signer's SPIFFE trust domain; left out when
+	// the trust domain is longer than a label value may be (63
+	// characters).
+	TrustDomainLabel = "ksa-go.github.io/trust-domain"
+)
+
+// ErrNextCANotPublished: the next CA would sign sooner than
+// Rotation.Propagation from now, and the published trust bundle does not
+// hold it yet, so peers would refuse its certificates. [Controller.Run]
+// returns it before deciding anything.
+var ErrNextCANotPublished = errors.New("podcertctl: the next CA is not in the published trust bundle early enough")
+
+// Rotation hands signing over from Config.Signer's CA (the current CA) to
+// the next CA, without a certificate that any peer refuses:
+//
+//   - until SignsAt, the current CA signs; the trust bundle holds both CAs,
+//     the current one first, so peers trust the next CA before any
+//     certificate of it exists;
+//   - from SignsAt, the next CA signs; the bundle still holds both, for the
+//     current CA's certificates are valid until they expire;
+//   - from SignsAt + Config.Signer's MaxLifetime + Skew (the retirement,
+//     [Controller.RetireAt]), every certificate of the current CA has
+//     expired, and the bundle holds the next CA alone.
+//
+// Every phase is a function of the clock: a controller started again with
+// the same Rotation, at any time, does what the first one would have done
+// then. Once retired, the current CA can go: start the controller with the
+// next CA as its Signer and no Rotation.
+type Rotation struct {
+	// Signer signs with the next CA. Its signer name and trust domain must
+	// be Config.Signer's, and its CA another key.
+	Signer *podcert.Signer
+	// CAKey is the key Signer signs with, for [Controller.Ready] once it
+	// signs. Nil: as Config.CAKey nil.
+	CAKey crypto.Signer
+	// SignsAt is when the next CA starts signing. Its certificate must be
+	// valid from then until the retirement.
+	SignsAt time.Time
+	// Propagation is the least time between publishing the next CA and its
+	// first signature. Run refuses to start when SignsAt is nearer than
+	// that and the published bundle lacks the next CA
+	// ([ErrNextCANotPublished]). Zero: [DefaultPropagation].
+	Propagation time.Duration
+	// Skew is added to the retirement. Zero: [DefaultRotationSkew].
+	Skew time.Duration
+}
+
+// CA states of [CAState].
+const (
+	// CASigning: the CA signs the certificates issued now.
+	CASigning = "signing"
+	// CANext: the CA is published and signs from Rotation.SignsAt.
+	CANext = "next"
+	// CARetiring: the CA signs no more and stays published until its last
+	// certificate has expired.
+	CARetiring = "retiring"
+)
+
+// CAState is a CA the controller signs with or publishes, at a time.
+type CAState struct {
+	// Fingerprint is the hex SHA-256 digest of the CA's certificate (DER).
+	Fingerprint string
+	// Subject is the CA certificate's subject.
+	Subject string
+	// State is CASigning, CANext or CARetiring.
+	State string
+}
+
+// rotation is a checked Rotation, with what it implies.
+type rotation struct {
+	Rotation
+	retireAt time.Time
+}
+
+// checkRotation checks a Rotation against the current signer.
+func checkRotation(r *Rotation, current *podcert.Signer, noBundle bool) (*rotation, error) {
+	next := r.Signer
+	switch {
+	case next == nil:
+		return nil, configError("Next.Signer", "is nil")
+	case noBundle:
+		return nil, configError("Next", "needs the trust bundle published (NoTrustBundle false): peers learn the next CA from it")
+	case next.SignerName() != current.SignerName():
+		return nil, configError("Next.Signer", fmt.Sprintf("signs for %q, not %q", next.SignerName(), current.SignerName()))
+	case next.TrustDomain() != current.TrustDomain():
+		return nil, configError("Next.Signer", fmt.Sprintf("issues in trust domain %q, not %q", next.TrustDomain(), current.TrustDomain()))
+	case sameKey(next.CA(), current.CA()):
+		return nil, configError("Next.Signer", "has the current CA's key: a rotation needs a new key")
+	case r.SignsAt.IsZero():
+		return nil, configError("Next.SignsAt", "is zero")
+	case r.Propagation < 0:
+		return nil, configError("Next.Propagation", "is negative")
+	case r.Skew < 0:
+		return nil, configError("Next.Skew", "is negative")
+	}
+	rot := &rotation{Rotation: *r}
+	if rot.Propagation == 0 {
+		rot.Propagation = DefaultPropagation
+	}
+	if rot.Skew == 0 {
+		rot.Skew = DefaultRotationSkew
+	}
+	rot.retireAt = rot.SignsAt.Add(current.MaxLifetime() + rot.Skew)
+	ca := next.CA()
+	for _, u := range ca.URIs {
+		// A SPIFFE CA names its trust domain: peers of the current one
+		// would refuse a certificate of another.
+		if u.Scheme == "spiffe" && u.Host != current.TrustDomain() {
+			return nil, configError("Next.Signer", fmt.Sprintf("has a CA of SPIFFE trust domain %q, not %q", u.Host, current.TrustDomain()))
+		}
+	}
+	switch {
+	case ca.NotBefore.After(rot.SignsAt):
+		return nil, configError("Next.Signer", fmt.Sprintf("has a CA valid from %s, after it is to sign (%s)",
+			ca.NotBefore.UTC().Format(time.RFC3339), rot.SignsAt.UTC().Format(time.RFC3339)))
+	case ca.NotAfter.Before(rot.retireAt):
+		return nil, configError("Next.Signer", fmt.Sprintf("has a CA that expires at %s, before the current CA retires (%s)",
+			ca.NotAfter.UTC().Format(time.RFC3339), rot.retireAt.UTC().Format(time.RFC3339)))
+	}
+	return rot, nil
+}
+
+func sameKey(a, b *x509.Certificate) bool {
+	pub, ok := a.PublicKey.(interface{ Equal(crypto.PublicKey) bool })
+	return ok && pub.Equal(b.PublicKey)
+}
+
+// fingerprint is the hex SHA-256 digest of a certificate.
+func fingerprint(c *x509.Certificate) string {
+	sum := sha256.Sum256(c.Raw)
+	return hex.EncodeToString(sum[:])
+}
+
+// RetireAt returns when the current CA leaves the trust bundle:
+// Rotation.SignsAt + Config.Signer's MaxLifetime + Rotation.Skew; the zero
+// time without a Rotation.
+func (c *Controller) RetireAt() time.Time {
+	if c.rot == nil {
+		return time.Time{}
+	}
+	return c.rot.retireAt
+}
+
+// signerAt returns the signer and CA key that sign at t.
+func (c *Controller) signerAt(t time.Time) (*podcert.Signer, crypto.Signer) {
+	if c.rot != nil && !t.Before(c.rot.SignsAt) {
+		return c.rot.Signer, c.rot.CAKey
+	}
+	return c.cfg.Signer, c.cfg.CAKey
+}
+
+// bundleAt returns the certificates published at t: the current CA's
+// trust bundle, then the next CA's, each certificate once; the next CA's
+// alone from the retirement.
+func (c *Controller) bundleAt(t time.Time) string {
+	if c.rot == nil {
+		return string(c.cfg.Signer.TrustBundle())
+	}
+	if !t.Before(c.rot.retireAt) {
+		return string(c.rot.Signer.TrustBundle())
+	}
+	return string(joinPEM(c.cfg.Signer.TrustBundle(), c.rot.Signer.TrustBundle()))
+}
+
+// joinPEM concatenates PEM certificate lists, dropping repeated
+// certificates.
+func joinPEM(lists ...[]byte) []byte {
+	var out []byte
+	var seen [][]byte
+	for _, l := range lists {
+		for rest := l; ; {
+			var b *pem.Block
+			b, rest = pem.Decode(rest)
+			if b == nil {
+				break
+			}
+			dup := false
+			for _, s := range seen {
+				dup = dup || bytes.Equal(s, b.Bytes)
+			}
+			if !dup {
+				seen = append(seen, b.Bytes)
+				out = append(out, pem.EncodeToMemory(b)...)
+			}
+		}
+	}
+	return out
+}
+
+// labels are the labels of the published bundle.
+func (c *Controller) labels() map[string]string {
+	l := map[string]string{CanaryingLabel: "live"}
+	if td := c.cfg.Signer.TrustDomain(); len(validation.IsValidLabelValue(td)) == 0 {
+		l[TrustDomainLabel] = td
+	}
+	return l
+}
+
+// CAs returns the CAs the controller signs with or publishes now, the
+// signing one first.
+func (c *Controller) CAs() []CAState {
+	state := func(s *podcert.Signer, st string) CAState {
+		return CAState{Fingerprint: fingerprint(s.CA()), Subject: s.CA().Subject.String(), State: st}
+	}
+	now := c.cfg.Now()
+	switch {
+	case c.rot == nil:
+		return []CAState{state(c.cfg.Signer, CASigning)}
+	case now.Before(c.rot.SignsAt):
+		return []CAState{state(c.cfg.Signer, CASigning), state(c.rot.Signer, CANext)}
+	case now.Before(c.rot.retireAt):
+		return []CAState{state(c.rot.Signer, CASigning), state(c.cfg.Signer, CARetiring)}
+	}
+	return []CAState{state(c.rot.Signer, CASigning)}
+}
+
+// checkPublished refuses to start a rotation whose next CA signs sooner
+// than Propagation from now unless the published bundle holds it already
+// (a controller started again mid-rotation).
+func (c *Controller) checkPublished(ctx context.Context, api versionAPI, now time.Time) error {
+	r := c.rot
+	if r == nil || !now.Before(r.retireAt) || !now.Add(r.Propagation).After(r.SignsAt) {
+		return nil
+	}
+	have, err := api.published(ctx, c.cfg.Client, c.cfg.TrustBundleName)
+	if err != nil {
+		return fmt.Errorf("podcertctl: reading ClusterTrustBundle %s: %w", c.cfg.TrustBundleName, err)
+	}
+	want := r.Signer.TrustBundle()
+	if bytes.Equal(joinPEM([]byte(have), want), joinPEM([]byte(have))) {
+		return nil // every certificate of the next CA's bundle is there
+	}
+	return fmt.Errorf("%w: it signs at %s, less than %s from now, and ClusterTrustBundle %s does not hold it",
+		ErrNextCANotPublished, r.SignsAt.UTC().Format(time.RFC3339), r.Propagation, c.cfg.TrustBundleName)
+}
+
+// publish writes the bundle of now, logging and observing a write.
+func (c *Controller) publish(ctx context.Context, api versionAPI, version string, now time.Time) error {
+	written, err := api.publish(ctx, c.cfg.Client, c.cfg.TrustBundleName, c.cfg.Signer.SignerName(), c.bundleAt(now), maps.Clone(c.labels()))
+	if err != nil {
+		return fmt.Errorf("podcertctl: publishing ClusterTrustBundle %s: %w", c.cfg.TrustBundleName, err)
+	}
+	if written {
+		c.log.Info("trust bundle written", "trustBundle", c.cfg.TrustBundleName, "version", version)
+		c.observe(Event{Kind: TrustBundleWritten})
+	} else {
+		c.log.Info("trust bundle up to date", "trustBundle", c.cfg.TrustBundleName, "version", version)
+	}
+	return nil
+}
+
+// rotate makes the rotation's changes at their times: the next CA signs,
+// then the current CA leaves the trust bundle (tried again until written).
+// It returns when both are done or ctx ends. Run published the bundle of
+// its start already.
+func (c *Controller) rotate(ctx context.Context, api versionAPI, version string) {
+	r := c.rot
+	if r == nil || !c.cfg.Now().Before(r.retireAt) {
+		return
+	}
+	wait := func(d time.Duration) bool {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-c.cfg.After(d):
+			return true
+		}
+	}
+	signs := !c.cfg.Now().Before(r.SignsAt)
+	retry := RetryDelay
+	for {
+		now := c.cfg.Now()
+		switch {
+		case !signs && !now.Before(r.SignsAt):
+			signs = true
+			c.log.Info("the next CA signs from now", "ca", fingerprint(r.Signer.CA()), "retiring", fingerprint(c.cfg.Signer.CA()),
+				"retireAt", r.retireAt.UTC().Format(time.RFC3339))
+			c.observe(Event{Kind: CASwitched})
+			continue
+		case !now.Before(r.retireAt):
+			if err := c.publish(ctx, api, version, now); err != nil {
+				// Logged only: Errored events count status writes.
+				c.log.Error("retiring the former CA from the trust bundle; trying again", "err", err, "in", retry)
+				if !wait(retry) {
+					return
+				}
+				retry = min(2*retry, MaxRetryDelay)
+				continue
+			}
+			c.log.Info("the former CA is retired from the trust bundle", "ca", fingerprint(c.cfg.Signer.CA()))
+			c.observe(Event{Kind: CARetired})
+			return
+		}
+		at := r.retireAt
+		if !signs {
+			at = r.SignsAt
+		}
+		if !wait(at.Sub(now)) {
+			return
+		}
+	}
+}

@@ -34,7 +34,7 @@ import (
 // storeKey makes a key in a key store with "ksa issuer keygen" and returns
 // its reference and its published key, read from the public key file
 // keygen wrote.
-func storeKey(t *testing.T, bin, work, out string, args ...string) (string, jwks.Key) {
+func storeKey(t testing.TB, bin, work, out string, args ...string) (string, jwks.Key) {
 	t.Helper()
 	stdout, code := ksa(t, bin, work, append([]string{"issuer", "keygen", "--out", out, "--public-out", "sa.pub", "-o", "json"}, args...)...)
 	require.Equal(t, 0, code, stdout)
@@ -51,7 +51,7 @@ func storeKey(t *testing.T, bin, work, out string, args ...string) (string, jwks
 
 // startKeySigner runs "ksa signer serve" on sock with the key ref names,
 // until the test ends, and returns once it listens.
-func startKeySigner(t *testing.T, bin, work, sock, ref string) {
+func startKeySigner(t testing.TB, bin, work, sock, ref string) {
 	t.Helper()
 	cmd := exec.Command(bin, "signer", "serve", "--socket", sock, "--key", ref)
 	cmd.Dir = work
@@ -70,7 +70,7 @@ func startKeySigner(t *testing.T, bin, work, sock, ref string) {
 			mu.Lock()
 			log.WriteString(sc.Text() + "\n")
 			mu.Unlock()
-			if !sent && strings.HasPrefix(sc.Text(), "signing with ") {
+			if !sent && strings.Contains(sc.Text(), " msg=serving ") {
 				started <- true
 				sent = true
 			}
@@ -86,7 +86,15 @@ func startKeySigner(t *testing.T, bin, work, sock, ref string) {
 		defer mu.Unlock()
 		assert.NoError(t, err, "ksa signer serve:\n%s", log.String())
 	})
-	if !<-started {
+	// A signer that neither starts nor exits is stopped after a minute, so
+	// that the test fails with its log instead of hanging.
+	ok := false
+	select {
+	case ok = <-started:
+	case <-time.After(time.Minute):
+		_ = cmd.Process.Kill()
+	}
+	if !ok {
 		_ = cmd.Wait()
 		mu.Lock()
 		defer mu.Unlock()

@@ -50,6 +50,11 @@ type rotateFlags struct {
 	// long every signer has to read it before the next key is published.
 	ring, ringOut string
 	publishDelay  time.Duration
+	// scheduled mode: the store the issuer is published at, the key age
+	// that starts a rotation, and whether to print the plan only.
+	to     string
+	every  time.Duration
+	dryRun bool
 }
 
 func newRotateCmd(a *app) *cobra.Command {
@@ -116,12 +121,23 @@ signs with and publishes, in place of kube-apiserver's key flags.`,
 	fl.StringVar(&f.spec.Curve, "curve", "", "ECDSA curve of the next key (default: the current key's, or P-256 with --type ecdsa)")
 	fl.DurationVar(&f.propagation, "propagation", 24*time.Hour, "how long relying parties may cache the old key set (the next key signs that long after it is published)")
 	fl.DurationVar(&f.lifetime, "max-token-lifetime", 24*time.Hour, "the longest lifetime of a token the old key signed (kube-apiserver's --service-account-max-token-expiration)")
+	fl.StringVar(&f.to, "to", "", "with --ring: the store the issuer is published at (as for ksa issuer publish): one scheduled rotation step, for a CronJob")
+	fl.DurationVar(&f.every, "every", defaultEvery, "with --to: how long a key signs before the next rotation starts (at least the whole rotation)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "with --to: print the stage and the plan; write nothing")
 	addOutputFlag(cmd, &f.format)
 	required(cmd, "next-key")
 	return cmd
 }
 
 func (f *rotateFlags) run(a *app, cmd *cobra.Command) error {
+	if f.to != "" {
+		return f.runScheduled(a, cmd)
+	}
+	for _, fl := range []string{"every", "dry-run"} {
+		if cmd.Flags().Changed(fl) {
+			return usage("give --to URL and --ring FILE for a scheduled rotation, or drop --"+fl, "--%s goes with --to", fl)
+		}
+	}
 	if f.ring != "" {
 		return f.runRing(a, cmd)
 	}

@@ -1,0 +1,147 @@
+package cli
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ksa-go/ksa/extsigner"
+	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/tokens"
+)
+
+// TestScheduledRotationTokens runs a scheduled rotation run by run, as a
+// CronJob does, with the clock given by --now. At every step a token is
+// signed through the ring the ring file makes at that time (what ksa
+// signer serve signs with), and every token signed so far that has not
+// expired verifies against the key set in the store: zero failures.
+func TestScheduledRotationTokens(t *testing.T) {
+	const issuer = "https://oidc.example.com/c1"
+	dir := t.TempDir()
+	key, err := os.ReadFile("../../testdata/keys/ec.key")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "ec.key"), key, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "ring.yaml"), []byte("maxTokenLifetime: 1h\nkeys:\n- key: ec.key\n  primary: \"2026-01-01T00:00:00Z\"\n"), 0o644))
+	run := func(args ...string) string {
+		t.Helper()
+		code, stdout, stderr := runKSA(t, dir, args...)
+		require.Equal(t, 0, code, "ksa %s: %s", strings.Join(args, " "), stderr)
+		return stdout
+	}
+	run("issuer", "render", "--issuer", issuer, "--key", "ec.key", "--out", "site")
+	run("issuer", "publish", "--from", "site", "--to", "www", "--no-check")
+	keySetPath := filepath.Join(dir, "www", "openid", "v1", "jwks")
+
+	type signed struct {
+		token string
+		exp   time.Time
+	}
+	var issued []signed
+	steps := []struct {
+		name string
+		now  string
+		// revertTo, when set, restores the store's key set as it was before
+		// that step ran: a run interrupted between the ring file and the
+		// store.
+		revertTo string
+		stage    string
+		// change is printed by a run that changes something; empty: it
+		// waits.
+		change string
+	}{
+		{name: "steady, too young", now: "2026-01-20T00:00:00Z", stage: stageSteady},
+		{name: "steady, next key added", now: "2026-01-31T00:00:00Z", stage: stageSteady, change: "done: create the next key"},
+		{name: "next published, propagating", now: "2026-01-31T00:30:00Z", stage: stageNextPublished},
+		{name: "store reverted, repaired", now: "2026-01-31T00:40:00Z", revertTo: "steady, next key added", stage: stageNextPublished, change: "done: restart the wait of kid"},
+		{name: "wait restarted", now: "2026-01-31T01:00:00Z", stage: stageNextPublished},
+		{name: "next key signs", now: "2026-01-31T01:40:00Z", stage: stageNextPublished, change: "the signing key from 2026-01-31T01:40:00Z"},
+		{name: "next signs, old tokens alive", now: "2026-01-31T02:42:00Z", stage: stageNextSigns},
+		{name: "old key retired", now: "2026-01-31T02:42:01Z", stage: stageNextSigns, change: "done: retire kid"},
+		{name: "store reverted, withdrawn", now: "2026-01-31T02:50:00Z", revertTo: "old key retired", stage: stageSteady, change: "the ring file retired kid"},
+		{name: "steady again", now: "2026-01-31T03:30:00Z", stage: stageSteady},
+	}
+	before := map[string][]byte{}
+	for _, step := range steps {
+		now, err := time.Parse(time.RFC3339, step.now)
+		require.NoError(t, err)
+		if step.revertTo != "" {
+			require.NoError(t, os.WriteFile(keySetPath, before[step.revertTo], 0o644))
+		}
+		before[step.name], err = os.ReadFile(keySetPath)
+		require.NoError(t, err)
+
+		out := run("issuer", "rotate", "--ring", "ring.yaml", "--to", "www", "--next-key", "sa-{date}.key",
+			"--every", "720h", "--propagation", "1h", "--now", step.now)
+		assert.Contains(t, out, "stage: "+step.stage+":", step.name)
+		if step.change == "" {
+			assert.Contains(t, out, "nothing to do: waiting until ", step.name)
+			assert.NotContains(t, out, "done: ", step.name)
+		} else {
+			assert.Contains(t, out, step.change, step.name)
+		}
+
+		// A token signed through the ring, as the signers sign now.
+		ring := ringAt(t, dir, now)
+		issued = append(issued, signed{token: signThrough(t, ring, issuer, now), exp: now.Add(time.Hour)})
+
+		// Every live token verifies against the store's key set.
+		data, err := os.ReadFile(keySetPath)
+		require.NoError(t, err)
+		set, err := jwks.ParseSet(data, jwks.ParseOptions{})
+		require.NoError(t, err)
+		src, err := jwks.NewStaticSource(set.Keys...)
+		require.NoError(t, err)
+		v, err := tokens.NewValidator(tokens.ValidatorConfig{Issuers: []string{issuer}, Keys: src, Audiences: []string{"api"},
+			SkipObjectCheck: true, Now: func() time.Time { return now }})
+		require.NoError(t, err)
+		live := 0
+		for i, tok := range issued {
+			if !tok.exp.After(now) {
+				continue
+			}
+			live++
+			_, err := v.Validate(context.Background(), tok.token)
+			assert.NoError(t, err, "%s: token %d", step.name, i)
+		}
+		assert.Positive(t, live, step.name)
+	}
+	final, err := os.ReadFile(keySetPath)
+	require.NoError(t, err)
+	set, err := jwks.ParseSet(final, jwks.ParseOptions{})
+	require.NoError(t, err)
+	require.Len(t, set.Keys, 1, "only the new key is published")
+	assert.Equal(t, ringAt(t, dir, time.Date(2026, 1, 31, 4, 0, 0, 0, time.UTC)).Primary().KeyID, set.Keys[0].KeyID)
+}
+
+// ringAt is the ring the ring file in dir makes at now.
+func ringAt(t *testing.T, dir string, now time.Time) *extsigner.Ring {
+	t.Helper()
+	t.Chdir(dir) // the ring file names keys relative to dir
+	data, err := os.ReadFile("ring.yaml")
+	require.NoError(t, err)
+	cfg, err := openRingFile(context.Background(), data, nil)
+	require.NoError(t, err)
+	cfg.Now = func() time.Time { return now }
+	ring, err := extsigner.NewRing(cfg)
+	require.NoError(t, err)
+	return ring
+}
+
+// signThrough signs a service-account token through the ring.
+func signThrough(t *testing.T, ring *extsigner.Ring, issuer string, now time.Time) string {
+	t.Helper()
+	claims := fmt.Sprintf(`{"aud":["api"],"exp":%d,"iat":%d,"nbf":%d,"iss":%q,"jti":"j-%d","sub":"system:serviceaccount:prod:app","kubernetes.io":{"namespace":"prod","serviceaccount":{"name":"app","uid":"7a3c1a8e-1c5e-4d55-9d0e-2f3b4c5d6e7f"}}}`,
+		now.Add(time.Hour).Unix(), now.Unix(), now.Unix(), issuer, now.Unix())
+	payload := base64.RawURLEncoding.EncodeToString([]byte(claims))
+	s, err := ring.Sign(context.Background(), payload)
+	require.NoError(t, err)
+	return s.Header + "." + payload + "." + s.Signature
+}

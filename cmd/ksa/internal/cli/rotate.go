@@ -60,7 +60,7 @@ type rotateFlags struct {
 func newRotateCmd(a *app) *cobra.Command {
 	f := &rotateFlags{}
 	cmd := &cobra.Command{
-		Use:   "rotate (--issuer URL --signing-key CURRENT --out DIR | --ring FILE --ring-out FILE) --next-key FILE",
+		Use:   "rotate (--issuer URL --signing-key CURRENT --out DIR | --ring FILE --ring-out FILE | --ring FILE --to URL) --next-key FILE",
 		Short: "Generate the next signing key, publish it beside the current one, and print the overlap plan",
 		Long: `Start a key rotation without breaking a live token:
 
@@ -89,6 +89,30 @@ from the file. kube-apiserver serves the discovery documents from the
 signer's keys; for an issuer hosted elsewhere, render them with ksa issuer
 render once the next key is published.
 
+With --ring and --to, the published location (as for ksa issuer publish),
+one step of a scheduled rotation, for a CronJob to run as often as it
+likes: each run reads the ring file and the key set the store publishes,
+and changes at most one stage, once its wait is over; before that it prints
+what it waits for and until when, and exits 0.
+
+ 1. steady, the signing key signed for --every: the next key is created
+    (--next-key, whose {date} becomes the run's time in digits, so that one
+    CronJob line makes a fresh file or key-store key each time), added to
+    the ring file published and not signing, then published to --to.
+ 2. --propagation after it was published (at least the max-age of 1h the
+    store serves the key set with): the ring file makes it the signing key.
+ 3. once every token the old key signed has expired (the ring's
+    maxTokenLifetime, clock skew and leeway after the switch): the old key
+    is retired in the ring file, then withdrawn from --to.
+
+A run first repairs what an interrupted run left: a key the ring file
+publishes and the store lacks is published (the next key's wait starts
+again), a key the ring file retired is withdrawn. The ring file is rewritten
+in place, atomically; the issuer's discovery document is kept as published.
+--dry-run prints the stage and the plan and writes nothing. A store that
+publishes a key the ring file never had, or cannot be read, is refused
+before anything is written.
+
 With a key in a key store (--signing-key or --next-key a pkcs11:, awskms:,
 cloudkms: or azurekms: URI; see ksa issuer keygen), kube-apiserver signs
 through "ksa signer serve": each step restarts the signer with the keys it
@@ -102,7 +126,9 @@ signs with and publishes, in place of kube-apiserver's key flags.`,
       --signing-key 'pkcs11:module-path=/usr/lib/softhsm/libsofthsm2.so;token=ksa;id=0a01;object=sa-2026?pin-source=/run/secrets/hsm-pin' \
       --next-key 'pkcs11:module-path=/usr/lib/softhsm/libsofthsm2.so;token=ksa;id=0a02;object=sa-2027?pin-source=/run/secrets/hsm-pin'
   # the signers' ring file, rotated in place:
-  ksa issuer rotate --ring /etc/ksa/ring.yaml --ring-out /etc/ksa/ring.yaml --next-key /etc/ksa/sa-2.key`,
+  ksa issuer rotate --ring /etc/ksa/ring.yaml --ring-out /etc/ksa/ring.yaml --next-key /etc/ksa/sa-2.key
+  # one step of a scheduled rotation (a CronJob runs it daily), its plan only:
+  ksa issuer rotate --ring ring.yaml --to www/cluster-1 --next-key 'sa-{date}.key' --every 2160h --dry-run`,
 		Args: args(0, 0),
 		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a, cmd) }),
 	}

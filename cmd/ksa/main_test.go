@@ -62,6 +62,7 @@ func TestScripts(t *testing.T) {
 			"runprinted": cmdRunPrinted,
 			"example":    cmdExample,
 			"setkid":     cmdSetKID,
+			"expand":     cmdExpand,
 			"hardlink": func(ts *testscript.TestScript, neg bool, args []string) {
 				// hardlink OLD NEW gives a file a second name.
 				if neg || len(args) != 2 {
@@ -342,4 +343,16 @@ func cmdSetKID(ts *testscript.TestScript, neg bool, args []string) {
 	kid, err := jwks.KeyID(pubs[0])
 	ts.Check(err)
 	ts.Setenv(args[0], kid)
+}
+
+// cmdExpand writes a file with the script's variables expanded:
+//
+//	expand IN OUT
+//
+// for files that name paths or references known only when the script runs.
+func cmdExpand(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: expand IN OUT")
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(os.Expand(ts.ReadFile(args[0]), ts.Getenv)), 0o644))
 }

@@ -61,7 +61,7 @@ type scheduledRotation struct {
 	// run); none while it waits.
 	Changes []string `json:"changes,omitempty"`
 	// Withdrawn are kids the run removed from the store.
-	Withdrawn []string `json:"withdrawn_kids,omitempty"`
+	Withdrawn []string `json:"withdrawn_keys,omitempty"`
 	// Waiting says what the next change waits for, when it is not due.
 	Waiting string `json:"waiting,omitempty"`
 	// Plan are the stage changes to come, each at its earliest time.
@@ -490,13 +490,27 @@ func (f *rotateFlags) addNext(ctx context.Context, a *app, cmd *cobra.Command, s
 	if err := f.nextSpec(a, cmd, st.file); err != nil {
 		return err
 	}
-	// Keys retired by now are published no more: they leave the file.
+	const keyFix = "give --next-key a " + datePlaceholder + " placeholder, or another name (keys are never overwritten)"
+	isFile := r.Scheme() == keystore.SchemeFile
+	if isFile {
+		for _, p := range []string{ref, publicPath(ref)} {
+			if _, err := a.checkWritable(output{path: p, flag: "--next-key", existsFix: keyFix}); err != nil {
+				return err
+			}
+		}
+	}
+	// Keys retired by now are published no more: they leave the file. The
+	// file with the next key is checked before the key is made.
 	next := *st.file
 	next.Keys = nil
 	for _, k := range st.file.Keys {
 		if k.Retired.IsZero() || k.Retired.After(now) {
 			next.Keys = append(next.Keys, k)
 		}
+	}
+	if err := (&extsigner.RingFile{RefreshHint: next.RefreshHint, MaxTokenLifetime: next.MaxTokenLifetime, MinStaging: next.MinStaging,
+		Keys: append(slices.Clone(next.Keys), extsigner.RingFileKey{Key: ref, Published: now})}).Check(); err != nil {
+		return ringFileError(f.ring, err)
 	}
 	res.Changes = append(res.Changes,
 		fmt.Sprintf("create the next key, %s, and add it to %s, published from %s, not signing", ref, f.ring, stamp(now)),
@@ -508,8 +522,7 @@ func (f *rotateFlags) addNext(ctx context.Context, a *app, cmd *cobra.Command, s
 	}
 	var outs []output
 	entry := extsigner.RingFileKey{Published: now}
-	const keyFix = "give --next-key a " + datePlaceholder + " placeholder, or another name (keys are never overwritten)"
-	if r.Scheme() == keystore.SchemeFile {
+	if isFile {
 		s, err := f.spec.generate()
 		if err != nil {
 			return err

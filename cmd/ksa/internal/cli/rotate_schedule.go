@@ -428,7 +428,7 @@ func (f *rotateFlags) step(ctx context.Context, a *app, cmd *cobra.Command, st *
 			what += "; the store lacked kid " + strings.Join(missing, ", kid ")
 		}
 		if len(extra) > 0 {
-			what += "; the ring file retired kid " + strings.Join(extra, ", kid ")
+			what += "; the ring file no longer publishes kid " + strings.Join(extra, ", kid ")
 		}
 		res.Changes = append(res.Changes, what)
 		return f.publishRing(ctx, a, st, now, res)

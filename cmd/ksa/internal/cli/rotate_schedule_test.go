@@ -15,6 +15,7 @@ import (
 
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/keystore"
 	"github.com/ksa-go/ksa/tokens"
 )
 
@@ -65,7 +66,7 @@ func TestScheduledRotationTokens(t *testing.T) {
 		{name: "next key signs", now: "2026-01-31T01:40:00Z", stage: stageNextPublished, change: "the signing key from 2026-01-31T01:40:00Z"},
 		{name: "next signs, old tokens alive", now: "2026-01-31T02:42:00Z", stage: stageNextSigns},
 		{name: "old key retired", now: "2026-01-31T02:42:01Z", stage: stageNextSigns, change: "done: retire kid"},
-		{name: "store reverted, withdrawn", now: "2026-01-31T02:50:00Z", revertTo: "old key retired", stage: stageSteady, change: "the ring file retired kid"},
+		{name: "store reverted, withdrawn", now: "2026-01-31T02:50:00Z", revertTo: "old key retired", stage: stageSteady, change: "the ring file no longer publishes kid"},
 		{name: "steady again", now: "2026-01-31T03:30:00Z", stage: stageSteady},
 	}
 	before := map[string][]byte{}
@@ -144,4 +145,105 @@ func signThrough(t *testing.T, ring *extsigner.Ring, issuer string, now time.Tim
 	s, err := ring.Sign(context.Background(), payload)
 	require.NoError(t, err)
 	return s.Header + "." + payload + "." + s.Signature
+}
+
+// TestScheduledRotationStages: what one run finds and does with ring files
+// a scheduled rotation did not write itself, or cannot move on from.
+func TestScheduledRotationStages(t *testing.T) {
+	keys, err := filepath.Abs("../../testdata/keys")
+	require.NoError(t, err)
+	kid := func(name string) string {
+		pubs, err := keystore.LoadPublicKeysFile(filepath.Join(keys, name+".pub"))
+		require.NoError(t, err)
+		k, err := jwks.KeyID(pubs[0])
+		require.NoError(t, err)
+		return k
+	}
+	ec, rsa := kid("ec"), kid("rsa")
+	for _, tc := range []struct {
+		name  string
+		ring  string
+		store []string // key files published
+		now   string
+		// want are in the output; wantErr in the error, and then nothing
+		// is written.
+		want    []string
+		wantErr string
+	}{
+		{
+			name:  "a rotation scheduled by --ring waits for its own times",
+			ring:  "keys:\n- key: K/ec.key\n  primary: \"2026-01-01T00:00:00Z\"\n- key: K/rsa.key\n  published: \"2026-02-01T00:00:00Z\"\n  primary: \"2026-02-02T00:00:00Z\"\n",
+			store: []string{"ec.key", "rsa.key"}, now: "2026-02-01T12:00:00Z",
+			want: []string{"stage: next-published:", "nothing to do: waiting until 2026-02-02T00:00:00Z (in 12h): the ring file makes kid " + rsa + " the primary then"},
+		},
+		{
+			name:  "an old key retired later by the ring file waits for it",
+			ring:  "keys:\n- key: K/ec.key\n  primary: \"2026-01-01T00:00:00Z\"\n  retired: \"2026-03-01T00:00:00Z\"\n- key: K/rsa.key\n  published: \"2026-01-30T00:00:00Z\"\n  primary: \"2026-02-01T00:00:00Z\"\n",
+			store: []string{"ec.key", "rsa.key"}, now: "2026-02-10T00:00:00Z",
+			want: []string{"stage: next-signs:", "nothing to do: waiting until 2026-03-01T00:00:00Z"},
+		},
+		{
+			name:  "a verify-only key out of discovery is withdrawn from the store",
+			ring:  "keys:\n- key: K/ec.key\n  primary: \"2026-01-01T00:00:00Z\"\n- publicKeys: K/rsa.pub\n",
+			store: []string{"ec.key", "rsa.key"}, now: "2026-01-10T00:00:00Z",
+			want: []string{"done: publish the key set the ring file publishes (kids " + ec + ") to www; the ring file no longer publishes kid " + rsa, "withdrawn as planned: kid " + rsa},
+		},
+		{
+			name:  "a verify-only key in discovery stays published",
+			ring:  "keys:\n- key: K/ec.key\n  primary: \"2026-01-01T00:00:00Z\"\n- publicKeys: K/rsa.pub\n  publishInDiscovery: true\n",
+			store: []string{"ec.key", "rsa.key"}, now: "2026-01-10T00:00:00Z",
+			want: []string{"stage: steady:", "nothing to do: waiting until 2026-04-01T00:00:00Z (in 81d): kid " + ec + " has signed since 2026-01-01T00:00:00Z, less than --every 90d"}, // the default --every, 2160h,
+		},
+		{
+			name:  "a next key while an old key is not retired",
+			ring:  "keys:\n- key: K/ec.key\n  primary: \"2026-01-01T00:00:00Z\"\n- key: K/rsa.key\n  published: \"2026-01-30T00:00:00Z\"\n  primary: \"2026-02-01T00:00:00Z\"\n- key: K/rsa2.key\n  published: \"2026-02-05T00:00:00Z\"\n",
+			store: []string{"ec.key", "rsa.key"}, now: "2026-02-06T00:00:00Z",
+			wantErr: "ksa: the ring file names a next key (keys[2]) while an old key (keys[0]) is not retired yet; fix: wait until the old key is retired",
+		},
+		{
+			name:  "no key signs now",
+			ring:  "keys:\n- key: K/ec.key\n  primary: \"2027-01-01T00:00:00Z\"\n",
+			store: []string{"ec.key"}, now: "2026-01-10T00:00:00Z",
+			wantErr: "ksa: ring.yaml: ",
+		},
+		{
+			name:  "a store missing the signing key is repaired",
+			ring:  "keys:\n- key: K/ec.key\n  primary: \"2026-01-01T00:00:00Z\"\n- key: K/rsa.key\n  published: \"2026-01-30T00:00:00Z\"\n  primary: \"2026-02-01T00:00:00Z\"\n",
+			store: []string{"ec.key"}, now: "2026-02-01T00:30:00Z",
+			want: []string{"stage: next-signs:", "the store lacked kid " + rsa},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			ring := []byte(strings.ReplaceAll(tc.ring, "K/", keys+"/"))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "ring.yaml"), ring, 0o644))
+			args := []string{"issuer", "render", "--issuer", "https://oidc.example.com/c1", "--out", "site"}
+			for _, k := range tc.store {
+				args = append(args, "--key", filepath.Join(keys, k))
+			}
+			code, _, stderr := runKSA(t, dir, args...)
+			require.Equal(t, 0, code, stderr)
+			code, _, stderr = runKSA(t, dir, "issuer", "publish", "--from", "site", "--to", "www", "--no-check")
+			require.Equal(t, 0, code, stderr)
+			keySet, err := os.ReadFile(filepath.Join(dir, "www", "openid", "v1", "jwks"))
+			require.NoError(t, err)
+
+			code, stdout, stderr := runKSA(t, dir, "issuer", "rotate", "--ring", "ring.yaml", "--to", "www", "--next-key", "sa-{date}.key", "--now", tc.now)
+			if tc.wantErr != "" {
+				assert.Equal(t, exitFailure, code, stdout)
+				assert.Contains(t, stderr, tc.wantErr)
+				after, err := os.ReadFile(filepath.Join(dir, "ring.yaml"))
+				require.NoError(t, err)
+				assert.Equal(t, string(ring), string(after), "the ring file is unchanged")
+				after, err = os.ReadFile(filepath.Join(dir, "www", "openid", "v1", "jwks"))
+				require.NoError(t, err)
+				assert.Equal(t, string(keySet), string(after), "the store is unchanged")
+				return
+			}
+			require.Equal(t, 0, code, stderr)
+			for _, w := range tc.want {
+				assert.Contains(t, stdout, w)
+			}
+		})
+	}
 }

@@ -111,7 +111,8 @@ again), a key the ring file retired is withdrawn. The ring file is rewritten
 in place, atomically; the issuer's discovery document is kept as published.
 --dry-run prints the stage and the plan and writes nothing. A store that
 publishes a key the ring file never had, or cannot be read, is refused
-before anything is written.
+before anything is written. Run one at a time (a CronJob with
+concurrencyPolicy: Forbid).
 
 With a key in a key store (--signing-key or --next-key a pkcs11:, awskms:,
 cloudkms: or azurekms: URI; see ksa issuer keygen), kube-apiserver signs

@@ -94,10 +94,10 @@ type rotationState struct {
 	// expected are the kids the ring publishes in discovery now.
 	expected []string
 	// the store, its documents and its kids.
-	store   publish.Store
-	loc     publish.Location
-	docs    *siteDocs
-	storeID []string
+	store     publish.Store
+	loc       publish.Location
+	docs      *siteDocs
+	storeKIDs []string
 }
 
 // checkScheduleFlags refuses what does not go with --to, before anything
@@ -150,16 +150,15 @@ func (f *rotateFlags) runScheduled(a *app, cmd *cobra.Command) error {
 	if err := st.readStore(ctx, loc); err != nil {
 		return err
 	}
-	res := &scheduledRotation{Now: now, DryRun: f.dryRun, Store: st.storeID}
+	res := &scheduledRotation{Now: now, DryRun: f.dryRun, Store: st.storeKIDs}
 	stage, err := st.stage(now, res)
 	if err != nil {
 		return err
 	}
-	err = f.step(ctx, a, cmd, st, stage, now, propagation, res)
-	if err != nil {
+	if err := f.step(ctx, a, cmd, st, stage, now, propagation, res); err != nil {
 		return err
 	}
-	return printData(a.stdout, f.format, res, func(w io.Writer) { printScheduled(w, res, f.ring, f.to) })
+	return printData(a.stdout, f.format, res, func(w io.Writer) { printScheduled(w, res, f.to) })
 }
 
 // readRing reads and opens the ring file, and works out what its ring
@@ -265,7 +264,7 @@ func (st *rotationState) readStore(ctx context.Context, loc publish.Location) er
 	}
 	st.store, st.loc, st.docs = store, loc, docs
 	for _, k := range parsed.Keys {
-		st.storeID = append(st.storeID, k.KeyID)
+		st.storeKIDs = append(st.storeKIDs, k.KeyID)
 	}
 	return nil
 }
@@ -319,7 +318,7 @@ func (st *rotationState) stage(now time.Time, res *scheduledRotation) (stageKeys
 		res.Stage = stageNextSigns
 		res.Old = append(res.Old, o.kid)
 	}
-	for _, kid := range st.storeID {
+	for _, kid := range st.storeKIDs {
 		if !st.known[kid] {
 			return sk, fail(nil, "add the key to the ring file (publicKeys, with publishInDiscovery) if it must stay published, or remove it from the store's key set yourself",
 				"%s publishes key %s, which the ring file never had: the ring and the store disagree (nothing was written)", st.loc, kid)
@@ -409,7 +408,7 @@ func (f *rotateFlags) step(ctx context.Context, a *app, cmd *cobra.Command, st *
 	}
 
 	// Repair first: the store publishes what the ring file publishes now.
-	missing, extra := without(st.expected, st.storeID), without(st.storeID, st.expected)
+	missing, extra := without(st.expected, st.storeKIDs), without(st.storeKIDs, st.expected)
 	if len(missing) > 0 || len(extra) > 0 {
 		if sk.next != nil && sk.next.Primary.IsZero() && slices.Contains(missing, sk.next.kid) {
 			// Relying parties may not have the next key: its wait starts
@@ -633,7 +632,7 @@ func without(a, b []string) []string {
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // printScheduled writes a run of a scheduled rotation as text.
-func printScheduled(w io.Writer, res *scheduledRotation, ring, to string) {
+func printScheduled(w io.Writer, res *scheduledRotation, to string) {
 	fmt.Fprintf(w, "stage: %s: kid %s signs", res.Stage, res.Signing)
 	if res.Next != "" {
 		fmt.Fprintf(w, "; kid %s is the next key", res.Next)

@@ -306,7 +306,7 @@ func (st *rotationState) stage(now time.Time, res *scheduledRotation) (stageKeys
 	case len(waiting) == 1:
 		sk.next = waiting[0]
 		if sk.next.published().IsZero() {
-			return sk, fail(nil, "give keys["+fmt.Sprint(sk.next.index)+"] a published time", "the ring file's keys[%d] is never published", sk.next.index)
+			return sk, fail(nil, "give keys["+fmt.Sprint(sk.next.index)+"] a published time", "the ring file's keys[%d] has no published time: how long relying parties have had it is unknown", sk.next.index)
 		}
 	}
 	res.Signing = sk.current.kid

@@ -192,13 +192,20 @@ func TestScheduledRotationStages(t *testing.T) {
 			name:  "a verify-only key in discovery stays published",
 			ring:  "keys:\n- key: K/ec.key\n  primary: \"2026-01-01T00:00:00Z\"\n- publicKeys: K/rsa.pub\n  publishInDiscovery: true\n",
 			store: []string{"ec.key", "rsa.key"}, now: "2026-01-10T00:00:00Z",
-			want: []string{"stage: steady:", "nothing to do: waiting until 2026-04-01T00:00:00Z (in 81d): kid " + ec + " has signed since 2026-01-01T00:00:00Z, less than --every 90d"}, // the default --every, 2160h,
+			want: []string{"stage: steady:", "nothing to do: waiting until 2026-04-01T00:00:00Z (in 81d): kid " + ec + " has signed since 2026-01-01T00:00:00Z, less than --every 90d", // the default --every, 2160h
+				"2026-04-02T00:00:00Z (in 82d): the next key signs"}, // the default --propagation, 24h,
 		},
 		{
 			name:  "a next key while an old key is not retired",
 			ring:  "keys:\n- key: K/ec.key\n  primary: \"2026-01-01T00:00:00Z\"\n- key: K/rsa.key\n  published: \"2026-01-30T00:00:00Z\"\n  primary: \"2026-02-01T00:00:00Z\"\n- key: K/rsa2.key\n  published: \"2026-02-05T00:00:00Z\"\n",
 			store: []string{"ec.key", "rsa.key"}, now: "2026-02-06T00:00:00Z",
 			wantErr: "ksa: the ring file names a next key (keys[2]) while an old key (keys[0]) is not retired yet; fix: wait until the old key is retired",
+		},
+		{
+			name:  "a next key without a published time",
+			ring:  "keys:\n- key: K/ec.key\n  primary: \"2026-01-01T00:00:00Z\"\n- key: K/rsa.key\n",
+			store: []string{"ec.key", "rsa.key"}, now: "2026-01-10T00:00:00Z",
+			wantErr: "ksa: the ring file's keys[1] has no published time: how long relying parties have had it is unknown; fix: give keys[1] a published time",
 		},
 		{
 			name:  "no key signs now",

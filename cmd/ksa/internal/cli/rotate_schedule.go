@@ -41,6 +41,14 @@ const (
 	stageNextSigns     = "next-signs"
 )
 
+// The changes a run of a scheduled rotation makes, at most one a run.
+const (
+	actionRepair      = "repair"
+	actionPublishNext = "publish-next"
+	actionSignNext    = "sign-next"
+	actionRetireOld   = "retire-old"
+)
+
 // scheduledRotation is what "ksa issuer rotate --ring FILE --to URL"
 // prints.
 type scheduledRotation struct {
@@ -57,6 +65,9 @@ type scheduledRotation struct {
 	Old []string `json:"old_kids,omitempty"`
 	// Store are the kids the store published when the run started.
 	Store []string `json:"store_kids"`
+	// Action names the run's change (would-be change, in a dry run):
+	// repair, publish-next, sign-next or retire-old; empty while it waits.
+	Action string `json:"action,omitempty"`
 	// Changes are what the run changed, in order (would change, in a dry
 	// run); none while it waits.
 	Changes []string `json:"changes,omitempty"`
@@ -429,7 +440,7 @@ func (f *rotateFlags) step(ctx context.Context, a *app, cmd *cobra.Command, st *
 		if len(extra) > 0 {
 			what += "; the ring file no longer publishes kid " + strings.Join(extra, ", kid ")
 		}
-		res.Changes = append(res.Changes, what)
+		res.Action, res.Changes = actionRepair, append(res.Changes, what)
 		return f.publishRing(ctx, a, st, now, res)
 	}
 
@@ -451,7 +462,7 @@ func (f *rotateFlags) step(ctx context.Context, a *app, cmd *cobra.Command, st *
 		}
 		// The store has the next key (checked above) since signAt's wait.
 		st.file.Keys[sk.next.index].Primary = now
-		res.Changes = append(res.Changes, fmt.Sprintf("make kid %s the signing key from %s in %s (kid %s stays published)", sk.next.kid, stamp(now), f.ring, cur.kid))
+		res.Action, res.Changes = actionSignNext, append(res.Changes, fmt.Sprintf("make kid %s the signing key from %s in %s (kid %s stays published)", sk.next.kid, stamp(now), f.ring, cur.kid))
 		res.Plan = t.planNextSigns(now.Add(t.retireWait), now, sk.next.kid, []string{cur.kid})
 		if f.dryRun {
 			return nil
@@ -465,7 +476,7 @@ func (f *rotateFlags) step(ctx context.Context, a *app, cmd *cobra.Command, st *
 	for _, o := range sk.old {
 		st.file.Keys[o.index].Retired = now
 	}
-	res.Changes = append(res.Changes,
+	res.Action, res.Changes = actionRetireOld, append(res.Changes,
 		fmt.Sprintf("retire kid %s from %s in %s", strings.Join(res.Old, ", kid "), stamp(now), f.ring),
 		fmt.Sprintf("publish the key set without kid %s to %s: every token it signed has expired", strings.Join(res.Old, ", kid "), f.to))
 	res.Plan = t.planSteady(now, cur.Primary, cur.kid)
@@ -511,7 +522,7 @@ func (f *rotateFlags) addNext(ctx context.Context, a *app, cmd *cobra.Command, s
 		Keys: append(slices.Clone(next.Keys), extsigner.RingFileKey{Key: ref, Published: now})}).Check(); err != nil {
 		return ringFileError(f.ring, err)
 	}
-	res.Changes = append(res.Changes,
+	res.Action, res.Changes = actionPublishNext, append(res.Changes,
 		fmt.Sprintf("create the next key, %s, and add it to %s, published from %s, not signing", ref, f.ring, stamp(now)),
 		"publish the key set with it to "+f.to)
 	cur := res.Signing

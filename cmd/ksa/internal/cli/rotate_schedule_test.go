@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -54,19 +55,18 @@ func TestScheduledRotationTokens(t *testing.T) {
 		// store.
 		revertTo string
 		stage    string
-		// change is printed by a run that changes something; empty: it
-		// waits.
-		change string
+		// action is the change the run makes; empty: it waits.
+		action string
 	}{
 		{name: "steady, too young", now: "2026-01-20T00:00:00Z", stage: stageSteady},
-		{name: "steady, next key added", now: "2026-01-31T00:00:00Z", stage: stageSteady, change: "done: create the next key"},
+		{name: "steady, next key added", now: "2026-01-31T00:00:00Z", stage: stageSteady, action: actionPublishNext},
 		{name: "next published, propagating", now: "2026-01-31T00:30:00Z", stage: stageNextPublished},
-		{name: "store reverted, repaired", now: "2026-01-31T00:40:00Z", revertTo: "steady, next key added", stage: stageNextPublished, change: "done: restart the wait of kid"},
+		{name: "store reverted, repaired", now: "2026-01-31T00:40:00Z", revertTo: "steady, next key added", stage: stageNextPublished, action: actionRepair},
 		{name: "wait restarted", now: "2026-01-31T01:00:00Z", stage: stageNextPublished},
-		{name: "next key signs", now: "2026-01-31T01:40:00Z", stage: stageNextPublished, change: "the signing key from 2026-01-31T01:40:00Z"},
+		{name: "next key signs", now: "2026-01-31T01:40:00Z", stage: stageNextPublished, action: actionSignNext},
 		{name: "next signs, old tokens alive", now: "2026-01-31T02:42:00Z", stage: stageNextSigns},
-		{name: "old key retired", now: "2026-01-31T02:42:01Z", stage: stageNextSigns, change: "done: retire kid"},
-		{name: "store reverted, withdrawn", now: "2026-01-31T02:50:00Z", revertTo: "old key retired", stage: stageSteady, change: "the ring file no longer publishes kid"},
+		{name: "old key retired", now: "2026-01-31T02:42:01Z", stage: stageNextSigns, action: actionRetireOld},
+		{name: "store reverted, withdrawn", now: "2026-01-31T02:50:00Z", revertTo: "old key retired", stage: stageSteady, action: actionRepair},
 		{name: "steady again", now: "2026-01-31T03:30:00Z", stage: stageSteady},
 	}
 	before := map[string][]byte{}
@@ -80,14 +80,13 @@ func TestScheduledRotationTokens(t *testing.T) {
 		require.NoError(t, err)
 
 		out := run("issuer", "rotate", "--ring", "ring.yaml", "--to", "www", "--next-key", "sa-{date}.key",
-			"--every", "720h", "--propagation", "1h", "--now", step.now)
-		assert.Contains(t, out, "stage: "+step.stage+":", step.name)
-		if step.change == "" {
-			assert.Contains(t, out, "nothing to do: waiting until ", step.name)
-			assert.NotContains(t, out, "done: ", step.name)
-		} else {
-			assert.Contains(t, out, step.change, step.name)
-		}
+			"--every", "720h", "--propagation", "1h", "--now", step.now, "-o", "json")
+		var res scheduledRotation
+		require.NoError(t, json.Unmarshal([]byte(out), &res), out)
+		assert.Equal(t, step.stage, res.Stage, step.name)
+		assert.Equal(t, step.action, res.Action, step.name)
+		assert.Equal(t, step.action == "", res.Waiting != "", "%s: waits exactly when it changes nothing: %s", step.name, out)
+		assert.Equal(t, step.action == "", len(res.Changes) == 0, step.name)
 
 		// A token signed through the ring, as the signers sign now.
 		ring := ringAt(t, dir, now)

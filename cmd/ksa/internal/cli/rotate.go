@@ -96,8 +96,9 @@ and changes at most one stage, once its wait is over; before that it prints
 what it waits for and until when, and exits 0.
 
  1. steady, the signing key signed for --every: the next key is created
-    (--next-key, whose {date} becomes the run's time in digits, so that one
-    CronJob line makes a fresh file or key-store key each time), added to
+    (--next-key, whose {date} becomes the run's time as YYYYMMDDhhmmss, so
+    that one CronJob line makes a fresh file or key-store key each time: a
+    valid PKCS #11 hex id too), added to
     the ring file published and not signing, then published to --to.
  2. --propagation after it was published (at least the max-age of 1h the
     store serves the key set with): the ring file makes it the signing key.
@@ -112,7 +113,8 @@ in place, atomically; the issuer's discovery document is kept as published.
 --dry-run prints the stage and the plan and writes nothing. A store that
 publishes a key the ring file never had, or cannot be read, is refused
 before anything is written. Run one at a time (a CronJob with
-concurrencyPolicy: Forbid).
+concurrencyPolicy: Forbid). With -o json, "action" names the run's change
+(repair, publish-next, sign-next or retire-old), empty while it waits.
 
 With a key in a key store (--signing-key or --next-key a pkcs11:, awskms:,
 cloudkms: or azurekms: URI; see ksa issuer keygen), kube-apiserver signs

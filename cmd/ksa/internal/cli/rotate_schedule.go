@@ -332,7 +332,7 @@ func (st *rotationState) stage(now time.Time, res *scheduledRotation) (stageKeys
 	for _, kid := range st.storeKIDs {
 		if !st.known[kid] {
 			return sk, fail(nil, "add the key to the ring file (publicKeys, with publishInDiscovery) if it must stay published, or remove it from the store's key set yourself",
-				"%s publishes key %s, which the ring file never had: the ring and the store disagree (nothing was written)", st.loc, kid)
+				"%s publishes key %s, which the ring file never had: the ring and the store disagree (nothing was written)", st.loc, termSafe(kid))
 		}
 	}
 	return sk, nil

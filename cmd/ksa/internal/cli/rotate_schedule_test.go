@@ -207,6 +207,12 @@ func TestScheduledRotationStages(t *testing.T) {
 			wantErr: "ksa: the ring file's keys[1] has no published time: how long relying parties have had it is unknown; fix: give keys[1] a published time",
 		},
 		{
+			name:  "two keys signing from the same time",
+			ring:  "keys:\n- key: K/ec.key\n  primary: \"2026-01-01T00:00:00Z\"\n- key: K/rsa.key\n  primary: \"2026-01-01T00:00:00Z\"\n",
+			store: []string{"ec.key", "rsa.key"}, now: "2026-01-10T00:00:00Z",
+			wantErr: "ksa: ring.yaml: ring file keys[1].primary: 2026-01-01T00:00:00Z is also the primary time of keys[0]",
+		},
+		{
 			name:  "no key signs now",
 			ring:  "keys:\n- key: K/ec.key\n  primary: \"2027-01-01T00:00:00Z\"\n",
 			store: []string{"ec.key"}, now: "2026-01-10T00:00:00Z",

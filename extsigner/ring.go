@@ -431,6 +431,12 @@ func (r *Ring) MaxTokenLifetime() time.Duration { return r.maxLifetime }
 // MinStaging returns how long a key is published before Promote accepts it.
 func (r *Ring) MinStaging() time.Duration { return r.minStaging }
 
+// RetireWait returns how long after a key stopped signing every token it
+// signed has expired: MaxTokenLifetime, MaxClockSkew, tokens.DefaultLeeway
+// and a second. A key may be retired no sooner after its successor became
+// the primary.
+func (r *Ring) RetireWait() time.Duration { return r.retireWait() }
+
 // retireWait is how long after a key stopped signing every token it signed
 // has expired, for kube-apiserver and ksa alike: the longest lifetime, the
 // clock skew Sign allows on exp, the leeway validators allow after exp

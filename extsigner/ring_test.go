@@ -28,6 +28,7 @@ func TestNewRingDefaults(t *testing.T) {
 	assert.Equal(t, extsigner.DefaultMaxTokenLifetime, ring.MaxTokenLifetime())
 	assert.Equal(t, 24*time.Hour, extsigner.DefaultMaxTokenLifetime)
 	assert.Equal(t, 2*extsigner.DefaultRefreshHint, ring.MinStaging(), "twice the refresh hint")
+	assert.Equal(t, 24*time.Hour+2*time.Minute+time.Second, ring.RetireWait(), "lifetime, skew, leeway and a second")
 
 	kid, err := jwks.KeyID(key("p256"))
 	require.NoError(t, err)

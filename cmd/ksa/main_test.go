@@ -19,6 +19,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/ksa-go/ksa/cmd/ksa/internal/cli"
+	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/keystore"
 	"github.com/ksa-go/ksa/keystore/keystoretest"
 	"github.com/ksa-go/ksa/oidc"
 )
@@ -59,6 +61,8 @@ func TestScripts(t *testing.T) {
 			"cmpdoc":     cmdCmpDoc,
 			"runprinted": cmdRunPrinted,
 			"example":    cmdExample,
+			"setkid":     cmdSetKID,
+			"expand":     cmdExpand,
 			"hardlink": func(ts *testscript.TestScript, neg bool, args []string) {
 				// hardlink OLD NEW gives a file a second name.
 				if neg || len(args) != 2 {
@@ -320,4 +324,35 @@ func copyDir(from, to string) error {
 		}
 	}
 	return nil
+}
+
+// cmdSetKID sets a variable to the key ID of a key file's public key:
+//
+//	setkid VAR FILE
+//
+// for scripts whose outputs name a key generated during the script.
+func cmdSetKID(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: setkid VAR FILE")
+	}
+	pubs, err := keystore.LoadPublicKeysFile(ts.MkAbs(args[1]))
+	ts.Check(err)
+	if len(pubs) != 1 {
+		ts.Fatalf("%s holds %d keys, not one", args[1], len(pubs))
+	}
+	kid, err := jwks.KeyID(pubs[0])
+	ts.Check(err)
+	ts.Setenv(args[0], kid)
+}
+
+// cmdExpand writes a file with the script's variables expanded:
+//
+//	expand IN OUT
+//
+// for files that name paths or references known only when the script runs.
+func cmdExpand(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: expand IN OUT")
+	}
+	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(os.Expand(ts.ReadFile(args[0]), ts.Getenv)), 0o644))
 }

@@ -188,14 +188,8 @@ func (f *publishFlags) run(a *app, cmd *cobra.Command) error {
 	}
 	res.Withdrawn = withdrawnKeys(ctx, store, objects[0].Name, docs.keySet)
 	start := time.Now()
-	for i, o := range objects {
-		if err := withTimeout(ctx, func(ctx context.Context) error { return store.Put(ctx, o) }); err != nil {
-			if i > 0 {
-				return publishPartial(err, res.Objects[:i], res.Objects[i:])
-			}
-			return publishError(err)
-		}
-		res.Objects[i].Written = true
+	if err := putObjects(ctx, store, objects, res.Objects, "run the same ksa issuer publish again: it rewrites every document, the discovery document last"); err != nil {
+		return err
 	}
 	res.elapsed = time.Since(start)
 	if !f.noCheck {
@@ -257,6 +251,22 @@ func (f *publishFlags) checkPublished(ctx context.Context, store publish.Store, 
 	}
 	return fail(nil, "publish to the location of issuer "+quoted(docs.issuer)+", or delete the published documents first if you are moving the issuer",
 		"%s already publishes issuer %q, not the rendered %q (nothing was written)", f.to, md.Issuer, docs.issuer)
+}
+
+// putObjects writes the objects in order, one request each, marking each
+// written in res (the same length); a failure after the first names what
+// was written and what was not, with again, the command to run again.
+func putObjects(ctx context.Context, store publish.Store, objects []publish.Object, res []publishedObject, again string) error {
+	for i, o := range objects {
+		if err := withTimeout(ctx, func(ctx context.Context) error { return store.Put(ctx, o) }); err != nil {
+			if i > 0 {
+				return publishPartial(err, res[:i], res[i:], again)
+			}
+			return publishError(err)
+		}
+		res[i].Written = true
+	}
+	return nil
 }
 
 // withTimeout runs one store operation within publish.RequestTimeout.
@@ -433,7 +443,7 @@ func publishUsage(err error) error {
 // publishPartial is a failure after some objects were written: the
 // discovery document, last, was not, so readers still see the previous
 // one, pointing at the key set written.
-func publishPartial(err error, written, not []publishedObject) error {
+func publishPartial(err error, written, not []publishedObject, again string) error {
 	var names []string
 	for _, o := range written {
 		names = append(names, o.Name)
@@ -445,7 +455,6 @@ func publishPartial(err error, written, not []publishedObject) error {
 	e := publishError(err).(*Error)
 	e.What = fmt.Sprintf("publication stopped after %s, before %s (readers still get the previous discovery document, which points at the new key set): %s",
 		strings.Join(names, ", "), strings.Join(left, ", "), e.What)
-	const again = "run the same ksa issuer publish again: it rewrites every document, the discovery document last"
 	if errors.Is(err, publish.ErrStore) {
 		e.Fix = again
 	} else {

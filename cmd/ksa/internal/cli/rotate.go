@@ -50,12 +50,17 @@ type rotateFlags struct {
 	// long every signer has to read it before the next key is published.
 	ring, ringOut string
 	publishDelay  time.Duration
+	// scheduled mode: the store the issuer is published at, the key age
+	// that starts a rotation, and whether to print the plan only.
+	to     string
+	every  time.Duration
+	dryRun bool
 }
 
 func newRotateCmd(a *app) *cobra.Command {
 	f := &rotateFlags{}
 	cmd := &cobra.Command{
-		Use:   "rotate (--issuer URL --signing-key CURRENT --out DIR | --ring FILE --ring-out FILE) --next-key FILE",
+		Use:   "rotate (--issuer URL --signing-key CURRENT --out DIR | --ring FILE --ring-out FILE | --ring FILE --to URL) --next-key FILE",
 		Short: "Generate the next signing key, publish it beside the current one, and print the overlap plan",
 		Long: `Start a key rotation without breaking a live token:
 
@@ -84,6 +89,33 @@ from the file. kube-apiserver serves the discovery documents from the
 signer's keys; for an issuer hosted elsewhere, render them with ksa issuer
 render once the next key is published.
 
+With --ring and --to, the published location (as for ksa issuer publish),
+one step of a scheduled rotation, for a CronJob to run as often as it
+likes: each run reads the ring file and the key set the store publishes,
+and changes at most one stage, once its wait is over; before that it prints
+what it waits for and until when, and exits 0.
+
+ 1. steady, the signing key signed for --every: the next key is created
+    (--next-key, whose {date} becomes the run's time as YYYYMMDDhhmmss, so
+    that one CronJob line makes a fresh file or key-store key each time: a
+    valid PKCS #11 hex id too), added to
+    the ring file published and not signing, then published to --to.
+ 2. --propagation after it was published (at least the max-age of 1h the
+    store serves the key set with): the ring file makes it the signing key.
+ 3. once every token the old key signed has expired (the ring's
+    maxTokenLifetime, clock skew and leeway after the switch): the old key
+    is retired in the ring file, then withdrawn from --to.
+
+A run first repairs what an interrupted run left: a key the ring file
+publishes and the store lacks is published (the next key's wait starts
+again), a key the ring file retired is withdrawn. The ring file is rewritten
+in place, atomically; the issuer's discovery document is kept as published.
+--dry-run prints the stage and the plan and writes nothing. A store that
+publishes a key the ring file never had, or cannot be read, is refused
+before anything is written. Run one at a time (a CronJob with
+concurrencyPolicy: Forbid). With -o json, "action" names the run's change
+(repair, publish-next, sign-next or retire-old), empty while it waits.
+
 With a key in a key store (--signing-key or --next-key a pkcs11:, awskms:,
 cloudkms: or azurekms: URI; see ksa issuer keygen), kube-apiserver signs
 through "ksa signer serve": each step restarts the signer with the keys it
@@ -97,7 +129,9 @@ signs with and publishes, in place of kube-apiserver's key flags.`,
       --signing-key 'pkcs11:module-path=/usr/lib/softhsm/libsofthsm2.so;token=ksa;id=0a01;object=sa-2026?pin-source=/run/secrets/hsm-pin' \
       --next-key 'pkcs11:module-path=/usr/lib/softhsm/libsofthsm2.so;token=ksa;id=0a02;object=sa-2027?pin-source=/run/secrets/hsm-pin'
   # the signers' ring file, rotated in place:
-  ksa issuer rotate --ring /etc/ksa/ring.yaml --ring-out /etc/ksa/ring.yaml --next-key /etc/ksa/sa-2.key`,
+  ksa issuer rotate --ring /etc/ksa/ring.yaml --ring-out /etc/ksa/ring.yaml --next-key /etc/ksa/sa-2.key
+  # one step of a scheduled rotation (a CronJob runs it daily), its plan only:
+  ksa issuer rotate --ring ring.yaml --to www/cluster-1 --next-key 'sa-{date}.key' --every 2160h --dry-run`,
 		Args: args(0, 0),
 		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a, cmd) }),
 	}
@@ -116,12 +150,23 @@ signs with and publishes, in place of kube-apiserver's key flags.`,
 	fl.StringVar(&f.spec.Curve, "curve", "", "ECDSA curve of the next key (default: the current key's, or P-256 with --type ecdsa)")
 	fl.DurationVar(&f.propagation, "propagation", 24*time.Hour, "how long relying parties may cache the old key set (the next key signs that long after it is published)")
 	fl.DurationVar(&f.lifetime, "max-token-lifetime", 24*time.Hour, "the longest lifetime of a token the old key signed (kube-apiserver's --service-account-max-token-expiration)")
+	fl.StringVar(&f.to, "to", "", "with --ring: the store the issuer is published at (as for ksa issuer publish): one scheduled rotation step, for a CronJob")
+	fl.DurationVar(&f.every, "every", defaultEvery, "with --to: how long a key signs before the next rotation starts (at least the whole rotation)")
+	fl.BoolVar(&f.dryRun, "dry-run", false, "with --to: print the stage and the plan; write nothing")
 	addOutputFlag(cmd, &f.format)
 	required(cmd, "next-key")
 	return cmd
 }
 
 func (f *rotateFlags) run(a *app, cmd *cobra.Command) error {
+	if f.to != "" {
+		return f.runScheduled(a, cmd)
+	}
+	for _, fl := range []string{"every", "dry-run"} {
+		if cmd.Flags().Changed(fl) {
+			return usage("give --to URL and --ring FILE for a scheduled rotation, or drop --"+fl, "--%s goes with --to", fl)
+		}
+	}
 	if f.ring != "" {
 		return f.runRing(a, cmd)
 	}

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"sigs.k8s.io/yaml"
 
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/jwks"
@@ -68,11 +67,9 @@ func (f *rotateFlags) runRing(a *app, cmd *cobra.Command) error {
 		}
 		return fail(nil, fix, "%s cannot be rotated: %s", f.ring, oneLine(libText(err)))
 	}
-	out := next.AppendJSON(nil)
-	if !isJSON(data) {
-		if out, err = yaml.JSONToYAML(out); err != nil {
-			return fail(err, bugFix, "writing the ring file as YAML")
-		}
+	out, err := ringFileBytes(next, data)
+	if err != nil {
+		return err
 	}
 	s, err := f.spec.generate()
 	if err != nil {

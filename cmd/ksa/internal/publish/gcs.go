@@ -28,7 +28,10 @@ type gcsStore struct {
 }
 
 func openGCS(ctx context.Context, loc Location, _ Config) (Store, error) {
-	c, err := storage.NewClient(ctx)
+	// Reads go through the JSON API, as writes do: an emulator
+	// (STORAGE_EMULATOR_HOST) answers the XML API's reads "not found",
+	// which would hide what a bucket publishes already.
+	c, err := storage.NewClient(ctx, storage.WithJSONReads())
 	if err != nil {
 		return nil, &Error{Kind: ErrNoCredentials, What: "no Google Cloud credentials", Fix: gcsCredFix, Err: summed(firstLine(err.Error()), err)}
 	}

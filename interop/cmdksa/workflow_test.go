@@ -54,7 +54,7 @@ func eachVersion(t *testing.T, f func(t *testing.T, version, bin, work string)) 
 
 // buildKSA builds the command from this checkout into bin, unless an
 // earlier subtest did.
-func buildKSA(t *testing.T, bin string) {
+func buildKSA(t testing.TB, bin string) {
 	t.Helper()
 	if _, err := os.Stat(bin); err == nil {
 		return
@@ -71,7 +71,7 @@ func buildKSA(t *testing.T, bin string) {
 
 // ksa runs the command in dir and returns its standard output followed by
 // its standard error, and its exit code.
-func ksa(t *testing.T, bin, dir string, args ...string) (string, int) {
+func ksa(t testing.TB, bin, dir string, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir

@@ -50,6 +50,9 @@ type rotateFlags struct {
 	// long every signer has to read it before the next key is published.
 	ring, ringOut string
 	publishDelay  time.Duration
+	// insecureNow lets the hidden --now apply to a scheduled rotation's
+	// writes (tests compress its hours with it).
+	insecureNow bool
 	// scheduled mode: the store the issuer is published at, the key age
 	// that starts a rotation, and whether to print the plan only.
 	to     string
@@ -153,6 +156,8 @@ signs with and publishes, in place of kube-apiserver's key flags.`,
 	fl.StringVar(&f.to, "to", "", "with --ring: the store the issuer is published at (as for ksa issuer publish): one scheduled rotation step, for a CronJob")
 	fl.DurationVar(&f.every, "every", defaultEvery, "with --to: how long a key signs before the next rotation starts (at least the whole rotation)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "with --to: print the stage and the plan; write nothing")
+	fl.BoolVar(&f.insecureNow, "insecure-now", false, "with --to: let the hidden --now clock apply to a run that writes (tests only: a clock ahead of the real one withdraws keys whose tokens are live)")
+	_ = fl.MarkHidden("insecure-now")
 	addOutputFlag(cmd, &f.format)
 	required(cmd, "next-key")
 	return cmd
@@ -162,7 +167,7 @@ func (f *rotateFlags) run(a *app, cmd *cobra.Command) error {
 	if f.to != "" {
 		return f.runScheduled(a, cmd)
 	}
-	for _, fl := range []string{"every", "dry-run"} {
+	for _, fl := range []string{"every", "dry-run", "insecure-now"} {
 		if cmd.Flags().Changed(fl) {
 			return usage("give --to URL and --ring FILE for a scheduled rotation, or drop --"+fl, "--%s goes with --to", fl)
 		}

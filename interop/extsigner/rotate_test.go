@@ -84,7 +84,7 @@ func TestScheduledRotationPublished(t *testing.T) {
 		rotate := func(at time.Time) string {
 			t.Helper()
 			return run("issuer", "rotate", "--ring", ring, "--to", store, "--next-key", filepath.Join(dir, "sa-{date}.key"),
-				"--every", "2h", "--propagation", "1h", "--now", at.Format(time.RFC3339))
+				"--every", "2h", "--propagation", "1h", "--now", at.Format(time.RFC3339), "--insecure-now")
 		}
 		type issued struct {
 			token, kid string

@@ -50,6 +50,9 @@ type rotateFlags struct {
 	// long every signer has to read it before the next key is published.
 	ring, ringOut string
 	publishDelay  time.Duration
+	// insecureNow lets the hidden --now apply to a scheduled rotation's
+	// writes (tests compress its hours with it).
+	insecureNow bool
 	// scheduled mode: the store the issuer is published at, the key age
 	// that starts a rotation, and whether to print the plan only.
 	to     string
@@ -101,20 +104,34 @@ what it waits for and until when, and exits 0.
     valid PKCS #11 hex id too), added to
     the ring file published and not signing, then published to --to.
  2. --propagation after it was published (at least the max-age of 1h the
-    store serves the key set with): the ring file makes it the signing key.
+    store serves the key set with): the ring file makes it the signing key
+    from --publish-delay later (default 1m), the time every signer takes to
+    read the new ring file.
  3. once every token the old key signed has expired (the ring's
     maxTokenLifetime, clock skew and leeway after the switch): the old key
     is retired in the ring file, then withdrawn from --to.
 
+Every signer must read the same ring file, the one this command rewrites,
+within --publish-delay: a shared volume the signers poll (every 10s by
+default), or a file the run's own pipeline distributes (a ConfigMap
+updated from it reaches the pods in a minute or more: give --publish-delay
+that long). A ConfigMap mounted read-only cannot be --ring itself. Do not
+mix this mode with --ring --ring-out on the same ring file: a switch time
+the ring file already holds must come --propagation after the store got
+the key, or the run refuses.
+
 A run first repairs what an interrupted run left: a key the ring file
-publishes and the store lacks is published (the next key's wait starts
-again), a key the ring file retired is withdrawn. The ring file is rewritten
-in place, atomically; the issuer's discovery document is kept as published.
---dry-run prints the stage and the plan and writes nothing. A store that
-publishes a key the ring file never had, or cannot be read, is refused
+publishes and a copy of the key set in the store lacks (the key set, and
+jwks.json beside it when the store has one) is published (the next key's
+wait starts again), a key the ring file retired is withdrawn. The ring
+file is rewritten in place, atomically (through a symbolic link, keeping
+its mode); the issuer's discovery document is kept as published. --dry-run
+prints the stage and the plan and writes nothing. A store that publishes a
+key the ring file never had, or whose key set cannot be read, is refused
 before anything is written. Run one at a time (a CronJob with
-concurrencyPolicy: Forbid). With -o json, "action" names the run's change
-(repair, publish-next, sign-next or retire-old), empty while it waits.
+concurrencyPolicy: Forbid): a ring file changed while a run read the store
+is refused. With -o json, "action" names the run's change (repair,
+publish-next, sign-next or retire-old), empty while it waits.
 
 With a key in a key store (--signing-key or --next-key a pkcs11:, awskms:,
 cloudkms: or azurekms: URI; see ksa issuer keygen), kube-apiserver signs
@@ -144,7 +161,7 @@ signs with and publishes, in place of kube-apiserver's key flags.`,
 	fl.StringVar(&f.out, "out", "", "directory to re-render the documents into (required without --ring)")
 	fl.StringVar(&f.ring, "ring", "", "the ring file of ksa signer serve to rotate (YAML or JSON), in place of --issuer, --signing-key and --out")
 	fl.StringVar(&f.ringOut, "ring-out", "", "where the next ring file goes (with --ring; may be --ring itself)")
-	fl.DurationVar(&f.publishDelay, "publish-delay", time.Minute, "with --ring: how long after now the next key is published, for every signer to read the new ring file first")
+	fl.DurationVar(&f.publishDelay, "publish-delay", time.Minute, "with --ring: how long after now the next key is published (with --to: signs), for every signer to read the new ring file first")
 	fl.StringVar(&f.spec.Type, "type", "", "next key type: rsa or ecdsa (default: the current key's)")
 	fl.IntVar(&f.spec.Bits, "bits", 0, "RSA modulus size of the next key (default: the current key's, or 2048 with --type rsa)")
 	fl.StringVar(&f.spec.Curve, "curve", "", "ECDSA curve of the next key (default: the current key's, or P-256 with --type ecdsa)")
@@ -153,6 +170,8 @@ signs with and publishes, in place of kube-apiserver's key flags.`,
 	fl.StringVar(&f.to, "to", "", "with --ring: the store the issuer is published at (as for ksa issuer publish): one scheduled rotation step, for a CronJob")
 	fl.DurationVar(&f.every, "every", defaultEvery, "with --to: how long a key signs before the next rotation starts (at least the whole rotation)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "with --to: print the stage and the plan; write nothing")
+	fl.BoolVar(&f.insecureNow, "insecure-now", false, "with --to: let the hidden --now clock apply to a run that writes (tests only: a clock ahead of the real one withdraws keys whose tokens are live)")
+	_ = fl.MarkHidden("insecure-now")
 	addOutputFlag(cmd, &f.format)
 	required(cmd, "next-key")
 	return cmd
@@ -162,7 +181,7 @@ func (f *rotateFlags) run(a *app, cmd *cobra.Command) error {
 	if f.to != "" {
 		return f.runScheduled(a, cmd)
 	}
-	for _, fl := range []string{"every", "dry-run"} {
+	for _, fl := range []string{"every", "dry-run", "insecure-now"} {
 		if cmd.Flags().Changed(fl) {
 			return usage("give --to URL and --ring FILE for a scheduled rotation, or drop --"+fl, "--%s goes with --to", fl)
 		}

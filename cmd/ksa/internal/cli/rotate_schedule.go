@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -109,12 +111,15 @@ type rotationState struct {
 	loc       publish.Location
 	docs      *siteDocs
 	storeKIDs []string
+	// copies are every copy of the key set the store publishes (the one
+	// the discovery document points to first), with their kids.
+	copies []storeCopy
 }
 
 // checkScheduleFlags refuses what does not go with --to, before anything
 // is read.
 func (f *rotateFlags) checkScheduleFlags(cmd *cobra.Command) error {
-	for _, fl := range []string{"issuer", "signing-key", "out", "key", "jwks-uri", "max-token-lifetime", "ring-out", "publish-delay"} {
+	for _, fl := range []string{"issuer", "signing-key", "out", "key", "jwks-uri", "max-token-lifetime", "ring-out"} {
 		if cmd.Flags().Changed(fl) {
 			return usage("drop --"+fl+": with --to, the ring file holds the keys and their lifetime, the store the issuer, and --ring is rotated in place", "--%s does not go with --to", fl)
 		}
@@ -125,10 +130,42 @@ func (f *rotateFlags) checkScheduleFlags(cmd *cobra.Command) error {
 	case f.propagation < publishMaxAge:
 		return usage(fmt.Sprintf("give --propagation of at least %s, plus the time relying parties take to refresh (24h is usual)", span(publishMaxAge)),
 			"--propagation %s is shorter than the max-age the store serves the key set with (%s): a relying party could miss the next key", span(f.propagation), span(publishMaxAge))
+	case f.publishDelay < 0:
+		return usage("give --publish-delay the time every signer takes to read a new ring file, such as 1m", "--publish-delay %s is negative", f.publishDelay)
 	case f.every <= 0:
 		return usage("give --every a key age such as 2160h", "--every %s is not positive", f.every)
 	}
 	return nil
+}
+
+// checkClock refuses the hidden --now for a run that writes: a clock ahead
+// of the real one would withdraw keys whose tokens are still live. Tests
+// that compress a rotation's hours name --insecure-now.
+func (f *rotateFlags) checkClock(a *app) error {
+	switch {
+	case f.insecureNow && a.nowFlag == "":
+		return usage("give --now with --insecure-now", "--insecure-now goes with --now")
+	case a.nowFlag != "" && !f.dryRun && !f.insecureNow:
+		return usage("drop --now (the rotation writes on the real clock), or add --dry-run to see the plan at that time",
+			"--now with --to writes on a clock that is not the real one: keys whose tokens are still live could be withdrawn")
+	}
+	return nil
+}
+
+// nextKeyRef is --next-key at now, checked on every run (not only on the
+// run that creates it). A file needs {date}: the next rotation must not
+// find the key it would create already there.
+func (f *rotateFlags) nextKeyRef(now time.Time) (string, error) {
+	ref := strings.ReplaceAll(f.next, datePlaceholder, now.Format(dateLayout))
+	r, err := parseKeyRef(ref, "--next-key", true)
+	if err != nil {
+		return "", err
+	}
+	if r.Scheme() == keystore.SchemeFile && !strings.Contains(f.next, datePlaceholder) {
+		return "", usage("give --next-key a "+datePlaceholder+" placeholder, such as sa-"+datePlaceholder+".key: every rotation creates a new file",
+			"--next-key %s has no %s: the second rotation would find the key file already there", f.next, datePlaceholder)
+	}
+	return ref, nil
 }
 
 // runScheduled is one run of a scheduled rotation: it reads the ring file
@@ -146,7 +183,13 @@ func (f *rotateFlags) runScheduled(a *app, cmd *cobra.Command) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if err := f.checkClock(a); err != nil {
+		return err
+	}
 	now := a.now().UTC().Truncate(time.Second)
+	if _, err := f.nextKeyRef(now); err != nil {
+		return err
+	}
 	st, err := f.readRing(ctx, a, now)
 	if err != nil {
 		return err
@@ -154,9 +197,9 @@ func (f *rotateFlags) runScheduled(a *app, cmd *cobra.Command) error {
 	// The whole rotation must fit in --every: a key signs at least until
 	// the key after it has been published, signed and outlived it.
 	propagation := max(f.propagation, st.ring.MinStaging())
-	if whole := propagation + st.ring.RetireWait(); f.every < whole {
+	if whole := propagation + f.publishDelay + st.ring.RetireWait(); f.every < whole {
 		return usage(fmt.Sprintf("give --every of at least %s", span(whole)),
-			"--every %s is shorter than the whole rotation (%s: --propagation %s, then the ring's longest token lifetime, skew and leeway)", span(f.every), span(whole), span(propagation))
+			"--every %s is shorter than the whole rotation (%s: --propagation %s, --publish-delay %s, then the ring's longest token lifetime, skew and leeway)", span(f.every), span(whole), span(propagation), span(f.publishDelay))
 	}
 	if err := st.readStore(ctx, loc); err != nil {
 		return err
@@ -259,25 +302,75 @@ func (st *rotationState) readStore(ctx context.Context, loc publish.Location) er
 	if err != nil {
 		return err
 	}
-	set, err := get(objs[0].Name, jwks.DefaultMaxSetBytes)
-	if errors.Is(err, publish.ErrNotFound) {
-		return fail(nil, first, "%s publishes no key set at %s (nothing was written)", loc, objs[0].Name)
-	}
-	if err != nil {
-		return publishError(err)
-	}
-	parsed, err := jwks.ParseSet(set, jwks.ParseOptions{})
-	if err != nil {
-		return fail(nil, first, "%s is not a usable key set: %s (nothing was written)", store.Location().URL(objs[0].Name), libText(err))
-	}
-	if _, err := get(azwiKeySetName, jwks.DefaultMaxSetBytes); err == nil {
-		docs.azwi = []byte{} // kept up to date with the key set
-	}
+	// Every copy of the key set publish writes is read: a copy an
+	// interrupted run left behind is repaired like the key set itself.
 	st.store, st.loc, st.docs = store, loc, docs
-	for _, k := range parsed.Keys {
-		st.storeKIDs = append(st.storeKIDs, k.KeyID)
+	if st.storeKIDs, _, err = st.readCopy(ctx, get, objs[0].Name, true); err != nil {
+		return err
+	}
+	st.copies = append(st.copies, storeCopy{name: objs[0].Name, kids: st.storeKIDs})
+	if objs[0].Name != azwiKeySetName {
+		// publish writes the azwi copy when the store has one.
+		kids, found, err := st.readCopy(ctx, get, azwiKeySetName, false)
+		switch {
+		case err != nil:
+			return err
+		case found:
+			docs.azwi = []byte{} // kept up to date with the key set
+			st.copies = append(st.copies, storeCopy{name: azwiKeySetName, kids: kids})
+		}
 	}
 	return nil
+}
+
+// storeCopy is a copy of the key set in the store, and the kids it
+// publishes (nil when it does not parse: it is repaired).
+type storeCopy struct {
+	name string
+	kids []string
+}
+
+// readCopy reads the store's key set, the one the discovery document
+// points to (main) or a copy of it, and returns its kids. A missing main
+// key set publishes none (the run repairs it), a missing copy is not
+// found; a key set that does not parse is refused when it is the
+// main one, and repaired (nil kids) when it is a copy. Any other failure
+// stops the run: what the store publishes is unknown.
+func (st *rotationState) readCopy(ctx context.Context, get func(string, int64) ([]byte, error), name string, main bool) (kids []string, found bool, err error) {
+	data, err := get(name, jwks.DefaultMaxSetBytes)
+	switch {
+	case errors.Is(err, publish.ErrNotFound):
+		return []string{}, false, nil
+	case err != nil:
+		return nil, false, keySetReadError(err)
+	}
+	parsed, err := jwks.ParseSet(data, jwks.ParseOptions{})
+	if err != nil {
+		if !main {
+			return nil, true, nil
+		}
+		return nil, true, fail(nil, "find out what wrote it, then delete it and run the same ksa issuer rotate again: it publishes the key set the ring file publishes",
+			"%s is not a usable key set: %s (nothing was written)", st.store.Location().URL(name), libText(err))
+	}
+	kids = []string{}
+	for _, k := range parsed.Keys {
+		kids = append(kids, k.KeyID)
+	}
+	return kids, true, nil
+}
+
+// keySetReadError is a key set, or a copy of it, the store could not
+// serve: the run stops, since what the store publishes is unknown.
+func keySetReadError(err error) error {
+	what, cause, fix := "reading the store's key set", err, "check the store and its access"
+	var pe *publish.Error
+	if errors.As(err, &pe) {
+		what, cause = pe.What, pe.Err
+		if pe.Fix != "" {
+			fix = pe.Fix
+		}
+	}
+	return fail(cause, fix+", then run the same ksa issuer rotate again", "%s (nothing was written)", what)
 }
 
 // stageKeys are the ring's signing keys at now by what they do.
@@ -329,13 +422,44 @@ func (st *rotationState) stage(now time.Time, res *scheduledRotation) (stageKeys
 		res.Stage = stageNextSigns
 		res.Old = append(res.Old, o.kid)
 	}
-	for _, kid := range st.storeKIDs {
-		if !st.known[kid] {
-			return sk, fail(nil, "add the key to the ring file (publicKeys, with publishInDiscovery) if it must stay published, or remove it from the store's key set yourself",
-				"%s publishes key %s, which the ring file never had: the ring and the store disagree (nothing was written)", st.loc, termSafe(kid))
+	for _, c := range st.copies {
+		for _, kid := range c.kids {
+			if !st.known[kid] {
+				return sk, fail(nil, "add the key to the ring file (publicKeys, with publishInDiscovery) if it must stay published, or remove it from the store's key set yourself",
+					"%s publishes key %s in %s, which the ring file never had: the ring and the store disagree (nothing was written)", st.loc, termSafe(kid), c.name)
+			}
 		}
 	}
 	return sk, nil
+}
+
+// drift compares every copy of the key set in the store with what the
+// ring file publishes now: the kids missing from any copy, the kids any
+// copy has that the ring file does not publish, and what each copy lacked.
+func (st *rotationState) drift() (missing, extra, lacked []string) {
+	for i, c := range st.copies {
+		m := without(st.expected, c.kids)
+		for _, kid := range m {
+			if !slices.Contains(missing, kid) {
+				missing = append(missing, kid)
+			}
+		}
+		for _, kid := range without(c.kids, st.expected) {
+			if !slices.Contains(extra, kid) {
+				extra = append(extra, kid)
+			}
+		}
+		switch {
+		case len(m) == 0:
+		case i == 0:
+			lacked = append(lacked, "the store lacked kid "+strings.Join(m, ", kid "))
+		case c.kids == nil:
+			lacked = append(lacked, c.name+" did not parse")
+		default:
+			lacked = append(lacked, c.name+" lacked kid "+strings.Join(m, ", kid "))
+		}
+	}
+	return missing, extra, lacked
 }
 
 // published is the entry's published time (its primary time when it has
@@ -349,7 +473,9 @@ func (e *ringEntry) published() time.Time {
 
 // stageTimes are the earliest times of a rotation's stage changes.
 type stageTimes struct {
-	every, propagation, retireWait time.Duration
+	// delay is --publish-delay: a key made the signing key signs that long
+	// after the run.
+	every, propagation, delay, retireWait time.Duration
 }
 
 // planSteady plans a rotation from the steady stage: the key signing since
@@ -360,17 +486,17 @@ func (t stageTimes) planSteady(now, primary time.Time, signing string) []schedul
 	return []scheduledStep{
 		{next, "create the next key and publish it beside kid " + signing},
 		{sign, "the next key signs (kid " + signing + " stays published)"},
-		{sign.Add(t.retireWait), "retire kid " + signing + ": every token it signed has expired"},
+		{sign.Add(t.delay + t.retireWait), "retire kid " + signing + ": every token it signed has expired"},
 	}
 }
 
 // planNextPublished plans a rotation whose next key is published; sign is
-// when it may sign.
-func (t stageTimes) planNextPublished(sign time.Time, signing, next string) []scheduledStep {
+// when a run makes it sign, delay how long after that it signs.
+func (t stageTimes) planNextPublished(sign time.Time, delay time.Duration, signing, next string) []scheduledStep {
 	return []scheduledStep{
 		{sign, next + " signs (kid " + signing + " stays published)"},
-		{sign.Add(t.retireWait), "retire kid " + signing + ": every token it signed has expired"},
-		{sign.Add(t.every), "create the key after " + next + " and publish it"},
+		{sign.Add(delay + t.retireWait), "retire kid " + signing + ": every token it signed has expired"},
+		{sign.Add(delay + t.every), "create the key after " + next + " and publish it"},
 	}
 }
 
@@ -394,7 +520,7 @@ func later(a, b time.Time) time.Time {
 // step repairs the store, or makes the stage change that is due, or says
 // what it waits for; and plans what follows.
 func (f *rotateFlags) step(ctx context.Context, a *app, cmd *cobra.Command, st *rotationState, sk stageKeys, now time.Time, propagation time.Duration, res *scheduledRotation) error {
-	t := stageTimes{every: f.every, propagation: propagation, retireWait: st.ring.RetireWait()}
+	t := stageTimes{every: f.every, propagation: propagation, delay: f.publishDelay, retireWait: st.ring.RetireWait()}
 	cur := sk.current
 	signAt := func() time.Time {
 		if !sk.next.Primary.IsZero() {
@@ -413,13 +539,30 @@ func (f *rotateFlags) step(ctx context.Context, a *app, cmd *cobra.Command, st *
 	case stageSteady:
 		res.Plan = t.planSteady(now, cur.Primary, cur.kid)
 	case stageNextPublished:
-		res.Plan = t.planNextPublished(later(signAt(), now), cur.kid, "kid "+sk.next.kid)
+		delay := t.delay
+		if !sk.next.Primary.IsZero() {
+			delay = 0 // the ring file schedules it
+		}
+		res.Plan = t.planNextPublished(later(signAt(), now), delay, cur.kid, "kid "+sk.next.kid)
 	default:
 		res.Plan = t.planNextSigns(later(retireAt(), now), cur.Primary, cur.kid, res.Old)
 	}
 
 	// Repair first: the store publishes what the ring file publishes now.
-	missing, extra := without(st.expected, st.storeKIDs), without(st.storeKIDs, st.expected)
+	missing, extra, lacked := st.drift()
+	if sk.next != nil && !sk.next.Primary.IsZero() {
+		// The ring file schedules the switch itself (ksa issuer rotate
+		// --ring --ring-out, or a hand edit): relying parties must have had
+		// the key --propagation by then, counted from when the store got it.
+		got, since := sk.next.published(), "its published time"
+		if slices.Contains(missing, sk.next.kid) {
+			got, since = now, "now, when this run publishes it"
+		}
+		if sk.next.Primary.Before(got.Add(propagation)) {
+			return fail(nil, fmt.Sprintf("move keys[%d].primary to %s or later, or remove it and let ksa issuer rotate --to schedule the switch (do not mix it with ksa issuer rotate --ring-out)", sk.next.index, stamp(got.Add(propagation))),
+				"the ring file makes kid %s the signing key at %s, less than --propagation %s after %s (%s): relying parties could miss it (nothing was written)", termSafe(sk.next.kid), stamp(sk.next.Primary), span(propagation), since, stamp(got))
+		}
+	}
 	if len(missing) > 0 || len(extra) > 0 {
 		if sk.next != nil && sk.next.Primary.IsZero() && slices.Contains(missing, sk.next.kid) {
 			// Relying parties may not have the next key: its wait starts
@@ -431,11 +574,11 @@ func (f *rotateFlags) step(ctx context.Context, a *app, cmd *cobra.Command, st *
 					return err
 				}
 			}
-			res.Plan = t.planNextPublished(now.Add(propagation), cur.kid, "kid "+sk.next.kid)
+			res.Plan = t.planNextPublished(now.Add(propagation), t.delay, cur.kid, "kid "+sk.next.kid)
 		}
 		what := "publish the key set the ring file publishes (kids " + strings.Join(st.expected, ", ") + ") to " + f.to
-		if len(missing) > 0 {
-			what += "; the store lacked kid " + strings.Join(missing, ", kid ")
+		for _, l := range lacked {
+			what += "; " + l
 		}
 		if len(extra) > 0 {
 			what += "; the ring file no longer publishes kid " + strings.Join(extra, ", kid ")
@@ -461,9 +604,12 @@ func (f *rotateFlags) step(ctx context.Context, a *app, cmd *cobra.Command, st *
 			return nil
 		}
 		// The store has the next key (checked above) since signAt's wait.
-		st.file.Keys[sk.next.index].Primary = now
-		res.Action, res.Changes = actionSignNext, append(res.Changes, fmt.Sprintf("make kid %s the signing key from %s in %s (kid %s stays published)", sk.next.kid, stamp(now), f.ring, cur.kid))
-		res.Plan = t.planNextSigns(now.Add(t.retireWait), now, sk.next.kid, []string{cur.kid})
+		// It signs --publish-delay from now: every signer reads the ring
+		// file by then, and none signs with it before another could.
+		switchAt := now.Add(f.publishDelay)
+		st.file.Keys[sk.next.index].Primary = switchAt
+		res.Action, res.Changes = actionSignNext, append(res.Changes, fmt.Sprintf("make kid %s the signing key from %s (--publish-delay %s from now) in %s (kid %s stays published)", sk.next.kid, stamp(switchAt), span(f.publishDelay), f.ring, cur.kid))
+		res.Plan = t.planNextSigns(switchAt.Add(t.retireWait), switchAt, sk.next.kid, []string{cur.kid})
 		if f.dryRun {
 			return nil
 		}
@@ -492,7 +638,10 @@ func (f *rotateFlags) step(ctx context.Context, a *app, cmd *cobra.Command, st *
 // addNext creates the next key, adds it to the ring file as published
 // (not signing), then publishes it.
 func (f *rotateFlags) addNext(ctx context.Context, a *app, cmd *cobra.Command, st *rotationState, now time.Time, t stageTimes, res *scheduledRotation) error {
-	ref := strings.ReplaceAll(f.next, datePlaceholder, now.Format(dateLayout))
+	ref, err := f.nextKeyRef(now)
+	if err != nil {
+		return err
+	}
 	r, err := parseKeyRef(ref, "--next-key", true)
 	if err != nil {
 		return err
@@ -527,7 +676,7 @@ func (f *rotateFlags) addNext(ctx context.Context, a *app, cmd *cobra.Command, s
 		"publish the key set with it to "+f.to)
 	cur := res.Signing
 	if f.dryRun {
-		res.Plan = t.planNextPublished(now.Add(t.propagation), cur, "the next key")
+		res.Plan = t.planNextPublished(now.Add(t.propagation), t.delay, cur, "the next key")
 		return nil
 	}
 	var outs []output
@@ -567,18 +716,39 @@ func (f *rotateFlags) addNext(ctx context.Context, a *app, cmd *cobra.Command, s
 	}
 	kid := st.signing[len(st.signing)-1].kid
 	res.Changes[0] = fmt.Sprintf("create the next key, %s, kid %s, and add it to %s, published from %s, not signing", ref, kid, f.ring, stamp(now))
-	res.Plan = t.planNextPublished(now.Add(t.propagation), cur, "kid "+kid)
+	res.Plan = t.planNextPublished(now.Add(t.propagation), t.delay, cur, "kid "+kid)
 	return nil
 }
 
 // writeRing writes the ring file in place, in the format it was read in
-// (like), with the other outputs (the next key's files).
+// (like, its bytes when the run read it), with the other outputs (the next
+// key's files). A ring file changed since the run read it (another run)
+// is refused. A symbolic link is written through, to its target; the
+// file keeps its mode.
 func (a *app) writeRing(path string, file *extsigner.RingFile, like []byte, others ...output) error {
 	data, err := ringFileBytes(file, like)
 	if err != nil {
 		return err
 	}
-	return a.writeOutputs(append(others, output{path: path, data: data, perm: 0o644, flag: "--ring", replace: replaceForced})...)
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return fail(err, "check --ring", "resolving %s", path)
+	}
+	fi, err := os.Stat(target)
+	if err != nil {
+		return fail(err, "check --ring", "checking %s", path)
+	}
+	now, err := readInput(path, nil, extsigner.MaxRingFileBytes)
+	if err != nil || !bytes.Equal(now, like) {
+		return fail(err, "run one ksa issuer rotate at a time (a CronJob with concurrencyPolicy: Forbid), then run it again",
+			"%s changed while this run read the store: another run or an edit wrote it (nothing was written)", path)
+	}
+	err = a.writeOutputs(append(others, output{path: target, data: data, perm: fi.Mode().Perm(), flag: "--ring", replace: replaceForced})...)
+	var e *Error
+	if errors.As(err, &e) && e.Fix == "choose a writable path for --ring" {
+		e.Fix = "give --ring a file the run may write: a ring file mounted from a ConfigMap is read-only; rotate a writable copy and update the ConfigMap from it"
+	}
+	return err
 }
 
 // ringFileBytes encodes a ring file as JSON, or as YAML when like, the
@@ -642,16 +812,21 @@ func without(a, b []string) []string {
 // stamp formats a time of a plan.
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// printScheduled writes a run of a scheduled rotation as text.
+// printScheduled writes a run of a scheduled rotation as text. The kids
+// come from the ring file's keys and the store: printed terminal-safe.
 func printScheduled(w io.Writer, res *scheduledRotation, to string) {
-	fmt.Fprintf(w, "stage: %s: kid %s signs", res.Stage, res.Signing)
+	fmt.Fprintf(w, "stage: %s: kid %s signs", res.Stage, termSafe(res.Signing))
 	if res.Next != "" {
-		fmt.Fprintf(w, "; kid %s is the next key", res.Next)
+		fmt.Fprintf(w, "; kid %s is the next key", termSafe(res.Next))
 	}
 	if len(res.Old) > 0 {
-		fmt.Fprintf(w, "; kid %s signed before it", strings.Join(res.Old, ", kid "))
+		fmt.Fprintf(w, "; kid %s signed before it", termSafeAll(res.Old, ", kid "))
 	}
-	fmt.Fprintf(w, "\n%s publishes kid %s\n", termSafe(to), termSafe(strings.Join(res.Store, ", kid ")))
+	if len(res.Store) == 0 {
+		fmt.Fprintf(w, "\n%s publishes no key\n", termSafe(to))
+	} else {
+		fmt.Fprintf(w, "\n%s publishes kid %s\n", termSafe(to), termSafeAll(res.Store, ", kid "))
+	}
 	verb := "done"
 	if res.DryRun {
 		verb = "would do (dry run)"
@@ -663,10 +838,10 @@ func printScheduled(w io.Writer, res *scheduledRotation, to string) {
 		fmt.Fprintf(w, "withdrawn as planned: kid %s is no longer published\n", termSafe(kid))
 	}
 	if res.Waiting != "" {
-		fmt.Fprintf(w, "nothing to do: waiting %s\n", res.Waiting)
+		fmt.Fprintf(w, "nothing to do: waiting %s\n", termSafe(res.Waiting))
 	}
 	fmt.Fprintln(w, "plan:")
 	for _, s := range res.Plan {
-		fmt.Fprintf(w, "  %s (%s): %s\n", stamp(s.At), relTime(s.At, res.Now), s.Action)
+		fmt.Fprintf(w, "  %s (%s): %s\n", stamp(s.At), relTime(s.At, res.Now), termSafe(s.Action))
 	}
 }

@@ -63,9 +63,12 @@ func TestScheduledRotationTokens(t *testing.T) {
 		{name: "next published, propagating", now: "2026-01-31T00:30:00Z", stage: stageNextPublished},
 		{name: "store reverted, repaired", now: "2026-01-31T00:40:00Z", revertTo: "steady, next key added", stage: stageNextPublished, action: actionRepair},
 		{name: "wait restarted", now: "2026-01-31T01:00:00Z", stage: stageNextPublished},
+		// The switch is written --publish-delay (1m) ahead: every signer
+		// reads the ring file before the next key signs.
 		{name: "next key signs", now: "2026-01-31T01:40:00Z", stage: stageNextPublished, action: actionSignNext},
-		{name: "next signs, old tokens alive", now: "2026-01-31T02:42:00Z", stage: stageNextSigns},
-		{name: "old key retired", now: "2026-01-31T02:42:01Z", stage: stageNextSigns, action: actionRetireOld},
+		{name: "switch written, signers reading it", now: "2026-01-31T01:40:59Z", stage: stageNextPublished},
+		{name: "next signs, old tokens alive", now: "2026-01-31T02:43:00Z", stage: stageNextSigns},
+		{name: "old key retired", now: "2026-01-31T02:43:01Z", stage: stageNextSigns, action: actionRetireOld},
 		{name: "store reverted, withdrawn", now: "2026-01-31T02:50:00Z", revertTo: "old key retired", stage: stageSteady, action: actionRepair},
 		{name: "steady again", now: "2026-01-31T03:30:00Z", stage: stageSteady},
 	}
@@ -80,7 +83,7 @@ func TestScheduledRotationTokens(t *testing.T) {
 		require.NoError(t, err)
 
 		out := run("issuer", "rotate", "--ring", "ring.yaml", "--to", "www", "--next-key", "sa-{date}.key",
-			"--every", "720h", "--propagation", "1h", "--now", step.now, "-o", "json")
+			"--every", "720h", "--propagation", "1h", "--now", step.now, "--insecure-now", "-o", "json")
 		var res scheduledRotation
 		require.NoError(t, json.Unmarshal([]byte(out), &res), out)
 		assert.Equal(t, step.stage, res.Stage, step.name)
@@ -164,11 +167,85 @@ func TestScheduledRotationStages(t *testing.T) {
 		ring  string
 		store []string // key files published
 		now   string
+		// edit, when set, changes the store (www) before the run.
+		edit func(t *testing.T, www string)
 		// want are in the output; wantErr in the error, and then nothing
 		// is written.
 		want    []string
 		wantErr string
 	}{
+		{
+			name:  "a jwks.json copy lacking the next key is repaired, and the key's wait restarts",
+			ring:  "keys:\n- key: K/ec.key\n  primary: \"2026-01-01T00:00:00Z\"\n- key: K/rsa.key\n  published: \"2026-01-30T00:00:00Z\"\n",
+			store: []string{"ec.key", "rsa.key"}, now: "2026-02-01T00:00:00Z",
+			edit: func(t *testing.T, www string) { writeStore(t, www, "jwks.json", `{"keys":[]}`) },
+			want: []string{"done: restart the wait of kid " + rsa + ", missing from the store", "; jwks.json lacked kid " + ec + ", kid " + rsa + "\n"},
+		},
+		{
+			name:  "a jwks.json copy that does not parse is repaired",
+			ring:  "keys:\n- key: K/ec.key\n  primary: \"2026-01-01T00:00:00Z\"\n",
+			store: []string{"ec.key"}, now: "2026-01-10T00:00:00Z",
+			edit: func(t *testing.T, www string) { writeStore(t, www, "jwks.json", `{"keys":`) },
+			want: []string{"; jwks.json did not parse\n"},
+		},
+		{
+			name:  "a jwks.json copy the store cannot serve stops the run",
+			ring:  "keys:\n- key: K/ec.key\n  primary: \"2026-01-01T00:00:00Z\"\n- key: K/rsa.key\n  published: \"2026-01-01T00:00:00Z\"\n",
+			store: []string{"ec.key", "rsa.key"}, now: "2026-02-01T00:00:00Z",
+			edit: func(t *testing.T, www string) {
+				require.NoError(t, os.Remove(filepath.Join(www, "jwks.json")))
+				require.NoError(t, os.Mkdir(filepath.Join(www, "jwks.json"), 0o755))
+			},
+			wantErr: "ksa: reading www/jwks.json (nothing was written): read www/jwks.json: is a directory; fix: check the store and its access, then run the same ksa issuer rotate again",
+		},
+		{
+			name:  "a key set that does not parse is refused, saying how to repair it",
+			ring:  "keys:\n- key: K/ec.key\n  primary: \"2026-01-01T00:00:00Z\"\n",
+			store: []string{"ec.key"}, now: "2026-01-10T00:00:00Z",
+			edit:    func(t *testing.T, www string) { writeStore(t, www, "openid/v1/jwks", `{"keys":`) },
+			wantErr: "(nothing was written); fix: find out what wrote it, then delete it and run the same ksa issuer rotate again: it publishes the key set the ring file publishes",
+		},
+		{
+			name:  "a deleted key set is repaired",
+			ring:  "keys:\n- key: K/ec.key\n  primary: \"2026-01-01T00:00:00Z\"\n",
+			store: []string{"ec.key"}, now: "2026-01-10T00:00:00Z",
+			edit: func(t *testing.T, www string) {
+				require.NoError(t, os.Remove(filepath.Join(www, "openid", "v1", "jwks")))
+			},
+			want: []string{"www publishes no key\n", "; the store lacked kid " + ec + "\n"},
+		},
+		{
+			name:  "an empty key set is repaired",
+			ring:  "keys:\n- key: K/ec.key\n  primary: \"2026-01-01T00:00:00Z\"\n",
+			store: []string{"ec.key"}, now: "2026-01-10T00:00:00Z",
+			edit: func(t *testing.T, www string) {
+				writeStore(t, www, "openid/v1/jwks", `{"keys":[]}`)
+				writeStore(t, www, "jwks.json", `{"keys":[]}`)
+			},
+			want: []string{"www publishes no key\n", "; the store lacked kid " + ec + "; jwks.json lacked kid " + ec + "\n"},
+		},
+		{
+			name:  "kids of the ring file print terminal-safe",
+			ring:  "keys:\n- key: K/ec.key\n  kid: \"ec\\u202Egpj\"\n  primary: \"2026-01-01T00:00:00Z\"\n",
+			store: []string{"ec.key"}, now: "2026-01-10T00:00:00Z",
+			edit: func(t *testing.T, www string) {
+				writeStore(t, www, "openid/v1/jwks", `{"keys":[]}`)
+				writeStore(t, www, "jwks.json", `{"keys":[]}`)
+			},
+			want: []string{"stage: steady: kid \"ec\\u202egpj\" signs\n", "\"create the next key and publish it beside kid ec\\u202egpj\"\n"},
+		},
+		{
+			name:  "a switch the ring file schedules less than --propagation after the store gets the key",
+			ring:  "keys:\n- key: K/ec.key\n  primary: \"2026-01-01T00:00:00Z\"\n- key: K/rsa.key\n  published: \"2026-01-30T00:00:00Z\"\n  primary: \"2026-02-01T06:00:00Z\"\n",
+			store: []string{"ec.key"}, now: "2026-02-01T00:00:00Z",
+			wantErr: "ksa: the ring file makes kid " + rsa + " the signing key at 2026-02-01T06:00:00Z, less than --propagation 1d after now, when this run publishes it (2026-02-01T00:00:00Z): relying parties could miss it (nothing was written); fix: move keys[1].primary to 2026-02-02T00:00:00Z or later",
+		},
+		{
+			name:  "a switch the ring file schedules less than --propagation after the key's published time",
+			ring:  "keys:\n- key: K/ec.key\n  primary: \"2026-01-01T00:00:00Z\"\n- key: K/rsa.key\n  published: \"2026-02-01T00:00:00Z\"\n  primary: \"2026-02-01T06:00:00Z\"\n",
+			store: []string{"ec.key", "rsa.key"}, now: "2026-02-01T01:00:00Z",
+			wantErr: "less than --propagation 1d after its published time (2026-02-01T00:00:00Z)",
+		},
 		{
 			name:  "a rotation scheduled by --ring waits for its own times",
 			ring:  "keys:\n- key: K/ec.key\n  primary: \"2026-01-01T00:00:00Z\"\n- key: K/rsa.key\n  published: \"2026-02-01T00:00:00Z\"\n  primary: \"2026-02-02T00:00:00Z\"\n",
@@ -237,10 +314,15 @@ func TestScheduledRotationStages(t *testing.T) {
 			require.Equal(t, 0, code, stderr)
 			code, _, stderr = runKSA(t, dir, "issuer", "publish", "--from", "site", "--to", "www", "--no-check")
 			require.Equal(t, 0, code, stderr)
+			if tc.edit != nil {
+				tc.edit(t, filepath.Join(dir, "www"))
+			}
 			keySet, err := os.ReadFile(filepath.Join(dir, "www", "openid", "v1", "jwks"))
-			require.NoError(t, err)
+			if tc.wantErr != "" {
+				require.NoError(t, err)
+			}
 
-			code, stdout, stderr := runKSA(t, dir, "issuer", "rotate", "--ring", "ring.yaml", "--to", "www", "--next-key", "sa-{date}.key", "--now", tc.now)
+			code, stdout, stderr := runKSA(t, dir, "issuer", "rotate", "--ring", "ring.yaml", "--to", "www", "--next-key", "sa-{date}.key", "--now", tc.now, "--insecure-now")
 			if tc.wantErr != "" {
 				assert.Equal(t, exitFailure, code, stdout)
 				assert.Contains(t, stderr, tc.wantErr)
@@ -256,6 +338,63 @@ func TestScheduledRotationStages(t *testing.T) {
 			for _, w := range tc.want {
 				assert.Contains(t, stdout, w)
 			}
+		})
+	}
+}
+
+// writeStore writes a document of a directory store.
+func writeStore(t *testing.T, www, name, data string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(www, filepath.FromSlash(name)), []byte(data), 0o644))
+}
+
+// TestScheduledRotationRingFileWrite: the ring file is rewritten through a
+// symbolic link, keeping its mode; a ring file changed since the run read
+// it (another run at the same time) is refused, and left as it is.
+func TestScheduledRotationRingFileWrite(t *testing.T) {
+	keys, err := filepath.Abs("../../testdata/keys")
+	require.NoError(t, err)
+	ring := "keys:\n- key: " + keys + "/ec.key\n  primary: \"2026-01-01T00:00:00Z\"\n"
+	for _, tc := range []struct {
+		name string
+		// read are the ring file's bytes when the run read it.
+		read    string
+		wantErr string
+	}{
+		{name: "unchanged since read: written through the link, mode kept", read: ring},
+		{name: "changed since read: refused", read: ring + "# another run\n",
+			wantErr: "ring.yaml changed while this run read the store: another run or an edit wrote it (nothing was written); fix: run one ksa issuer rotate at a time (a CronJob with concurrencyPolicy: Forbid)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, os.Mkdir(filepath.Join(dir, "data"), 0o755))
+			target := filepath.Join(dir, "data", "ring.yaml")
+			require.NoError(t, os.WriteFile(target, []byte(ring), 0o600))
+			require.NoError(t, os.Chmod(target, 0o640))
+			link := filepath.Join(dir, "ring.yaml")
+			require.NoError(t, os.Symlink(filepath.Join("data", "ring.yaml"), link))
+			file, err := parseRingFile([]byte(ring))
+			require.NoError(t, err)
+			file.Keys[0].Retired = time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+
+			a := &app{stdin: strings.NewReader(""), stdout: &strings.Builder{}, stderr: &strings.Builder{}}
+			err = a.writeRing(link, file, []byte(tc.read))
+			fi, lerr := os.Lstat(link)
+			require.NoError(t, lerr)
+			assert.NotZero(t, fi.Mode()&os.ModeSymlink, "still a symbolic link")
+			got, rerr := os.ReadFile(target)
+			require.NoError(t, rerr)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				assert.Equal(t, ring, string(got), "unchanged")
+				return
+			}
+			require.NoError(t, err)
+			assert.Contains(t, string(got), "retired: \"2026-02-01T00:00:00Z\"")
+			fi, err = os.Stat(target)
+			require.NoError(t, err)
+			assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm())
 		})
 	}
 }

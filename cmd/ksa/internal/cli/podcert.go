@@ -156,8 +156,8 @@ of the current CA has expired, at --next-ca-signs-at + --max-lifetime +
 ` + podcertctl.DefaultRotationSkew.String() + ` (for clock skew), the current CA leaves the trust bundle. Each
 change happens at its time, logged; started again with the same flags, at
 any time, the command does what it would have done then (a start nearer
---next-ca-signs-at than --ca-propagation needs the next CA published
-already). After the retirement, restart with --ca-key and --ca-cert of the
+--next-ca-signs-at than --ca-propagation, or after it, even past the
+retirement, needs the next CA published already). After the retirement, restart with --ca-key and --ca-cert of the
 former next CA, without the --next-ca-* flags.
 
 The identity needs the RBAC that "ksa podcert rbac" prints. Connects with

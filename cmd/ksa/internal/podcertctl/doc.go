@@ -32,8 +32,9 @@
 // certificate has expired. Each phase is a function of the clock, so a
 // controller started again with the same configuration, at any time, does
 // what the first would have done then; Run refuses to start a rotation
-// whose next CA would sign within [Rotation.Propagation] unless the
-// published bundle holds it already ([ErrNextCANotPublished]). The bundle
+// whose next CA would sign within [Rotation.Propagation], or signs already
+// (retirement past included), unless the published bundle holds it
+// already ([ErrNextCANotPublished]). The bundle
 // is labelled [CanaryingLabel]=live and [TrustDomainLabel]=<trust domain>;
 // [Controller.CAs] says which CA signs, which is next and which retires.
 //

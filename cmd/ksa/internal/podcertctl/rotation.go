@@ -258,22 +258,31 @@ func (c *Controller) CAs() []CAState {
 
 // checkPublished refuses to start a rotation whose next CA signs sooner
 // than Propagation from now unless the published bundle holds it already
-// (a controller started again mid-rotation).
+// (a controller started again mid-rotation). Past the retirement too: a
+// start then publishes the next CA alone, which only a bundle holding the
+// next CA already (both CAs, or the next alone after the retirement) makes
+// safe; else SignsAt is a mistake (a wrong year) and every live
+// certificate of the current CA would fail.
 func (c *Controller) checkPublished(ctx context.Context, api versionAPI, now time.Time) error {
 	r := c.rot
-	if r == nil || !now.Before(r.retireAt) || !now.Add(r.Propagation).After(r.SignsAt) {
+	if r == nil || !now.Add(r.Propagation).After(r.SignsAt) {
 		return nil
 	}
 	have, err := api.published(ctx, c.cfg.Client, c.cfg.TrustBundleName)
 	if err != nil {
 		return fmt.Errorf("podcertctl: reading ClusterTrustBundle %s: %w", c.cfg.TrustBundleName, err)
 	}
-	want := r.Signer.TrustBundle()
-	if bytes.Equal(joinPEM([]byte(have), want), joinPEM([]byte(have))) {
-		return nil // every certificate of the next CA's bundle is there
+	if holds(have, r.Signer.TrustBundle()) {
+		return nil
 	}
 	return fmt.Errorf("%w: it signs at %s, less than %s from now, and ClusterTrustBundle %s does not hold it",
 		ErrNextCANotPublished, r.SignsAt.UTC().Format(time.RFC3339), r.Propagation, c.cfg.TrustBundleName)
+}
+
+// holds reports whether the PEM bundle have holds every certificate of
+// want.
+func holds(have string, want []byte) bool {
+	return bytes.Equal(joinPEM([]byte(have), want), joinPEM([]byte(have)))
 }
 
 // publish writes the bundle of now, logging and observing a write.

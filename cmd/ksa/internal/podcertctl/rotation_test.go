@@ -257,7 +257,7 @@ func TestControllerRestartsMidRotation(t *testing.T) {
 func TestControllerRefusesUnpublishedNextCA(t *testing.T) {
 	clock := newTimer(t0)
 	cur := newRotationCA(t, "CA 1", clock.Now, t0.Add(-time.Hour), nil)
-	nxt := newRotationCA(t, "CA 2", clock.Now, t0.Add(-time.Hour), nil)
+	nxt := newRotationCA(t, "CA 2", clock.Now, t0.Add(-72*time.Hour), nil)
 	for _, tc := range []struct {
 		name    string
 		signsAt time.Time
@@ -268,6 +268,13 @@ func TestControllerRefusesUnpublishedNextCA(t *testing.T) {
 		{name: "within the hour, not published", signsAt: t0.Add(59 * time.Minute), wantErr: true},
 		{name: "past, not published", signsAt: t0.Add(-time.Hour), have: pemOf(cur), wantErr: true},
 		{name: "past, published", signsAt: t0.Add(-time.Hour), have: pemOf(cur, nxt)},
+		// A signs-at past the retirement (a year typo) must not publish
+		// the next CA alone: every live certificate of the current CA
+		// would fail.
+		{name: "past the retirement, nothing published", signsAt: t0.Add(-48 * time.Hour), wantErr: true},
+		{name: "past the retirement, the current CA alone", signsAt: t0.Add(-48 * time.Hour), have: pemOf(cur), wantErr: true},
+		{name: "past the retirement, both", signsAt: t0.Add(-48 * time.Hour), have: pemOf(cur, nxt)},
+		{name: "past the retirement, the next CA alone", signsAt: t0.Add(-48 * time.Hour), have: pemOf(nxt)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := fake.NewClientset()
@@ -280,10 +287,7 @@ func TestControllerRefusesUnpublishedNextCA(t *testing.T) {
 				Log: slog.New(slog.DiscardHandler)})
 			require.NoError(t, err)
 			ctx, cancel := context.WithCancel(context.Background())
-			if !tc.wantErr {
-				cancel() // Run checks and publishes, then stops
-			}
-			defer cancel()
+			cancel() // Run checks and publishes, then stops
 			err = ctl.Run(ctx)
 			if !tc.wantErr {
 				require.NoError(t, err)

@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -111,7 +113,31 @@ type CAState struct {
 // rotation is a checked Rotation, with what it implies.
 type rotation struct {
 	Rotation
-	retireAt time.Time
+	maxLifetime time.Duration
+	// switched: the next CA signs. Set once the published bundle was seen
+	// to hold it at or after switchAt.
+	switched atomic.Bool
+	mu       sync.Mutex
+	// switchAt and retireAt are SignsAt and its retirement, until a
+	// bundle found without the next CA postpones them.
+	switchAt, retireAt time.Time
+}
+
+// times returns when the next CA signs and when the current CA retires.
+func (r *rotation) times() (switchAt, retireAt time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.switchAt, r.retireAt
+}
+
+// postpone moves the switch to at, and the retirement with it.
+func (r *rotation) postpone(at time.Time) (switchAt, retireAt time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if at.After(r.switchAt) {
+		r.switchAt, r.retireAt = at, at.Add(r.maxLifetime+r.Skew)
+	}
+	return r.switchAt, r.retireAt
 }
 
 // checkRotation checks a Rotation against the current signer.
@@ -135,14 +161,14 @@ func checkRotation(r *Rotation, current *podcert.Signer, noBundle bool) (*rotati
 	case r.Skew < 0:
 		return nil, configError("Next.Skew", "is negative")
 	}
-	rot := &rotation{Rotation: *r}
+	rot := &rotation{Rotation: *r, maxLifetime: current.MaxLifetime()}
 	if rot.Propagation == 0 {
 		rot.Propagation = DefaultPropagation
 	}
 	if rot.Skew == 0 {
 		rot.Skew = DefaultRotationSkew
 	}
-	rot.retireAt = rot.SignsAt.Add(current.MaxLifetime() + rot.Skew)
+	rot.switchAt, rot.retireAt = rot.SignsAt, rot.SignsAt.Add(current.MaxLifetime()+rot.Skew)
 	ca := next.CA()
 	for _, u := range ca.URIs {
 		// A SPIFFE CA names its trust domain: peers of the current one
@@ -174,18 +200,30 @@ func fingerprint(c *x509.Certificate) string {
 }
 
 // RetireAt returns when the current CA leaves the trust bundle:
-// Rotation.SignsAt + Config.Signer's MaxLifetime + Rotation.Skew; the zero
-// time without a Rotation.
+// Rotation.SignsAt + Config.Signer's MaxLifetime + Rotation.Skew, or later
+// when the switch was postponed; the zero time without a Rotation.
 func (c *Controller) RetireAt() time.Time {
 	if c.rot == nil {
 		return time.Time{}
 	}
-	return c.rot.retireAt
+	_, retireAt := c.rot.times()
+	return retireAt
 }
 
-// signerAt returns the signer and CA key that sign at t.
-func (c *Controller) signerAt(t time.Time) (*podcert.Signer, crypto.Signer) {
-	if c.rot != nil && !t.Before(c.rot.SignsAt) {
+// SwitchAt returns when the next CA signs: Rotation.SignsAt, or later
+// when a published bundle found without the next CA postponed it; the
+// zero time without a Rotation.
+func (c *Controller) SwitchAt() time.Time {
+	if c.rot == nil {
+		return time.Time{}
+	}
+	switchAt, _ := c.rot.times()
+	return switchAt
+}
+
+// signer returns the signer and CA key that sign now.
+func (c *Controller) signer() (*podcert.Signer, crypto.Signer) {
+	if c.rot != nil && c.rot.switched.Load() {
 		return c.rot.Signer, c.rot.CAKey
 	}
 	return c.cfg.Signer, c.cfg.CAKey
@@ -198,7 +236,7 @@ func (c *Controller) bundleAt(t time.Time) string {
 	if c.rot == nil {
 		return string(c.cfg.Signer.TrustBundle())
 	}
-	if !t.Before(c.rot.retireAt) {
+	if _, retireAt := c.rot.times(); !t.Before(retireAt) {
 		return string(c.rot.Signer.TrustBundle())
 	}
 	return string(joinPEM(c.cfg.Signer.TrustBundle(), c.rot.Signer.TrustBundle()))
@@ -244,13 +282,14 @@ func (c *Controller) CAs() []CAState {
 	state := func(s *podcert.Signer, st string) CAState {
 		return CAState{Fingerprint: fingerprint(s.CA()), Subject: s.CA().Subject.String(), State: st}
 	}
-	now := c.cfg.Now()
-	switch {
-	case c.rot == nil:
+	if c.rot == nil {
 		return []CAState{state(c.cfg.Signer, CASigning)}
-	case now.Before(c.rot.SignsAt):
+	}
+	_, retireAt := c.rot.times()
+	switch {
+	case !c.rot.switched.Load():
 		return []CAState{state(c.cfg.Signer, CASigning), state(c.rot.Signer, CANext)}
-	case now.Before(c.rot.retireAt):
+	case c.cfg.Now().Before(retireAt):
 		return []CAState{state(c.rot.Signer, CASigning), state(c.cfg.Signer, CARetiring)}
 	}
 	return []CAState{state(c.rot.Signer, CASigning)}
@@ -302,11 +341,16 @@ func (c *Controller) publish(ctx context.Context, api versionAPI, version string
 
 // rotate makes the rotation's changes at their times: the next CA signs,
 // then the current CA leaves the trust bundle (tried again until written).
-// It returns when both are done or ctx ends. Run published the bundle of
-// its start already.
+// Until the retirement it reads the published bundle again before the
+// switch and every Config.Resync, and publishes it again when another
+// writer (a replica without the rotation, a rollback) left a CA out; a
+// bundle found without the next CA before the switch postpones the switch
+// to Propagation after it was published again. It returns when the
+// retirement is done or ctx ends. Run published the bundle of its start
+// already.
 func (c *Controller) rotate(ctx context.Context, api versionAPI, version string) {
 	r := c.rot
-	if r == nil || !c.cfg.Now().Before(r.retireAt) {
+	if r == nil {
 		return
 	}
 	wait := func(d time.Duration) bool {
@@ -317,18 +361,11 @@ func (c *Controller) rotate(ctx context.Context, api versionAPI, version string)
 			return true
 		}
 	}
-	signs := !c.cfg.Now().Before(r.SignsAt)
 	retry := RetryDelay
 	for {
 		now := c.cfg.Now()
-		switch {
-		case !signs && !now.Before(r.SignsAt):
-			signs = true
-			c.log.Info("the next CA signs from now", "ca", fingerprint(r.Signer.CA()), "retiring", fingerprint(c.cfg.Signer.CA()),
-				"retireAt", r.retireAt.UTC().Format(time.RFC3339))
-			c.observe(Event{Kind: CASwitched})
-			continue
-		case !now.Before(r.retireAt):
+		switchAt, retireAt := r.times()
+		if !now.Before(retireAt) {
 			if err := c.publish(ctx, api, version, now); err != nil {
 				// Logged only: Errored events count status writes.
 				c.log.Error("retiring the former CA from the trust bundle; trying again", "err", err, "in", retry)
@@ -342,12 +379,69 @@ func (c *Controller) rotate(ctx context.Context, api versionAPI, version string)
 			c.observe(Event{Kind: CARetired})
 			return
 		}
-		at := r.retireAt
-		if !signs {
-			at = r.SignsAt
+		if err := c.keepPublished(ctx, api, version, now); err != nil {
+			// Fail closed: the switch waits for a bundle seen to hold the
+			// next CA.
+			c.log.Error("checking the published trust bundle; trying again", "err", err, "in", retry)
+			if !wait(retry) {
+				return
+			}
+			retry = min(2*retry, MaxRetryDelay)
+			continue
 		}
-		if !wait(at.Sub(now)) {
+		retry = RetryDelay
+		switchAt, retireAt = r.times()
+		if !r.switched.Load() && !now.Before(switchAt) {
+			r.switched.Store(true)
+			c.log.Info("the next CA signs from now", "ca", fingerprint(r.Signer.CA()), "retiring", fingerprint(c.cfg.Signer.CA()),
+				"retireAt", retireAt.UTC().Format(time.RFC3339))
+			c.observe(Event{Kind: CASwitched})
+			continue
+		}
+		at := retireAt
+		if !r.switched.Load() {
+			at = switchAt
+		}
+		if !wait(min(at.Sub(now), c.cfg.Resync)) {
 			return
 		}
 	}
+}
+
+// keepPublished reads the published bundle and, when it lacks a CA of the
+// bundle of now, publishes that again; a next CA missing before the
+// switch postpones the switch to Propagation from now.
+func (c *Controller) keepPublished(ctx context.Context, api versionAPI, version string, now time.Time) error {
+	r := c.rot
+	have, err := api.published(ctx, c.cfg.Client, c.cfg.TrustBundleName)
+	if err != nil {
+		return fmt.Errorf("podcertctl: reading ClusterTrustBundle %s: %w", c.cfg.TrustBundleName, err)
+	}
+	if holds(have, []byte(c.bundleAt(now))) {
+		return nil
+	}
+	nextMissing := !holds(have, r.Signer.TrustBundle())
+	if err := c.publish(ctx, api, version, now); err != nil {
+		return err
+	}
+	const hint = "another writer changed it: run every replica with the same --next-ca-* flags"
+	switch {
+	case nextMissing && !r.switched.Load():
+		switchAt, retireAt := r.postpone(now.Add(r.Propagation))
+		c.log.Warn("the published trust bundle lacked the next CA; published it again and postponed the switch",
+			"trustBundle", c.cfg.TrustBundleName, "ca", fingerprint(r.Signer.CA()), "signsAt", switchAt.UTC().Format(time.RFC3339),
+			"retireAt", retireAt.UTC().Format(time.RFC3339), "hint", hint)
+		if r.Signer.CA().NotAfter.Before(retireAt) {
+			c.log.Warn("the next CA expires before the postponed retirement", "ca", fingerprint(r.Signer.CA()),
+				"notAfter", r.Signer.CA().NotAfter.UTC().Format(time.RFC3339))
+		}
+		c.observe(Event{Kind: CASwitchPostponed})
+	case nextMissing:
+		c.log.Error("the published trust bundle lacked the next CA, which signs already; published it again",
+			"trustBundle", c.cfg.TrustBundleName, "ca", fingerprint(r.Signer.CA()), "hint", hint)
+	default:
+		c.log.Warn("the published trust bundle lacked the current CA; published it again",
+			"trustBundle", c.cfg.TrustBundleName, "ca", fingerprint(c.cfg.Signer.CA()), "hint", hint)
+	}
+	return nil
 }

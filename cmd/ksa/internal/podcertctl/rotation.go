@@ -324,9 +324,52 @@ func holds(have string, want []byte) bool {
 	return bytes.Equal(joinPEM([]byte(have), want), joinPEM([]byte(have)))
 }
 
-// publish writes the bundle of now, logging and observing a write.
+// othersKept returns the CA certificates of the published bundle have
+// that mine lacks and that are valid at now, as PEM, with their
+// fingerprints.
+func othersKept(have string, mine []byte, now time.Time) ([]byte, []string) {
+	var out []byte
+	var fps []string
+	for rest := []byte(have); ; {
+		var b *pem.Block
+		b, rest = pem.Decode(rest)
+		if b == nil {
+			return out, fps
+		}
+		one := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: b.Bytes})
+		if b.Type != "CERTIFICATE" || holds(string(mine), one) {
+			continue
+		}
+		cert, err := x509.ParseCertificate(b.Bytes)
+		if err != nil || !cert.IsCA || now.Before(cert.NotBefore) || now.After(cert.NotAfter) {
+			continue
+		}
+		out = append(out, one...)
+		fps = append(fps, fingerprint(cert))
+	}
+}
+
+// publish writes the bundle of now, logging and observing a write. A
+// controller without a rotation keeps the valid CAs of the published
+// bundle it does not sign with, after its own (another replica's next CA
+// of a rotation, a former CA whose certificates are alive): dropping a CA
+// whose certificates are valid breaks handshakes, so only a rotation's
+// retirement, or deleting the ClusterTrustBundle, drops a CA.
 func (c *Controller) publish(ctx context.Context, api versionAPI, version string, now time.Time) error {
-	written, err := api.publish(ctx, c.cfg.Client, c.cfg.TrustBundleName, c.cfg.Signer.SignerName(), c.bundleAt(now), maps.Clone(c.labels()))
+	bundle := c.bundleAt(now)
+	if c.rot == nil {
+		have, err := api.published(ctx, c.cfg.Client, c.cfg.TrustBundleName)
+		if err != nil {
+			return fmt.Errorf("podcertctl: reading ClusterTrustBundle %s: %w", c.cfg.TrustBundleName, err)
+		}
+		if kept, fps := othersKept(have, []byte(bundle), now); len(kept) > 0 {
+			c.log.Warn("the published trust bundle holds valid CAs this controller does not sign with; keeping them",
+				"trustBundle", c.cfg.TrustBundleName, "kept", fps,
+				"hint", "run every replica with the same --ca-* and --next-ca-* flags; delete the ClusterTrustBundle to drop a CA at once")
+			bundle += string(kept)
+		}
+	}
+	written, err := api.publish(ctx, c.cfg.Client, c.cfg.TrustBundleName, c.cfg.Signer.SignerName(), bundle, maps.Clone(c.labels()))
 	if err != nil {
 		return fmt.Errorf("podcertctl: publishing ClusterTrustBundle %s: %w", c.cfg.TrustBundleName, err)
 	}

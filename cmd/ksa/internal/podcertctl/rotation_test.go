@@ -469,3 +469,39 @@ func TestControllerRepublishesOnResync(t *testing.T) {
 		assert.Equal(t, pemOf(cur, nxt), bundleOf(t, cs).Spec.TrustBundle)
 	}
 }
+
+// TestControllerWithoutRotationKeepsOtherCAs: a replica started without
+// the rotation, while the published bundle holds another replica's next
+// CA, keeps it (after its own CA) rather than dropping a CA pods may be
+// given certificates of; an expired CA or a certificate that is no CA is
+// dropped.
+func TestControllerWithoutRotationKeepsOtherCAs(t *testing.T) {
+	clock := newTimer(t0)
+	cur := newRotationCA(t, "CA 1", clock.Now, t0.Add(-time.Hour), nil)
+	nxt := newRotationCA(t, "CA 2", clock.Now, t0.Add(-time.Hour), nil)
+	expired := newRotationCA(t, "CA 3", clock.Now, t0.Add(-time.Hour), nil)
+	expiredKey := newCAKey(t)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "CA 3"},
+		NotBefore: t0.Add(-48 * time.Hour), NotAfter: t0.Add(-time.Hour),
+		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, expiredKey.Public(), expiredKey)
+	require.NoError(t, err)
+	expired.cert, err = x509.ParseCertificate(der)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name, have, want string
+	}{
+		{name: "a rotation's next CA", have: pemOf(cur, nxt), want: pemOf(cur, nxt)},
+		{name: "the next CA alone (after a retirement)", have: pemOf(nxt), want: pemOf(cur, nxt)},
+		{name: "an expired CA", have: pemOf(expired, cur), want: pemOf(cur)},
+		{name: "nothing else", have: pemOf(cur), want: pemOf(cur)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := fake.NewClientset(&certificatesv1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: bundleName},
+				Spec: certificatesv1.ClusterTrustBundleSpec{SignerName: signerName, TrustBundle: tc.have}})
+			_, events := run(t, cs, podcertctl.Config{Signer: cur.signer, APIVersion: podcertctl.V1, Now: clock.Now, After: clock.After})
+			require.Equal(t, podcertctl.TrustBundleWritten, nextEvent(t, events).Kind)
+			assert.Equal(t, tc.want, bundleOf(t, cs).Spec.TrustBundle)
+		})
+	}
+}

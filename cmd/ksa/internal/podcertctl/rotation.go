@@ -407,7 +407,7 @@ func (c *Controller) rotate(ctx context.Context, api versionAPI, version string)
 	retry := RetryDelay
 	for {
 		now := c.cfg.Now()
-		switchAt, retireAt := r.times()
+		_, retireAt := r.times()
 		if !now.Before(retireAt) {
 			if err := c.publish(ctx, api, version, now); err != nil {
 				// Logged only: Errored events count status writes.
@@ -433,7 +433,7 @@ func (c *Controller) rotate(ctx context.Context, api versionAPI, version string)
 			continue
 		}
 		retry = RetryDelay
-		switchAt, retireAt = r.times()
+		switchAt, retireAt := r.times()
 		if !r.switched.Load() && !now.Before(switchAt) {
 			r.switched.Store(true)
 			c.log.Info("the next CA signs from now", "ca", fingerprint(r.Signer.CA()), "retiring", fingerprint(c.cfg.Signer.CA()),

@@ -71,7 +71,7 @@ func buildKSA(t *testing.T, bin string) {
 
 // ksa runs the command in dir and returns its standard output followed by
 // its standard error, and its exit code.
-func ksa(t *testing.T, bin, dir string, args ...string) (string, int) {
+func ksa(t testing.TB, bin, dir string, args ...string) (string, int) {
 	t.Helper()
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir

@@ -156,9 +156,20 @@ of the current CA has expired, at --next-ca-signs-at + --max-lifetime +
 ` + podcertctl.DefaultRotationSkew.String() + ` (for clock skew), the current CA leaves the trust bundle. Each
 change happens at its time, logged; started again with the same flags, at
 any time, the command does what it would have done then (a start nearer
---next-ca-signs-at than --ca-propagation needs the next CA published
-already). After the retirement, restart with --ca-key and --ca-cert of the
-former next CA, without the --next-ca-* flags.
+--next-ca-signs-at than --ca-propagation, or after it, even past the
+retirement, needs the next CA published already). Until the retirement
+the bundle is read again before the switch and every ` + podcertctl.DefaultResync.String() + `: one that
+another writer reverted (a replica without these flags, a rollback) is
+published again, and a next CA missing before the switch postpones the
+switch, and the retirement, to --ca-propagation after that (logged,
+counted). Run every replica with the same flags; do not change
+--max-lifetime mid-rotation (it moves the retirement); after a
+postponement, restart with the logged switch time as --next-ca-signs-at.
+A replica without the --next-ca-* flags keeps the bundle's other valid
+CAs, warning, rather than drop a CA whose certificates are alive (delete
+the ClusterTrustBundle to drop one at once). After the retirement,
+restart with --ca-key and --ca-cert of the former next CA, without the
+--next-ca-* flags.
 
 The identity needs the RBAC that "ksa podcert rbac" prints. Connects with
 --kubeconfig, $KUBECONFIG or the pod's in-cluster configuration.
@@ -197,7 +208,9 @@ line about a request names its namespace, name and uid.
   ksa_podcert_ca_info{fingerprint,subject,state}    gauge: 1 per CA
       signing or published; fingerprint the SHA-256 of its certificate;
       state signing, next (published, signs at --next-ca-signs-at) or
-      retiring (signs no more, published until its certificates expire)`,
+      retiring (signs no more, published until its certificates expire)
+  ksa_podcert_ca_switch_postponements_total         counter: switches
+      to the next CA postponed because the published bundle lacked it`,
 		Example: `  ksa podcert serve --signer-name example.com/pods --ca-key ca.key --ca-cert ca.crt
   ksa podcert serve --signer-name example.com/pods --ca-key ca.key --ca-cert ca.crt --allow-host '{serviceaccount}.{namespace}.svc'
   ksa podcert serve --signer-name example.com/pods --ca-key ca.key --ca-cert ca.crt --next-ca-key ca2.key --next-ca-cert ca2.crt --next-ca-signs-at 2026-12-01T09:00:00Z`,
@@ -344,6 +357,11 @@ func newPodcertMetrics(reg *prometheus.Registry, now func() time.Time, oldest fu
 	if err != nil {
 		return nil, err
 	}
+	postponed := prometheus.NewCounter(prometheus.CounterOpts{Name: "ksa_podcert_ca_switch_postponements_total",
+		Help: "Switches to the next CA postponed because the published trust bundle lacked it."})
+	if err := reg.Register(postponed); err != nil {
+		return nil, err
+	}
 	return func(e podcertctl.Event) {
 		switch e.Kind {
 		case podcertctl.Decided:
@@ -356,6 +374,8 @@ func newPodcertMetrics(reg *prometheus.Registry, now func() time.Time, oldest fu
 			m.ObserveStatusError()
 		case podcertctl.TrustBundleWritten:
 			m.ObserveTrustBundleUpdate()
+		case podcertctl.CASwitchPostponed:
+			postponed.Inc()
 		}
 	}, nil
 }

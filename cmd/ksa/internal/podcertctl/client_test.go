@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -90,6 +91,10 @@ func (s *apiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.bundle = b
 		s.mu.Unlock()
 		writeJSON(w, http.StatusCreated, b)
+	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, gv+"/clustertrustbundles/"):
+		// Read before publishing: none yet.
+		writeJSON(w, http.StatusNotFound, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+			Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound})
 	case r.Method == http.MethodGet && r.URL.Path == gv+"/podcertificaterequests" && q.Get("sendInitialEvents") == "true":
 		writeJSON(w, http.StatusBadRequest, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 			Status: metav1.StatusFailure, Code: http.StatusBadRequest, Reason: metav1.StatusReasonBadRequest, Message: "watch-list is off"})

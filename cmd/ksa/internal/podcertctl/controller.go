@@ -252,8 +252,11 @@ func (c *Controller) Run(ctx context.Context) error {
 		}
 	}
 	if r := c.rot; r != nil {
+		// The bundle just published holds the next CA: past SignsAt it
+		// signs at once.
+		r.switched.Store(!c.cfg.Now().Before(r.SignsAt))
 		c.log.Info("rotating the CA", "ca", fingerprint(c.cfg.Signer.CA()), "next", fingerprint(r.Signer.CA()),
-			"signsAt", r.SignsAt.UTC().Format(time.RFC3339), "retireAt", r.retireAt.UTC().Format(time.RFC3339))
+			"signsAt", r.SignsAt.UTC().Format(time.RFC3339), "retireAt", c.RetireAt().UTC().Format(time.RFC3339))
 		rctx, stopRotating := context.WithCancel(ctx)
 		rotated := make(chan struct{})
 		defer func() {
@@ -324,7 +327,7 @@ func (c *Controller) next(ctx context.Context, queue workqueue.TypedRateLimiting
 	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
 	start := c.cfg.Now()
-	signer, _ := c.signerAt(start)
+	signer, _ := c.signer()
 	d, err := api.decide(ctx, c.cfg.Client, signer, obj)
 	at := c.cfg.Now()
 	ev.Duration, ev.Err = at.Sub(start), err

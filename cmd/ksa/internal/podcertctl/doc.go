@@ -32,8 +32,15 @@
 // certificate has expired. Each phase is a function of the clock, so a
 // controller started again with the same configuration, at any time, does
 // what the first would have done then; Run refuses to start a rotation
-// whose next CA would sign within [Rotation.Propagation] unless the
-// published bundle holds it already ([ErrNextCANotPublished]). The bundle
+// whose next CA would sign within [Rotation.Propagation], or signs already
+// (retirement past included), unless the published bundle holds it
+// already ([ErrNextCANotPublished]). Until the retirement the controller
+// reads the published bundle again before the switch and every
+// Config.Resync, and publishes it again when another writer left a CA
+// out; a next CA missing before the switch postpones the switch, and the
+// retirement, to Propagation from then ([CASwitchPostponed],
+// [Controller.SwitchAt]). A controller without a rotation keeps the
+// published bundle's other valid CAs after its own. The bundle
 // is labelled [CanaryingLabel]=live and [TrustDomainLabel]=<trust domain>;
 // [Controller.CAs] says which CA signs, which is next and which retires.
 //

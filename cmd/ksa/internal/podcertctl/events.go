@@ -39,6 +39,11 @@ const (
 	// CARetired: the former CA has left the ClusterTrustBundle (a
 	// TrustBundleWritten event came just before).
 	CARetired
+	// CASwitchPostponed: before the switch, the published trust bundle
+	// lacked the next CA (another writer replaced it); it was published
+	// again and the switch moved to Rotation.Propagation from then
+	// ([Controller.SwitchAt]), the retirement with it.
+	CASwitchPostponed
 )
 
 // String names the kind: "Decided", "Skipped", ...
@@ -60,6 +65,8 @@ func (k EventKind) String() string {
 		return "CASwitched"
 	case CARetired:
 		return "CARetired"
+	case CASwitchPostponed:
+		return "CASwitchPostponed"
 	}
 	return "Unknown"
 }

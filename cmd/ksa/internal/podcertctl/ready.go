@@ -47,7 +47,7 @@ func (c *Controller) Ready(ctx context.Context) error {
 		return fmt.Errorf("%w: %w", ErrAPIServer, err)
 	}
 	now := c.cfg.Now()
-	_, key := c.signerAt(now)
+	_, key := c.signer()
 	at, err := c.ca.last()
 	switch {
 	case err == nil && !at.IsZero() && now.Sub(at) < c.cfg.CAProbeInterval:

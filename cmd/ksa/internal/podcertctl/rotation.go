@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -111,7 +113,31 @@ type CAState struct {
 // rotation is a checked Rotation, with what it implies.
 type rotation struct {
 	Rotation
-	retireAt time.Time
+	maxLifetime time.Duration
+	// switched: the next CA signs. Set once the published bundle was seen
+	// to hold it at or after switchAt.
+	switched atomic.Bool
+	mu       sync.Mutex
+	// switchAt and retireAt are SignsAt and its retirement, until a
+	// bundle found without the next CA postpones them.
+	switchAt, retireAt time.Time
+}
+
+// times returns when the next CA signs and when the current CA retires.
+func (r *rotation) times() (switchAt, retireAt time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.switchAt, r.retireAt
+}
+
+// postpone moves the switch to at, and the retirement with it.
+func (r *rotation) postpone(at time.Time) (switchAt, retireAt time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if at.After(r.switchAt) {
+		r.switchAt, r.retireAt = at, at.Add(r.maxLifetime+r.Skew)
+	}
+	return r.switchAt, r.retireAt
 }
 
 // checkRotation checks a Rotation against the current signer.
@@ -135,14 +161,14 @@ func checkRotation(r *Rotation, current *podcert.Signer, noBundle bool) (*rotati
 	case r.Skew < 0:
 		return nil, configError("Next.Skew", "is negative")
 	}
-	rot := &rotation{Rotation: *r}
+	rot := &rotation{Rotation: *r, maxLifetime: current.MaxLifetime()}
 	if rot.Propagation == 0 {
 		rot.Propagation = DefaultPropagation
 	}
 	if rot.Skew == 0 {
 		rot.Skew = DefaultRotationSkew
 	}
-	rot.retireAt = rot.SignsAt.Add(current.MaxLifetime() + rot.Skew)
+	rot.switchAt, rot.retireAt = rot.SignsAt, rot.SignsAt.Add(current.MaxLifetime()+rot.Skew)
 	ca := next.CA()
 	for _, u := range ca.URIs {
 		// A SPIFFE CA names its trust domain: peers of the current one
@@ -174,18 +200,30 @@ func fingerprint(c *x509.Certificate) string {
 }
 
 // RetireAt returns when the current CA leaves the trust bundle:
-// Rotation.SignsAt + Config.Signer's MaxLifetime + Rotation.Skew; the zero
-// time without a Rotation.
+// Rotation.SignsAt + Config.Signer's MaxLifetime + Rotation.Skew, or later
+// when the switch was postponed; the zero time without a Rotation.
 func (c *Controller) RetireAt() time.Time {
 	if c.rot == nil {
 		return time.Time{}
 	}
-	return c.rot.retireAt
+	_, retireAt := c.rot.times()
+	return retireAt
 }
 
-// signerAt returns the signer and CA key that sign at t.
-func (c *Controller) signerAt(t time.Time) (*podcert.Signer, crypto.Signer) {
-	if c.rot != nil && !t.Before(c.rot.SignsAt) {
+// SwitchAt returns when the next CA signs: Rotation.SignsAt, or later
+// when a published bundle found without the next CA postponed it; the
+// zero time without a Rotation.
+func (c *Controller) SwitchAt() time.Time {
+	if c.rot == nil {
+		return time.Time{}
+	}
+	switchAt, _ := c.rot.times()
+	return switchAt
+}
+
+// signer returns the signer and CA key that sign now.
+func (c *Controller) signer() (*podcert.Signer, crypto.Signer) {
+	if c.rot != nil && c.rot.switched.Load() {
 		return c.rot.Signer, c.rot.CAKey
 	}
 	return c.cfg.Signer, c.cfg.CAKey
@@ -198,7 +236,7 @@ func (c *Controller) bundleAt(t time.Time) string {
 	if c.rot == nil {
 		return string(c.cfg.Signer.TrustBundle())
 	}
-	if !t.Before(c.rot.retireAt) {
+	if _, retireAt := c.rot.times(); !t.Before(retireAt) {
 		return string(c.rot.Signer.TrustBundle())
 	}
 	return string(joinPEM(c.cfg.Signer.TrustBundle(), c.rot.Signer.TrustBundle()))
@@ -244,13 +282,14 @@ func (c *Controller) CAs() []CAState {
 	state := func(s *podcert.Signer, st string) CAState {
 		return CAState{Fingerprint: fingerprint(s.CA()), Subject: s.CA().Subject.String(), State: st}
 	}
-	now := c.cfg.Now()
-	switch {
-	case c.rot == nil:
+	if c.rot == nil {
 		return []CAState{state(c.cfg.Signer, CASigning)}
-	case now.Before(c.rot.SignsAt):
+	}
+	_, retireAt := c.rot.times()
+	switch {
+	case !c.rot.switched.Load():
 		return []CAState{state(c.cfg.Signer, CASigning), state(c.rot.Signer, CANext)}
-	case now.Before(c.rot.retireAt):
+	case c.cfg.Now().Before(retireAt):
 		return []CAState{state(c.rot.Signer, CASigning), state(c.cfg.Signer, CARetiring)}
 	}
 	return []CAState{state(c.rot.Signer, CASigning)}
@@ -258,27 +297,79 @@ func (c *Controller) CAs() []CAState {
 
 // checkPublished refuses to start a rotation whose next CA signs sooner
 // than Propagation from now unless the published bundle holds it already
-// (a controller started again mid-rotation).
+// (a controller started again mid-rotation). Past the retirement too: a
+// start then publishes the next CA alone, which only a bundle holding the
+// next CA already (both CAs, or the next alone after the retirement) makes
+// safe; else SignsAt is a mistake (a wrong year) and every live
+// certificate of the current CA would fail.
 func (c *Controller) checkPublished(ctx context.Context, api versionAPI, now time.Time) error {
 	r := c.rot
-	if r == nil || !now.Before(r.retireAt) || !now.Add(r.Propagation).After(r.SignsAt) {
+	if r == nil || !now.Add(r.Propagation).After(r.SignsAt) {
 		return nil
 	}
 	have, err := api.published(ctx, c.cfg.Client, c.cfg.TrustBundleName)
 	if err != nil {
 		return fmt.Errorf("podcertctl: reading ClusterTrustBundle %s: %w", c.cfg.TrustBundleName, err)
 	}
-	want := r.Signer.TrustBundle()
-	if bytes.Equal(joinPEM([]byte(have), want), joinPEM([]byte(have))) {
-		return nil // every certificate of the next CA's bundle is there
+	if holds(have, r.Signer.TrustBundle()) {
+		return nil
 	}
 	return fmt.Errorf("%w: it signs at %s, less than %s from now, and ClusterTrustBundle %s does not hold it",
 		ErrNextCANotPublished, r.SignsAt.UTC().Format(time.RFC3339), r.Propagation, c.cfg.TrustBundleName)
 }
 
-// publish writes the bundle of now, logging and observing a write.
+// holds reports whether the PEM bundle have holds every certificate of
+// want.
+func holds(have string, want []byte) bool {
+	return bytes.Equal(joinPEM([]byte(have), want), joinPEM([]byte(have)))
+}
+
+// othersKept returns the CA certificates of the published bundle have
+// that mine lacks and that are valid at now, as PEM, with their
+// fingerprints.
+func othersKept(have string, mine []byte, now time.Time) ([]byte, []string) {
+	var out []byte
+	var fps []string
+	for rest := []byte(have); ; {
+		var b *pem.Block
+		b, rest = pem.Decode(rest)
+		if b == nil {
+			return out, fps
+		}
+		one := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: b.Bytes})
+		if b.Type != "CERTIFICATE" || holds(string(mine), one) {
+			continue
+		}
+		cert, err := x509.ParseCertificate(b.Bytes)
+		if err != nil || !cert.IsCA || now.Before(cert.NotBefore) || now.After(cert.NotAfter) {
+			continue
+		}
+		out = append(out, one...)
+		fps = append(fps, fingerprint(cert))
+	}
+}
+
+// publish writes the bundle of now, logging and observing a write. A
+// controller without a rotation keeps the valid CAs of the published
+// bundle it does not sign with, after its own (another replica's next CA
+// of a rotation, a former CA whose certificates are alive): dropping a CA
+// whose certificates are valid breaks handshakes, so only a rotation's
+// retirement, or deleting the ClusterTrustBundle, drops a CA.
 func (c *Controller) publish(ctx context.Context, api versionAPI, version string, now time.Time) error {
-	written, err := api.publish(ctx, c.cfg.Client, c.cfg.TrustBundleName, c.cfg.Signer.SignerName(), c.bundleAt(now), maps.Clone(c.labels()))
+	bundle := c.bundleAt(now)
+	if c.rot == nil {
+		have, err := api.published(ctx, c.cfg.Client, c.cfg.TrustBundleName)
+		if err != nil {
+			return fmt.Errorf("podcertctl: reading ClusterTrustBundle %s: %w", c.cfg.TrustBundleName, err)
+		}
+		if kept, fps := othersKept(have, []byte(bundle), now); len(kept) > 0 {
+			c.log.Warn("the published trust bundle holds valid CAs this controller does not sign with; keeping them",
+				"trustBundle", c.cfg.TrustBundleName, "kept", fps,
+				"hint", "run every replica with the same --ca-* and --next-ca-* flags; delete the ClusterTrustBundle to drop a CA at once")
+			bundle += string(kept)
+		}
+	}
+	written, err := api.publish(ctx, c.cfg.Client, c.cfg.TrustBundleName, c.cfg.Signer.SignerName(), bundle, maps.Clone(c.labels()))
 	if err != nil {
 		return fmt.Errorf("podcertctl: publishing ClusterTrustBundle %s: %w", c.cfg.TrustBundleName, err)
 	}
@@ -293,11 +384,16 @@ func (c *Controller) publish(ctx context.Context, api versionAPI, version string
 
 // rotate makes the rotation's changes at their times: the next CA signs,
 // then the current CA leaves the trust bundle (tried again until written).
-// It returns when both are done or ctx ends. Run published the bundle of
-// its start already.
+// Until the retirement it reads the published bundle again before the
+// switch and every Config.Resync, and publishes it again when another
+// writer (a replica without the rotation, a rollback) left a CA out; a
+// bundle found without the next CA before the switch postpones the switch
+// to Propagation after it was published again. It returns when the
+// retirement is done or ctx ends. Run published the bundle of its start
+// already.
 func (c *Controller) rotate(ctx context.Context, api versionAPI, version string) {
 	r := c.rot
-	if r == nil || !c.cfg.Now().Before(r.retireAt) {
+	if r == nil {
 		return
 	}
 	wait := func(d time.Duration) bool {
@@ -308,18 +404,11 @@ func (c *Controller) rotate(ctx context.Context, api versionAPI, version string)
 			return true
 		}
 	}
-	signs := !c.cfg.Now().Before(r.SignsAt)
 	retry := RetryDelay
 	for {
 		now := c.cfg.Now()
-		switch {
-		case !signs && !now.Before(r.SignsAt):
-			signs = true
-			c.log.Info("the next CA signs from now", "ca", fingerprint(r.Signer.CA()), "retiring", fingerprint(c.cfg.Signer.CA()),
-				"retireAt", r.retireAt.UTC().Format(time.RFC3339))
-			c.observe(Event{Kind: CASwitched})
-			continue
-		case !now.Before(r.retireAt):
+		_, retireAt := r.times()
+		if !now.Before(retireAt) {
 			if err := c.publish(ctx, api, version, now); err != nil {
 				// Logged only: Errored events count status writes.
 				c.log.Error("retiring the former CA from the trust bundle; trying again", "err", err, "in", retry)
@@ -333,12 +422,69 @@ func (c *Controller) rotate(ctx context.Context, api versionAPI, version string)
 			c.observe(Event{Kind: CARetired})
 			return
 		}
-		at := r.retireAt
-		if !signs {
-			at = r.SignsAt
+		if err := c.keepPublished(ctx, api, version, now); err != nil {
+			// Fail closed: the switch waits for a bundle seen to hold the
+			// next CA.
+			c.log.Error("checking the published trust bundle; trying again", "err", err, "in", retry)
+			if !wait(retry) {
+				return
+			}
+			retry = min(2*retry, MaxRetryDelay)
+			continue
 		}
-		if !wait(at.Sub(now)) {
+		retry = RetryDelay
+		switchAt, retireAt := r.times()
+		if !r.switched.Load() && !now.Before(switchAt) {
+			r.switched.Store(true)
+			c.log.Info("the next CA signs from now", "ca", fingerprint(r.Signer.CA()), "retiring", fingerprint(c.cfg.Signer.CA()),
+				"retireAt", retireAt.UTC().Format(time.RFC3339))
+			c.observe(Event{Kind: CASwitched})
+			continue
+		}
+		at := retireAt
+		if !r.switched.Load() {
+			at = switchAt
+		}
+		if !wait(min(at.Sub(now), c.cfg.Resync)) {
 			return
 		}
 	}
+}
+
+// keepPublished reads the published bundle and, when it lacks a CA of the
+// bundle of now, publishes that again; a next CA missing before the
+// switch postpones the switch to Propagation from now.
+func (c *Controller) keepPublished(ctx context.Context, api versionAPI, version string, now time.Time) error {
+	r := c.rot
+	have, err := api.published(ctx, c.cfg.Client, c.cfg.TrustBundleName)
+	if err != nil {
+		return fmt.Errorf("podcertctl: reading ClusterTrustBundle %s: %w", c.cfg.TrustBundleName, err)
+	}
+	if holds(have, []byte(c.bundleAt(now))) {
+		return nil
+	}
+	nextMissing := !holds(have, r.Signer.TrustBundle())
+	if err := c.publish(ctx, api, version, now); err != nil {
+		return err
+	}
+	const hint = "another writer changed it: run every replica with the same --next-ca-* flags"
+	switch {
+	case nextMissing && !r.switched.Load():
+		switchAt, retireAt := r.postpone(now.Add(r.Propagation))
+		c.log.Warn("the published trust bundle lacked the next CA; published it again and postponed the switch",
+			"trustBundle", c.cfg.TrustBundleName, "ca", fingerprint(r.Signer.CA()), "signsAt", switchAt.UTC().Format(time.RFC3339),
+			"retireAt", retireAt.UTC().Format(time.RFC3339), "hint", hint)
+		if r.Signer.CA().NotAfter.Before(retireAt) {
+			c.log.Warn("the next CA expires before the postponed retirement", "ca", fingerprint(r.Signer.CA()),
+				"notAfter", r.Signer.CA().NotAfter.UTC().Format(time.RFC3339))
+		}
+		c.observe(Event{Kind: CASwitchPostponed})
+	case nextMissing:
+		c.log.Error("the published trust bundle lacked the next CA, which signs already; published it again",
+			"trustBundle", c.cfg.TrustBundleName, "ca", fingerprint(r.Signer.CA()), "hint", hint)
+	default:
+		c.log.Warn("the published trust bundle lacked the current CA; published it again",
+			"trustBundle", c.cfg.TrustBundleName, "ca", fingerprint(c.cfg.Signer.CA()), "hint", hint)
+	}
+	return nil
 }

@@ -182,7 +182,8 @@ func TestControllerRotatesCA(t *testing.T) {
 	cs := fake.NewClientset()
 	ctl, events := run(t, cs, podcertctl.Config{Signer: cur.signer, CAKey: cur.key, APIVersion: podcertctl.V1,
 		Next: &podcertctl.Rotation{Signer: nxt.signer, CAKey: nxt.key, SignsAt: signsAt},
-		Now:  clock.Now, After: clock.After})
+		// A resync longer than the rotation: the waits are for its phases.
+		Resync: 1000 * time.Hour, Now: clock.Now, After: clock.After})
 	assert.Equal(t, retireAt, ctl.RetireAt())
 	require.Equal(t, podcertctl.TrustBundleWritten, nextEvent(t, events).Kind)
 	b := bundleOf(t, cs)
@@ -225,7 +226,7 @@ func TestControllerRestartsMidRotation(t *testing.T) {
 	}
 	cfg := func() podcertctl.Config {
 		return podcertctl.Config{Signer: cur.signer, CAKey: cur.key, APIVersion: podcertctl.V1,
-			Next: &podcertctl.Rotation{Signer: nxt.signer, CAKey: nxt.key, SignsAt: signsAt}, Now: clock.Now, After: clock.After}
+			Next: &podcertctl.Rotation{Signer: nxt.signer, CAKey: nxt.key, SignsAt: signsAt}, Resync: 1000 * time.Hour, Now: clock.Now, After: clock.After}
 	}
 	for _, tc := range []struct {
 		name   string
@@ -257,7 +258,7 @@ func TestControllerRestartsMidRotation(t *testing.T) {
 func TestControllerRefusesUnpublishedNextCA(t *testing.T) {
 	clock := newTimer(t0)
 	cur := newRotationCA(t, "CA 1", clock.Now, t0.Add(-time.Hour), nil)
-	nxt := newRotationCA(t, "CA 2", clock.Now, t0.Add(-time.Hour), nil)
+	nxt := newRotationCA(t, "CA 2", clock.Now, t0.Add(-72*time.Hour), nil)
 	for _, tc := range []struct {
 		name    string
 		signsAt time.Time
@@ -268,6 +269,13 @@ func TestControllerRefusesUnpublishedNextCA(t *testing.T) {
 		{name: "within the hour, not published", signsAt: t0.Add(59 * time.Minute), wantErr: true},
 		{name: "past, not published", signsAt: t0.Add(-time.Hour), have: pemOf(cur), wantErr: true},
 		{name: "past, published", signsAt: t0.Add(-time.Hour), have: pemOf(cur, nxt)},
+		// A signs-at past the retirement (a year typo) must not publish
+		// the next CA alone: every live certificate of the current CA
+		// would fail.
+		{name: "past the retirement, nothing published", signsAt: t0.Add(-48 * time.Hour), wantErr: true},
+		{name: "past the retirement, the current CA alone", signsAt: t0.Add(-48 * time.Hour), have: pemOf(cur), wantErr: true},
+		{name: "past the retirement, both", signsAt: t0.Add(-48 * time.Hour), have: pemOf(cur, nxt)},
+		{name: "past the retirement, the next CA alone", signsAt: t0.Add(-48 * time.Hour), have: pemOf(nxt)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := fake.NewClientset()
@@ -280,10 +288,7 @@ func TestControllerRefusesUnpublishedNextCA(t *testing.T) {
 				Log: slog.New(slog.DiscardHandler)})
 			require.NoError(t, err)
 			ctx, cancel := context.WithCancel(context.Background())
-			if !tc.wantErr {
-				cancel() // Run checks and publishes, then stops
-			}
-			defer cancel()
+			cancel() // Run checks and publishes, then stops
 			err = ctl.Run(ctx)
 			if !tc.wantErr {
 				require.NoError(t, err)
@@ -398,4 +403,105 @@ func TestControllerRetriesRetirement(t *testing.T) {
 	require.Equal(t, podcertctl.TrustBundleWritten, rotationEvent(t, events))
 	require.Equal(t, podcertctl.CARetired, rotationEvent(t, events))
 	assert.Equal(t, pemOf(nxt), bundleOf(t, cs).Spec.TrustBundle)
+}
+
+// TestControllerPostponesSwitchOnRevertedBundle: a bundle another writer
+// reverted to the current CA alone before the switch is published again,
+// and the switch waits Propagation from then (the retirement with it), so
+// no pod gets a certificate of a CA it does not trust yet.
+func TestControllerPostponesSwitchOnRevertedBundle(t *testing.T) {
+	clock := newTimer(t0)
+	cur := newRotationCA(t, "CA 1", clock.Now, t0.Add(-time.Hour), nil)
+	nxt := newRotationCA(t, "CA 2", clock.Now, t0.Add(-time.Hour), nil)
+	signsAt := t0.Add(2 * time.Hour)
+	postponed := signsAt.Add(podcertctl.DefaultPropagation)
+	cs := fake.NewClientset()
+	ctl, events := run(t, cs, podcertctl.Config{Signer: cur.signer, CAKey: cur.key, APIVersion: podcertctl.V1,
+		Next:   &podcertctl.Rotation{Signer: nxt.signer, CAKey: nxt.key, SignsAt: signsAt},
+		Resync: 1000 * time.Hour, Now: clock.Now, After: clock.After})
+	require.Equal(t, podcertctl.TrustBundleWritten, nextEvent(t, events).Kind)
+	assert.Equal(t, 2*time.Hour, clock.wait(t))
+
+	revert := func() {
+		b := bundleOf(t, cs)
+		b.Spec.TrustBundle = pemOf(cur) // a replica without the rotation, a rollback
+		_, err := cs.CertificatesV1().ClusterTrustBundles().Update(context.Background(), b, metav1.UpdateOptions{})
+		require.NoError(t, err)
+	}
+	revert()
+	clock.set(signsAt)
+	require.Equal(t, podcertctl.TrustBundleWritten, rotationEvent(t, events))
+	require.Equal(t, podcertctl.CASwitchPostponed, rotationEvent(t, events))
+	assert.Equal(t, time.Hour, clock.wait(t), "waits for the postponed switch")
+	assert.Equal(t, pemOf(cur, nxt), bundleOf(t, cs).Spec.TrustBundle, "both CAs published again")
+	assert.Equal(t, postponed, ctl.SwitchAt())
+	assert.Equal(t, postponed.Add(podcert.DefaultMaxLifetime+podcertctl.DefaultRotationSkew), ctl.RetireAt(), "the retirement moves with the switch")
+	assert.Equal(t, map[string]string{"CN=CA 1": podcertctl.CASigning, "CN=CA 2": podcertctl.CANext}, states(ctl))
+	require.NoError(t, issue(t, cs, events, "req-1").CheckSignatureFrom(cur.cert), "the current CA signs until the postponed switch")
+
+	clock.set(postponed)
+	require.Equal(t, podcertctl.CASwitched, rotationEvent(t, events))
+	require.NoError(t, issue(t, cs, events, "req-2").CheckSignatureFrom(nxt.cert))
+}
+
+// TestControllerRepublishesOnResync: during the overlap the bundle is
+// read again every Resync; one found without a CA is published again.
+func TestControllerRepublishesOnResync(t *testing.T) {
+	clock := newTimer(t0)
+	cur := newRotationCA(t, "CA 1", clock.Now, t0.Add(-time.Hour), nil)
+	nxt := newRotationCA(t, "CA 2", clock.Now, t0.Add(-time.Hour), nil)
+	published := &certificatesv1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: bundleName},
+		Spec: certificatesv1.ClusterTrustBundleSpec{SignerName: signerName, TrustBundle: pemOf(cur, nxt)}}
+	cs := fake.NewClientset(published)
+	_, events := run(t, cs, podcertctl.Config{Signer: cur.signer, CAKey: cur.key, APIVersion: podcertctl.V1,
+		Next:   &podcertctl.Rotation{Signer: nxt.signer, CAKey: nxt.key, SignsAt: t0.Add(-time.Hour)},
+		Resync: 10 * time.Minute, Now: clock.Now, After: clock.After})
+	require.Equal(t, podcertctl.TrustBundleWritten, rotationEvent(t, events), "labels set")
+	assert.Equal(t, 10*time.Minute, clock.wait(t), "reads the bundle again every Resync")
+	for _, have := range []string{pemOf(cur), pemOf(nxt)} {
+		b := bundleOf(t, cs)
+		b.Spec.TrustBundle = have
+		_, err := cs.CertificatesV1().ClusterTrustBundles().Update(context.Background(), b, metav1.UpdateOptions{})
+		require.NoError(t, err)
+		clock.set(clock.Now().Add(10 * time.Minute))
+		require.Equal(t, podcertctl.TrustBundleWritten, rotationEvent(t, events))
+		assert.Equal(t, 10*time.Minute, clock.wait(t))
+		assert.Equal(t, pemOf(cur, nxt), bundleOf(t, cs).Spec.TrustBundle)
+	}
+}
+
+// TestControllerWithoutRotationKeepsOtherCAs: a replica started without
+// the rotation, while the published bundle holds another replica's next
+// CA, keeps it (after its own CA) rather than dropping a CA pods may be
+// given certificates of; an expired CA or a certificate that is no CA is
+// dropped.
+func TestControllerWithoutRotationKeepsOtherCAs(t *testing.T) {
+	clock := newTimer(t0)
+	cur := newRotationCA(t, "CA 1", clock.Now, t0.Add(-time.Hour), nil)
+	nxt := newRotationCA(t, "CA 2", clock.Now, t0.Add(-time.Hour), nil)
+	expired := newRotationCA(t, "CA 3", clock.Now, t0.Add(-time.Hour), nil)
+	expiredKey := newCAKey(t)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "CA 3"},
+		NotBefore: t0.Add(-48 * time.Hour), NotAfter: t0.Add(-time.Hour),
+		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, expiredKey.Public(), expiredKey)
+	require.NoError(t, err)
+	expired.cert, err = x509.ParseCertificate(der)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name, have, want string
+	}{
+		{name: "a rotation's next CA", have: pemOf(cur, nxt), want: pemOf(cur, nxt)},
+		{name: "the next CA alone (after a retirement)", have: pemOf(nxt), want: pemOf(cur, nxt)},
+		{name: "an expired CA", have: pemOf(expired, cur), want: pemOf(cur)},
+		{name: "nothing else", have: pemOf(cur), want: pemOf(cur)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := fake.NewClientset(&certificatesv1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: bundleName},
+				Spec: certificatesv1.ClusterTrustBundleSpec{SignerName: signerName, TrustBundle: tc.have}})
+			_, events := run(t, cs, podcertctl.Config{Signer: cur.signer, APIVersion: podcertctl.V1, Now: clock.Now, After: clock.After})
+			require.Equal(t, podcertctl.TrustBundleWritten, nextEvent(t, events).Kind)
+			assert.Equal(t, tc.want, bundleOf(t, cs).Spec.TrustBundle)
+		})
+	}
 }

@@ -1,15 +1,12 @@
 package cmdksa
 
 import (
-	"crypto/x509"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ksa-go/ksa/interop/controlplane"
 	"github.com/ksa-go/ksa/keystore/keystoretest"
 	"github.com/ksa-go/ksa/podcert"
 	"github.com/ksa-go/ksa/x509sa"
@@ -26,24 +23,7 @@ func TestPodCertificateSignerHSM(t *testing.T) {
 		require.NoError(t, hsm.Import(caKey, "ca01", "pods-ca"))
 		writePEM(t, filepath.Join(work, "ca.crt"), "CERTIFICATE", caCert.Raw)
 
-		v1 := !strings.HasPrefix(version, "v1.36.")
-		cfg := controlplane.Config{
-			Version:                version,
-			ClientCAs:              []*x509.Certificate{caCert},
-			EnableAdmissionPlugins: []string{"NodeRestriction"},
-		}
-		if !v1 {
-			cfg.FeatureGates = map[string]bool{"PodCertificateRequest": true, "ClusterTrustBundle": true}
-			cfg.RuntimeConfig = map[string]string{"certificates.k8s.io/v1beta1": "true"}
-		}
-		cp := controlplane.StartForTest(t, cfg)
-		pcrs := pcrAPI{cs: cp.Clientset(), v1: v1}
-
-		signerNS := cp.Namespace(t)
-		rbac, code := ksa(t, bin, work, "podcert", "rbac", "--signer-name", podSigner, "--namespace", signerNS, "--service-account", "podcert-signer", "--no-namespace")
-		require.Equal(t, 0, code)
-		applyRBAC(t, cp.Clientset(), rbac)
-		kubeconfig := saKubeconfig(t, cp, signerNS, "podcert-signer", work)
+		cp, pcrs, kubeconfig := podcertPlane(t, version, bin, work, caCert)
 		stopSigner, _ := startSigner(t, bin, work, "serve", "--signer-name", podSigner, "--ca-key", hsm.Ref("ca01", ""), "--ca-cert", "ca.crt",
 			"--kubeconfig", kubeconfig)
 

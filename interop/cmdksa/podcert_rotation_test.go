@@ -20,7 +20,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
-	"github.com/ksa-go/ksa/interop/controlplane"
 	"github.com/ksa-go/ksa/kubeapi"
 	"github.com/ksa-go/ksa/podcert"
 )
@@ -66,19 +65,7 @@ func TestPodCertificateCARotation(t *testing.T) {
 			writePEM(t, filepath.Join(work, name+".key"), "PRIVATE KEY", der)
 		}
 
-		v1 := !strings.HasPrefix(version, "v1.36.")
-		cfg := controlplane.Config{Version: version, EnableAdmissionPlugins: []string{"NodeRestriction"}}
-		if !v1 {
-			cfg.FeatureGates = map[string]bool{"PodCertificateRequest": true, "ClusterTrustBundle": true}
-			cfg.RuntimeConfig = map[string]string{"certificates.k8s.io/v1beta1": "true"}
-		}
-		cp := controlplane.StartForTest(t, cfg)
-		pcrs := pcrAPI{cs: cp.Clientset(), v1: v1}
-		signerNS := cp.Namespace(t)
-		rbac, code := ksa(t, bin, work, "podcert", "rbac", "--signer-name", podSigner, "--namespace", signerNS, "--service-account", "podcert-signer", "--no-namespace")
-		require.Equal(t, 0, code)
-		applyRBAC(t, cp.Clientset(), rbac)
-		kubeconfig := saKubeconfig(t, cp, signerNS, "podcert-signer", work)
+		cp, pcrs, kubeconfig := podcertPlane(t, version, bin, work)
 
 		signsAt := time.Now().Add(20 * time.Second).Truncate(time.Second)
 		retireAt := signsAt.Add(time.Hour + 5*time.Minute)

@@ -80,25 +80,8 @@ func TestPodCertificateSigner(t *testing.T) {
 		require.NoError(t, err)
 		writePEM(t, filepath.Join(work, "ca.key"), "PRIVATE KEY", keyDER)
 
-		v1 := !strings.HasPrefix(version, "v1.36.")
-		cfg := controlplane.Config{
-			Version:                version,
-			ClientCAs:              []*x509.Certificate{caCert},
-			EnableAdmissionPlugins: []string{"NodeRestriction"},
-		}
-		if !v1 {
-			cfg.FeatureGates = map[string]bool{"PodCertificateRequest": true, "ClusterTrustBundle": true}
-			cfg.RuntimeConfig = map[string]string{"certificates.k8s.io/v1beta1": "true"}
-		}
-		cp := controlplane.StartForTest(t, cfg)
-		pcrs := pcrAPI{cs: cp.Clientset(), v1: v1}
-
-		// The signer, as a service account with the printed RBAC only.
-		signerNS := cp.Namespace(t)
-		rbac, code := ksa(t, bin, work, "podcert", "rbac", "--signer-name", podSigner, "--namespace", signerNS, "--service-account", "podcert-signer", "--no-namespace")
-		require.Equal(t, 0, code)
-		applyRBAC(t, cp.Clientset(), rbac)
-		kubeconfig := saKubeconfig(t, cp, signerNS, "podcert-signer", work)
+		// The signer runs as a service account with the printed RBAC only.
+		cp, pcrs, kubeconfig := podcertPlane(t, version, bin, work, caCert)
 		stopSigner, signerOutput := startSigner(t, bin, work, "serve", "--signer-name", podSigner, "--ca-key", "ca.key", "--ca-cert", "ca.crt",
 			"--kubeconfig", kubeconfig, "--allow-host", "{serviceaccount}.{namespace}.svc", "--workers", "8", "--kube-api-qps", "1000", "--kube-api-burst", "2000",
 			"--ops-addr", "127.0.0.1:0")
@@ -210,12 +193,22 @@ func TestPodCertificateSigner(t *testing.T) {
 		// 6. The metrics count what was decided, by outcome and reason;
 		// the oldest undecided request's age returns to 0 once the
 		// signer's cache holds every status; it is ready.
-		m := scrape(t, ops)
+		// A decision is counted once its status write has returned to the
+		// signer, which may come just after the watch above saw it: the
+		// counts are read once they have all arrived.
+		var m map[string]float64
+		decisions := func() float64 {
+			return m[`ksa_podcert_decision_duration_seconds_count{outcome="issued"}`] +
+				m[`ksa_podcert_decision_duration_seconds_count{outcome="denied"}`] + m[`ksa_podcert_decision_duration_seconds_count{outcome="failed"}`]
+		}
+		_ = wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
+			m = scrape(t, ops)
+			return decisions() >= float64(bulkRequests+4), nil
+		})
 		assert.Equal(t, float64(bulkRequests+2), m[`ksa_podcert_requests_total{outcome="issued",reason="Issued"}`])
 		assert.Equal(t, 1.0, m[`ksa_podcert_requests_total{outcome="denied",reason="InvalidUnverifiedUserAnnotations"}`])
 		assert.Equal(t, 1.0, m[`ksa_podcert_requests_total{outcome="failed",reason="InvalidRequest"}`])
-		assert.Equal(t, float64(bulkRequests+4), m[`ksa_podcert_decision_duration_seconds_count{outcome="issued"}`]+
-			m[`ksa_podcert_decision_duration_seconds_count{outcome="denied"}`]+m[`ksa_podcert_decision_duration_seconds_count{outcome="failed"}`])
+		assert.Equal(t, float64(bulkRequests+4), decisions())
 		assert.Equal(t, 1.0, m["ksa_podcert_trust_bundle_updates_total"])
 		assert.Zero(t, m["ksa_podcert_ca_key_errors_total"])
 		require.NoError(t, wait.PollUntilContextTimeout(t.Context(), 100*time.Millisecond, time.Minute, true, func(context.Context) (bool, error) {
@@ -665,4 +658,26 @@ func mutualTLS(t *testing.T, trust, clientBundle, serverBundle, serverName strin
 	require.NoError(t, err)
 	require.NoError(t, <-served)
 	return clientSaw, serverSaw
+}
+
+// podcertPlane starts a control plane for pod certificates on version
+// (certificates.k8s.io/v1 on 1.37; v1beta1 and its feature gates on 1.36)
+// with NodeRestriction on, trusting clientCAs for X.509 logins, and a
+// service account for the signer holding only the RBAC "ksa podcert rbac"
+// prints. It returns the plane, its request API and that account's
+// kubeconfig.
+func podcertPlane(t *testing.T, version, bin, work string, clientCAs ...*x509.Certificate) (*controlplane.ControlPlane, pcrAPI, string) {
+	t.Helper()
+	v1 := !strings.HasPrefix(version, "v1.36.")
+	cfg := controlplane.Config{Version: version, ClientCAs: clientCAs, EnableAdmissionPlugins: []string{"NodeRestriction"}}
+	if !v1 {
+		cfg.FeatureGates = map[string]bool{"PodCertificateRequest": true, "ClusterTrustBundle": true}
+		cfg.RuntimeConfig = map[string]string{"certificates.k8s.io/v1beta1": "true"}
+	}
+	cp := controlplane.StartForTest(t, cfg)
+	signerNS := cp.Namespace(t)
+	rbac, code := ksa(t, bin, work, "podcert", "rbac", "--signer-name", podSigner, "--namespace", signerNS, "--service-account", "podcert-signer", "--no-namespace")
+	require.Equal(t, 0, code)
+	applyRBAC(t, cp.Clientset(), rbac)
+	return cp, pcrAPI{cs: cp.Clientset(), v1: v1}, saKubeconfig(t, cp, signerNS, "podcert-signer", work)
 }

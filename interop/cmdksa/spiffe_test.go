@@ -6,7 +6,6 @@ import (
 	"encoding/pem"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ksa-go/ksa/interop/controlplane"
 	"github.com/ksa-go/ksa/podcert"
 	"github.com/ksa-go/ksa/podcert/podcerttest"
 )
@@ -39,19 +37,7 @@ func TestSpiffeSidecar(t *testing.T) {
 		keyDER, err := x509.MarshalPKCS8PrivateKey(caKey)
 		require.NoError(t, err)
 		writePEM(t, filepath.Join(work, "ca.key"), "PRIVATE KEY", keyDER)
-		v1 := !strings.HasPrefix(version, "v1.36.")
-		cfg := controlplane.Config{Version: version, EnableAdmissionPlugins: []string{"NodeRestriction"}}
-		if !v1 {
-			cfg.FeatureGates = map[string]bool{"PodCertificateRequest": true, "ClusterTrustBundle": true}
-			cfg.RuntimeConfig = map[string]string{"certificates.k8s.io/v1beta1": "true"}
-		}
-		cp := controlplane.StartForTest(t, cfg)
-		pcrs := pcrAPI{cs: cp.Clientset(), v1: v1}
-		signerNS := cp.Namespace(t)
-		rbac, code := ksa(t, bin, work, "podcert", "rbac", "--signer-name", podSigner, "--namespace", signerNS, "--service-account", "podcert-signer", "--no-namespace")
-		require.Equal(t, 0, code)
-		applyRBAC(t, cp.Clientset(), rbac)
-		kubeconfig := saKubeconfig(t, cp, signerNS, "podcert-signer", work)
+		cp, pcrs, kubeconfig := podcertPlane(t, version, bin, work)
 		startSigner(t, bin, work, "serve", "--signer-name", podSigner, "--ca-key", "ca.key", "--ca-cert", "ca.crt", "--kubeconfig", kubeconfig)
 
 		node := newNode(t, cp)

@@ -65,9 +65,10 @@ var ErrNextCANotPublished = errors.New("podcertctl: the next CA is not in the pu
 //     [Controller.RetireAt]), every certificate of the current CA has
 //     expired, and the bundle holds the next CA alone.
 //
-// Every phase is a function of the clock: a controller started again with
+// Every phase is a function of the clock and of the switch the published
+// bundle records ([SwitchAtAnnotation]): a controller started again with
 // the same Rotation, at any time, does what the first one would have done
-// then. Once retired, the current CA can go: start the controller with the
+// then, a postponed switch included. Once retired, the current CA can go: start the controller with the
 // next CA as its Signer and no Rotation.
 type Rotation struct {
 	// Signer signs with the next CA. Its signer name and trust domain must
@@ -210,8 +211,9 @@ func (c *Controller) RetireAt() time.Time {
 }
 
 // SwitchAt returns when the next CA signs: Rotation.SignsAt, or later
-// when a published bundle found without the next CA postponed it; the
-// zero time without a Rotation.
+// when a published bundle found without the next CA postponed it (here or
+// before a restart, as the bundle records); the zero time without a
+// Rotation.
 func (c *Controller) SwitchAt() time.Time {
 	if c.rot == nil {
 		return time.Time{}

@@ -163,8 +163,11 @@ another writer reverted (a replica without these flags, a rollback) is
 published again, and a next CA missing before the switch postpones the
 switch, and the retirement, to --ca-propagation after that (logged,
 counted). Run every replica with the same flags; do not change
---max-lifetime mid-rotation (it moves the retirement); after a
-postponement, restart with the logged switch time as --next-ca-signs-at.
+--max-lifetime mid-rotation (it moves the retirement). The bundle records
+the switch (annotations ` + podcertctl.SwitchAtAnnotation + ` and
+` + podcertctl.NextCAAnnotation + `), so the command remembers a postponement:
+started again, it keeps the later of --next-ca-signs-at and the recorded
+switch, and its retirement; the record goes at the retirement.
 A replica without the --next-ca-* flags keeps the bundle's other valid
 CAs, warning, rather than drop a CA whose certificates are alive (delete
 the ClusterTrustBundle to drop one at once). After the retirement,

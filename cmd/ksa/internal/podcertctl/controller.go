@@ -252,11 +252,12 @@ func (c *Controller) Run(ctx context.Context) error {
 		}
 	}
 	if r := c.rot; r != nil {
-		// The bundle just published holds the next CA: past SignsAt it
-		// signs at once.
-		r.switched.Store(!c.cfg.Now().Before(r.SignsAt))
+		// The bundle just published holds the next CA: past the switch
+		// (SignsAt, or the later one the bundle recorded) it signs at once.
+		switchAt, retireAt := r.times()
+		r.switched.Store(!c.cfg.Now().Before(switchAt))
 		c.log.Info("rotating the CA", "ca", fingerprint(c.cfg.Signer.CA()), "next", fingerprint(r.Signer.CA()),
-			"signsAt", r.SignsAt.UTC().Format(time.RFC3339), "retireAt", c.RetireAt().UTC().Format(time.RFC3339))
+			"signsAt", switchAt.UTC().Format(time.RFC3339), "retireAt", retireAt.UTC().Format(time.RFC3339))
 		rctx, stopRotating := context.WithCancel(ctx)
 		rotated := make(chan struct{})
 		defer func() {

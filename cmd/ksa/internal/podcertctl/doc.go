@@ -39,7 +39,12 @@
 // Config.Resync, and publishes it again when another writer left a CA
 // out; a next CA missing before the switch postpones the switch, and the
 // retirement, to Propagation from then ([CASwitchPostponed],
-// [Controller.SwitchAt]). A controller without a rotation keeps the
+// [Controller.SwitchAt]). The bundle records the switch
+// ([SwitchAtAnnotation], with [NextCAAnnotation] naming the next CA), so a
+// controller started again, or a replica, keeps a postponed switch and its
+// retirement: the switch is the later of SignsAt and the record of the
+// same next CA, never earlier; the record goes at the retirement. A
+// controller without a rotation keeps the
 // published bundle's other valid CAs after its own. The bundle
 // is labelled [CanaryingLabel]=live and [TrustDomainLabel]=<trust domain>;
 // [Controller.CAs] says which CA signs, which is next and which retires.

@@ -10,7 +10,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"maps"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -66,9 +65,10 @@ var ErrNextCANotPublished = errors.New("podcertctl: the next CA is not in the pu
 //     [Controller.RetireAt]), every certificate of the current CA has
 //     expired, and the bundle holds the next CA alone.
 //
-// Every phase is a function of the clock: a controller started again with
+// Every phase is a function of the clock and of the switch the published
+// bundle records ([SwitchAtAnnotation]): a controller started again with
 // the same Rotation, at any time, does what the first one would have done
-// then. Once retired, the current CA can go: start the controller with the
+// then, a postponed switch included. Once retired, the current CA can go: start the controller with the
 // next CA as its Signer and no Rotation.
 type Rotation struct {
 	// Signer signs with the next CA. Its signer name and trust domain must
@@ -211,8 +211,9 @@ func (c *Controller) RetireAt() time.Time {
 }
 
 // SwitchAt returns when the next CA signs: Rotation.SignsAt, or later
-// when a published bundle found without the next CA postponed it; the
-// zero time without a Rotation.
+// when a published bundle found without the next CA postponed it (here or
+// before a restart, as the bundle records); the zero time without a
+// Rotation.
 func (c *Controller) SwitchAt() time.Time {
 	if c.rot == nil {
 		return time.Time{}
@@ -295,23 +296,27 @@ func (c *Controller) CAs() []CAState {
 	return []CAState{state(c.rot.Signer, CASigning)}
 }
 
-// checkPublished refuses to start a rotation whose next CA signs sooner
-// than Propagation from now unless the published bundle holds it already
-// (a controller started again mid-rotation). Past the retirement too: a
-// start then publishes the next CA alone, which only a bundle holding the
-// next CA already (both CAs, or the next alone after the retirement) makes
-// safe; else SignsAt is a mistake (a wrong year) and every live
-// certificate of the current CA would fail.
+// checkPublished reads the published bundle at the start of a rotation:
+// it keeps a later switch the bundle records for the same next CA
+// ([SwitchAtAnnotation]), and refuses to start a rotation whose next CA
+// signs sooner than Propagation from now unless the published bundle holds
+// it already (a controller started again mid-rotation). Past the
+// retirement too: a start then publishes the next CA alone, which only a
+// bundle holding the next CA already (both CAs, or the next alone after
+// the retirement) makes safe; else SignsAt is a mistake (a wrong year) and
+// every live certificate of the current CA would fail. The refusal goes by
+// SignsAt, not by a recorded switch: a record never makes a start safe.
 func (c *Controller) checkPublished(ctx context.Context, api versionAPI, now time.Time) error {
 	r := c.rot
-	if r == nil || !now.Add(r.Propagation).After(r.SignsAt) {
+	if r == nil {
 		return nil
 	}
-	have, err := api.published(ctx, c.cfg.Client, c.cfg.TrustBundleName)
+	have, annotations, err := api.published(ctx, c.cfg.Client, c.cfg.TrustBundleName)
 	if err != nil {
 		return fmt.Errorf("podcertctl: reading ClusterTrustBundle %s: %w", c.cfg.TrustBundleName, err)
 	}
-	if holds(have, r.Signer.TrustBundle()) {
+	c.recall(annotations)
+	if !now.Add(r.Propagation).After(r.SignsAt) || holds(have, r.Signer.TrustBundle()) {
 		return nil
 	}
 	return fmt.Errorf("%w: it signs at %s, less than %s from now, and ClusterTrustBundle %s does not hold it",
@@ -358,7 +363,7 @@ func othersKept(have string, mine []byte, now time.Time) ([]byte, []string) {
 func (c *Controller) publish(ctx context.Context, api versionAPI, version string, now time.Time) error {
 	bundle := c.bundleAt(now)
 	if c.rot == nil {
-		have, err := api.published(ctx, c.cfg.Client, c.cfg.TrustBundleName)
+		have, _, err := api.published(ctx, c.cfg.Client, c.cfg.TrustBundleName)
 		if err != nil {
 			return fmt.Errorf("podcertctl: reading ClusterTrustBundle %s: %w", c.cfg.TrustBundleName, err)
 		}
@@ -369,7 +374,7 @@ func (c *Controller) publish(ctx context.Context, api versionAPI, version string
 			bundle += string(kept)
 		}
 	}
-	written, err := api.publish(ctx, c.cfg.Client, c.cfg.TrustBundleName, c.cfg.Signer.SignerName(), bundle, maps.Clone(c.labels()))
+	written, err := api.publish(ctx, c.cfg.Client, c.cfg.TrustBundleName, c.cfg.Signer.SignerName(), bundle, c.ours(now))
 	if err != nil {
 		return fmt.Errorf("podcertctl: publishing ClusterTrustBundle %s: %w", c.cfg.TrustBundleName, err)
 	}
@@ -451,33 +456,42 @@ func (c *Controller) rotate(ctx context.Context, api versionAPI, version string)
 	}
 }
 
-// keepPublished reads the published bundle and, when it lacks a CA of the
-// bundle of now, publishes that again; a next CA missing before the
-// switch postpones the switch to Propagation from now.
+// keepPublished reads the published bundle, keeps a later switch it
+// records, and, when it lacks a CA of the bundle of now or the record of
+// the switch, publishes that again; a next CA missing before the switch
+// postpones the switch to Propagation from now, recorded in the bundle
+// published again.
 func (c *Controller) keepPublished(ctx context.Context, api versionAPI, version string, now time.Time) error {
 	r := c.rot
-	have, err := api.published(ctx, c.cfg.Client, c.cfg.TrustBundleName)
+	have, annotations, err := api.published(ctx, c.cfg.Client, c.cfg.TrustBundleName)
 	if err != nil {
 		return fmt.Errorf("podcertctl: reading ClusterTrustBundle %s: %w", c.cfg.TrustBundleName, err)
 	}
-	if holds(have, []byte(c.bundleAt(now))) {
+	c.recall(annotations)
+	complete := holds(have, []byte(c.bundleAt(now)))
+	if complete && c.recorded(annotations) {
 		return nil
 	}
 	nextMissing := !holds(have, r.Signer.TrustBundle())
+	postponing := nextMissing && !r.switched.Load()
+	if postponing {
+		// Before publishing, so the bundle records the postponed switch.
+		r.postpone(now.Add(r.Propagation))
+	}
 	if err := c.publish(ctx, api, version, now); err != nil {
 		return err
 	}
 	const hint = "another writer changed it: run every replica with the same --next-ca-* flags"
 	switch {
-	case nextMissing && !r.switched.Load():
-		switchAt, retireAt := r.postpone(now.Add(r.Propagation))
+	case complete:
+		c.log.Info("the published trust bundle lacked the record of the switch; recorded it again",
+			"trustBundle", c.cfg.TrustBundleName, "ca", fingerprint(r.Signer.CA()))
+	case postponing:
+		switchAt, retireAt := r.times()
 		c.log.Warn("the published trust bundle lacked the next CA; published it again and postponed the switch",
 			"trustBundle", c.cfg.TrustBundleName, "ca", fingerprint(r.Signer.CA()), "signsAt", switchAt.UTC().Format(time.RFC3339),
 			"retireAt", retireAt.UTC().Format(time.RFC3339), "hint", hint)
-		if r.Signer.CA().NotAfter.Before(retireAt) {
-			c.log.Warn("the next CA expires before the postponed retirement", "ca", fingerprint(r.Signer.CA()),
-				"notAfter", r.Signer.CA().NotAfter.UTC().Format(time.RFC3339))
-		}
+		c.warnExpiry()
 		c.observe(Event{Kind: CASwitchPostponed})
 	case nextMissing:
 		c.log.Error("the published trust bundle lacked the next CA, which signs already; published it again",

@@ -27,18 +27,49 @@ type versionAPI interface {
 	// (the field selector keeps those out; a fake client may not).
 	decide(ctx context.Context, cs Client, s *podcert.Signer, obj any) (*podcert.Decision, error)
 	// publish creates the trust bundle, or updates it when its
-	// certificates or its labels of ours differ; written says whether it
-	// did either.
-	publish(ctx context.Context, cs Client, name, signerName, pem string, labels map[string]string) (written bool, err error)
-	// published returns the certificates of the trust bundle; "" when
-	// there is no such bundle.
-	published(ctx context.Context, cs Client, name string) (string, error)
+	// certificates, its labels or annotations of ours differ; written says
+	// whether it did either.
+	publish(ctx context.Context, cs Client, name, signerName, pem string, m ours) (written bool, err error)
+	// published returns the certificates and the annotations of the trust
+	// bundle; "" and nil when there is no such bundle.
+	published(ctx context.Context, cs Client, name string) (pem string, annotations map[string]string, err error)
 	// ping lists at most one request of signerName: whether the API server
 	// answers, and the controller may list.
 	ping(ctx context.Context, cs Client, signerName string) error
 	// undecided returns when a request of the informer's store was
 	// created, if it is signerName's and carries no outcome yet.
 	undecided(obj any, signerName string) (created time.Time, ok bool)
+}
+
+// ours is the metadata the controller sets on the trust bundle: labels
+// and annotations set, annotation keys removed. Others' labels and
+// annotations stay.
+type ours struct {
+	labels, annotations map[string]string
+	drop                []string
+}
+
+// set writes o into m; false when m held it already.
+func (o ours) set(m *metav1.ObjectMeta) (changed bool) {
+	put := func(dst *map[string]string, src map[string]string) {
+		for k, v := range src {
+			if old, ok := (*dst)[k]; !ok || old != v {
+				if *dst == nil {
+					*dst = map[string]string{}
+				}
+				(*dst)[k], changed = v, true
+			}
+		}
+	}
+	put(&m.Labels, o.labels)
+	put(&m.Annotations, o.annotations)
+	for _, k := range o.drop {
+		if _, ok := m.Annotations[k]; ok {
+			delete(m.Annotations, k)
+			changed = true
+		}
+	}
+	return changed
 }
 
 // version is a versionAPI from the few calls that differ between v1 and
@@ -54,7 +85,7 @@ type version[P interface{ GetCreationTimestamp() metav1.Time }, B any] struct {
 	updateStatus func(ctx context.Context, cs Client, p P) error
 	// bundle builds the wanted trust bundle; sameSpec compares two; the
 	// rest are the client's calls.
-	bundle   func(name, signerName, pem string, labels map[string]string) B
+	bundle   func(name, signerName, pem string) B
 	sameSpec func(have, want B) (same bool, updated B)
 	// meta and pem read a bundle's metadata and certificates.
 	meta   func(B) *metav1.ObjectMeta
@@ -117,8 +148,9 @@ func (v version[P, B]) decide(ctx context.Context, cs Client, s *podcert.Signer,
 	return &d, v.updateStatus(ctx, cs, updated)
 }
 
-func (v version[P, B]) publish(ctx context.Context, cs Client, name, signerName, pem string, labels map[string]string) (bool, error) {
-	want := v.bundle(name, signerName, pem, labels)
+func (v version[P, B]) publish(ctx context.Context, cs Client, name, signerName, pem string, m ours) (bool, error) {
+	want := v.bundle(name, signerName, pem)
+	m.set(v.meta(want))
 	err := v.create(ctx, cs, want)
 	if !apierrors.IsAlreadyExists(err) {
 		return err == nil, err
@@ -128,15 +160,8 @@ func (v version[P, B]) publish(ctx context.Context, cs Client, name, signerName,
 		return false, err
 	}
 	same, updated := v.sameSpec(have, want)
-	// Labels of others stay; ours are set.
-	m := v.meta(updated)
-	for k, val := range labels {
-		if m.Labels[k] != val {
-			if m.Labels == nil {
-				m.Labels = map[string]string{}
-			}
-			m.Labels[k], same = val, false
-		}
+	if m.set(v.meta(updated)) {
+		same = false
 	}
 	if same {
 		return false, nil
@@ -147,15 +172,15 @@ func (v version[P, B]) publish(ctx context.Context, cs Client, name, signerName,
 	return true, nil
 }
 
-func (v version[P, B]) published(ctx context.Context, cs Client, name string) (string, error) {
+func (v version[P, B]) published(ctx context.Context, cs Client, name string) (string, map[string]string, error) {
 	b, err := v.get(ctx, cs, name)
 	if apierrors.IsNotFound(err) {
-		return "", nil
+		return "", nil, nil
 	}
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	return v.pem(b), nil
+	return v.pem(b), v.meta(b).Annotations, nil
 }
 
 // requestInformer watches the requests r lists, as client-go's generated
@@ -197,8 +222,8 @@ func v1API() versionAPI {
 			_, err := cs.RequestsV1(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
 			return err
 		},
-		bundle: func(name, signerName, pem string, labels map[string]string) *certificatesv1.ClusterTrustBundle {
-			return &certificatesv1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		bundle: func(name, signerName, pem string) *certificatesv1.ClusterTrustBundle {
+			return &certificatesv1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: name},
 				Spec: certificatesv1.ClusterTrustBundleSpec{SignerName: signerName, TrustBundle: pem}}
 		},
 		sameSpec: func(have, want *certificatesv1.ClusterTrustBundle) (bool, *certificatesv1.ClusterTrustBundle) {
@@ -243,8 +268,8 @@ func v1beta1API() versionAPI {
 			_, err := cs.RequestsV1beta1(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{})
 			return err
 		},
-		bundle: func(name, signerName, pem string, labels map[string]string) *certificatesv1beta1.ClusterTrustBundle {
-			return &certificatesv1beta1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels},
+		bundle: func(name, signerName, pem string) *certificatesv1beta1.ClusterTrustBundle {
+			return &certificatesv1beta1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: name},
 				Spec: certificatesv1beta1.ClusterTrustBundleSpec{SignerName: signerName, TrustBundle: pem}}
 		},
 		sameSpec: func(have, want *certificatesv1beta1.ClusterTrustBundle) (bool, *certificatesv1beta1.ClusterTrustBundle) {

@@ -1,0 +1,90 @@
+package podcertctl
+
+import (
+	"time"
+)
+
+// Annotations of the published ClusterTrustBundle recording a rotation's
+// switch, so a controller started again keeps a switch postponed before
+// (see [Rotation]).
+const (
+	// NextCAAnnotation is the hex SHA-256 fingerprint of the rotation's
+	// next CA: a record names the rotation it is of.
+	NextCAAnnotation = "ksa-go.github.io/next-ca"
+	// SwitchAtAnnotation is when the next CA signs, RFC 3339: the
+	// rotation's SignsAt, or later once postponed.
+	SwitchAtAnnotation = "ksa-go.github.io/next-ca-signs-at"
+)
+
+// ours returns the metadata of the bundle published at t. During a
+// rotation, until the retirement, it records the switch; from the
+// retirement (the next CA alone) it removes the record. A controller
+// without a rotation leaves a record as it is: it is another replica's, or
+// a stopped rotation's, which only a rotation to the same next CA reads,
+// and which can only delay its switch.
+func (c *Controller) ours(t time.Time) ours {
+	m := ours{labels: c.labels()}
+	if c.rot == nil {
+		return m
+	}
+	switchAt, retireAt := c.rot.times()
+	if !t.Before(retireAt) {
+		m.drop = []string{NextCAAnnotation, SwitchAtAnnotation}
+		return m
+	}
+	m.annotations = map[string]string{
+		NextCAAnnotation:   fingerprint(c.rot.Signer.CA()),
+		SwitchAtAnnotation: switchAt.UTC().Format(time.RFC3339),
+	}
+	return m
+}
+
+// recorded reports whether annotations hold the record of the rotation's
+// switch as it is now.
+func (c *Controller) recorded(annotations map[string]string) bool {
+	want := c.ours(time.Time{}).annotations
+	return annotations[NextCAAnnotation] == want[NextCAAnnotation] && annotations[SwitchAtAnnotation] == want[SwitchAtAnnotation]
+}
+
+// recall postpones the switch to the one a published bundle's annotations
+// record for the same next CA, when that is later: a controller started
+// again after a postponement, or a replica that postponed, moves the
+// switch and the retirement only later, never earlier. A record of
+// another next CA is ignored; a malformed one is ignored with a warning.
+func (c *Controller) recall(annotations map[string]string) {
+	r := c.rot
+	fp, at := annotations[NextCAAnnotation], annotations[SwitchAtAnnotation]
+	if r == nil || (fp == "" && at == "") {
+		return
+	}
+	next := fingerprint(r.Signer.CA())
+	if fp != "" && fp != next {
+		c.log.Info("the published trust bundle records the switch of another rotation; ignoring it",
+			"trustBundle", c.cfg.TrustBundleName, "recordedCA", fp, "ca", next)
+		return
+	}
+	t, err := time.Parse(time.RFC3339, at)
+	if fp == "" || err != nil {
+		c.log.Warn("the published trust bundle holds a malformed switch record; ignoring it",
+			"trustBundle", c.cfg.TrustBundleName, NextCAAnnotation, fp, SwitchAtAnnotation, at)
+		return
+	}
+	before, _ := r.times()
+	if !t.After(before) || r.switched.Load() {
+		return
+	}
+	switchAt, retireAt := r.postpone(t)
+	c.log.Info("the published trust bundle records a later switch; keeping it",
+		"trustBundle", c.cfg.TrustBundleName, "ca", next, "signsAt", switchAt.UTC().Format(time.RFC3339),
+		"retireAt", retireAt.UTC().Format(time.RFC3339))
+	c.warnExpiry()
+}
+
+// warnExpiry warns when the next CA expires before the retirement.
+func (c *Controller) warnExpiry() {
+	r := c.rot
+	if _, retireAt := r.times(); r.Signer.CA().NotAfter.Before(retireAt) {
+		c.log.Warn("the next CA expires before the postponed retirement", "ca", fingerprint(r.Signer.CA()),
+			"notAfter", r.Signer.CA().NotAfter.UTC().Format(time.RFC3339))
+	}
+}

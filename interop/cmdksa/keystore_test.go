@@ -2,10 +2,7 @@ package cmdksa
 
 import (
 	"bufio"
-	"crypto/tls"
 	"encoding/json"
-	"io"
-	"net/http"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -154,7 +151,7 @@ func TestSignerServeKeyStores(t *testing.T) {
 
 				docs, err := oidc.Render(oidc.IssuerConfig{Issuer: cp.Issuers[0], ExternalAddress: strings.TrimPrefix(cp.URL, "https://")}, []jwks.Key{key})
 				require.NoError(t, err)
-				discovery, keySet := apiserverDocuments(t, cp)
+				discovery, keySet := cp.Documents(t)
 				assert.Equal(t, string(docs.Discovery), string(discovery), "discovery document")
 				assert.Equal(t, string(docs.JWKS), string(keySet), "key set")
 			})
@@ -195,28 +192,4 @@ func tokenReview(t *testing.T, cp *controlplane.ControlPlane, token string) auth
 	}, metav1.CreateOptions{})
 	require.NoError(t, err)
 	return out.Status
-}
-
-// apiserverDocuments returns kube-apiserver's discovery document and key
-// set.
-func apiserverDocuments(t *testing.T, cp *controlplane.ControlPlane) (discovery, keySet []byte) {
-	t.Helper()
-	client := &http.Client{
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: cp.CertPool, MinVersion: tls.VersionTLS12}},
-		Timeout:   10 * time.Second,
-	}
-	defer client.CloseIdleConnections()
-	get := func(path string) []byte {
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, cp.URL+path, nil)
-		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+cp.AdminToken)
-		resp, err := client.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		require.Equal(t, http.StatusOK, resp.StatusCode)
-		body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		require.NoError(t, err)
-		return body
-	}
-	return get(oidc.DiscoveryPath), get(oidc.JWKSPath)
 }

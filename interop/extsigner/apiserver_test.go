@@ -3,11 +3,8 @@ package extsigner_test
 import (
 	"context"
 	"crypto"
-	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
-	"io"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -133,29 +130,6 @@ func ksaValidateLive(t *testing.T, cp *controlplane.ControlPlane, ring *extsigne
 	return v.Validate(t.Context(), token)
 }
 
-// documents returns kube-apiserver's discovery document and key set.
-func documents(t *testing.T, cp *controlplane.ControlPlane) (discovery, keySet []byte) {
-	t.Helper()
-	client := &http.Client{
-		Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: cp.CertPool, MinVersion: tls.VersionTLS12}},
-		Timeout:   10 * time.Second,
-	}
-	defer client.CloseIdleConnections()
-	get := func(path string) []byte {
-		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, cp.URL+path, nil)
-		require.NoError(t, err)
-		req.Header.Set("Authorization", "Bearer "+cp.AdminToken)
-		resp, err := client.Do(req)
-		require.NoError(t, err)
-		defer resp.Body.Close()
-		require.Equal(t, http.StatusOK, resp.StatusCode)
-		body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		require.NoError(t, err)
-		return body
-	}
-	return get(oidc.DiscoveryPath), get(oidc.JWKSPath)
-}
-
 // rendered is ksa's rendering of the ring's keys for the control plane's
 // issuer and jwks_uri (built from its address, as kube-apiserver does).
 func rendered(t *testing.T, cp *controlplane.ControlPlane, ring *extsigner.Ring) *oidc.Documents {
@@ -168,7 +142,7 @@ func rendered(t *testing.T, cp *controlplane.ControlPlane, ring *extsigner.Ring)
 // sameDocuments checks that kube-apiserver serves exactly ksa's rendering.
 func sameDocuments(t *testing.T, cp *controlplane.ControlPlane, ring *extsigner.Ring) {
 	t.Helper()
-	discovery, keySet := documents(t, cp)
+	discovery, keySet := cp.Documents(t)
 	want := rendered(t, cp, ring)
 	assert.Equal(t, string(want.Discovery), string(discovery), "discovery document")
 	assert.Equal(t, string(want.JWKS), string(keySet), "key set")
@@ -176,7 +150,7 @@ func sameDocuments(t *testing.T, cp *controlplane.ControlPlane, ring *extsigner.
 
 // servesKey reports whether kube-apiserver's key set holds kid.
 func servesKey(t *testing.T, cp *controlplane.ControlPlane, kid string) bool {
-	_, keySet := documents(t, cp)
+	_, keySet := cp.Documents(t)
 	var set struct {
 		Keys []struct {
 			KeyID string `json:"kid"`

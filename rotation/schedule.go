@@ -128,14 +128,14 @@ func checkKey(before []Key, k Key, i int) error {
 		}
 	}
 	switch {
-	case !k.Signs.IsZero() && k.VerifyOnly:
-		return ruleError(ErrVerifyOnly, k, i, FieldSigns, "is set on a verify-only key", time.Time{})
-	case k.Unlisted && !k.VerifyOnly:
-		return ruleError(ErrVerifyOnly, k, i, "", "unlisted, and it can sign: every copy must hold a key that may sign", time.Time{})
-	case !k.Published.IsZero() && !k.Signs.IsZero() && k.Signs.Before(k.Published):
-		return ruleError(ErrOrder, k, i, FieldSigns, fmt.Sprintf("%s is before it is published (%s)", stamp(k.Signs), stamp(k.Published)), k.Published)
 	case !k.Published.IsZero() && !k.Retired.IsZero() && !k.Retired.After(k.Published):
 		return ruleError(ErrOrder, k, i, FieldRetired, fmt.Sprintf("%s is not after it is published (%s)", stamp(k.Retired), stamp(k.Published)), k.Published.Add(time.Nanosecond))
+	case !k.Signs.IsZero() && k.VerifyOnly:
+		return ruleError(ErrVerifyOnly, k, i, FieldSigns, "is set on a verify-only key", time.Time{})
+	case !k.Published.IsZero() && !k.Signs.IsZero() && k.Signs.Before(k.Published):
+		return ruleError(ErrOrder, k, i, FieldSigns, fmt.Sprintf("%s is before it is published (%s)", stamp(k.Signs), stamp(k.Published)), k.Published)
+	case k.Unlisted && !k.VerifyOnly:
+		return ruleError(ErrVerifyOnly, k, i, "", "unlisted, and it can sign: every copy must hold a key that may sign", time.Time{})
 	}
 	return nil
 }

@@ -161,7 +161,8 @@ func (s *Schedule) index(id string) int {
 // does not sign stays as it is), and the key it takes over from retired no
 // sooner than Policy.RetireWait after signs, when its retirement is
 // written. The result is checked as New checks a schedule; s is unchanged.
-// An id not in the schedule is refused with [ErrKeyID].
+// An id not in the schedule is refused with [ErrKeyID]. Postpone a switch
+// still to come: moving one already made stops its key signing again.
 func (s *Schedule) Postpone(id string, signs time.Time) (*Schedule, error) {
 	i := s.index(id)
 	if i < 0 {

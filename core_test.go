@@ -18,6 +18,7 @@ import (
 	_ "github.com/ksa-go/ksa/oidc/oidctest"
 	_ "github.com/ksa-go/ksa/podcert"
 	_ "github.com/ksa-go/ksa/podcert/podcerttest"
+	_ "github.com/ksa-go/ksa/rotation"
 	_ "github.com/ksa-go/ksa/tokenreview"
 	_ "github.com/ksa-go/ksa/tokens"
 	_ "github.com/ksa-go/ksa/x509sa"
@@ -25,8 +26,8 @@ import (
 
 // corePackages are the packages a relying party, an issuer, a workload
 // with a certificate or the external signer's ring imports (its gRPC server
-// is a leaf package): they must build with the standard library alone
-// (ARCHITECTURE.md, ring 1).
+// is a leaf package), and the rotation model they share: they must build
+// with the standard library alone (ARCHITECTURE.md, ring 1).
 var corePackages = []string{
 	"github.com/ksa-go/ksa",
 	"github.com/ksa-go/ksa/jwks",
@@ -40,6 +41,7 @@ var corePackages = []string{
 	"github.com/ksa-go/ksa/podcert",
 	"github.com/ksa-go/ksa/podcert/podcerttest",
 	"github.com/ksa-go/ksa/extsigner",
+	"github.com/ksa-go/ksa/rotation",
 }
 
 // TestCoreImportsOnlyTheStandardLibrary lists the dependencies of the core

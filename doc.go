@@ -57,6 +57,11 @@
 //   - extsigner: kube-apiserver's external JWT signer over any
 //     crypto.Signer: the key ring, with rotation and every answer checked,
 //     and its socket.
+//   - rotation: the one model of a key's (or CA's) rotation: a schedule
+//     of publication, signing and retirement times checked against every
+//     rule that keeps tokens verifiable, what it publishes at an instant,
+//     the safe replacement of a running schedule, and the next step of a
+//     rotation given what its copies publish.
 //
 // Each integration is a leaf package importing what it adapts:
 //

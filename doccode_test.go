@@ -42,6 +42,7 @@ import (
 	"crypto/x509"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/arm"
@@ -57,6 +58,7 @@ import (
 	"github.com/ksa-go/ksa/federation"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/oidc/oidctest"
+	"github.com/ksa-go/ksa/rotation"
 	"github.com/ksa-go/ksa/tokenreview"
 	"github.com/ksa-go/ksa/tokens"
 )
@@ -82,6 +84,12 @@ var (
 	remote                              *jwks.Remote
 	reviewer                            tokenreview.Reviewer
 	ring                                *extsigner.Ring
+
+	// Rotations: a schedule, the key IDs each copy of the key set holds,
+	// the time.
+	sched  *rotation.Schedule
+	copies [][]string
+	now    time.Time
 
 	// Servers and clients.
 	srv        *oidctest.Server
@@ -145,7 +153,7 @@ var docImports = map[string]string{
 	"kubeapi": "github.com/ksa-go/ksa/kubeapi", "oidc": "github.com/ksa-go/ksa/oidc", "oidctest": "github.com/ksa-go/ksa/oidc/oidctest",
 	"podcert": "github.com/ksa-go/ksa/podcert", "tokenreview": "github.com/ksa-go/ksa/tokenreview", "tokens": "github.com/ksa-go/ksa/tokens",
 	"x509sa": "github.com/ksa-go/ksa/x509sa", "grpcserver": "github.com/ksa-go/ksa/extsigner/grpcserver",
-	"podcerttest": "github.com/ksa-go/ksa/podcert/podcerttest", "workloadapi": "github.com/ksa-go/ksa/podcert/workloadapi",
+	"podcerttest": "github.com/ksa-go/ksa/podcert/podcerttest", "rotation": "github.com/ksa-go/ksa/rotation", "workloadapi": "github.com/ksa-go/ksa/podcert/workloadapi",
 
 	"jwt": "github.com/golang-jwt/jwt/v5", "policy": "github.com/Azure/azure-sdk-for-go/sdk/azcore/policy",
 	"prometheus": "github.com/prometheus/client_golang/prometheus", "promhttp": "github.com/prometheus/client_golang/prometheus/promhttp",

@@ -52,6 +52,7 @@ import (
 	"github.com/ksa-go/ksa/podcert"
 	"github.com/ksa-go/ksa/podcert/podcerttest"
 	"github.com/ksa-go/ksa/podcert/workloadapi"
+	"github.com/ksa-go/ksa/rotation"
 	"github.com/ksa-go/ksa/tokenreview"
 	"github.com/ksa-go/ksa/tokens"
 	"github.com/ksa-go/ksa/x509sa"
@@ -661,6 +662,46 @@ func TestErrorMessages(t *testing.T) {
 	add("extsigner listen abstract without peer check", err)
 	_, err = extsigner.Listen(extsigner.ListenConfig{Address: filepath.Join(t.TempDir(), "missing", "signer.sock")})
 	add("extsigner listen failed", err)
+
+	// rotation
+	rotPolicy := rotation.Policy{Propagation: time.Hour, MaxLifetime: 24 * time.Hour, Skew: 5 * time.Minute}
+	epoch := time.Unix(0, 0)
+	for name, keys := range map[string][]rotation.Key{
+		"rotation too many keys":  make([]rotation.Key, rotation.MaxKeys+1),
+		"rotation no signer":      {{ID: "a"}},
+		"rotation key ID":         {{ID: "a", Signs: epoch}, {ID: "a"}},
+		"rotation order":          {{ID: "a", Published: now, Signs: now.Add(-time.Hour)}},
+		"rotation verify-only":    {{ID: "a", Signs: epoch}, {ID: "b", VerifyOnly: true, Signs: now}},
+		"rotation unlisted":       {{ID: "a", Signs: epoch}, {ID: "b", Unlisted: true}},
+		"rotation two signers":    {{ID: "a", Signs: epoch}, {ID: "b", Signs: epoch}},
+		"rotation staging":        {{ID: "a", Signs: epoch}, {ID: "b", Published: now, Signs: now.Add(time.Minute)}},
+		"rotation retired early":  {{ID: "a", Signs: epoch, Retired: now}, {ID: "b", Signs: now}},
+		"rotation last signer":    {{ID: "a", Signs: epoch, Retired: now}},
+		"rotation retired before": {{ID: "a", Signs: epoch}, {ID: "b", Published: now, Retired: now}},
+	} {
+		_, err = rotation.New(rotPolicy, keys)
+		add(name, err)
+	}
+	_, err = rotation.New(rotation.Policy{}, nil)
+	add("rotation policy", err)
+	rotA, err := rotation.New(rotPolicy, []rotation.Key{{ID: "a", Signs: epoch}})
+	require.NoError(t, err)
+	rotB, err := rotation.New(rotPolicy, []rotation.Key{{ID: "a", Signs: epoch}, {ID: "b", Published: now.Add(-48 * time.Hour), Signs: now.Add(time.Minute)}})
+	require.NoError(t, err)
+	rotC, err := rotation.New(rotPolicy, []rotation.Key{{ID: "c", Signs: epoch}})
+	require.NoError(t, err)
+	add("rotation replace withdraws", rotA.CheckReplace(rotC, now, nil))
+	add("rotation replace staging", rotA.CheckReplace(rotB, now, nil))
+	_, err = rotB.Next(nil, now, rotation.Cadence{Every: time.Hour})
+	add("rotation cadence", err)
+	_, err = rotB.Next([][]string{{"a", "b"}}, now, rotation.Cadence{Propagation: 72 * time.Hour})
+	add("rotation next staging", err)
+	rotTwo, err := rotation.New(rotPolicy, []rotation.Key{{ID: "a", Signs: epoch}, {ID: "b", Published: now}, {ID: "c", Published: now}})
+	require.NoError(t, err)
+	_, err = rotTwo.Next(nil, now, rotation.Cadence{})
+	add("rotation one at a time", err)
+	_, err = rotTwo.Postpone("x", now)
+	add("rotation postpone unknown key", err)
 
 	// grpcserver
 	_, err = grpcserver.NewServer(grpcserver.Config{})

@@ -223,7 +223,7 @@ func cmdStore(ts *testscript.TestScript, neg bool, args []string) {
 		st.endpoint, st.direct = srv.URL, srv.URL
 		ts.Setenv("STORAGE_EMULATOR_HOST", strings.TrimPrefix(srv.URL, "http://"))
 	case "azure":
-		direct := startAzurite(ts)
+		direct := startAzurite(ts, ts.Defer, ts.MkAbs(".azurite"))
 		target, err := url.Parse(direct)
 		ts.Check(err)
 		srv := httptest.NewServer(st.faults(httputil.NewSingleHostReverseProxy(target)))
@@ -254,9 +254,14 @@ func azuriteBin() (string, error) {
 	return exec.LookPath("azurite-blob")
 }
 
-// startAzurite runs azurite-blob on a free loopback port, in memory, and
-// returns its URL once it listens.
-func startAzurite(ts *testscript.TestScript) string {
+// testHost is what starting an emulator needs of a script or a test.
+type testHost interface {
+	Fatalf(format string, args ...any)
+}
+
+// startAzurite runs azurite-blob on a free loopback port, in memory, in
+// dir, and returns its URL once it listens; cleanup stops it.
+func startAzurite(ts testHost, cleanup func(func()), dir string) string {
 	bin, err := azuriteBin()
 	if err != nil {
 		ts.Fatalf("azurite-blob not found: install it with %s (scripts start with [!azurite] skip)", azuriteInstall)
@@ -264,14 +269,19 @@ func startAzurite(ts *testscript.TestScript) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "--blobHost", "127.0.0.1", "--blobPort", "0", "--inMemoryPersistence",
 		"--skipApiVersionCheck", "--disableTelemetry")
-	cmd.Dir = ts.MkAbs(".azurite")
-	ts.Check(os.MkdirAll(cmd.Dir, 0o755))
+	cmd.Dir = dir
+	check := func(err error) {
+		if err != nil {
+			ts.Fatalf("starting azurite-blob: %v", err)
+		}
+	}
+	check(os.MkdirAll(cmd.Dir, 0o755))
 	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.StdoutPipe()
-	ts.Check(err)
+	check(err)
 	cmd.Stderr = cmd.Stdout
-	ts.Check(cmd.Start())
-	ts.Defer(func() {
+	check(cmd.Start())
+	cleanup(func() {
 		cancel()
 		_ = cmd.Wait()
 	})

@@ -188,7 +188,7 @@ func (f *publishFlags) run(a *app, cmd *cobra.Command) error {
 	}
 	res.Withdrawn = withdrawnKeys(ctx, store, objects[0].Name, docs.keySet)
 	start := time.Now()
-	if err := putObjects(ctx, store, objects, res.Objects, "run the same ksa issuer publish again: it rewrites every document, the discovery document last"); err != nil {
+	if err := putObjects(ctx, store, objects, res.Objects, "run the same ksa issuer publish again: it rewrites every document, the discovery document last", nil); err != nil {
 		return err
 	}
 	res.elapsed = time.Since(start)
@@ -256,17 +256,37 @@ func (f *publishFlags) checkPublished(ctx context.Context, store publish.Store, 
 // putObjects writes the objects in order, one request each, marking each
 // written in res (the same length); a failure after the first names what
 // was written and what was not, with again, the command to run again.
-func putObjects(ctx context.Context, store publish.Store, objects []publish.Object, res []publishedObject, again string) error {
+// With versions (not nil), each object is written only if the store still
+// holds the version of it read then (absent, when versions lacks it).
+func putObjects(ctx context.Context, store publish.Store, objects []publish.Object, res []publishedObject, again string, versions map[string]publish.Version) error {
 	for i, o := range objects {
-		if err := withTimeout(ctx, func(ctx context.Context) error { return store.Put(ctx, o) }); err != nil {
+		err := withTimeout(ctx, func(ctx context.Context) error {
+			if versions != nil {
+				return store.PutIf(ctx, o, versions[o.Name])
+			}
+			return store.Put(ctx, o)
+		})
+		if err != nil {
 			if i > 0 {
-				return publishPartial(err, res[:i], res[i:], again)
+				return publishPartial(err, store.Location(), res[:i], res[i:], again)
+			}
+			if errors.Is(err, publish.ErrChanged) {
+				e := publishError(err).(*Error)
+				e.What += " (the store was left as it is)"
+				e.Fix = changedFix(store.Location(), again)
+				return e
 			}
 			return publishError(err)
 		}
 		res[i].Written = true
 	}
 	return nil
+}
+
+// changedFix is the fix of a write refused because another writer changed
+// the store since the run read it.
+func changedFix(loc publish.Location, again string) string {
+	return "find out what else writes " + loc.String() + " (another ksa issuer rotate of the same issuer, a ksa issuer publish), stop it, then " + again
 }
 
 // withTimeout runs one store operation within publish.RequestTimeout.
@@ -443,7 +463,7 @@ func publishUsage(err error) error {
 // publishPartial is a failure after some objects were written: the
 // discovery document, last, was not, so readers still see the previous
 // one, pointing at the key set written.
-func publishPartial(err error, written, not []publishedObject, again string) error {
+func publishPartial(err error, loc publish.Location, written, not []publishedObject, again string) error {
 	var names []string
 	for _, o := range written {
 		names = append(names, o.Name)
@@ -455,9 +475,12 @@ func publishPartial(err error, written, not []publishedObject, again string) err
 	e := publishError(err).(*Error)
 	e.What = fmt.Sprintf("publication stopped after %s, before %s (readers still get the previous discovery document, which points at the new key set): %s",
 		strings.Join(names, ", "), strings.Join(left, ", "), e.What)
-	if errors.Is(err, publish.ErrStore) {
+	switch {
+	case errors.Is(err, publish.ErrStore):
 		e.Fix = again
-	} else {
+	case errors.Is(err, publish.ErrChanged):
+		e.Fix = changedFix(loc, again)
+	default:
 		e.Fix += "; then " + again
 	}
 	return e

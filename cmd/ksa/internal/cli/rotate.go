@@ -128,9 +128,15 @@ file is rewritten in place, atomically (through a symbolic link, keeping
 its mode); the issuer's discovery document is kept as published. --dry-run
 prints the stage and the plan and writes nothing. A store that publishes a
 key the ring file never had, or whose key set cannot be read, is refused
-before anything is written. Run one at a time (a CronJob with
-concurrencyPolicy: Forbid): a ring file changed while a run read the store
-is refused. With -o json, "action" names the run's change (repair,
+before anything is written. A run that writes holds a lock from start to
+end, an flock(2) of FILE.lock beside the ring file (the ring file itself
+is replaced by a rename; FILE.lock stays, empty between runs): a run
+started meanwhile fails at once, naming the run that holds it, and writes
+nothing. Each write to the store is conditional on what the run read
+there (If-Match on Azure and S3, ifGenerationMatch on GCS, a lock and a
+digest in a directory): a change another writer made meanwhile is never
+overwritten, and the run fails. A CronJob with concurrencyPolicy: Forbid
+starts one run at a time. With -o json, "action" names the run's change (repair,
 publish-next, sign-next or retire-old), empty while it waits.
 
 With a key in a key store (--signing-key or --next-key a pkcs11:, awskms:,

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"cloud.google.com/go/auth"
@@ -72,19 +73,47 @@ func (s *gcsStore) Preflight(ctx context.Context) (Preflight, error) {
 }
 
 func (s *gcsStore) Get(ctx context.Context, name string, max int64) ([]byte, error) {
+	data, _, err := s.GetVersion(ctx, name, max)
+	return data, err
+}
+
+// GetVersion reads the object; its version is its generation.
+func (s *gcsStore) GetVersion(ctx context.Context, name string, max int64) ([]byte, Version, error) {
 	r, err := s.bucket.Object(s.loc.Key(name)).NewReader(ctx)
 	if err != nil {
-		return nil, s.error(err, "reading "+s.loc.URL(name))
+		return nil, "", s.error(err, "reading "+s.loc.URL(name))
 	}
 	defer r.Close()
-	return readObject(r, s.loc.URL(name), max, "delete the object, or publish elsewhere")
+	data, err := readObject(r, s.loc.URL(name), max, "delete the object, or publish elsewhere")
+	if err != nil {
+		return nil, "", err
+	}
+	return data, Version(strconv.FormatInt(r.Attrs.Generation, 10)), nil
 }
 
 // Put writes the object in one request (no resumable upload: ChunkSize 0).
 func (s *gcsStore) Put(ctx context.Context, o Object) error {
+	return s.put(ctx, o, s.bucket.Object(s.loc.Key(o.Name)))
+}
+
+// PutIf writes with ifGenerationMatch: the generation read, or 0 for an
+// object read absent.
+func (s *gcsStore) PutIf(ctx context.Context, o Object, v Version) error {
+	cond := storage.Conditions{DoesNotExist: true}
+	if v != "" {
+		gen, err := strconv.ParseInt(string(v), 10, 64)
+		if err != nil || gen <= 0 {
+			return &Error{Kind: ErrStore, What: "writing " + s.loc.URL(o.Name) + ": version " + quote(string(v)) + " is no generation", Fix: "give PutIf the Version GetVersion returned"}
+		}
+		cond = storage.Conditions{GenerationMatch: gen}
+	}
+	return s.put(ctx, o, s.bucket.Object(s.loc.Key(o.Name)).If(cond))
+}
+
+func (s *gcsStore) put(ctx context.Context, o Object, obj *storage.ObjectHandle) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w := s.bucket.Object(s.loc.Key(o.Name)).NewWriter(ctx)
+	w := obj.NewWriter(ctx)
 	w.ChunkSize = 0
 	w.ContentType = o.ContentType
 	w.CacheControl = o.CacheControl
@@ -122,6 +151,8 @@ func (s *gcsStore) error(err error, what string) error {
 	}
 	short := summed(fmt.Sprintf("%d %s", ge.Code, msg), err)
 	switch ge.Code {
+	case http.StatusPreconditionFailed:
+		return &Error{Kind: ErrChanged, What: what + ": it changed since it was read", Err: short}
 	case http.StatusUnauthorized:
 		return &Error{Kind: ErrNoCredentials, What: what + ": the credentials were refused", Fix: gcsCredFix, Err: short}
 	case http.StatusForbidden:

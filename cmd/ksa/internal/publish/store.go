@@ -61,7 +61,20 @@ type Store interface {
 	// that name; a reader sees the old object or the new one, never a
 	// part.
 	Put(ctx context.Context, o Object) error
+	// GetVersion reads an object as Get does, with the Version the
+	// store holds of it.
+	GetVersion(ctx context.Context, name string, max int64) ([]byte, Version, error)
+	// PutIf writes an object as Put does, only if the store still holds
+	// version v of it (the zero Version: only if there is none), in the
+	// same request: an object written since v was read is left as it
+	// is, and the failure is an *Error of kind ErrChanged.
+	PutIf(ctx context.Context, o Object, v Version) error
 }
+
+// Version names what a store held of an object when it was read, for
+// [Store.PutIf]: its ETag (Azure, S3), its generation (GCS), a digest of
+// its bytes (a directory). The zero Version is an absent object's.
+type Version string
 
 // Config is what opening a store takes beyond its location.
 type Config struct {

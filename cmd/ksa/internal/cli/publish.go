@@ -140,7 +140,10 @@ func (f *publishFlags) run(a *app, cmd *cobra.Command) error {
 	}
 	if f.publicURL != "" {
 		if err := checkIssuerURL(f.publicURL); err != nil {
-			return usage("give --public-url the https:// URL relying parties read the documents at", "--public-url %q is not https", f.publicURL)
+			return usage("give --public-url the https:// URL relying parties read the documents at", "--public-url %q is not https", publish.RedactURL(f.publicURL))
+		}
+		if shown := publish.RedactURL(f.publicURL); shown != f.publicURL {
+			return usage("give --public-url the URL anonymous readers use, without user:password@, query or fragment", "--public-url %q has user information, a query or a fragment", shown)
 		}
 	}
 	docs, err := readSite(f.from)

@@ -7,13 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 
 	"cloud.google.com/go/auth"
+	"cloud.google.com/go/auth/credentials"
+	"cloud.google.com/go/auth/httptransport"
 	"cloud.google.com/go/iam"
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/googleapi"
+	"google.golang.org/api/option"
 )
 
 // gcsEmulatorEnv points the storage client at an emulator, without
@@ -28,15 +32,54 @@ type gcsStore struct {
 	bucket *storage.BucketHandle
 }
 
-func openGCS(ctx context.Context, loc Location, _ Config) (Store, error) {
+func openGCS(ctx context.Context, loc Location, cfg Config) (Store, error) {
 	// Reads go through the JSON API, as writes do: an emulator
 	// (STORAGE_EMULATOR_HOST) answers the XML API's reads "not found",
 	// which would hide what a bucket publishes already.
-	c, err := storage.NewClient(ctx, storage.WithJSONReads())
+	opts := []option.ClientOption{storage.WithJSONReads()}
+	if cfg.HTTPClient != nil || cfg.RootCAs != nil {
+		hc, err := gcsClient(cfg)
+		if err != nil {
+			return nil, &Error{Kind: ErrNoCredentials, What: "no Google Cloud credentials", Fix: gcsCredFix, Err: summed(firstLine(err.Error()), err)}
+		}
+		opts = append(opts, option.WithHTTPClient(hc))
+	}
+	c, err := storage.NewClient(ctx, opts...)
 	if err != nil {
 		return nil, &Error{Kind: ErrNoCredentials, What: "no Google Cloud credentials", Fix: gcsCredFix, Err: summed(firstLine(err.Error()), err)}
 	}
 	return &gcsStore{loc: loc, bucket: c.Bucket(loc.Bucket)}, nil
+}
+
+// gcsClient is the configured client (or one trusting RootCAs) for the
+// storage client: as it is for an emulator (which takes no credentials),
+// else under application default credentials found through it (a client
+// given as it is would send no credentials).
+func gcsClient(cfg Config) (*http.Client, error) {
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	client := cfg.client()
+	if getenv(gcsEmulatorEnv) != "" {
+		return client, nil
+	}
+	base := client.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	hc, err := httptransport.NewClient(&httptransport.Options{
+		BaseRoundTripper: base,
+		DetectOpts: &credentials.DetectOptions{
+			Scopes: []string{storage.ScopeFullControl, "https://www.googleapis.com/auth/cloud-platform"},
+			Client: client,
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	hc.Timeout = client.Timeout
+	return hc, nil
 }
 
 func (s *gcsStore) Location() Location { return s.loc }

@@ -30,7 +30,7 @@ const s3CredFix = "give the AWS SDK credentials as the aws CLI finds them: AWS_A
 func openS3(ctx context.Context, loc Location, cfg Config) (Store, error) {
 	// The SDK's own client, unless the caller gives one: it can add the
 	// roots of AWS_CA_BUNDLE, which a plain *http.Client cannot.
-	var client config.HTTPClient = awshttp.NewBuildableClient().WithTimeout(RequestTimeout)
+	var client config.HTTPClient = awshttp.NewBuildableClient().WithTimeout(RequestTimeout).WithTransportOptions(cfg.trust)
 	if cfg.HTTPClient != nil {
 		client = cfg.HTTPClient
 	}

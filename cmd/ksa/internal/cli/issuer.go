@@ -103,11 +103,11 @@ func (f *keygenFlags) run(a *app, cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	pubOut := f.publicOut
+	pubOut, pubFlag := f.publicOut, "--public-out"
 	if pubOut == "" {
-		pubOut = publicPath(f.out)
+		pubOut, pubFlag = publicPath(f.out), "--out"
 	}
-	if err := a.writeKeyPair(s, f.out, pubOut, "--out"); err != nil {
+	if err := a.writeKeyPair(s, f.out, pubOut, "--out", pubFlag); err != nil {
 		return err
 	}
 	k, err := jwks.NewKey(s)

@@ -126,7 +126,9 @@ jwks.json beside it when the store has one) is published (the next key's
 wait starts again), a key the ring file retired is withdrawn. The ring
 file is rewritten in place, atomically (through a symbolic link, keeping
 its mode); the issuer's discovery document is kept as published. --dry-run
-prints the stage and the plan and writes nothing. A store that publishes a
+prints the stage and the plan and writes nothing; --now TIME (a global
+flag, RFC 3339) gives it another clock. A run that writes refuses --now
+unless --insecure-now, for tests only, says so. A store that publishes a
 key the ring file never had, or whose key set cannot be read, is refused
 before anything is written. A run that writes holds a lock from start to
 end, an flock(2) of FILE.lock beside the ring file (the ring file itself
@@ -176,8 +178,7 @@ signs with and publishes, in place of kube-apiserver's key flags.`,
 	fl.StringVar(&f.to, "to", "", "with --ring: the store the issuer is published at (as for ksa issuer publish): one scheduled rotation step, for a CronJob")
 	fl.DurationVar(&f.every, "every", defaultEvery, "with --to: how long a key signs before the next rotation starts (at least the whole rotation)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "with --to: print the stage and the plan; write nothing")
-	fl.BoolVar(&f.insecureNow, "insecure-now", false, "with --to: let the hidden --now clock apply to a run that writes (tests only: a clock ahead of the real one withdraws keys whose tokens are live)")
-	_ = fl.MarkHidden("insecure-now")
+	fl.BoolVar(&f.insecureNow, "insecure-now", false, "with --to: INSECURE, for tests only: let --now TIME (the global flag giving the clock) apply to a run that writes; a clock ahead of the real one withdraws keys whose tokens are live")
 	addOutputFlag(cmd, &f.format)
 	required(cmd, "next-key")
 	return cmd
@@ -280,7 +281,7 @@ func (f *rotateFlags) run(a *app, cmd *cobra.Command) error {
 			return err
 		}
 		next = publicPath(f.next)
-		if err := a.writeKeyPair(s, f.next, next, "--next-key"); err != nil {
+		if err := a.writeKeyPair(s, f.next, next, "--next-key", "--next-key"); err != nil {
 			return err
 		}
 		nextPublic = s.Public()

@@ -97,7 +97,7 @@ func (f *rotateFlags) checkScheduleFlags(cmd *cobra.Command) error {
 	return nil
 }
 
-// checkClock refuses the hidden --now for a run that writes: a clock ahead
+// checkClock refuses --now (the global clock flag) for a run that writes: a clock ahead
 // of the real one would withdraw keys whose tokens are still live. Tests
 // that compress a rotation's hours name --insecure-now.
 func (f *rotateFlags) checkClock(a *app) error {

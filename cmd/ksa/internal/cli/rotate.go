@@ -88,8 +88,9 @@ every signer to read the new file; they read it every 10s by default),
 signing --propagation later (at least the ring's minStaging), and the key
 signing before it retired once every token it signed has expired (the
 ring's maxTokenLifetime and two minutes). Keys retired by now are dropped
-from the file. kube-apiserver serves the discovery documents from the
-signer's keys; for an issuer hosted elsewhere, render them with ksa issuer
+from the file; rotated in place, the file is locked as a scheduled
+rotation locks it (below). kube-apiserver serves the discovery documents
+from the signer's keys; for an issuer hosted elsewhere, render them with ksa issuer
 render once the next key is published.
 
 With --ring and --to, the published location (as for ksa issuer publish),

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ksa-go/ksa/cmd/ksa/internal/filelock"
 	"github.com/ksa-go/ksa/jwks"
 )
 
@@ -151,4 +152,28 @@ func TestScheduledRotationStoreChanged(t *testing.T) {
 	got, err := os.ReadFile(keySet)
 	require.NoError(t, err)
 	assert.Equal(t, string(theirs), string(got), "the other writer's key set stays")
+}
+
+// TestRingRotationInPlaceTakesTheLock: ksa issuer rotate --ring FILE
+// --ring-out FILE rewrites the file a scheduled rotation locks: it fails
+// while the lock is held, and writes nothing.
+func TestRingRotationInPlaceTakesTheLock(t *testing.T) {
+	dir := scheduledSetup(t)
+	lock, err := filelock.TryLockFile(filepath.Join(dir, "ring.yaml.lock"), 0o644)
+	require.NoError(t, err)
+	require.NoError(t, lock.Note("pid 1 on host cron"))
+	before, err := os.ReadFile(filepath.Join(dir, "ring.yaml"))
+	require.NoError(t, err)
+
+	code, _, stderr := runKSA(t, dir, "issuer", "rotate", "--ring", "ring.yaml", "--ring-out", "ring.yaml", "--next-key", "sa-2.key")
+	require.Equal(t, exitFailure, code)
+	assert.Contains(t, stderr, "ksa: another ksa issuer rotate (pid 1 on host cron) holds the lock ring.yaml.lock on ring file ring.yaml")
+	after, err := os.ReadFile(filepath.Join(dir, "ring.yaml"))
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after))
+	assert.NoFileExists(t, filepath.Join(dir, "sa-2.key"))
+
+	require.NoError(t, lock.Unlock())
+	code, _, stderr = runKSA(t, dir, "issuer", "rotate", "--ring", "ring.yaml", "--ring-out", "ring.yaml", "--next-key", "sa-2.key")
+	require.Equal(t, exitOK, code, stderr)
 }

@@ -97,8 +97,9 @@ func (r Ref) ObjectID() []byte {
 }
 
 // String returns the reference as written, with the scheme in lower case
-// and the value of a secret attribute (pin-value, client-secret) replaced
-// by REDACTED; a file reference is its path.
+// and the value of a secret attribute (pin-value, client-secret) or of one
+// the scheme does not have replaced by REDACTED; a file reference is its
+// path.
 func (r Ref) String() string {
 	switch {
 	case r.scheme == SchemeFile:
@@ -115,7 +116,7 @@ func (r Ref) String() string {
 	first := true
 	for _, a := range r.attrs {
 		raw := a.raw
-		if secretAttrs[a.name] {
+		if secretAttrs[a.name] || !slices.Contains(schemeAttrs[r.scheme], a.name) {
 			name, _, _ := strings.Cut(a.raw, "=")
 			raw = name + "=" + redacted
 		}
@@ -256,12 +257,17 @@ func parse(s string, create bool) (Ref, error) {
 	if err != nil {
 		return Ref{}, err
 	}
+	// Every name first: a refusal below shows the reference, which then
+	// holds known attributes only, the secret ones redacted (a misspelt
+	// PIN-VALUE= or Client-Secret= is refused here, by its name alone).
 	known := schemeAttrs[scheme]
-	for i, a := range r.attrs {
+	for _, a := range r.attrs {
 		if !slices.Contains(known, a.name) {
 			return Ref{}, &RefError{Reason: fmt.Sprintf("has an attribute %s that ksa does not read", strconv.Quote(a.name)),
 				Fix: fmt.Sprintf("remove it; a %s reference takes %s", scheme, strings.Join(readable(known), ", "))}
 		}
+	}
+	for i, a := range r.attrs {
 		for _, b := range r.attrs[:i] {
 			if b.name == a.name {
 				return Ref{}, r.refError(fmt.Sprintf("gives %s twice", a.name), "keep one")

@@ -290,14 +290,19 @@ func FuzzParseRef(f *testing.F) {
 	})
 }
 
-// FuzzRefSecret: a pin-value or client-secret attribute, wherever it is
-// put in a reference, never shows in the reference's String or in an
-// error; unparsable input around it included.
+// FuzzRefSecret: a pin-value or client-secret attribute, or a secret-like
+// attribute ksa does not read (a misspelt PIN-VALUE=, Client-Secret=),
+// wherever it is put in a reference, never shows in the reference's
+// String or in an error; unparsable input around it included, and an
+// earlier attribute that is empty or repeated (whose refusal quotes the
+// reference).
 func FuzzRefSecret(f *testing.F) {
 	for _, seed := range [][3]string{
 		{"pkcs11:token=ksa;id=01", ";", ""}, {"pkcs11:token=ksa;id=01", "?", "&pin-source=/p"},
 		{"pkcs11:token=ksa;object=a%", ";", ""}, {"azurekms:name=sa;vault=my-vault", ";", ""},
 		{"pkcs11:token=ksa?pin-source=/p", "&", ""}, {"cloudkms:" + gcpKey, ";", ""}, {"PKCS11:", "", ";id=01"},
+		{"pkcs11:token=", ";", ""}, {"pkcs11:token=a;token=b", ";", ""}, {"pkcs11:token=ksa", ";", ";id="},
+		{"azurekms:name=;vault=v", ";", ""}, {"azurekms:name=sa", ";", ";name=sa"}, {"awskms:key-id=", "?", ""},
 	} {
 		f.Add(seed[0], seed[1], seed[2])
 	}
@@ -311,7 +316,8 @@ func FuzzRefSecret(f *testing.F) {
 		if strings.Contains(prefix+suffix, "Zq9") {
 			return
 		}
-		for _, name := range []string{"pin-value", "client-secret", "pin%2Dvalue"} {
+		for _, name := range []string{"pin-value", "client-secret", "pin%2Dvalue",
+			"PIN-VALUE", "Pin-Value", "pin_value", "pinvalue", "pin", "Client-Secret", "client_secret", "secret", "password"} {
 			s := prefix + sep + name + "=" + secret + suffix
 			for _, parse := range []func(string) (keystore.Ref, error){keystore.ParseRef, keystore.ParseNewKeyRef} {
 				r, err := parse(s)

@@ -3,9 +3,17 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -195,20 +203,42 @@ func (st *testStore) refuse(w http.ResponseWriter) {
 	}
 }
 
-// store starts an emulator and points ksa's environment at it:
+// store starts an emulator and points ksa's environment at it; with
+// -tls, ksa reaches it over https, its proxy's certificate signed by the
+// CA in $WORK/KIND-store-ca.pem, which ksa does not trust by itself:
 //
-//	store azure|s3|gcs
+//	store [-tls] azure|s3|gcs
 func cmdStore(ts *testscript.TestScript, neg bool, args []string) {
+	useTLS := len(args) > 0 && args[0] == "-tls"
+	if useTLS {
+		args = args[1:]
+	}
 	if neg || len(args) != 1 {
-		ts.Fatalf("usage: store azure|s3|gcs")
+		ts.Fatalf("usage: store [-tls] azure|s3|gcs")
 	}
 	st := &testStore{kind: args[0]}
+	// serve starts the proxy ksa is given, over https with -tls.
+	serve := func(h http.Handler) *httptest.Server {
+		if !useTLS {
+			srv := httptest.NewServer(h)
+			ts.Defer(srv.Close)
+			return srv
+		}
+		// A certificate of its own (httptest's is the same for every
+		// server), for 127.0.0.1.
+		cert, ca := loopbackCert(ts)
+		srv := httptest.NewUnstartedServer(h)
+		srv.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		srv.StartTLS()
+		ts.Defer(srv.Close)
+		ts.Check(os.WriteFile(ts.MkAbs(st.kind+"-store-ca.pem"), ca, 0o644))
+		return srv
+	}
 	switch st.kind {
 	case "s3":
 		st.s3 = s3mem.New()
 		faker := gofakes3.New(st.s3, gofakes3.WithAutoBucket(false))
-		srv := httptest.NewServer(st.faults(faker.Server()))
-		ts.Defer(srv.Close)
+		srv := serve(st.faults(faker.Server()))
 		st.endpoint, st.direct = srv.URL, srv.URL
 		ts.Setenv("AWS_ENDPOINT_URL_S3", srv.URL)
 		ts.Setenv("AWS_ACCESS_KEY_ID", "ksa-test")
@@ -218,16 +248,15 @@ func cmdStore(ts *testscript.TestScript, neg bool, args []string) {
 		gcs, err := fakestorage.NewServerWithOptions(fakestorage.Options{NoListener: true, Writer: io.Discard})
 		ts.Check(err)
 		st.gcs = gcs
-		srv := httptest.NewServer(st.faults(gcs.HTTPHandler()))
-		ts.Defer(srv.Close)
+		srv := serve(st.faults(gcs.HTTPHandler()))
 		st.endpoint, st.direct = srv.URL, srv.URL
-		ts.Setenv("STORAGE_EMULATOR_HOST", strings.TrimPrefix(srv.URL, "http://"))
+		host := strings.TrimPrefix(srv.URL, "http://") // an https URL is kept whole
+		ts.Setenv("STORAGE_EMULATOR_HOST", host)
 	case "azure":
-		direct := startAzurite(ts)
+		direct := startAzurite(ts, ts.Defer, ts.MkAbs(".azurite"))
 		target, err := url.Parse(direct)
 		ts.Check(err)
-		srv := httptest.NewServer(st.faults(httputil.NewSingleHostReverseProxy(target)))
-		ts.Defer(srv.Close)
+		srv := serve(st.faults(httputil.NewSingleHostReverseProxy(target)))
 		st.endpoint, st.direct = srv.URL, direct
 		ts.Setenv("AZURE_STORAGE_CONNECTION_STRING", azuriteConnectionString(srv.URL))
 	default:
@@ -239,8 +268,31 @@ func cmdStore(ts *testscript.TestScript, neg bool, args []string) {
 	s.mu.Unlock()
 }
 
+// loopbackCert makes a self-signed certificate for 127.0.0.1, its own CA,
+// and returns it with its PEM.
+func loopbackCert(ts testHost) (tls.Certificate, []byte) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		ts.Fatalf("generating a key: %v", err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ksa test store"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour),
+		IsCA: true, BasicConstraintsValid: true,
+		KeyUsage:    x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		ts.Fatalf("making a certificate: %v", err)
+	}
+	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
 func azuriteConnectionString(endpoint string) string {
-	return "DefaultEndpointsProtocol=http;AccountName=" + azuriteAccount + ";AccountKey=" + azuriteKey + ";BlobEndpoint=" + endpoint + "/" + azuriteAccount + ";"
+	proto, _, _ := strings.Cut(endpoint, "://")
+	return "DefaultEndpointsProtocol=" + proto + ";AccountName=" + azuriteAccount + ";AccountKey=" + azuriteKey + ";BlobEndpoint=" + endpoint + "/" + azuriteAccount + ";"
 }
 
 // azuriteListening is Azurite's line once it serves.
@@ -254,9 +306,14 @@ func azuriteBin() (string, error) {
 	return exec.LookPath("azurite-blob")
 }
 
-// startAzurite runs azurite-blob on a free loopback port, in memory, and
-// returns its URL once it listens.
-func startAzurite(ts *testscript.TestScript) string {
+// testHost is what starting an emulator needs of a script or a test.
+type testHost interface {
+	Fatalf(format string, args ...any)
+}
+
+// startAzurite runs azurite-blob on a free loopback port, in memory, in
+// dir, and returns its URL once it listens; cleanup stops it.
+func startAzurite(ts testHost, cleanup func(func()), dir string) string {
 	bin, err := azuriteBin()
 	if err != nil {
 		ts.Fatalf("azurite-blob not found: install it with %s (scripts start with [!azurite] skip)", azuriteInstall)
@@ -264,14 +321,19 @@ func startAzurite(ts *testscript.TestScript) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, bin, "--blobHost", "127.0.0.1", "--blobPort", "0", "--inMemoryPersistence",
 		"--skipApiVersionCheck", "--disableTelemetry")
-	cmd.Dir = ts.MkAbs(".azurite")
-	ts.Check(os.MkdirAll(cmd.Dir, 0o755))
+	cmd.Dir = dir
+	check := func(err error) {
+		if err != nil {
+			ts.Fatalf("starting azurite-blob: %v", err)
+		}
+	}
+	check(os.MkdirAll(cmd.Dir, 0o755))
 	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.StdoutPipe()
-	ts.Check(err)
+	check(err)
 	cmd.Stderr = cmd.Stdout
-	ts.Check(cmd.Start())
-	ts.Defer(func() {
+	check(cmd.Start())
+	cleanup(func() {
 		cancel()
 		_ = cmd.Wait()
 	})
@@ -367,21 +429,25 @@ func cmdStoreFault(ts *testscript.TestScript, neg bool, args []string) {
 }
 
 // storewrites checks how many write requests reached the store since
-// the last check, and starts counting again:
+// the last check, and starts counting again (reset: without checking):
 //
-//	storewrites KIND N
+//	storewrites KIND N|reset
 func cmdStoreWrites(ts *testscript.TestScript, neg bool, args []string) {
 	if neg || len(args) != 2 {
-		ts.Fatalf("usage: storewrites KIND N")
+		ts.Fatalf("usage: storewrites KIND N|reset")
 	}
 	st := stores(ts).get(ts, args[0])
-	want, err := strconv.Atoi(args[1])
-	ts.Check(err)
+	want := -1
+	if args[1] != "reset" {
+		var err error
+		want, err = strconv.Atoi(args[1])
+		ts.Check(err)
+	}
 	st.mu.Lock()
 	got := st.writes
 	st.writes = 0
 	st.mu.Unlock()
-	if got != want {
+	if want >= 0 && got != want {
 		ts.Fatalf("%d write requests reached the %s store, want %d", got, st.kind, want)
 	}
 }

@@ -109,7 +109,7 @@ func configError(err error, flags flagFor, help string) error {
 	if !ok {
 		return usage("see '"+help+" --help'", "a setting is refused: %s", reason)
 	}
-	return usage("fix "+flag+" (see '"+help+" --help')", "%s: %s", flag, reason)
+	return usage(flagFix(flag, help), "%s: %s", flag, reason)
 }
 
 // checkNames refuses a namespace, service account or pod name Kubernetes
@@ -157,7 +157,7 @@ func csrError(err error) error {
 	if flag == "" {
 		return fail(nil, "check the flags (see 'ksa x509 csr --help')", "%s", msg)
 	}
-	return usage("fix "+flag+" (see 'ksa x509 csr --help')", "%s", msg)
+	return usage(flagFix(flag, "ksa x509 csr"), "%s", msg)
 }
 
 // mintError explains why a token cannot be minted, naming the flag at

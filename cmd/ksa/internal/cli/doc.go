@@ -16,9 +16,12 @@
 //   - a failure is one line on standard error, "ksa: <what>; fix: <how>",
 //     exit status 1; a usage error (unknown flag, missing argument, a flag
 //     that would be ignored, a value Kubernetes would refuse) exits 2. The
-//     fix names the flag to change, in the command's words: a library's Go
-//     field names are translated, cobra's errors get a fix too, and an
-//     error never quotes more than a few hundred bytes of input;
+//     fix names the flag to change, in the command's words, and says more
+//     than the problem ("fix --flag" does not: messages_test.go refuses a
+//     fix whose words are all the problem's): a library's Go field names
+//     are translated, cobra's errors get a fix too, and an error never
+//     quotes more than a few hundred bytes of input, nor a credential of a
+//     URL (user information, query: publish.RedactURL);
 //   - a command the output tells the user to run runs as printed
 //     (arguments shell-quoted);
 //   - files are written to a temporary name and renamed, so nothing is left
@@ -27,5 +30,10 @@
 //     is one of the documents render writes), never when it holds a private
 //     key, and never when the command reads it as a key (by path, or as the
 //     same file through a link);
-//   - the hidden --now flag (RFC 3339) fixes the clock for reproducible output.
+//   - the hidden --now flag (RFC 3339) fixes the clock for reproducible
+//     output (a scheduled rotation that writes takes it only with
+//     --insecure-now, shown in its help as insecure, for tests);
+//   - a scheduled rotation (issuer rotate --ring --to) holds FILE.lock
+//     beside the ring file for its whole run, and writes the store only
+//     where it still holds what the run read (publish.Store.PutIf).
 package cli

@@ -10,6 +10,13 @@ import (
 // own output, a library refusing what the command built).
 const bugFix = "this is a bug in ksa: report it, with the command you ran, at https://github.com/ksa-go/ksa/issues"
 
+// flagFix is the fix of a flag whose value a rule refused, the rule said
+// in the problem: it names the flag and where its rules are, never "fix
+// --flag", which only repeats the problem.
+func flagFix(flag, help string) string {
+	return "give " + flag + " a value that passes the check above (see '" + help + " --help')"
+}
+
 // Exit statuses.
 const (
 	exitOK      = 0

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/cmd/ksa/internal/publish"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/keystore"
 	"github.com/ksa-go/ksa/oidc"
@@ -102,11 +103,11 @@ func (f *keygenFlags) run(a *app, cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	pubOut := f.publicOut
+	pubOut, pubFlag := f.publicOut, "--public-out"
 	if pubOut == "" {
-		pubOut = publicPath(f.out)
+		pubOut, pubFlag = publicPath(f.out), "--out"
 	}
-	if err := a.writeKeyPair(s, f.out, pubOut, "--out"); err != nil {
+	if err := a.writeKeyPair(s, f.out, pubOut, "--out", pubFlag); err != nil {
 		return err
 	}
 	k, err := jwks.NewKey(s)
@@ -302,7 +303,7 @@ func mustKeyID(kf *keyFile) string {
 // checkIssuerURL refuses an issuer Kubernetes and the clouds refuse, with the fix.
 func checkIssuerURL(issuer string) error {
 	if !strings.HasPrefix(issuer, "https://") {
-		return fail(nil, "use an https:// issuer URL (Kubernetes and every cloud refuse http), e.g. https://oidc.example.com/cluster-1", "issuer %q is not https", issuer)
+		return fail(nil, "use an https:// issuer URL (Kubernetes and every cloud refuse http), e.g. https://oidc.example.com/cluster-1", "issuer %q is not https", publish.RedactURL(issuer))
 	}
 	return nil
 }

@@ -255,8 +255,9 @@ func publicPath(private string) string {
 }
 
 // writeKeyPair writes a new key pair, never replacing any file: flag
-// names the flag of the private key file.
-func (a *app) writeKeyPair(s crypto.Signer, private, public, flag string) error {
+// names the flag of the private key file, publicFlag the one of the
+// public key file (the same flag when the public path comes from it).
+func (a *app) writeKeyPair(s crypto.Signer, private, public, flag, publicFlag string) error {
 	priv, pub, err := encodeKeyPair(s)
 	if err != nil {
 		return fail(err, bugFix, "encoding the key")
@@ -264,7 +265,7 @@ func (a *app) writeKeyPair(s crypto.Signer, private, public, flag string) error 
 	const fix = "choose another %s, or remove the old file yourself if it is truly unused (keys are never overwritten)"
 	return a.writeOutputs(
 		output{path: private, data: priv, perm: 0o600, flag: flag, existsFix: fmt.Sprintf(fix, flag)},
-		output{path: public, data: pub, perm: 0o644, flag: flag, existsFix: fmt.Sprintf(fix, flag)},
+		output{path: public, data: pub, perm: 0o644, flag: publicFlag, existsFix: fmt.Sprintf(fix, publicFlag)},
 	)
 }
 

@@ -12,9 +12,11 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+	"unicode"
 
 	"github.com/ksa-go/ksa/keystore"
 	"github.com/stretchr/testify/assert"
@@ -119,11 +121,76 @@ func TestEveryErrorEndsWithAFix(t *testing.T) {
 			assert.NotEqual(t, exitOK, code)
 			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
 			require.True(t, strings.HasPrefix(stderr, "ksa: "), stderr)
-			_, fix, ok := strings.Cut(stderr, "; fix: ")
+			what, fix, ok := strings.Cut(stderr, "; fix: ")
 			require.True(t, ok, "no fix: %q", stderr)
 			assert.Contains(t, fix, tc.fix, stderr)
 			assertUserWords(t, stderr)
+			assertFixAdds(t, strings.TrimPrefix(what, "ksa: "), fix)
 		})
+	}
+}
+
+// fillerWords are words a fix may hold without saying anything: "fix
+// --ca-key", "check the --ring path" name no action the problem did not.
+var fillerWords = map[string]bool{"fix": true, "check": true, "correct": true, "see": true, "the": true, "a": true, "an": true,
+	"it": true, "its": true, "then": true, "again": true, "and": true, "or": true, "please": true}
+
+// helpPointer matches a pointer to a command's help ("see 'ksa x509 csr
+// --help'"): no fix by itself.
+var helpPointer = regexp.MustCompile(`\(?(see )?'ksa [^']*--help'\)?`)
+
+// fixWords are the words of a message, lower-cased: flags keep their
+// dashes, quotes and punctuation go.
+func fixWords(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !(r == '-' || r == '_' || r == '.' || r == '/' || r == '=' || r == '{' || r == '}' || unicode.IsLetter(r) || unicode.IsDigit(r))
+	})
+}
+
+// fixRepeats reports whether a fix merely repeats its problem: without
+// filler words and help pointers, every word it has is the problem's.
+func fixRepeats(what, fix string) bool {
+	inWhat := map[string]bool{}
+	for _, w := range fixWords(what) {
+		inWhat[strings.Trim(w, ".")] = true
+	}
+	said := false
+	for _, w := range fixWords(helpPointer.ReplaceAllString(fix, "")) {
+		w = strings.Trim(w, ".")
+		if w == "" || fillerWords[w] {
+			continue
+		}
+		said = true
+		if !inWhat[w] {
+			return false
+		}
+	}
+	// A pointer to the help alone is a fix; beside the problem's words
+	// it does not make one.
+	return said || !helpPointer.MatchString(fix)
+}
+
+// assertFixAdds fails on a fix that merely repeats its problem.
+func assertFixAdds(t *testing.T, what, fix string) {
+	t.Helper()
+	assert.False(t, fixRepeats(what, fix), "the fix %q only repeats the problem %q", fix, what)
+}
+
+func TestFixRepeats(t *testing.T) {
+	for _, tc := range []struct {
+		what, fix string
+		repeats   bool
+	}{
+		{what: "--ca-key: the key is not the CA certificate's", fix: "fix --ca-key (see 'ksa podcert serve --help')", repeats: true},
+		{what: "ring file r.yaml does not exist", fix: "check the --ring path", repeats: false},
+		{what: "--ring r.yaml does not exist", fix: "check --ring", repeats: true},
+		{what: "--ca-key: the key is not the CA certificate's", fix: "give --ca-key the key of --ca-cert", repeats: false},
+		{what: "sa.key already exists", fix: "choose another --out", repeats: false},
+		{what: "--to: location \"s3:///x\" names no bucket", fix: "see 'ksa issuer publish --help'", repeats: false},
+		{what: "--socket: keys/rsa.key exists and is not a socket", fix: "fix --socket", repeats: true},
+		{what: "--socket: keys/rsa.key exists and is not a socket", fix: "check --socket", repeats: true},
+	} {
+		assert.Equal(t, tc.repeats, fixRepeats(tc.what, tc.fix), "%q / %q", tc.what, tc.fix)
 	}
 }
 
@@ -174,6 +241,18 @@ func TestNoErrorWithoutAFix(t *testing.T) {
 			}
 			if lit, ok := fix.(*ast.BasicLit); ok {
 				assert.NotEqual(t, `""`, lit.Value, "%s: %s without a fix", fset.Position(call.Pos()), id.Name)
+			}
+			// A fix and a problem written out: the fix says more.
+			format := call.Args[1]
+			if id.Name == "fail" {
+				format = call.Args[2]
+			}
+			fixLit, ok1 := fix.(*ast.BasicLit)
+			formatLit, ok2 := format.(*ast.BasicLit)
+			if ok1 && ok2 && fixLit.Kind == token.STRING && formatLit.Kind == token.STRING {
+				f, _ := strconv.Unquote(fixLit.Value)
+				w, _ := strconv.Unquote(formatLit.Value)
+				assert.False(t, fixRepeats(w, f), "%s: the fix %q only repeats the problem %q", fset.Position(call.Pos()), f, w)
 			}
 			return true
 		})

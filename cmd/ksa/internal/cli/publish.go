@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -93,8 +95,14 @@ custom domain serves the bucket), a key set with private material, a key
 set outside the issuer, missing credentials, a missing bucket or
 container, credentials without access, a container the cloud does not
 serve to anonymous readers (Azure; S3 and GCS when their policy can be
-read), and a published discovery document of another issuer (a trailing
+read) unless --public-url is given and serves anonymous readers there (a
+CDN may read a private bucket: the discovery document is read at
+--public-url, anonymously, and a 401 or 403 is refused; --no-check skips
+it), and a published discovery document of another issuer (a trailing
 slash counts: every federated credential names the issuer byte for byte).
+
+--ca-file is trusted by every client of the command: the store's (a
+store behind a TLS-inspecting proxy, a test endpoint) and the check's.
 
 --dry-run prints what would be written where, without contacting the store.`,
 		Example: `  # site/ from: ksa issuer render --issuer https://oidcissuer.blob.core.windows.net/cluster-1/ --key sa.key --out site
@@ -111,7 +119,7 @@ slash counts: every federated credential names the issuer byte for byte).
 	fl.StringVar(&f.publicURL, "public-url", "", "https URL at which relying parties read --to (default: the store's own public URL)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "print what would be written where; contact nothing")
 	fl.BoolVar(&f.noCheck, "no-check", false, "do not check the published issuer afterwards")
-	fl.StringVar(&f.caFile, "ca-file", "", "also trust these CA certificates in the check (test setups: clouds trust public CAs only)")
+	fl.StringVar(&f.caFile, "ca-file", "", "also trust these CA certificates: the store's endpoint and the check (a TLS-inspecting proxy, test setups; clouds trust public CAs only)")
 	addOutputFlag(cmd, &f.format)
 	required(cmd, "from", "to")
 	return cmd
@@ -128,10 +136,20 @@ type siteDocs struct {
 }
 
 func (f *publishFlags) run(a *app, cmd *cobra.Command) error {
-	if err := firstError(
-		onlyWithout(cmd, "ca-file", "no-check"),
-		onlyWithout(cmd, "ca-file", "dry-run"),
-	); err != nil {
+	err := f.publish(a, cmd)
+	var e *Error
+	if errors.As(err, &e) && untrustedCert(e) {
+		// --ca-file is trusted by every client of the store and the check.
+		e.Fix = "give --ca-file the CA certificate that signed the store's certificate (a TLS-inspecting proxy's, or a test endpoint's)"
+		if f.caFile != "" {
+			e.Fix = "give --ca-file a file that also holds the CA certificate that signed the store's certificate (a TLS-inspecting proxy's, or a test endpoint's)"
+		}
+	}
+	return err
+}
+
+func (f *publishFlags) publish(a *app, cmd *cobra.Command) error {
+	if err := onlyWithout(cmd, "ca-file", "dry-run"); err != nil {
 		return err
 	}
 	loc, err := publish.ParseLocation(f.to)
@@ -140,7 +158,10 @@ func (f *publishFlags) run(a *app, cmd *cobra.Command) error {
 	}
 	if f.publicURL != "" {
 		if err := checkIssuerURL(f.publicURL); err != nil {
-			return usage("give --public-url the https:// URL relying parties read the documents at", "--public-url %q is not https", f.publicURL)
+			return usage("give --public-url the https:// URL relying parties read the documents at", "--public-url %q is not https", publish.RedactURL(f.publicURL))
+		}
+		if shown := publish.RedactURL(f.publicURL); shown != f.publicURL {
+			return usage("give --public-url the URL anonymous readers use, without user:password@, query or fragment", "--public-url %q has user information, a query or a fragment", shown)
 		}
 	}
 	docs, err := readSite(f.from)
@@ -152,17 +173,23 @@ func (f *publishFlags) run(a *app, cmd *cobra.Command) error {
 		ctx = context.Background()
 	}
 	var client *http.Client
-	if !f.dryRun && !f.noCheck {
+	storeCfg := publish.Config{}
+	if !f.dryRun {
 		// Before anything is written: a CA file that cannot be read
-		// would stop the check after the upload.
+		// would stop the upload or the check after it.
 		if client, err = httpClient(f.caFile); err != nil {
 			return err
+		}
+		if tr, ok := client.Transport.(*http.Transport); ok && f.caFile != "" {
+			// The store's clients trust --ca-file too: a store behind a
+			// TLS-inspecting proxy, or a test endpoint.
+			storeCfg.RootCAs = tr.TLSClientConfig.RootCAs
 		}
 	}
 	var store publish.Store
 	publicURL := f.publicURL
 	if !f.dryRun {
-		if store, err = publish.Open(ctx, loc, publish.Config{}); err != nil {
+		if store, err = publish.Open(ctx, loc, storeCfg); err != nil {
 			return publishError(err)
 		}
 		if publicURL == "" {
@@ -182,13 +209,13 @@ func (f *publishFlags) run(a *app, cmd *cobra.Command) error {
 	if f.dryRun {
 		return printData(a.stdout, f.format, res, func(w io.Writer) { printPublish(w, res) })
 	}
-	pf, err := f.preflight(ctx, store, docs)
+	pf, err := f.preflight(ctx, store, docs, client)
 	if err != nil {
 		return err
 	}
 	res.Withdrawn = withdrawnKeys(ctx, store, objects[0].Name, docs.keySet)
 	start := time.Now()
-	if err := putObjects(ctx, store, objects, res.Objects, "run the same ksa issuer publish again: it rewrites every document, the discovery document last"); err != nil {
+	if err := putObjects(ctx, store, objects, res.Objects, "run the same ksa issuer publish again: it rewrites every document, the discovery document last", nil); err != nil {
 		return err
 	}
 	res.elapsed = time.Since(start)
@@ -209,7 +236,7 @@ func (f *publishFlags) run(a *app, cmd *cobra.Command) error {
 
 // preflight checks the store before anything is written: credentials,
 // bucket, anonymous reads, and the issuer already published there.
-func (f *publishFlags) preflight(ctx context.Context, store publish.Store, docs *siteDocs) (publish.Preflight, error) {
+func (f *publishFlags) preflight(ctx context.Context, store publish.Store, docs *siteDocs, client *http.Client) (publish.Preflight, error) {
 	var pf publish.Preflight
 	err := withTimeout(ctx, func(ctx context.Context) (err error) {
 		pf, err = store.Preflight(ctx)
@@ -221,12 +248,44 @@ func (f *publishFlags) preflight(ctx context.Context, store publish.Store, docs 
 	if pf.Access == publish.AccessPrivate && f.publicURL == "" {
 		return pf, fail(nil, pf.AccessFix, "%s is not publicly readable: Entra ID, AWS and Google fetch the documents anonymously (nothing was written)", f.to)
 	}
-	return pf, f.checkPublished(ctx, store, docs)
+	published, err := f.checkPublished(ctx, store, docs)
+	if err != nil {
+		return pf, err
+	}
+	if pf.Access == publish.AccessPrivate && !f.noCheck {
+		// --public-url: a CDN may read a private bucket, so what anonymous
+		// readers get there decides.
+		return pf, f.checkAnonymous(ctx, client, docs, pf, published)
+	}
+	return pf, nil
+}
+
+// checkAnonymous reads the discovery document at --public-url as relying
+// parties do, before anything is written to a store that is not publicly
+// readable itself: an answer refusing anonymous readers (401, 403), or
+// one without the document the store holds (published), is refused.
+func (f *publishFlags) checkAnonymous(ctx context.Context, client *http.Client, docs *siteDocs, pf publish.Preflight, published bool) error {
+	u := oidc.DiscoveryURL(docs.issuer)
+	_, gf := get(ctx, getRequest{URL: u, Client: client, Accept: "application/json",
+		Timeout: oidc.DefaultDiscoveryTimeout, MaxBytes: oidc.MaxDiscoveryBytes})
+	fix := pf.AccessFix + "; or, when a CDN serves --public-url, let it read the bucket and serve anyone"
+	switch {
+	case gf == nil:
+		return nil
+	case gf.Status == http.StatusUnauthorized || gf.Status == http.StatusForbidden:
+		return fail(nil, fix, "%s is not publicly readable, and %s refuses anonymous readers (status %d): Entra ID, AWS and Google fetch the documents anonymously (nothing was written)", f.to, u, gf.Status)
+	case gf.Status == http.StatusNotFound && !published:
+		return nil // nothing published yet
+	case gf.Status == http.StatusNotFound:
+		return fail(nil, fix, "%s is not publicly readable, and %s does not serve the discovery document it holds (status 404) (nothing was written)", f.to, u)
+	}
+	return fail(gf, "check that --public-url serves "+f.to+", or publish with --no-check, which reads nothing back", "%s is not publicly readable, and reading %s anonymously failed (nothing was written)", f.to, u)
 }
 
 // checkPublished refuses to replace the discovery document of another
-// issuer already published at the store.
-func (f *publishFlags) checkPublished(ctx context.Context, store publish.Store, docs *siteDocs) error {
+// issuer already published at the store; it reports whether there is
+// one of the same issuer.
+func (f *publishFlags) checkPublished(ctx context.Context, store publish.Store, docs *siteDocs) (bool, error) {
 	var old []byte
 	err := withTimeout(ctx, func(ctx context.Context) (err error) {
 		old, err = store.Get(ctx, discoveryName, oidc.MaxDiscoveryBytes)
@@ -234,39 +293,59 @@ func (f *publishFlags) checkPublished(ctx context.Context, store publish.Store, 
 	})
 	switch {
 	case errors.Is(err, publish.ErrNotFound):
-		return nil
+		return false, nil
 	case err != nil:
-		return publishError(err)
+		return false, publishError(err)
 	}
 	md, err := oidc.ParseMetadata(old)
 	if err != nil {
-		return fail(nil, "delete it from the store if it is not yours, or publish elsewhere", "%s holds a discovery document that does not parse: %s (nothing was written)", store.Location().URL(discoveryName), libText(err))
+		return false, fail(nil, "delete it from the store if it is not yours, or publish elsewhere", "%s holds a discovery document that does not parse: %s (nothing was written)", store.Location().URL(discoveryName), libText(err))
 	}
 	switch {
 	case md.Issuer == docs.issuer:
-		return nil
+		return true, nil
 	case strings.TrimSuffix(md.Issuer, "/") == strings.TrimSuffix(docs.issuer, "/"):
-		return fail(nil, "render again with --issuer "+quoted(md.Issuer)+" (the issuer kube-apiserver and every federated credential name, byte for byte), or delete the published documents first if you are moving the issuer",
+		return false, fail(nil, "render again with --issuer "+quoted(md.Issuer)+" (the issuer kube-apiserver and every federated credential name, byte for byte), or delete the published documents first if you are moving the issuer",
 			"%s already publishes issuer %q, which differs from the rendered %q by a trailing slash (nothing was written)", f.to, md.Issuer, docs.issuer)
 	}
-	return fail(nil, "publish to the location of issuer "+quoted(docs.issuer)+", or delete the published documents first if you are moving the issuer",
+	return false, fail(nil, "publish to the location of issuer "+quoted(docs.issuer)+", or delete the published documents first if you are moving the issuer",
 		"%s already publishes issuer %q, not the rendered %q (nothing was written)", f.to, md.Issuer, docs.issuer)
 }
 
 // putObjects writes the objects in order, one request each, marking each
 // written in res (the same length); a failure after the first names what
 // was written and what was not, with again, the command to run again.
-func putObjects(ctx context.Context, store publish.Store, objects []publish.Object, res []publishedObject, again string) error {
+// With versions (not nil), each object is written only if the store still
+// holds the version of it read then (absent, when versions lacks it).
+func putObjects(ctx context.Context, store publish.Store, objects []publish.Object, res []publishedObject, again string, versions map[string]publish.Version) error {
 	for i, o := range objects {
-		if err := withTimeout(ctx, func(ctx context.Context) error { return store.Put(ctx, o) }); err != nil {
+		err := withTimeout(ctx, func(ctx context.Context) error {
+			if versions != nil {
+				return store.PutIf(ctx, o, versions[o.Name])
+			}
+			return store.Put(ctx, o)
+		})
+		if err != nil {
 			if i > 0 {
-				return publishPartial(err, res[:i], res[i:], again)
+				return publishPartial(err, store.Location(), res[:i], res[i:], again)
+			}
+			if errors.Is(err, publish.ErrChanged) {
+				e := publishError(err).(*Error)
+				e.What += " (the store was left as it is)"
+				e.Fix = changedFix(store.Location(), again)
+				return e
 			}
 			return publishError(err)
 		}
 		res[i].Written = true
 	}
 	return nil
+}
+
+// changedFix is the fix of a write refused because another writer changed
+// the store since the run read it.
+func changedFix(loc publish.Location, again string) string {
+	return "find out what else writes " + loc.String() + " (another ksa issuer rotate of the same issuer, a ksa issuer publish), stop it, then " + again
 }
 
 // withTimeout runs one store operation within publish.RequestTimeout.
@@ -426,9 +505,27 @@ func publishError(err error) error {
 		if fix == "" {
 			fix = "check --to and the store"
 		}
+		if untrustedCert(err) {
+			fix = storeTrustFix
+		}
 		return fail(pe.Err, fix, "%s", pe.What)
 	}
 	return fail(err, "check --to and the store", "publishing")
+}
+
+// storeTrustFix is the fix of a store whose certificate is not trusted.
+const storeTrustFix = "add the CA certificate that signed the store's certificate (a TLS-inspecting proxy's, or a test endpoint's) to the system's roots: SSL_CERT_FILE=FILE, or AWS_CA_BUNDLE=FILE for S3"
+
+// untrustedCert reports whether err is a TLS certificate the client did
+// not trust (an unknown CA, another host's name, an expired certificate).
+func untrustedCert(err error) bool {
+	var (
+		ve *tls.CertificateVerificationError
+		ua x509.UnknownAuthorityError
+		he x509.HostnameError
+		ci x509.CertificateInvalidError
+	)
+	return errors.As(err, &ve) || errors.As(err, &ua) || errors.As(err, &he) || errors.As(err, &ci)
 }
 
 // publishUsage is a refused --to.
@@ -443,7 +540,7 @@ func publishUsage(err error) error {
 // publishPartial is a failure after some objects were written: the
 // discovery document, last, was not, so readers still see the previous
 // one, pointing at the key set written.
-func publishPartial(err error, written, not []publishedObject, again string) error {
+func publishPartial(err error, loc publish.Location, written, not []publishedObject, again string) error {
 	var names []string
 	for _, o := range written {
 		names = append(names, o.Name)
@@ -455,9 +552,12 @@ func publishPartial(err error, written, not []publishedObject, again string) err
 	e := publishError(err).(*Error)
 	e.What = fmt.Sprintf("publication stopped after %s, before %s (readers still get the previous discovery document, which points at the new key set): %s",
 		strings.Join(names, ", "), strings.Join(left, ", "), e.What)
-	if errors.Is(err, publish.ErrStore) {
+	switch {
+	case errors.Is(err, publish.ErrStore):
 		e.Fix = again
-	} else {
+	case errors.Is(err, publish.ErrChanged):
+		e.Fix = changedFix(loc, again)
+	default:
 		e.Fix += "; then " + again
 	}
 	return e

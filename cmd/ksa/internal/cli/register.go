@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/cmd/ksa/internal/publish"
 )
 
 // Limits of the clouds' registrations.
@@ -68,7 +69,7 @@ func (f *registerFlags) subjects() ([]ksa.ServiceAccount, error) {
 		return nil, err
 	}
 	if u, err := url.Parse(f.issuer); err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return nil, usage("give --issuer the https:// URL of kube-apiserver's --service-account-issuer", "--issuer %q is not an issuer URL", f.issuer)
+		return nil, usage("give --issuer the https:// URL of kube-apiserver's --service-account-issuer", "--issuer %q is not an issuer URL", publish.RedactURL(f.issuer))
 	}
 	var out []ksa.ServiceAccount
 	seen := map[string]bool{}

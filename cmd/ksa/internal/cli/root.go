@@ -34,6 +34,9 @@ type app struct {
 	// podcertClient makes "ksa podcert serve"'s client; nil means
 	// podcertctl.NewRESTClient.
 	podcertClient podcertClientFunc
+	// rotateRead, when set (tests), is called once a scheduled rotation
+	// that writes has read the ring file and the store, holding its lock.
+	rotateRead func()
 }
 
 // buildInfo reads the build's version information.
@@ -55,7 +58,13 @@ func (a *app) now() time.Time {
 // Main runs the ksa command with args (without the program name) and
 // returns its exit status.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	a := &app{stdin: stdin, stdout: stdout, stderr: stderr}
+	return (&app{stdin: stdin, stdout: stdout, stderr: stderr}).main(args)
+}
+
+// main runs the command tree on a, printing a failure on a.stderr, and
+// returns the exit status.
+func (a *app) main(args []string) int {
+	stderr := a.stderr
 	root := newRoot(a)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()

@@ -88,8 +88,9 @@ every signer to read the new file; they read it every 10s by default),
 signing --propagation later (at least the ring's minStaging), and the key
 signing before it retired once every token it signed has expired (the
 ring's maxTokenLifetime and two minutes). Keys retired by now are dropped
-from the file. kube-apiserver serves the discovery documents from the
-signer's keys; for an issuer hosted elsewhere, render them with ksa issuer
+from the file; rotated in place, the file is locked as a scheduled
+rotation locks it (below). kube-apiserver serves the discovery documents
+from the signer's keys; for an issuer hosted elsewhere, render them with ksa issuer
 render once the next key is published.
 
 With --ring and --to, the published location (as for ksa issuer publish),
@@ -126,11 +127,19 @@ jwks.json beside it when the store has one) is published (the next key's
 wait starts again), a key the ring file retired is withdrawn. The ring
 file is rewritten in place, atomically (through a symbolic link, keeping
 its mode); the issuer's discovery document is kept as published. --dry-run
-prints the stage and the plan and writes nothing. A store that publishes a
+prints the stage and the plan and writes nothing; --now TIME (a global
+flag, RFC 3339) gives it another clock. A run that writes refuses --now
+unless --insecure-now, for tests only, says so. A store that publishes a
 key the ring file never had, or whose key set cannot be read, is refused
-before anything is written. Run one at a time (a CronJob with
-concurrencyPolicy: Forbid): a ring file changed while a run read the store
-is refused. With -o json, "action" names the run's change (repair,
+before anything is written. A run that writes holds a lock from start to
+end, an flock(2) of FILE.lock beside the ring file (the ring file itself
+is replaced by a rename; FILE.lock stays, empty between runs): a run
+started meanwhile fails at once, naming the run that holds it, and writes
+nothing. Each write to the store is conditional on what the run read
+there (If-Match on Azure and S3, ifGenerationMatch on GCS, a lock and a
+digest in a directory): a change another writer made meanwhile is never
+overwritten, and the run fails. A CronJob with concurrencyPolicy: Forbid
+starts one run at a time. With -o json, "action" names the run's change (repair,
 publish-next, sign-next or retire-old), empty while it waits.
 
 With a key in a key store (--signing-key or --next-key a pkcs11:, awskms:,
@@ -170,8 +179,7 @@ signs with and publishes, in place of kube-apiserver's key flags.`,
 	fl.StringVar(&f.to, "to", "", "with --ring: the store the issuer is published at (as for ksa issuer publish): one scheduled rotation step, for a CronJob")
 	fl.DurationVar(&f.every, "every", defaultEvery, "with --to: how long a key signs before the next rotation starts (at least the whole rotation)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "with --to: print the stage and the plan; write nothing")
-	fl.BoolVar(&f.insecureNow, "insecure-now", false, "with --to: let the hidden --now clock apply to a run that writes (tests only: a clock ahead of the real one withdraws keys whose tokens are live)")
-	_ = fl.MarkHidden("insecure-now")
+	fl.BoolVar(&f.insecureNow, "insecure-now", false, "with --to: INSECURE, for tests only: let --now TIME (the global flag giving the clock) apply to a run that writes; a clock ahead of the real one withdraws keys whose tokens are live")
 	addOutputFlag(cmd, &f.format)
 	required(cmd, "next-key")
 	return cmd
@@ -274,7 +282,7 @@ func (f *rotateFlags) run(a *app, cmd *cobra.Command) error {
 			return err
 		}
 		next = publicPath(f.next)
-		if err := a.writeKeyPair(s, f.next, next, "--next-key"); err != nil {
+		if err := a.writeKeyPair(s, f.next, next, "--next-key", "--next-key"); err != nil {
 			return err
 		}
 		nextPublic = s.Public()

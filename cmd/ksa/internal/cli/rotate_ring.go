@@ -42,6 +42,15 @@ func (f *rotateFlags) runRing(a *app, cmd *cobra.Command) error {
 	if f.publishDelay < 0 || f.propagation <= 0 {
 		return usage("give --publish-delay of zero or more and a positive --propagation", "--publish-delay %v or --propagation %v is out of range", f.publishDelay, f.propagation)
 	}
+	if samePath(f.ringOut, f.ring) {
+		// Rotated in place: not while a scheduled rotation (or another
+		// run) rewrites the same file.
+		unlock, err := a.lockRing(f.ring)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	data, err := readInput(f.ring, nil, extsigner.MaxRingFileBytes)
 	if err != nil {
 		return ringFileReadError(f.ring, err)

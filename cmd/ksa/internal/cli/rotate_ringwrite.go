@@ -86,5 +86,5 @@ func (f *rotateFlags) publishRing(ctx context.Context, a *app, st *rotationState
 	for i, o := range objs {
 		written[i] = publishedObject{Name: o.Name}
 	}
-	return putObjects(ctx, st.store, objs, written, "run the same ksa issuer rotate again: it publishes what the ring file publishes")
+	return putObjects(ctx, st.store, objs, written, "run the same ksa issuer rotate again: it publishes what the ring file publishes", st.versions)
 }

@@ -97,7 +97,7 @@ func (f *rotateFlags) checkScheduleFlags(cmd *cobra.Command) error {
 	return nil
 }
 
-// checkClock refuses the hidden --now for a run that writes: a clock ahead
+// checkClock refuses --now (the global clock flag) for a run that writes: a clock ahead
 // of the real one would withdraw keys whose tokens are still live. Tests
 // that compress a rotation's hours name --insecure-now.
 func (f *rotateFlags) checkClock(a *app) error {
@@ -149,6 +149,14 @@ func (f *rotateFlags) runScheduled(a *app, cmd *cobra.Command) error {
 	if _, err := f.nextKeyRef(now); err != nil {
 		return err
 	}
+	if !f.dryRun {
+		// One run at a time: the lock is held until the run ends.
+		unlock, err := a.lockRing(f.ring)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	st, err := f.readRing(ctx, a, now)
 	if err != nil {
 		return err
@@ -162,6 +170,9 @@ func (f *rotateFlags) runScheduled(a *app, cmd *cobra.Command) error {
 	}
 	if err := st.readStore(ctx, loc); err != nil {
 		return err
+	}
+	if a.rotateRead != nil && !f.dryRun {
+		a.rotateRead()
 	}
 	res := &scheduledRotation{Now: now, DryRun: f.dryRun, Store: st.storeKIDs}
 	stage, err := st.stage(now, res)

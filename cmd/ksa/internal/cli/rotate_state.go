@@ -41,6 +41,10 @@ type rotationState struct {
 	// copies are every copy of the key set the store publishes (the one
 	// the discovery document points to first), with their kids.
 	copies []storeCopy
+	// versions are the versions of the objects read from the store (the
+	// zero Version: read absent); the run writes each only if the store
+	// still holds that version.
+	versions map[string]publish.Version
 }
 
 // readRing reads and opens the ring file, and works out what its ring
@@ -106,12 +110,17 @@ func (st *rotationState) readStore(ctx context.Context, loc publish.Location) er
 		return publishError(err)
 	}
 	const first = "publish the issuer first: ksa issuer render, then ksa issuer publish --to the same location"
+	st.versions = map[string]publish.Version{}
 	get := func(name string, limit int64) ([]byte, error) {
 		var data []byte
+		var v publish.Version
 		err := withTimeout(ctx, func(ctx context.Context) (err error) {
-			data, err = store.Get(ctx, name, limit)
+			data, v, err = store.GetVersion(ctx, name, limit)
 			return err
 		})
+		if err == nil || errors.Is(err, publish.ErrNotFound) {
+			st.versions[name] = v
+		}
 		return data, err
 	}
 	disc, err := get(discoveryName, oidc.MaxDiscoveryBytes)

@@ -126,18 +126,51 @@ func (s *azureStore) Preflight(ctx context.Context) (Preflight, error) {
 }
 
 func (s *azureStore) Get(ctx context.Context, name string, max int64) ([]byte, error) {
+	data, _, err := s.GetVersion(ctx, name, max)
+	return data, err
+}
+
+// GetVersion reads the blob; its version is its ETag.
+func (s *azureStore) GetVersion(ctx context.Context, name string, max int64) ([]byte, Version, error) {
 	resp, err := s.container.NewBlobClient(s.loc.Key(name)).DownloadStream(ctx, nil)
 	if err != nil {
-		return nil, s.error(err, "reading "+s.loc.URL(name))
+		return nil, "", s.error(err, "reading "+s.loc.URL(name))
 	}
 	defer resp.Body.Close()
-	return readObject(resp.Body, s.loc.URL(name), max, "delete the blob, or publish elsewhere")
+	data, err := readObject(resp.Body, s.loc.URL(name), max, "delete the blob, or publish elsewhere")
+	if err != nil {
+		return nil, "", err
+	}
+	var v Version
+	if resp.ETag != nil {
+		v = Version(*resp.ETag)
+	}
+	return data, v, nil
 }
 
 func (s *azureStore) Put(ctx context.Context, o Object) error {
+	return s.put(ctx, o, nil)
+}
+
+// PutIf writes with If-Match: the ETag read, or If-None-Match: * for a
+// blob read absent.
+func (s *azureStore) PutIf(ctx context.Context, o Object, v Version) error {
+	cond := &blob.ModifiedAccessConditions{}
+	if v == "" {
+		absent := azcore.ETagAny
+		cond.IfNoneMatch = &absent
+	} else {
+		etag := azcore.ETag(v)
+		cond.IfMatch = &etag
+	}
+	return s.put(ctx, o, &blob.AccessConditions{ModifiedAccessConditions: cond})
+}
+
+func (s *azureStore) put(ctx context.Context, o Object, cond *blob.AccessConditions) error {
 	body := readSeekNopCloser{bytes.NewReader(o.Data)}
 	_, err := s.container.NewBlockBlobClient(s.loc.Key(o.Name)).Upload(ctx, body, &blockblob.UploadOptions{
-		HTTPHeaders: &blob.HTTPHeaders{BlobContentType: &o.ContentType, BlobCacheControl: &o.CacheControl},
+		HTTPHeaders:      &blob.HTTPHeaders{BlobContentType: &o.ContentType, BlobCacheControl: &o.CacheControl},
+		AccessConditions: cond,
 	})
 	if err != nil {
 		return s.error(err, "writing "+s.loc.URL(o.Name))
@@ -165,6 +198,8 @@ func (s *azureStore) error(err error, what string) error {
 	}
 	short := summed(fmt.Sprintf("%d %s", re.StatusCode, code), err)
 	switch {
+	case bloberror.HasCode(err, bloberror.ConditionNotMet, bloberror.BlobAlreadyExists) || re.StatusCode == http.StatusPreconditionFailed:
+		return &Error{Kind: ErrChanged, What: what + ": it changed since it was read", Err: short}
 	case bloberror.HasCode(err, bloberror.ContainerNotFound):
 		return &Error{Kind: ErrNotFound, What: what + ": no such container",
 			Fix: fmt.Sprintf("create it: az storage container create --account-name %s --name %s --public-access blob", s.loc.Account, s.loc.Bucket), Err: short}

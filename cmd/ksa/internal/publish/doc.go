@@ -11,6 +11,14 @@
 // with one request ([Store.Put]), with the content type and Cache-Control
 // it is given, and reads one back ([Store.Get]) so that a publisher can
 // see what is already there before it replaces anything.
+// [Store.GetVersion] and [Store.PutIf] make a write conditional on what
+// was read, in the same request: an object another writer changed since
+// is left as it is ([ErrChanged]). Azure and S3 compare the ETag
+// (If-Match; If-None-Match: * for an object read absent), GCS the
+// generation (ifGenerationMatch), a directory the digest of the file,
+// read while ksa holds the flock(2) of the location's directory (which
+// every write of a directory takes). An S3-compatible server that
+// ignores the conditions writes unconditionally.
 // [Store.Preflight] checks, before anything is written, what can be
 // checked without writing: that there are credentials, that the bucket or
 // container exists and may be read and written, and whether the cloud
@@ -32,7 +40,7 @@
 //
 // Every failure is an [*Error] of one [Kind], matching its sentinel with
 // errors.Is ([ErrNoCredentials], [ErrNotFound], [ErrPermissionDenied],
-// [ErrNotPublic], [ErrLocation], [ErrNotBuilt], [ErrStore]), naming the
+// [ErrNotPublic], [ErrLocation], [ErrNotBuilt], [ErrChanged], [ErrStore]), naming the
 // location and the fix in the words of the cloud's own command-line tool.
 //
 // Each cloud's SDK is left out of a build with a tag (ksa_noazblob,

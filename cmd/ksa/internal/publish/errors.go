@@ -22,6 +22,9 @@ var (
 	ErrNotPublic = errors.New("not publicly readable")
 	// ErrNotBuilt: this ksa was built without the store's SDK.
 	ErrNotBuilt = errors.New("store not built in")
+	// ErrChanged: a conditional write found the object changed since it
+	// was read (another writer), or another writer at work.
+	ErrChanged = errors.New("changed by another writer")
 	// ErrStore: any other failure of the store.
 	ErrStore = errors.New("store failed")
 )

@@ -14,7 +14,7 @@ import (
 
 func TestErrorMatchesItsKindOnly(t *testing.T) {
 	cause := errors.New("403 AccessDenied")
-	kinds := []error{ErrLocation, ErrNoCredentials, ErrNotFound, ErrPermissionDenied, ErrNotPublic, ErrNotBuilt, ErrStore}
+	kinds := []error{ErrLocation, ErrNoCredentials, ErrNotFound, ErrPermissionDenied, ErrNotPublic, ErrNotBuilt, ErrChanged, ErrStore}
 	for _, kind := range kinds {
 		t.Run(kind.Error(), func(t *testing.T) {
 			err := error(&Error{Kind: kind, What: "writing s3://b/k", Fix: "fix it", Err: summed("short", cause)})

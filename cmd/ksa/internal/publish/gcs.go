@@ -7,12 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"strconv"
 	"strings"
 
 	"cloud.google.com/go/auth"
+	"cloud.google.com/go/auth/credentials"
+	"cloud.google.com/go/auth/httptransport"
 	"cloud.google.com/go/iam"
 	"cloud.google.com/go/storage"
 	"google.golang.org/api/googleapi"
+	"google.golang.org/api/option"
 )
 
 // gcsEmulatorEnv points the storage client at an emulator, without
@@ -27,15 +32,54 @@ type gcsStore struct {
 	bucket *storage.BucketHandle
 }
 
-func openGCS(ctx context.Context, loc Location, _ Config) (Store, error) {
+func openGCS(ctx context.Context, loc Location, cfg Config) (Store, error) {
 	// Reads go through the JSON API, as writes do: an emulator
 	// (STORAGE_EMULATOR_HOST) answers the XML API's reads "not found",
 	// which would hide what a bucket publishes already.
-	c, err := storage.NewClient(ctx, storage.WithJSONReads())
+	opts := []option.ClientOption{storage.WithJSONReads()}
+	if cfg.HTTPClient != nil || cfg.RootCAs != nil {
+		hc, err := gcsClient(cfg)
+		if err != nil {
+			return nil, &Error{Kind: ErrNoCredentials, What: "no Google Cloud credentials", Fix: gcsCredFix, Err: summed(firstLine(err.Error()), err)}
+		}
+		opts = append(opts, option.WithHTTPClient(hc))
+	}
+	c, err := storage.NewClient(ctx, opts...)
 	if err != nil {
 		return nil, &Error{Kind: ErrNoCredentials, What: "no Google Cloud credentials", Fix: gcsCredFix, Err: summed(firstLine(err.Error()), err)}
 	}
 	return &gcsStore{loc: loc, bucket: c.Bucket(loc.Bucket)}, nil
+}
+
+// gcsClient is the configured client (or one trusting RootCAs) for the
+// storage client: as it is for an emulator (which takes no credentials),
+// else under application default credentials found through it (a client
+// given as it is would send no credentials).
+func gcsClient(cfg Config) (*http.Client, error) {
+	getenv := cfg.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	client := cfg.client()
+	if getenv(gcsEmulatorEnv) != "" {
+		return client, nil
+	}
+	base := client.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	hc, err := httptransport.NewClient(&httptransport.Options{
+		BaseRoundTripper: base,
+		DetectOpts: &credentials.DetectOptions{
+			Scopes: []string{storage.ScopeFullControl, "https://www.googleapis.com/auth/cloud-platform"},
+			Client: client,
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	hc.Timeout = client.Timeout
+	return hc, nil
 }
 
 func (s *gcsStore) Location() Location { return s.loc }
@@ -72,19 +116,47 @@ func (s *gcsStore) Preflight(ctx context.Context) (Preflight, error) {
 }
 
 func (s *gcsStore) Get(ctx context.Context, name string, max int64) ([]byte, error) {
+	data, _, err := s.GetVersion(ctx, name, max)
+	return data, err
+}
+
+// GetVersion reads the object; its version is its generation.
+func (s *gcsStore) GetVersion(ctx context.Context, name string, max int64) ([]byte, Version, error) {
 	r, err := s.bucket.Object(s.loc.Key(name)).NewReader(ctx)
 	if err != nil {
-		return nil, s.error(err, "reading "+s.loc.URL(name))
+		return nil, "", s.error(err, "reading "+s.loc.URL(name))
 	}
 	defer r.Close()
-	return readObject(r, s.loc.URL(name), max, "delete the object, or publish elsewhere")
+	data, err := readObject(r, s.loc.URL(name), max, "delete the object, or publish elsewhere")
+	if err != nil {
+		return nil, "", err
+	}
+	return data, Version(strconv.FormatInt(r.Attrs.Generation, 10)), nil
 }
 
 // Put writes the object in one request (no resumable upload: ChunkSize 0).
 func (s *gcsStore) Put(ctx context.Context, o Object) error {
+	return s.put(ctx, o, s.bucket.Object(s.loc.Key(o.Name)))
+}
+
+// PutIf writes with ifGenerationMatch: the generation read, or 0 for an
+// object read absent.
+func (s *gcsStore) PutIf(ctx context.Context, o Object, v Version) error {
+	cond := storage.Conditions{DoesNotExist: true}
+	if v != "" {
+		gen, err := strconv.ParseInt(string(v), 10, 64)
+		if err != nil || gen <= 0 {
+			return &Error{Kind: ErrStore, What: "writing " + s.loc.URL(o.Name) + ": version " + quote(string(v)) + " is no generation", Fix: "give PutIf the Version GetVersion returned"}
+		}
+		cond = storage.Conditions{GenerationMatch: gen}
+	}
+	return s.put(ctx, o, s.bucket.Object(s.loc.Key(o.Name)).If(cond))
+}
+
+func (s *gcsStore) put(ctx context.Context, o Object, obj *storage.ObjectHandle) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	w := s.bucket.Object(s.loc.Key(o.Name)).NewWriter(ctx)
+	w := obj.NewWriter(ctx)
 	w.ChunkSize = 0
 	w.ContentType = o.ContentType
 	w.CacheControl = o.CacheControl
@@ -122,6 +194,8 @@ func (s *gcsStore) error(err error, what string) error {
 	}
 	short := summed(fmt.Sprintf("%d %s", ge.Code, msg), err)
 	switch ge.Code {
+	case http.StatusPreconditionFailed:
+		return &Error{Kind: ErrChanged, What: what + ": it changed since it was read", Err: short}
 	case http.StatusUnauthorized:
 		return &Error{Kind: ErrNoCredentials, What: what + ": the credentials were refused", Fix: gcsCredFix, Err: short}
 	case http.StatusForbidden:

@@ -74,12 +74,42 @@ func (l Location) URL(name string) string {
 	return filepath.Join(l.Path, filepath.FromSlash(name))
 }
 
+// RedactURL returns a URL for messages without what may be a credential:
+// the user information (user:password@) and the query and fragment (a
+// SAS token's sig=...) are cut, each marked by "REDACTED". It works on
+// text that does not parse as a URL too; a string without "://" (a path)
+// is returned as it is.
+func RedactURL(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw
+	}
+	cut := false
+	if i := strings.IndexAny(rest, "?#"); i >= 0 {
+		rest, cut = rest[:i], true
+	}
+	auth, path, hasPath := strings.Cut(rest, "/")
+	if at := strings.LastIndexByte(auth, '@'); at >= 0 {
+		auth = "REDACTED@" + auth[at+1:]
+	}
+	out := scheme + "://" + auth
+	if hasPath {
+		out += "/" + path
+	}
+	if cut {
+		out += "?REDACTED"
+	}
+	return out
+}
+
 // ParseLocation reads a location: https://ACCOUNT.blob.core.windows.net/
 // CONTAINER/PREFIX (and Azure's other clouds), s3://BUCKET/PREFIX,
 // gs://BUCKET/PREFIX, file:///DIR or a path. Query strings, fragments,
 // user information, empty or dot segments are refused.
 func ParseLocation(raw string) (Location, error) {
 	loc := Location{Raw: raw}
+	// A refused location is quoted without what may be a credential.
+	shown := RedactURL(raw)
 	bad := func(fix, format string, args ...any) (Location, error) {
 		return Location{}, &Error{Kind: ErrLocation, What: fmt.Sprintf(format, args...), Fix: fix}
 	}
@@ -93,15 +123,15 @@ func ParseLocation(raw string) (Location, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return bad("give a URL such as s3://BUCKET/PREFIX, gs://BUCKET/PREFIX or https://ACCOUNT.blob.core.windows.net/CONTAINER/PREFIX", "location %q does not parse", raw)
+		return bad("give a URL such as s3://BUCKET/PREFIX, gs://BUCKET/PREFIX or https://ACCOUNT.blob.core.windows.net/CONTAINER/PREFIX", "location %q does not parse", shown)
 	}
 	if u.RawQuery != "" || u.Fragment != "" || u.User != nil || u.Opaque != "" {
-		return bad("leave credentials and SAS tokens out of the URL: they come from the environment (see 'ksa issuer publish --help')", "location %q has a query, fragment or user information", raw)
+		return bad("leave credentials and SAS tokens out of the URL: they come from the environment (see 'ksa issuer publish --help')", "location %q has a query, fragment or user information", shown)
 	}
 	switch strings.ToLower(scheme) {
 	case "file":
 		if u.Host != "" && u.Host != "localhost" {
-			return bad("write file:///ABSOLUTE/DIR or a plain path", "location %q names a host", raw)
+			return bad("write file:///ABSOLUTE/DIR or a plain path", "location %q names a host", shown)
 		}
 		loc.Kind, loc.Path = Dir, filepath.Clean(filepath.FromSlash(u.Path))
 		return loc, nil
@@ -111,7 +141,7 @@ func ParseLocation(raw string) (Location, error) {
 			loc.Kind = GCS
 		}
 		if u.Host == "" {
-			return bad("name the bucket: "+scheme+"://BUCKET/PREFIX", "location %q names no bucket", raw)
+			return bad("name the bucket: "+scheme+"://BUCKET/PREFIX", "location %q names no bucket", shown)
 		}
 		loc.Bucket = u.Host
 		loc.Prefix, err = cleanPrefix(u.Path)
@@ -124,22 +154,22 @@ func ParseLocation(raw string) (Location, error) {
 		}
 		if loc.Kind != Azure {
 			return bad("give an Azure blob URL https://ACCOUNT.blob.core.windows.net/CONTAINER/PREFIX, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX (the public URL of a CDN goes in --public-url)",
-				"location %q is no store ksa writes to", raw)
+				"location %q is no store ksa writes to", shown)
 		}
 		if strings.ToLower(scheme) != "https" || u.Port() != "" {
-			return bad("write https://"+host+"/CONTAINER/PREFIX (AZURE_STORAGE_CONNECTION_STRING points at another endpoint, such as Azurite)", "location %q is not Azure's https endpoint", raw)
+			return bad("write https://"+host+"/CONTAINER/PREFIX (AZURE_STORAGE_CONNECTION_STRING points at another endpoint, such as Azurite)", "location %q is not Azure's https endpoint", shown)
 		}
 		container, rest, _ := strings.Cut(strings.TrimPrefix(u.Path, "/"), "/")
 		if container == "" {
-			return bad("name the container: https://"+host+"/CONTAINER/PREFIX", "location %q names no container", raw)
+			return bad("name the container: https://"+host+"/CONTAINER/PREFIX", "location %q names no container", shown)
 		}
 		loc.Bucket = container
 		loc.Prefix, err = cleanPrefix(rest)
 	default:
-		return bad("use s3://, gs://, https://ACCOUNT.blob.core.windows.net/ or file://", "location %q has an unknown scheme %q", raw, scheme)
+		return bad("use s3://, gs://, https://ACCOUNT.blob.core.windows.net/ or file://", "location %q has an unknown scheme %q", shown, scheme)
 	}
 	if err != nil {
-		return bad("write the prefix as slash-separated names, without empty, . or .. segments", "location %q: %s", raw, err)
+		return bad("write the prefix as slash-separated names, without empty, . or .. segments", "location %q: %s", shown, err)
 	}
 	return loc, nil
 }

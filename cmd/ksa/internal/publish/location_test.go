@@ -74,6 +74,35 @@ func TestParseLocation(t *testing.T) {
 	}
 }
 
+// TestRefusedLocationHidesCredentials: a refused location is quoted
+// without its user information, query or fragment, where credentials and
+// SAS tokens go.
+func TestRefusedLocationHidesCredentials(t *testing.T) {
+	for _, tt := range []struct {
+		name, raw, shown string
+	}{
+		{name: "user and password", raw: "https://user:pw-Zq9@acct.blob.core.windows.net/c/x", shown: `"https://REDACTED@acct.blob.core.windows.net/c/x"`},
+		{name: "SAS token", raw: "https://acct.blob.core.windows.net/c/x?sv=2024-01-01&sig=Zq9sig", shown: `"https://acct.blob.core.windows.net/c/x?REDACTED"`},
+		{name: "s3 keys", raw: "s3://AKIA:Zq9secret@bucket/p", shown: `"s3://REDACTED@bucket/p"`},
+		{name: "fragment", raw: "gs://bucket/p#Zq9", shown: `"gs://bucket/p?REDACTED"`},
+		{name: "unknown scheme", raw: "ftp://u:Zq9@host/x?k=Zq9", shown: `"ftp://REDACTED@host/x?REDACTED"`},
+		{name: "not a store", raw: "https://u:Zq9@example.com/x", shown: `"https://REDACTED@example.com/x"`},
+		{name: "does not parse", raw: "https://u:Zq9@acct.blob.core.windows.net/c/%zz", shown: `"https://REDACTED@acct.blob.core.windows.net/c/%zz"`},
+		{name: "http with password", raw: "http://u:Zq9@acct.blob.core.windows.net/c", shown: `"http://REDACTED@acct.blob.core.windows.net/c"`},
+		{name: "at sign in the path", raw: "s3://u:Zq9@b/a@b?x=Zq9", shown: `"s3://REDACTED@b/a@b?REDACTED"`},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseLocation(tt.raw)
+			require.ErrorIs(t, err, ErrLocation)
+			var pe *Error
+			require.ErrorAs(t, err, &pe)
+			assert.NotContains(t, pe.What+pe.Fix, "Zq9")
+			assert.Contains(t, pe.What, tt.shown)
+		})
+	}
+	assert.Equal(t, "site?x", RedactURL("site?x"), "a path is not a URL")
+}
+
 // FuzzParseLocation: any input parses or is refused as ErrLocation,
 // never panics; a parsed bucket location has a clean prefix whose keys
 // stay inside it.

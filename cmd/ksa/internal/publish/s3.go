@@ -30,7 +30,7 @@ const s3CredFix = "give the AWS SDK credentials as the aws CLI finds them: AWS_A
 func openS3(ctx context.Context, loc Location, cfg Config) (Store, error) {
 	// The SDK's own client, unless the caller gives one: it can add the
 	// roots of AWS_CA_BUNDLE, which a plain *http.Client cannot.
-	var client config.HTTPClient = awshttp.NewBuildableClient().WithTimeout(RequestTimeout)
+	var client config.HTTPClient = awshttp.NewBuildableClient().WithTimeout(RequestTimeout).WithTransportOptions(cfg.trust)
 	if cfg.HTTPClient != nil {
 		client = cfg.HTTPClient
 	}
@@ -102,22 +102,51 @@ func (s *s3Store) Preflight(ctx context.Context) (Preflight, error) {
 }
 
 func (s *s3Store) Get(ctx context.Context, name string, max int64) ([]byte, error) {
+	data, _, err := s.GetVersion(ctx, name, max)
+	return data, err
+}
+
+// GetVersion reads the object; its version is its ETag.
+func (s *s3Store) GetVersion(ctx context.Context, name string, max int64) ([]byte, Version, error) {
 	key := s.loc.Key(name)
 	out, err := s.client.GetObject(ctx, &s3.GetObjectInput{Bucket: &s.loc.Bucket, Key: &key})
 	if err != nil {
-		return nil, s.error(err, "reading "+s.loc.URL(name), false)
+		return nil, "", s.error(err, "reading "+s.loc.URL(name), false)
 	}
 	defer out.Body.Close()
-	return readObject(out.Body, s.loc.URL(name), max, "delete the object, or publish elsewhere")
+	data, err := readObject(out.Body, s.loc.URL(name), max, "delete the object, or publish elsewhere")
+	if err != nil {
+		return nil, "", err
+	}
+	return data, Version(aws.ToString(out.ETag)), nil
 }
 
 func (s *s3Store) Put(ctx context.Context, o Object) error {
+	return s.put(ctx, o, nil)
+}
+
+// PutIf writes with If-Match: the ETag read, or If-None-Match: * for an
+// object read absent (S3's conditional writes; a server that ignores
+// them writes unconditionally).
+func (s *s3Store) PutIf(ctx context.Context, o Object, v Version) error {
+	return s.put(ctx, o, &v)
+}
+
+func (s *s3Store) put(ctx context.Context, o Object, v *Version) error {
 	key := s.loc.Key(o.Name)
-	_, err := s.client.PutObject(ctx, &s3.PutObjectInput{
+	in := &s3.PutObjectInput{
 		Bucket: &s.loc.Bucket, Key: &key, Body: bytes.NewReader(o.Data),
 		ContentLength: aws.Int64(int64(len(o.Data))),
 		ContentType:   &o.ContentType, CacheControl: &o.CacheControl,
-	})
+	}
+	switch {
+	case v == nil:
+	case *v == "":
+		in.IfNoneMatch = aws.String("*")
+	default:
+		in.IfMatch = aws.String(string(*v))
+	}
+	_, err := s.client.PutObject(ctx, in)
 	if err != nil {
 		return s.error(err, "writing "+s.loc.URL(o.Name), false)
 	}
@@ -142,6 +171,8 @@ func (s *s3Store) error(err error, what string, bucket bool) error {
 		short = summed(fmt.Sprintf("%d %s", status, code), err)
 	}
 	switch {
+	case status == http.StatusPreconditionFailed || code == "PreconditionFailed" || code == "ConditionalRequestConflict":
+		return &Error{Kind: ErrChanged, What: what + ": it changed since it was read", Err: short}
 	case code == "NoSuchBucket" || (bucket && status == http.StatusNotFound):
 		return &Error{Kind: ErrNotFound, What: what + ": no such bucket in " + s.region,
 			Fix: "create it (aws s3 mb s3://" + s.loc.Bucket + " --region " + s.region + "), or set AWS_REGION to its region", Err: short}

@@ -2,6 +2,8 @@ package publish
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"io"
 	"net/http"
@@ -61,13 +63,31 @@ type Store interface {
 	// that name; a reader sees the old object or the new one, never a
 	// part.
 	Put(ctx context.Context, o Object) error
+	// GetVersion reads an object as Get does, with the Version the
+	// store holds of it.
+	GetVersion(ctx context.Context, name string, max int64) ([]byte, Version, error)
+	// PutIf writes an object as Put does, only if the store still holds
+	// version v of it (the zero Version: only if there is none), in the
+	// same request: an object written since v was read is left as it
+	// is, and the failure is an *Error of kind ErrChanged.
+	PutIf(ctx context.Context, o Object, v Version) error
 }
+
+// Version names what a store held of an object when it was read, for
+// [Store.PutIf]: its ETag (Azure, S3), its generation (GCS), a digest of
+// its bytes (a directory). The zero Version is an absent object's.
+type Version string
 
 // Config is what opening a store takes beyond its location.
 type Config struct {
 	// HTTPClient sends the store's requests; nil means a client with
-	// RequestTimeout.
+	// RequestTimeout (the AWS SDK's own for S3, which adds
+	// AWS_CA_BUNDLE's roots).
 	HTTPClient *http.Client
+	// RootCAs, when HTTPClient is nil, are the roots every client of the
+	// store trusts in place of the system's (a TLS-inspecting proxy's CA
+	// beside them); nil means the system's.
+	RootCAs *x509.CertPool
 	// Getenv reads the environment; nil means os.Getenv. (The SDKs read
 	// their own variables from the process environment.)
 	Getenv func(string) string
@@ -77,12 +97,29 @@ type Config struct {
 // has no timeout of its own.
 const RequestTimeout = 30 * time.Second
 
-// client returns the configured client or the default one.
+// client returns the configured client or the default one, trusting
+// RootCAs.
 func (c Config) client() *http.Client {
 	if c.HTTPClient != nil {
 		return c.HTTPClient
 	}
-	return &http.Client{Timeout: RequestTimeout}
+	if c.RootCAs == nil {
+		return &http.Client{Timeout: RequestTimeout}
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	c.trust(tr)
+	return &http.Client{Transport: tr, Timeout: RequestTimeout}
+}
+
+// trust makes tr trust RootCAs (a copy: an SDK may add to it).
+func (c Config) trust(tr *http.Transport) {
+	if c.RootCAs == nil {
+		return
+	}
+	if tr.TLSClientConfig == nil {
+		tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	tr.TLSClientConfig.RootCAs = c.RootCAs.Clone()
 }
 
 // Open returns the store of a location. It checks what it can without a

@@ -529,3 +529,39 @@ func TestSignerServePreviousPublicKey(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, kidOfFile(t, rsa2), kid)
 }
+
+// TestRingWatcherStallAfter: /readyz fails after three check intervals
+// without a completed check, and never sooner than a minute.
+func TestRingWatcherStallAfter(t *testing.T) {
+	for _, tc := range []struct {
+		interval, want time.Duration
+	}{
+		{interval: 10 * time.Millisecond, want: time.Minute},
+		{interval: 10 * time.Second, want: time.Minute},
+		{interval: 20 * time.Second, want: time.Minute},
+		{interval: time.Minute, want: 3 * time.Minute},
+	} {
+		w := newRingWatcher("ring.yaml", keystore.Files{}, &signerObserver{}, time.Now, tc.interval)
+		assert.Equal(t, tc.want, w.stallAfter(), "--ring-check-interval %v", tc.interval)
+	}
+}
+
+// TestRingWatcherBackoff: the wait before an unchanged refused file is
+// tried again doubles from the interval up to five minutes, or stays at
+// the interval when that is longer.
+func TestRingWatcherBackoff(t *testing.T) {
+	for _, tc := range []struct {
+		interval time.Duration
+		want     []time.Duration // after 1, 2, ... failures
+	}{
+		{interval: 10 * time.Second, want: []time.Duration{10 * time.Second, 20 * time.Second, 40 * time.Second, 80 * time.Second, 160 * time.Second, 5 * time.Minute, 5 * time.Minute}},
+		{interval: 4 * time.Minute, want: []time.Duration{4 * time.Minute, 5 * time.Minute, 5 * time.Minute}},
+		{interval: 10 * time.Minute, want: []time.Duration{10 * time.Minute, 10 * time.Minute}},
+	} {
+		w := newRingWatcher("ring.yaml", keystore.Files{}, &signerObserver{}, time.Now, tc.interval)
+		for i, want := range tc.want {
+			w.failures = i + 1
+			assert.Equal(t, want, w.backoff(), "--ring-check-interval %v, %d failures", tc.interval, w.failures)
+		}
+	}
+}

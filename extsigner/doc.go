@@ -22,10 +22,10 @@
 //		MaxTokenLifetime: 24 * time.Hour, // Metadata; kube-apiserver caps tokens at it
 //	})
 //	srv, err := grpcserver.NewServer(grpcserver.Config{Ring: ring})
-//	l, err := extsigner.Listen(extsigner.ListenConfig{Address: "/run/ksa/signer.sock"})
+//	l, err := extsigner.Listen(extsigner.ListenConfig{Address: "/run/ksa-signer/signer.sock"})
 //	err = srv.Serve(l) // until srv.GracefulStop()
 //
-// and kube-apiserver runs with --service-account-signing-endpoint=/run/ksa/signer.sock
+// and kube-apiserver runs with --service-account-signing-endpoint=/run/ksa-signer/signer.sock
 // (it waits up to 60 s for the first FetchKeys, so either may start first).
 // The server answers API v1 (kube-apiserver 1.34 and later) and v1alpha1
 // (1.32 and 1.33).
@@ -186,19 +186,38 @@
 // # Serving
 //
 // [Listen] listens on a socket file (mode 0600 by default; a stale file
-// left by a signer that is gone is replaced, a live one is not) or, with
-// an address "@name", on a Linux abstract socket. An abstract socket has
-// no file, hence no permissions: every process of the network namespace
-// can connect and have tokens signed with the cluster's key. So Listen
-// refuses an abstract address unless ListenConfig.AllowedUIDs names the
-// users that may connect (kube-apiserver's; KEP-740 advises this check for
-// a signer in a pod): each peer's user ID is read (SO_PEERCRED) and other
-// connections are closed at once. ListenConfig.InsecureAllowAnyPeer lifts
-// the refusal where nothing else shares the network namespace.
+// left by a signer that is gone is replaced, a live one is not). Put it in
+// a directory of its own that only root (or the signer's user) can write,
+// mode 0700, such as /run/ksa-signer/signer.sock: kube-apiserver does not
+// authenticate the signer it dials, so whoever holds the socket's name
+// while the signer is not listening (before it starts, while it restarts
+// or is upgraded, after it crashed) is kube-apiserver's signer: it
+// publishes that process's key and has it sign tokens for any service
+// account. Listen therefore refuses a socket file whose directory another
+// user can write, or whose directories above another user could rename
+// ([ErrSharedSocketDirectory]), unless ListenConfig.InsecureSharedDirectory
+// says the directory is reachable by trusted processes only (an emptyDir
+// volume, mode 0777, that only the signer's and kube-apiserver's
+// containers mount).
+//
+// An address "@name" is a Linux abstract socket, which
+// --service-account-signing-endpoint accepts too. Its name has no owner
+// and no permissions: the first process of the network namespace to bind
+// it serves it, so any local user can take the signer's place as above,
+// and the signer then fails to start with "address already in use".
+// Listen refuses one unless ListenConfig.InsecureAbstractSocket is set.
+// Every process of the network namespace can also connect to one, so an
+// abstract socket also needs ListenConfig.AllowedUIDs, the users that may
+// connect (kube-apiserver's; KEP-740 advises this check for a signer in a
+// pod): each peer's user ID is read (SO_PEERCRED) and other connections
+// are closed at once. ListenConfig.InsecureAllowAnyPeer lifts that
+// requirement where nothing else shares the network namespace. The peer
+// check protects the clients' side only: it cannot stop a squatter from
+// binding the name.
 //
 //	l, err := extsigner.Listen(extsigner.ListenConfig{
-//		Address:     "@ksa-signer",
-//		AllowedUIDs: []uint32{0}, // kube-apiserver runs as root
+//		Address:     "/run/ksa-signer/signer.sock", // directory: root's, 0700
+//		AllowedUIDs: []uint32{0},                   // kube-apiserver runs as root
 //	})
 //
 // # Health
@@ -210,7 +229,8 @@
 // # Errors
 //
 // A configuration NewRing or Listen refuses is a *ksa.ConfigError
-// (ksa.ErrInvalidConfig); a key the ring refuses matches
+// (ksa.ErrInvalidConfig; a socket's directory refused matches
+// [ErrSharedSocketDirectory] too); a key the ring refuses matches
 // ksa.ErrInvalidConfig too (and jwks.ErrUnsupportedKey when jwks refuses
 // it), or [ErrDuplicateKeyID], [ErrTooManyKeys], [ErrUnknownKeyID]. A
 // rotation step or an Update refused is a [*RotationError] (ReadyAt, for

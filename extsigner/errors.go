@@ -13,7 +13,8 @@ const prefix = "extsigner"
 
 // Sentinel errors. Every error the package returns matches one of them,
 // ksa.ErrInvalidConfig (a configuration or key the ring cannot use: a
-// constructor's is a *ksa.ConfigError), errors.ErrUnsupported (a feature
+// constructor's is a *ksa.ConfigError; Listen's may match
+// ErrSharedSocketDirectory too), errors.ErrUnsupported (a feature
 // this system lacks) or a jwks sentinel (a key jwks refuses); or it is the
 // system's (a socket Listen cannot make).
 var (
@@ -44,6 +45,12 @@ var (
 	// with the key the ring publishes; it was not handed out.
 	// SignError.KeyID names the key.
 	ErrSelfCheck = errs.New(prefix, "signature does not verify with the published key")
+	// ErrSharedSocketDirectory: the directory of a socket file Listen was
+	// asked for, or a directory above it, can be changed by a user other
+	// than root and the process's own, who could bind the socket's name
+	// while the signer is not listening and serve kube-apiserver in its
+	// place. The error (a *ksa.ConfigError) names the directory.
+	ErrSharedSocketDirectory = errs.New(prefix, "socket directory open to other users")
 )
 
 // errUnsupported is the cause of a refusal for a feature this system

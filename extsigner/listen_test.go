@@ -9,6 +9,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -125,29 +127,39 @@ func abstractName(t *testing.T) string {
 
 func TestListenAbstract(t *testing.T) {
 	addr := abstractName(t)
-	l, err := extsigner.Listen(extsigner.ListenConfig{Address: addr, InsecureAllowAnyPeer: true})
+	l, err := extsigner.Listen(extsigner.ListenConfig{Address: addr, InsecureAbstractSocket: true, InsecureAllowAnyPeer: true})
 	require.NoError(t, err)
 	serveOn(t, l)
 	require.NoError(t, metadata(t, addr))
 }
 
-// TestListenAbstractNeedsPeerCheck: an abstract socket has no file
-// permissions, so one that any process of the network namespace could
-// reach is refused unless the caller says so.
-func TestListenAbstractNeedsPeerCheck(t *testing.T) {
+// TestListenAbstractRefused: an abstract name has no owner, so any local
+// process could bind it first and serve kube-apiserver in the signer's
+// place: it is refused unless InsecureAbstractSocket says so, and then
+// still needs the peer check (AllowedUIDs) unless InsecureAllowAnyPeer.
+func TestListenAbstractRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		cfg   extsigner.ListenConfig
-		field string
+		field string // "": listens
 	}{
-		{name: "no AllowedUIDs", cfg: extsigner.ListenConfig{}, field: "extsigner.ListenConfig.AllowedUIDs"},
-		{name: "empty AllowedUIDs", cfg: extsigner.ListenConfig{AllowedUIDs: []uint32{}}, field: "extsigner.ListenConfig.AllowedUIDs"},
-		{name: "both AllowedUIDs and InsecureAllowAnyPeer", cfg: extsigner.ListenConfig{AllowedUIDs: []uint32{0}, InsecureAllowAnyPeer: true}, field: "extsigner.ListenConfig.InsecureAllowAnyPeer"},
+		{name: "no opt-in", cfg: extsigner.ListenConfig{AllowedUIDs: []uint32{0}}, field: "extsigner.ListenConfig.Address"},
+		{name: "no opt-in, any peer", cfg: extsigner.ListenConfig{InsecureAllowAnyPeer: true}, field: "extsigner.ListenConfig.Address"},
+		{name: "no opt-in, shared directory allowed", cfg: extsigner.ListenConfig{AllowedUIDs: []uint32{0}, InsecureSharedDirectory: true}, field: "extsigner.ListenConfig.Address"},
+		{name: "opt-in, no AllowedUIDs", cfg: extsigner.ListenConfig{InsecureAbstractSocket: true}, field: "extsigner.ListenConfig.AllowedUIDs"},
+		{name: "opt-in, empty AllowedUIDs", cfg: extsigner.ListenConfig{InsecureAbstractSocket: true, AllowedUIDs: []uint32{}}, field: "extsigner.ListenConfig.AllowedUIDs"},
+		{name: "opt-in, both AllowedUIDs and InsecureAllowAnyPeer", cfg: extsigner.ListenConfig{InsecureAbstractSocket: true, AllowedUIDs: []uint32{0}, InsecureAllowAnyPeer: true}, field: "extsigner.ListenConfig.InsecureAllowAnyPeer"},
+		{name: "opt-in and AllowedUIDs", cfg: extsigner.ListenConfig{InsecureAbstractSocket: true, AllowedUIDs: []uint32{0}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := tc.cfg
 			cfg.Address = abstractName(t)
 			l, err := extsigner.Listen(cfg)
+			if tc.field == "" {
+				require.NoError(t, err)
+				require.NoError(t, l.Close())
+				return
+			}
 			if l != nil {
 				l.Close()
 			}
@@ -160,10 +172,14 @@ func TestListenAbstractNeedsPeerCheck(t *testing.T) {
 			assert.Error(t, err)
 		})
 	}
-	// A socket file is guarded by its mode: no peer check needed.
-	l, err := extsigner.Listen(extsigner.ListenConfig{Address: filepath.Join(t.TempDir(), "s.sock")})
-	require.NoError(t, err)
-	require.NoError(t, l.Close())
+	// A socket file is guarded by its mode and directory: no peer check
+	// needed, and the abstract opt-in changes nothing.
+	for _, cfg := range []extsigner.ListenConfig{{}, {InsecureAbstractSocket: true}} {
+		cfg.Address = filepath.Join(t.TempDir(), "s.sock")
+		l, err := extsigner.Listen(cfg)
+		require.NoError(t, err)
+		require.NoError(t, l.Close())
+	}
 }
 
 // TestListenPeerUID: with AllowedUIDs, only peers running as one of those
@@ -171,14 +187,14 @@ func TestListenAbstractNeedsPeerCheck(t *testing.T) {
 func TestListenPeerUID(t *testing.T) {
 	me := uint32(os.Getuid())
 	t.Run("allowed", func(t *testing.T) {
-		addr := abstractName(t)
+		addr := filepath.Join(t.TempDir(), "s.sock")
 		l, err := extsigner.Listen(extsigner.ListenConfig{Address: addr, AllowedUIDs: []uint32{me}})
 		require.NoError(t, err)
 		serveOn(t, l)
 		require.NoError(t, metadata(t, addr))
 	})
 	t.Run("refused", func(t *testing.T) {
-		addr := abstractName(t)
+		addr := filepath.Join(t.TempDir(), "s.sock")
 		refused := make(chan uint32, 8)
 		l, err := extsigner.Listen(extsigner.ListenConfig{Address: addr, AllowedUIDs: []uint32{me + 1}, OnRefused: func(uid uint32, err error) {
 			assert.NoError(t, err)
@@ -195,4 +211,73 @@ func TestListenPeerUID(t *testing.T) {
 			t.Fatal("no refusal reported")
 		}
 	})
+}
+
+// TestListenSharedDirectory: a socket file whose directory another user
+// can write (or whose directories above another user can rename) is
+// refused, naming the directory, unless InsecureSharedDirectory says so;
+// nothing is bound then.
+func TestListenSharedDirectory(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// modes are the permissions of the directories, the socket's last.
+		modes    []fs.FileMode
+		owner    int // of the socket's directory, when not -1
+		link     bool
+		insecure bool
+		refused  string // the refused directory's index in modes, and its problem
+	}{
+		{name: "0700", modes: []fs.FileMode{0o700}, owner: -1},
+		{name: "0755", modes: []fs.FileMode{0o755}, owner: -1},
+		{name: "0750 under 0755", modes: []fs.FileMode{0o755, 0o750}, owner: -1},
+		{name: "writable by others", modes: []fs.FileMode{0o777}, owner: -1, refused: "0 is writable by other users (mode 0777)"},
+		{name: "writable by others, sticky", modes: []fs.FileMode{0o777 | fs.ModeSticky}, owner: -1, refused: "0 is writable by other users (mode 1777)"},
+		{name: "writable by the group", modes: []fs.FileMode{0o770}, owner: -1, refused: "0 is writable by other users (mode 0770)"},
+		{name: "writable by others, allowed", modes: []fs.FileMode{0o777}, owner: -1, insecure: true},
+		{name: "under a directory others can write", modes: []fs.FileMode{0o777, 0o700}, owner: -1, refused: "0 is writable by other users without the sticky bit (mode 0777)"},
+		{name: "under a sticky directory others can write", modes: []fs.FileMode{0o777 | fs.ModeSticky, 0o700}, owner: -1},
+		{name: "through a link to a directory others can write", modes: []fs.FileMode{0o777}, owner: -1, link: true, refused: "0 is writable by other users (mode 0777)"},
+		{name: "owned by another user", modes: []fs.FileMode{0o700}, owner: nobody, refused: "0 is owned by uid 65534, neither root nor this process's user"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.owner >= 0 && os.Geteuid() != 0 {
+				t.Skip("giving a directory to another user needs root")
+			}
+			root := t.TempDir()
+			dirs := []string{}
+			d := root
+			for i, m := range tc.modes {
+				d = filepath.Join(d, strconv.Itoa(i))
+				require.NoError(t, os.Mkdir(d, 0o700))
+				require.NoError(t, os.Chmod(d, m))
+				dirs = append(dirs, d)
+			}
+			if tc.owner >= 0 {
+				require.NoError(t, os.Chown(d, tc.owner, tc.owner))
+			}
+			sockDir := d
+			if tc.link {
+				sockDir = filepath.Join(root, "link")
+				require.NoError(t, os.Symlink(d, sockDir))
+			}
+			sock := filepath.Join(sockDir, "s.sock")
+			l, err := extsigner.Listen(extsigner.ListenConfig{Address: sock, InsecureSharedDirectory: tc.insecure})
+			if tc.refused == "" {
+				require.NoError(t, err)
+				require.NoError(t, l.Close())
+				return
+			}
+			require.ErrorIs(t, err, ksa.ErrInvalidConfig)
+			require.ErrorIs(t, err, extsigner.ErrSharedSocketDirectory)
+			var ce *ksa.ConfigError
+			require.ErrorAs(t, err, &ce)
+			assert.Equal(t, "extsigner.ListenConfig.Address", ce.Field)
+			i, problem, _ := strings.Cut(tc.refused, " ")
+			n, _ := strconv.Atoi(i)
+			assert.Contains(t, err.Error(), "directory "+dirs[n]+" "+problem)
+			assert.Contains(t, err.Error(), "InsecureSharedDirectory")
+			_, err = os.Lstat(sock)
+			assert.ErrorIs(t, err, fs.ErrNotExist, "nothing bound")
+		})
+	}
 }

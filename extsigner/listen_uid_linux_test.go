@@ -1,9 +1,11 @@
 package extsigner_test
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,12 +19,16 @@ import (
 	"google.golang.org/grpc/status"
 	externaljwtv1 "k8s.io/externaljwt/apis/v1"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/extsigner"
 )
 
 // peerEnv names the socket a re-executed test binary connects to, as
-// another user.
-const peerEnv = "KSA_EXTSIGNER_TEST_PEER_ADDRESS"
+// another user; squatEnv the socket it binds first.
+const (
+	peerEnv  = "KSA_EXTSIGNER_TEST_PEER_ADDRESS"
+	squatEnv = "KSA_EXTSIGNER_TEST_SQUAT_ADDRESS"
+)
 
 // nobody is the user and group the peer runs as.
 const nobody = 65534
@@ -59,7 +65,7 @@ func TestListenOtherUID(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			refusals := make(chan uint32, 8)
-			l, err := extsigner.Listen(extsigner.ListenConfig{Address: tc.address, Mode: 0o666, AllowedUIDs: tc.allowed, OnRefused: func(uid uint32, err error) {
+			l, err := extsigner.Listen(extsigner.ListenConfig{Address: tc.address, Mode: 0o666, AllowedUIDs: tc.allowed, InsecureAbstractSocket: true, OnRefused: func(uid uint32, err error) {
 				assert.NoError(t, err)
 				refusals <- uid
 			}})
@@ -132,4 +138,110 @@ func peerMetadata(t *testing.T, address string) {
 	defer cancel()
 	_, err := externaljwtv1.NewExternalJWTSignerClient(conn).Metadata(ctx, &externaljwtv1.MetadataRequest{})
 	fmt.Printf("peer-code: %s\n", status.Code(err))
+}
+
+// TestListenTakeover: another user (nobody) binds the signer's address
+// first, as it can while the signer is not listening (before it starts,
+// while it restarts). An abstract name is refused without
+// InsecureAbstractSocket, whether or not someone holds it; with it, the
+// squatter keeps the name and would serve kube-apiserver. A socket file
+// in a directory of root's, mode 0700, cannot be bound by the squatter,
+// and the signer listens; in a directory anyone can write, the squatter
+// binds it and Listen refuses the directory.
+func TestListenTakeover(t *testing.T) {
+	if addr := os.Getenv(squatEnv); addr != "" {
+		squat(addr)
+		return
+	}
+	if os.Getuid() != 0 {
+		t.Skipf("running a squatter as UID %d needs root; running as UID %d", nobody, os.Getuid())
+	}
+	dir, err := os.MkdirTemp("", "ksa-extsigner-squat")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	bin := copyExecutable(t, dir)
+	private := filepath.Join(dir, "private")
+	require.NoError(t, os.Mkdir(private, 0o700))
+	shared := filepath.Join(dir, "shared")
+	require.NoError(t, os.Mkdir(shared, 0o777))
+	require.NoError(t, os.Chmod(shared, 0o777))
+
+	t.Run("abstract", func(t *testing.T) {
+		addr := abstractName(t)
+		for _, held := range []bool{false, true} {
+			if held {
+				require.Equal(t, "bound", startSquatter(t, bin, dir, addr))
+			}
+			_, err := extsigner.Listen(extsigner.ListenConfig{Address: addr, AllowedUIDs: []uint32{0}})
+			var ce *ksa.ConfigError
+			require.ErrorAs(t, err, &ce, "held: %v", held)
+			assert.Equal(t, "extsigner.ListenConfig.Address", ce.Field)
+			assert.Contains(t, ce.Reason, "abstract socket, which any local process can bind first")
+		}
+		// With the opt-in, the name stays the squatter's.
+		_, err := extsigner.Listen(extsigner.ListenConfig{Address: addr, AllowedUIDs: []uint32{0}, InsecureAbstractSocket: true})
+		assert.ErrorIs(t, err, syscall.EADDRINUSE)
+	})
+	t.Run("socket file in a directory of root's", func(t *testing.T) {
+		sock := filepath.Join(private, "signer.sock")
+		got := startSquatter(t, bin, dir, sock)
+		assert.Contains(t, got, "permission denied", "the squatter cannot bind it")
+		l, err := extsigner.Listen(extsigner.ListenConfig{Address: sock, AllowedUIDs: []uint32{0}})
+		require.NoError(t, err)
+		serveOn(t, l)
+		require.NoError(t, metadata(t, sock))
+	})
+	t.Run("socket file in a directory anyone can write", func(t *testing.T) {
+		sock := filepath.Join(shared, "signer.sock")
+		require.Equal(t, "bound", startSquatter(t, bin, dir, sock))
+		_, err := extsigner.Listen(extsigner.ListenConfig{Address: sock, AllowedUIDs: []uint32{0}})
+		require.ErrorIs(t, err, extsigner.ErrSharedSocketDirectory)
+		assert.Contains(t, err.Error(), "directory "+shared+" is writable by other users (mode 0777)")
+	})
+}
+
+// startSquatter runs bin as nobody, binding address until the test ends,
+// and returns what it reported: "bound", or why it could not bind.
+func startSquatter(t *testing.T, bin, dir, address string) string {
+	t.Helper()
+	cmd := exec.Command(bin, "-test.run=^TestListenTakeover$", "-test.count=1")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), squatEnv+"="+address)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		stdin.Close() // the squatter exits when its standard input ends
+		_ = cmd.Wait()
+	})
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if got, ok := strings.CutPrefix(sc.Text(), "squat: "); ok {
+			go func() { _, _ = io.Copy(io.Discard, stdout) }()
+			return got
+		}
+	}
+	t.Fatal("the squatter reported nothing")
+	return ""
+}
+
+// squat is the squatter's side: it binds address (an abstract name, or a
+// socket file) and holds it until its standard input ends.
+func squat(address string) {
+	if os.Getuid() != nobody {
+		fmt.Printf("squat: running as UID %d\n", os.Getuid())
+		return
+	}
+	l, err := net.Listen("unix", address)
+	if err != nil {
+		fmt.Printf("squat: %v\n", err)
+		return
+	}
+	defer l.Close()
+	fmt.Println("squat: bound")
+	_, _ = io.Copy(io.Discard, os.Stdin)
 }

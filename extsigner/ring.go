@@ -184,6 +184,9 @@ type ringState struct {
 	// schedule at an instant, valid until next (zero: for ever).
 	sched *schedule
 	next  time.Time
+	// served is, for a ring that follows a schedule, when the ring first
+	// published each key of the state, on its clock (see carryServed).
+	served map[string]time.Time
 }
 
 // entry is a key of the ring and, if it has a signer, the signer prepared.
@@ -217,7 +220,9 @@ func NewRing(cfg RingConfig) (*Ring, error) {
 		if err != nil {
 			return nil, err
 		}
-		r.state.Store(sc.at(now))
+		s := sc.at(now)
+		s.served = carryServed(nil, s, time.Time{})
+		r.state.Store(s)
 		return r, nil
 	}
 	if len(cfg.Keys) == 0 {

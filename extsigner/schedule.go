@@ -263,6 +263,7 @@ func (r *Ring) current(now time.Time) *ringState {
 		return s
 	}
 	ns := s.sched.at(now)
+	ns.served = carryServed(s, ns, time.Time{})
 	r.state.Store(ns)
 	r.changed(s, ns, ChangeSchedule, now)
 	return ns

@@ -22,8 +22,11 @@ import (
 //
 //   - one that withdraws, or retires before its wait is over, a key that
 //     signed tokens that may be live (the primary, a previous key);
-//   - one whose primary now is another key than the ring's and was not
-//     published by the ring for at least MinStaging.
+//   - one in which a key starts signing (now, or at a later Primary time)
+//     less than MinStaging after this ring first published it: counted
+//     from the later of its Published time and the ring's clock when the
+//     key first appeared in the ring's key set, so that a key added with
+//     a Published time in the past waits MinStaging like any other.
 //
 // and, matching [ErrDuplicateKeyID], one that gives a published key ID to
 // another key. Other errors are a *ksa.ConfigError, or match
@@ -54,13 +57,16 @@ func (r *Ring) Update(cfg RingConfig) error {
 		return keyError(ErrInvalidTransition, "", "the ring does not follow a schedule: use Stage, Promote and Retire", nil)
 	}
 	if !cur.next.IsZero() && !now.Before(cur.next) {
-		cur = cur.sched.at(now) // what current(now) would make
+		adv := cur.sched.at(now) // what current(now) would make
+		adv.served = carryServed(cur, adv, time.Time{})
+		cur = adv
 	}
 	sc, err := newSchedule(cfg.Schedule, st, now)
 	if err != nil {
 		return err
 	}
 	ns := sc.at(now)
+	ns.served = carryServed(cur, ns, now)
 	if err := r.safeUpdate(cur, sc, ns, now); err != nil {
 		return err
 	}
@@ -100,24 +106,71 @@ func (r *Ring) safeUpdate(cur *ringState, sc *schedule, ns *ringState, now time.
 			return &RotationError{Step: "retire", KeyID: k.Key.KeyID, Role: k.Role, Reason: fmt.Sprintf("at %s, while tokens it signed may still be live", stamp(retired)), ReadyAt: until, Kind: ErrTooEarly}
 		}
 	}
-	if ns.primary.kid == cur.primary.kid {
-		return nil
-	}
-	ready := now.Add(r.minStaging)
-	if i := cur.index(ns.primary.kid); i >= 0 {
-		ready = cur.keys[i].Published.Add(r.minStaging)
-		if cur.keys[i].Published.IsZero() {
-			ready = time.Time{}
+	// Every key that starts signing from now on must have been published
+	// by this ring for MinStaging by then, counted from the later of its
+	// written Published time and when the ring first published it: a key
+	// this update adds with a Published time in the past is first
+	// published now, and no kube-apiserver or relying party can hold it
+	// yet.
+	p := sc.primaryAt(now)
+	for _, i := range sc.primaries {
+		k := sc.keys[i]
+		start := k.Primary
+		if !start.After(now) {
+			if i != p || k.Key.KeyID == cur.primary.kid {
+				continue // signed before now, or signs already
+			}
+			start = now
 		}
-	}
-	if now.Before(ready) {
-		role := RoleStaged
-		if i := ns.index(ns.primary.kid); i >= 0 {
-			role = ns.keys[i].Role
+		from := k.Published
+		if t, ok := ns.served[k.Key.KeyID]; ok && t.After(from) {
+			from = t
 		}
-		return &RotationError{Step: "promote", KeyID: ns.primary.kid, Role: role, Reason: "published by the ring for less than the minimum staging time", ReadyAt: ready, Kind: ErrTooEarly}
+		if ready := from.Add(r.minStaging); start.Before(ready) {
+			role := RoleStaged
+			if j := ns.index(k.Key.KeyID); j >= 0 {
+				role = ns.keys[j].Role
+			}
+			reason := "published by the ring for less than the minimum staging time"
+			if start.After(now) {
+				reason = fmt.Sprintf("at %s: %s", stamp(start), reason)
+			}
+			return &RotationError{Step: "promote", KeyID: k.Key.KeyID, Role: role, Reason: reason, ReadyAt: ready, Kind: ErrTooEarly}
+		}
 	}
 	return nil
+}
+
+// carryServed returns when the ring first published each key of s: a key
+// that old (the ring's state before s) published keeps its time; a key new
+// to the set takes appeared (an Update's time), or, when appeared is zero
+// (a time of the schedule came, or the ring is made), its written
+// Published time (zero: from the start).
+func carryServed(old, s *ringState, appeared time.Time) map[string]time.Time {
+	served := make(map[string]time.Time, len(s.keys))
+	for _, k := range s.keys {
+		kid := k.Key.KeyID
+		if t, ok := old.servedAt(kid); ok {
+			served[kid] = t
+			continue
+		}
+		if appeared.IsZero() {
+			served[kid] = k.Published
+		} else {
+			served[kid] = appeared
+		}
+	}
+	return served
+}
+
+// servedAt returns when the ring first published the key with keyID, if
+// the state s publishes it.
+func (s *ringState) servedAt(keyID string) (time.Time, bool) {
+	if s == nil {
+		return time.Time{}, false
+	}
+	t, ok := s.served[keyID]
+	return t, ok
 }
 
 // index returns the position of the key with keyID in the schedule, or -1.

@@ -99,3 +99,98 @@ func TestUpdateKeysRing(t *testing.T) {
 	err := ring.Update(extsigner.RingConfig{Schedule: []extsigner.ScheduledKey{{Signer: key("p256"), Primary: time.Unix(0, 0)}}})
 	assert.ErrorIs(t, err, extsigner.ErrInvalidTransition)
 }
+
+// TestUpdateBackdatedKey: a key an update adds with a Published time in
+// the past is first published by the ring at the update, so it may sign
+// no sooner than MinStaging after that (whatever the file says), whether
+// the same update or a later one makes it primary; a ring made with a
+// schedule under way trusts the written times.
+func TestUpdateBackdatedKey(t *testing.T) {
+	t0 := time.Date(2027, 3, 1, 9, 0, 0, 0, time.UTC)
+	start := time.Unix(0, 0)
+	wait := time.Hour + extsigner.MaxClockSkew + time.Minute + time.Second
+	staging := 2 * time.Minute
+	a, b, c := key("p256"), key("rsa2048"), key("p384")
+	current := []extsigner.ScheduledKey{{Signer: a, Primary: start}}
+	// b is written as published an hour ago.
+	backdated := t0.Add(-time.Hour)
+	tests := []struct {
+		name string
+		// steps are updates, each at t0 plus its offset, in order; the last
+		// one's result is checked.
+		steps   []step
+		wantErr error
+		readyAt time.Time
+		primary *extsigner.ScheduledKey
+	}{
+		{name: "added, then primary a second later", steps: []step{
+			{at: 0, schedule: []extsigner.ScheduledKey{current[0], {Signer: b, Published: backdated}}},
+			{at: time.Second, schedule: []extsigner.ScheduledKey{{Signer: a, Primary: start, Retired: t0.Add(time.Second).Add(wait)}, {Signer: b, Published: backdated, Primary: t0.Add(time.Second)}}},
+		}, wantErr: extsigner.ErrTooEarly, readyAt: t0.Add(staging)},
+		{name: "added, primary a second later in the same update", steps: []step{
+			{at: 0, schedule: []extsigner.ScheduledKey{{Signer: a, Primary: start, Retired: t0.Add(time.Second).Add(wait)}, {Signer: b, Published: backdated, Primary: t0.Add(time.Second)}}},
+		}, wantErr: extsigner.ErrTooEarly, readyAt: t0.Add(staging)},
+		{name: "added from the start, primary now", steps: []step{
+			{at: 0, schedule: []extsigner.ScheduledKey{{Signer: a, Primary: start, Retired: t0.Add(wait)}, {Signer: b, Primary: t0}}},
+		}, wantErr: extsigner.ErrTooEarly, readyAt: t0.Add(staging)},
+		{name: "added, primary once staged by the ring", steps: []step{
+			{at: 0, schedule: []extsigner.ScheduledKey{current[0], {Signer: b, Published: backdated}}},
+			{at: staging, schedule: []extsigner.ScheduledKey{{Signer: a, Primary: start, Retired: t0.Add(staging).Add(wait)}, {Signer: b, Published: backdated, Primary: t0.Add(staging)}}},
+		}, primary: &extsigner.ScheduledKey{Signer: b}},
+		{name: "added, primary in the file's future once staged by the ring", steps: []step{
+			{at: 0, schedule: []extsigner.ScheduledKey{{Signer: a, Primary: start, Retired: t0.Add(staging).Add(wait)}, {Signer: b, Published: backdated, Primary: t0.Add(staging)}}},
+		}, primary: &extsigner.ScheduledKey{Signer: a}},
+		{name: "published on time by the schedule, primary as written", steps: []step{
+			{at: 0, schedule: []extsigner.ScheduledKey{{Signer: a, Primary: start, Retired: t0.Add(time.Hour).Add(staging).Add(wait)}, {Signer: b, Published: t0.Add(time.Hour), Primary: t0.Add(time.Hour).Add(staging)}}},
+			{at: time.Hour + staging, schedule: []extsigner.ScheduledKey{{Signer: a, Primary: start, Retired: t0.Add(time.Hour).Add(staging).Add(wait)}, {Signer: b, Published: t0.Add(time.Hour), Primary: t0.Add(time.Hour).Add(staging)}, {Signer: c}}},
+		}, primary: &extsigner.ScheduledKey{Signer: b}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newClock()
+			clk.Set(t0)
+			ring, err := extsigner.NewRing(extsigner.RingConfig{Schedule: current, MaxTokenLifetime: time.Hour, Now: clk.Now})
+			require.NoError(t, err)
+			for i, s := range tt.steps {
+				clk.Set(t0.Add(s.at))
+				before := ring.KeySet()
+				err = ring.Update(extsigner.RingConfig{Schedule: s.schedule, MaxTokenLifetime: time.Hour})
+				if i < len(tt.steps)-1 {
+					require.NoError(t, err, "step %d", i)
+					continue
+				}
+				if tt.wantErr != nil {
+					require.ErrorIs(t, err, tt.wantErr)
+					var rerr *extsigner.RotationError
+					require.ErrorAs(t, err, &rerr)
+					assert.Equal(t, tt.readyAt, rerr.ReadyAt)
+					assert.Equal(t, kidOf2(t, b), rerr.KeyID)
+					assert.Equal(t, before, ring.KeySet(), "nothing applied")
+					assert.Equal(t, kidOf2(t, a), ring.Primary().KeyID)
+					return
+				}
+				require.NoError(t, err)
+				assert.Equal(t, kidOf2(t, tt.primary.Signer), ring.Primary().KeyID)
+			}
+		})
+	}
+
+	// A signer restarted during a rotation follows the written times: the
+	// ring is made with b published an hour ago and primary in a minute,
+	// and an update that changes nothing else is applied.
+	clk := newClock()
+	clk.Set(t0)
+	restarted := []extsigner.ScheduledKey{{Signer: a, Primary: start, Retired: t0.Add(time.Minute).Add(wait)}, {Signer: b, Published: backdated, Primary: t0.Add(time.Minute)}}
+	ring, err := extsigner.NewRing(extsigner.RingConfig{Schedule: restarted, MaxTokenLifetime: time.Hour, Now: clk.Now})
+	require.NoError(t, err)
+	clk.Set(t0.Add(time.Second))
+	require.NoError(t, ring.Update(extsigner.RingConfig{Schedule: append(restarted, extsigner.ScheduledKey{Signer: c}), MaxTokenLifetime: time.Hour}))
+	clk.Set(t0.Add(time.Minute))
+	assert.Equal(t, kidOf2(t, b), ring.Primary().KeyID)
+}
+
+// step is one update of a test: its schedule, at a time.
+type step struct {
+	at       time.Duration
+	schedule []extsigner.ScheduledKey
+}

@@ -93,6 +93,11 @@
 //   - ksa_extsigner_ring_reloads_total, ksa_extsigner_ring_reload_errors_total
 //     and ksa_extsigner_ring_reload_failing (1 while the signer serves the
 //     last good ring because the file's last reload was refused);
+//   - ksa_extsigner_ring_last_check_timestamp_seconds: when the ring file
+//     was last read and checked to the end (absent before the first check):
+//     a check that hangs leaves it behind;
+//   - ksa_extsigner_refused_connections_total: connections closed at once
+//     because the peer's user ID is not allowed (ListenConfig.OnRefused);
 //   - ksa_extsigner_data_timestamp_seconds and ksa_extsigner_keys{role}:
 //     the ring's data timestamp and its keys by role, read when scraped
 //     (SignerConfig.Ring).

@@ -2,6 +2,7 @@ package ksaprom
 
 import (
 	"errors"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -55,6 +56,8 @@ type SignerMetrics struct {
 	reloads        prometheus.Counter
 	reloadErrors   prometheus.Counter
 	reloadFailing  prometheus.Gauge
+	lastCheck      *lastCheckCollector
+	refused        prometheus.Counter
 }
 
 // NewSignerMetrics registers the signer's metrics with cfg.Registerer and
@@ -88,8 +91,12 @@ func NewSignerMetrics(cfg SignerConfig) (*SignerMetrics, error) {
 			Help: "Ring files read again and refused: the last good ring stays."}),
 		reloadFailing: prometheus.NewGauge(prometheus.GaugeOpts{Namespace: ns, Subsystem: sub, Name: "ring_reload_failing",
 			Help: "1 while the ring file's last reload was refused and the signer serves the last good ring, else 0."}),
+		lastCheck: &lastCheckCollector{desc: prometheus.NewDesc(prometheus.BuildFQName(ns, sub, "ring_last_check_timestamp_seconds"),
+			"When the ring file was last read and checked to the end (Unix time), whether it changed, was applied or refused; absent before the first check. A check that hangs (a hung network file system) leaves it behind.", nil, nil)},
+		refused: prometheus.NewCounter(prometheus.CounterOpts{Namespace: ns, Subsystem: sub, Name: "refused_connections_total",
+			Help: "Connections closed at once because the peer's user ID is not allowed (or could not be read)."}),
 	}
-	collectors := []prometheus.Collector{m.signs, m.latency, m.keyStoreErrors, m.transitions, m.reloads, m.reloadErrors, m.reloadFailing}
+	collectors := []prometheus.Collector{m.signs, m.latency, m.keyStoreErrors, m.transitions, m.reloads, m.reloadErrors, m.reloadFailing, m.lastCheck, m.refused}
 	if cfg.Ring != nil {
 		collectors = append(collectors, newRingCollector(ns, cfg.Ring))
 	}
@@ -131,6 +138,30 @@ func (m *SignerMetrics) ObserveReload(err error) {
 	}
 	m.reloads.Inc()
 	m.reloadFailing.Set(0)
+}
+
+// ObserveRingCheck records a check of the ring file that ran to the end
+// at t, whatever it found (unchanged, applied or refused).
+func (m *SignerMetrics) ObserveRingCheck(t time.Time) { m.lastCheck.nanos.Store(t.UnixNano()) }
+
+// ObserveRefusedConnection records a connection the signer closed at once
+// because its peer is not allowed: the plug for
+// extsigner.ListenConfig.OnRefused.
+func (m *SignerMetrics) ObserveRefusedConnection() { m.refused.Inc() }
+
+// lastCheckCollector exports the time of the last check of the ring
+// file, once there was one.
+type lastCheckCollector struct {
+	desc  *prometheus.Desc
+	nanos atomic.Int64
+}
+
+func (c *lastCheckCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *lastCheckCollector) Collect(ch chan<- prometheus.Metric) {
+	if n := c.nanos.Load(); n != 0 {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n)/1e9)
+	}
 }
 
 // ringCollector exports a ring's data timestamp and keys by role, read

@@ -51,6 +51,8 @@ func TestSignerMetrics(t *testing.T) {
 	m.ObserveChange(extsigner.RingChange{Cause: extsigner.ChangeUpdate})
 	m.ObserveReload(nil)
 	m.ObserveReload(errors.New("extsigner: ring file: not a JSON object"))
+	m.ObserveRefusedConnection()
+	m.ObserveRefusedConnection()
 
 	want := `# HELP ksa_extsigner_data_timestamp_seconds The data timestamp FetchKeys answers (Unix time): when the published key set last changed.
 # TYPE ksa_extsigner_data_timestamp_seconds gauge
@@ -64,6 +66,9 @@ ksa_extsigner_keys{role="previous"} 0
 ksa_extsigner_keys{role="primary"} 1
 ksa_extsigner_keys{role="staged"} 0
 ksa_extsigner_keys{role="verify-only"} 1
+# HELP ksa_extsigner_refused_connections_total Connections closed at once because the peer's user ID is not allowed (or could not be read).
+# TYPE ksa_extsigner_refused_connections_total counter
+ksa_extsigner_refused_connections_total 2
 # HELP ksa_extsigner_request_duration_seconds Time the signer took to answer, by method (Sign, FetchKeys, Metadata, and Probe: its own check of the key store) and gRPC status code.
 # TYPE ksa_extsigner_request_duration_seconds histogram
 ksa_extsigner_request_duration_seconds_bucket{code="InvalidArgument",method="Sign",le="0.001"} 1
@@ -111,6 +116,13 @@ ksa_extsigner_sign_requests_total{code="Unavailable",kid="k1"} 1
 # TYPE ksa_extsigner_ring_reload_failing gauge
 ksa_extsigner_ring_reload_failing 0
 `), "ksa_extsigner_ring_reload_failing"), "a good reload clears it")
+
+	// The last check of the ring file: absent before the first.
+	m.ObserveRingCheck(stamp.Add(90 * time.Second))
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`# HELP ksa_extsigner_ring_last_check_timestamp_seconds When the ring file was last read and checked to the end (Unix time), whether it changed, was applied or refused; absent before the first check. A check that hangs (a hung network file system) leaves it behind.
+# TYPE ksa_extsigner_ring_last_check_timestamp_seconds gauge
+ksa_extsigner_ring_last_check_timestamp_seconds 1.80389169e+09
+`), "ksa_extsigner_ring_last_check_timestamp_seconds"))
 }
 
 func TestNewSignerMetricsConfig(t *testing.T) {

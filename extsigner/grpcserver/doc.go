@@ -8,7 +8,7 @@
 //		Keys: []extsigner.RingKey{{Signer: kmsKey, Role: extsigner.RolePrimary}},
 //	})
 //	srv, err := grpcserver.NewServer(grpcserver.Config{Ring: ring})
-//	l, err := extsigner.Listen(extsigner.ListenConfig{Address: "/run/ksa/signer.sock"})
+//	l, err := extsigner.Listen(extsigner.ListenConfig{Address: "/run/ksa-signer/signer.sock"})
 //	err = srv.Serve(l) // until srv.GracefulStop()
 //
 // # Answers

@@ -36,7 +36,7 @@ func TestExitCodes(t *testing.T) {
 		{name: "too many arguments", args: []string{"token", "inspect", "a", "b"}, code: exitUsage},
 		{name: "bad --now", args: []string{"credspec", "crd", "--now", "noon"}, code: exitUsage},
 		{name: "bad flag value", args: []string{"issuer", "keygen", "--bits", "1024", "--out", "k.key"}, code: exitUsage},
-		{name: "bad --allowed-uid", args: []string{"signer", "serve", "--socket", "@x", "--key", "k.key", "--allowed-uid", "root"}, code: exitUsage},
+		{name: "bad --allowed-uid", args: []string{"signer", "serve", "--socket", "s.sock", "--key", "k.key", "--allowed-uid", "root"}, code: exitUsage},
 		{name: "failure: missing key file", args: []string{"issuer", "render", "--issuer", "https://x", "--key", "none.key", "--out", "site"}, code: exitFailure},
 		{name: "failure: not https", args: []string{"issuer", "check", "http://x"}, code: exitFailure},
 		{name: "success", args: []string{"credspec", "crd"}, code: exitOK},

@@ -2,7 +2,7 @@ package cli
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/cmd/ksa/internal/ops"
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/extsigner/grpcserver"
@@ -38,12 +39,13 @@ func newSignerCmd(a *app) *cobra.Command {
 
 // signerFlags are the settings of "ksa signer serve".
 type signerFlags struct {
-	socket, primary, ringFile, opsAddr string
-	previous, previousPublic           []string
-	lifetime                           time.Duration
-	ringInterval, probeInterval        time.Duration
-	allowedUIDs                        []string
-	logFormat, logLevel                string
+	socket, primary, ringFile, opsAddr  string
+	previous, previousPublic            []string
+	lifetime                            time.Duration
+	ringInterval, probeInterval         time.Duration
+	allowedUIDs                         []string
+	logFormat, logLevel                 string
+	insecureAbstract, insecureSharedDir bool
 }
 
 // Defaults of "ksa signer serve".
@@ -138,31 +140,69 @@ Metadata never call the key store. The standard gRPC health service
 answers on the socket: SERVING while the key store answered a signature
 within three --probe-interval (a probe signature is made when no Sign
 succeeded in an interval). --ops-addr serves /healthz, /readyz (the same
-readiness) and /metrics (ksa_extsigner_*, see ksa's ksaprom package) over
+readiness and, with --ring, a ring file checked recently) and /metrics (ksa_extsigner_*, see ksa's ksaprom package) over
 HTTP. Logs are structured (--log-format), one line per Sign at debug
 level (per failure at warn or error), each with a request ID that the
 status message kube-apiserver logs for a failed Sign quotes.
 
+The socket: a socket file in a directory of its own that only root can
+write, e.g. /run/ksa-signer/signer.sock after
+install -d -o root -g root -m 0700 /run/ksa-signer. kube-apiserver does
+not authenticate the signer it dials: whoever holds the socket's name
+while the signer is not listening (before it starts, while it restarts or
+is upgraded, after a crash) becomes its signer, publishing its own key and
+signing tokens for any service account. So the signer refuses a socket
+whose directory another user can write, or whose directories above it
+another user owns or can write without the sticky bit
+(--insecure-shared-socket-directory allows it where only trusted
+processes reach the directory, such as an emptyDir volume, mode 0777,
+that only the signer's and kube-apiserver's containers mount). It refuses
+a Linux abstract socket (@name), which kube-apiserver also accepts: its
+name has no owner and no permissions, any local user can bind it first,
+and the signer then only fails with "address already in use"
+(--insecure-abstract-socket allows one anyway).
+
 Only the users of --allowed-uid are served: the user ID of every
 connection is read from the kernel (SO_PEERCRED) and any other is closed at
-once and logged. Without --allowed-uid, the signer's own UID and 0 (root,
-which kube-apiserver usually runs as) are allowed; give kube-apiserver's UID
-when it runs as another user. This holds on both kinds of socket: a path
-(its file is also mode 0600) and a Linux abstract socket ("@name"), which
-has no file permissions at all, so that without this check any process in
-the node's network namespace, a hostNetwork pod included, could have tokens
-signed by the cluster's key. Peer credentials are read on Linux only.`,
-		Example: `  ksa signer serve --socket /run/ksa/signer.sock --key sa.key
-  ksa signer serve --socket /run/ksa/signer.sock --ring /etc/ksa/ring.yaml --ops-addr 127.0.0.1:9464
+once (the first logged, then at most one line a minute with the number
+refused since; ksa_extsigner_refused_connections_total counts them all).
+Without --allowed-uid, the signer's own UID and 0 (root, which
+kube-apiserver usually runs as) are allowed; give kube-apiserver's UID when
+it runs as another user. This check says who may connect, not who may
+listen: it cannot stop a user who takes the socket's name. On an abstract
+socket it is the only check: any process of the network namespace can
+connect, and with the default --allowed-uid a root process in any other
+container of a hostNetwork pod is let in, since SO_PEERCRED reports host
+user IDs; a socket file in a root-owned 0700 directory is out of those
+containers' reach. Peer credentials are read on Linux only.
+
+A ring file must be a regular file (a FIFO or a device is refused, never
+waited for). One the signer refused is read again at every check, and
+tried again when it, or a PIN file it names, changed; unchanged, a
+refusal that may pass later (a key store that failed, a schedule too
+early) is tried again after --ring-check-interval, then after twice as
+long each time up to five minutes (a schedule too early: when it becomes
+safe), and a key store that refused the PIN is not tried again at all,
+since HSMs lock a PIN after a few failed logins.
+ksa_extsigner_ring_last_check_timestamp_seconds is when the file was last
+checked, and /readyz fails when that is more than three
+--ring-check-interval (and at least a minute) ago: a check that hangs (a
+hung network file system) stops the reloads. /readyz answers the reason
+in a few words (the key store, the ring file); the detail is logged.`,
+		Example: `  # the socket's directory, root's alone: install -d -o root -g root -m 0700 /run/ksa-signer
+  ksa signer serve --socket /run/ksa-signer/signer.sock --key sa.key
+  ksa signer serve --socket /run/ksa-signer/signer.sock --ring /etc/ksa/ring.yaml --ops-addr 127.0.0.1:9464
   # moving from key files: the old public key keeps earlier tokens valid
-  ksa signer serve --socket /run/ksa/signer.sock --key sa-2.key --previous-public-key /etc/kubernetes/pki/sa.pub
-  # kube-apiserver runs as user 1001:
-  ksa signer serve --socket @kube-signer --key sa.key --allowed-uid 1001`,
+  ksa signer serve --socket /run/ksa-signer/signer.sock --key sa-2.key --previous-public-key /etc/kubernetes/pki/sa.pub
+  # kube-apiserver and the signer run as user 1001 (install -d -o 1001 -m 0700 /run/ksa-signer); root may not connect:
+  ksa signer serve --socket /run/ksa-signer/signer.sock --key sa.key --allowed-uid 1001`,
 		Args: args(0, 0),
 		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a, cmd) }),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.socket, "socket", "", "Unix socket path, or @name for a Linux abstract socket (kube-apiserver's --service-account-signing-endpoint; required)")
+	fl.StringVar(&f.socket, "socket", "", "Unix socket path, in a directory only root (or the signer's user) can write, e.g. /run/ksa-signer/signer.sock (kube-apiserver's --service-account-signing-endpoint; required)")
+	fl.BoolVar(&f.insecureAbstract, "insecure-abstract-socket", false, "allow --socket @name, a Linux abstract socket: dangerous, any local user can bind the name while the signer is not listening and sign tokens in its place")
+	fl.BoolVar(&f.insecureSharedDir, "insecure-shared-socket-directory", false, "allow a --socket directory other users can write: only where no untrusted process can reach it (an emptyDir only the signer's and kube-apiserver's containers mount)")
 	fl.StringVar(&f.ringFile, "ring", "", "ring file (YAML or JSON): the keys and their times, read again when it changes")
 	fl.StringVar(&f.primary, "key", "", "PEM private key file, or key-store URI (pkcs11:, awskms:, cloudkms:, azurekms:), that signs (without --ring)")
 	fl.StringArrayVar(&f.previous, "previous-key", nil, "PEM key file, or key-store URI, still published for verification (repeatable; without --ring)")
@@ -173,7 +213,7 @@ signed by the cluster's key. Peer credentials are read on Linux only.`,
 	fl.StringVar(&f.opsAddr, "ops-addr", "", "serve /healthz, /readyz and /metrics over HTTP on this address (e.g. 127.0.0.1:9464); off by default")
 	fl.StringVar(&f.logFormat, "log-format", "text", "log format: text or json")
 	fl.StringVar(&f.logLevel, "log-level", "info", "least level logged: debug (a line per Sign), info, warn or error")
-	fl.StringArrayVar(&f.allowedUIDs, "allowed-uid", defaultAllowedUIDs(), "user ID whose connections are served, on a path or an abstract socket; every other user is refused (repeatable; default: the signer's own UID and 0, root)")
+	fl.StringArrayVar(&f.allowedUIDs, "allowed-uid", defaultAllowedUIDs(), "user ID whose connections are served; every other user is refused (repeatable; default: the signer's own UID and 0, root)")
 	required(cmd, "socket")
 	return cmd
 }
@@ -191,6 +231,16 @@ func (f *signerFlags) check(cmd *cobra.Command) error {
 		return usage("set maxTokenLifetime in the ring file", "--max-token-lifetime goes with --key, not --ring")
 	case f.ringInterval <= 0:
 		return usage("give a positive duration, e.g. --ring-check-interval 10s", "--ring-check-interval %v is not positive", f.ringInterval)
+	}
+	abstract := strings.HasPrefix(f.socket, "@")
+	switch {
+	case abstract && !f.insecureAbstract:
+		return usage("give --socket a file in a directory only root can write, e.g. --socket /run/ksa-signer/signer.sock after install -d -m 0700 /run/ksa-signer (--insecure-abstract-socket keeps the abstract name, at that risk)",
+			"--socket %s is an abstract socket: any local user can bind the name while the signer is not listening and sign tokens in its place", quoted(f.socket))
+	case !abstract && f.insecureAbstract:
+		return usage("drop --insecure-abstract-socket", "--insecure-abstract-socket goes with an abstract --socket @name, and %s is a file", quoted(f.socket))
+	case abstract && f.insecureSharedDir:
+		return usage("drop --insecure-shared-socket-directory", "--insecure-shared-socket-directory goes with a socket file, and %s is an abstract socket", quoted(f.socket))
 	}
 	return nil
 }
@@ -227,6 +277,7 @@ func (f *signerFlags) run(a *app, cmd *cobra.Command) error {
 	ctx, stop := signalContext(cmd)
 	defer stop()
 	obs := &signerObserver{log: log}
+	refusals := &refusalLog{log: log, now: a.now}
 	src, err := f.keys(ctx, a, obs)
 	if err != nil {
 		return err
@@ -237,28 +288,27 @@ func (f *signerFlags) run(a *app, cmd *cobra.Command) error {
 	if obs.metrics, err = ksaprom.NewSignerMetrics(ksaprom.SignerConfig{Registerer: reg, Ring: ring}); err != nil {
 		return fail(err, bugFix, "registering the signer's metrics")
 	}
+	if src.file != nil {
+		obs.metrics.ObserveRingCheck(src.file.lastChecked()) // the read at the start
+	}
 	srv, err := grpcserver.NewServer(grpcserver.Config{Ring: ring, OnRequest: obs.request, ProbeInterval: f.probeInterval, Now: a.now})
 	if err != nil {
 		return fail(err, bugFix, "configuring the signer")
 	}
-	l, err := extsigner.Listen(extsigner.ListenConfig{Address: f.socket, AllowedUIDs: uids,
-		OnRefused: func(uid uint32, err error) {
-			if err != nil {
-				log.Warn("refused a connection: "+oneLine(libText(err)), "error", err)
-				return
-			}
-			log.Warn(fmt.Sprintf("refused a connection from uid %d (not an --allowed-uid)", uid), "uid", uid)
-		}})
+	refusals.metrics = obs.metrics
+	defer refusals.flush()
+	l, err := extsigner.Listen(extsigner.ListenConfig{Address: f.socket, AllowedUIDs: uids, OnRefused: refusals.refused,
+		InsecureAbstractSocket: f.insecureAbstract, InsecureSharedDirectory: f.insecureSharedDir})
 	if err != nil {
-		if _, ok := asConfigProblem(err); ok {
-			return configError(err, flagFor{"ListenConfig.Address": "--socket", "ListenConfig.AllowedUIDs": "--allowed-uid"}, "ksa signer serve")
-		}
-		return fail(nil, "choose a --socket path in a writable directory that no live signer uses", "listening on %s: %s", f.socket, libText(err))
+		return f.listenError(err)
 	}
 	var opsAddr string
 	if f.opsAddr != "" {
-		opsSrv, err := ops.Listen(ops.Config{Addr: f.opsAddr, Gatherer: reg, Log: log,
-			Ready: func(context.Context) error { return srv.Ready() }})
+		ready := &signerReadiness{log: log, keyStore: srv.Ready}
+		if src.file != nil {
+			ready.ringFile = src.file.stalled
+		}
+		opsSrv, err := ops.Listen(ops.Config{Addr: f.opsAddr, Gatherer: reg, Log: log, Ready: ready.check})
 		if err != nil {
 			l.Close()
 			return fail(err, "choose a free --ops-addr, e.g. 127.0.0.1:9464", "listening on --ops-addr %s", f.opsAddr)
@@ -271,7 +321,7 @@ func (f *signerFlags) run(a *app, cmd *cobra.Command) error {
 		opsAddr = opsSrv.Addr()
 	}
 	if src.file != nil {
-		go src.file.watch(ctx, f.ringInterval)
+		go src.file.watch(ctx)
 	}
 	go func() {
 		<-ctx.Done()
@@ -284,6 +334,19 @@ func (f *signerFlags) run(a *app, cmd *cobra.Command) error {
 		return fail(err, "start the signer again; if it fails the same way, choose another --socket", "serving")
 	}
 	return nil
+}
+
+// listenError explains a socket the signer cannot listen on.
+func (f *signerFlags) listenError(err error) error {
+	var ce *ksa.ConfigError
+	if errors.Is(err, extsigner.ErrSharedSocketDirectory) && errors.As(err, &ce) {
+		return fail(nil, "put the socket in a directory only root can write, e.g. --socket /run/ksa-signer/signer.sock after install -d -o root -g root -m 0700 /run/ksa-signer (--insecure-shared-socket-directory where only trusted processes reach this one)",
+			"--socket %s: %s: another user could bind the socket's name while the signer is not listening and sign tokens in its place", quoted(f.socket), libText(ce.Err))
+	}
+	if _, ok := asConfigProblem(err); ok {
+		return configError(err, flagFor{"ListenConfig.Address": "--socket", "ListenConfig.AllowedUIDs": "--allowed-uid"}, "ksa signer serve")
+	}
+	return fail(nil, "choose a --socket path in a directory of the signer's that no live signer uses", "listening on %s: %s", f.socket, libText(err))
 }
 
 // describeKeys names a ring's keys and roles for a log line:

@@ -2,7 +2,11 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log/slog"
+	"sync"
+	"time"
 
 	"google.golang.org/grpc/codes"
 
@@ -87,4 +91,114 @@ func (o *signerObserver) reload(err error) {
 	if o.metrics != nil {
 		o.metrics.ObserveReload(err)
 	}
+}
+
+// refusalLogInterval is the least time between two lines about refused
+// connections, after the first.
+const refusalLogInterval = time.Minute
+
+// refusalLog logs the connections --allowed-uid refused, so that a local
+// user who connects in a loop cannot flood the log: the first at once,
+// then at most one line per refusalLogInterval, which says how many were
+// refused since the last line. Every refusal is counted in the metrics.
+type refusalLog struct {
+	log     *slog.Logger
+	now     func() time.Time
+	metrics *ksaprom.SignerMetrics
+
+	mu sync.Mutex
+	// next is when a refusal may be logged again; unlogged counts the
+	// refusals since the last line, from since.
+	next     time.Time
+	unlogged int
+	since    time.Time
+}
+
+// refused is the plug for extsigner.ListenConfig.OnRefused.
+func (r *refusalLog) refused(uid uint32, err error) {
+	if r.metrics != nil {
+		r.metrics.ObserveRefusedConnection()
+	}
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.next.IsZero() && now.Before(r.next) {
+		if r.unlogged == 0 {
+			r.since = now
+		}
+		r.unlogged++
+		return
+	}
+	r.next = now.Add(refusalLogInterval)
+	attrs := []any{}
+	msg := fmt.Sprintf("refused a connection from uid %d (not an --allowed-uid)", uid)
+	if err != nil {
+		msg = "refused a connection: " + oneLine(libText(err))
+		attrs = append(attrs, "error", oneLine(libText(err)))
+	} else {
+		attrs = append(attrs, "uid", uid)
+	}
+	if r.unlogged > 0 {
+		msg += fmt.Sprintf("; %d more refused since %s", r.unlogged, r.since.UTC().Format(time.RFC3339))
+		attrs = append(attrs, "unlogged", r.unlogged)
+		r.unlogged = 0
+	} else {
+		msg += fmt.Sprintf("; further refusals are logged at most once every %v", refusalLogInterval)
+	}
+	r.log.Warn(msg, attrs...)
+}
+
+// flush logs the refusals not logged yet, when the signer stops.
+func (r *refusalLog) flush() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.unlogged > 0 {
+		r.log.Warn(fmt.Sprintf("refused %d more connections since %s", r.unlogged, r.since.UTC().Format(time.RFC3339)), "unlogged", r.unlogged)
+		r.unlogged = 0
+	}
+}
+
+// The reasons /readyz answers: classes, never details (a key store's
+// module, token, key or PIN file).
+var (
+	errKeyStoreNotReady = errors.New("the key store has not signed recently")
+	errRingFileStalled  = errors.New("the ring file has not been checked recently")
+)
+
+// signerReadiness is the readiness check of "ksa signer serve"'s /readyz:
+// the key store answered recently and, with --ring, the ring file is being
+// checked. It answers anyone who can reach --ops-addr, so it says which
+// check failed and nothing more; the detail goes to the log, once per
+// change.
+type signerReadiness struct {
+	log *slog.Logger
+	// keyStore is the server's Ready; ringFile, nil without --ring,
+	// reports a ring file not checked recently.
+	keyStore, ringFile func() error
+
+	mu     sync.Mutex
+	logged string // the detail last logged
+}
+
+// check is the plug for ops.Config.Ready.
+func (r *signerReadiness) check(context.Context) error {
+	class, detail := error(nil), ""
+	if err := r.keyStore(); err != nil {
+		class, detail = errKeyStoreNotReady, oneLine(libText(err))
+	} else if r.ringFile != nil {
+		if err := r.ringFile(); err != nil {
+			class, detail = errRingFileStalled, oneLine(libText(err))
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if detail != r.logged {
+		if class != nil {
+			r.log.Warn("not ready: "+class.Error(), "reason", detail)
+		} else {
+			r.log.Info("ready")
+		}
+		r.logged = detail
+	}
+	return class
 }

@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -26,8 +29,12 @@ import (
 )
 
 // signerPeerEnv names the socket a re-executed test binary calls as
-// another user (TestMain runs signerPeer then).
-const signerPeerEnv = "KSA_TEST_SIGNER_PEER"
+// another user (TestMain runs signerPeer then); signerSquatEnv the socket
+// it binds first (signerSquat).
+const (
+	signerPeerEnv  = "KSA_TEST_SIGNER_PEER"
+	signerSquatEnv = "KSA_TEST_SIGNER_SQUAT"
+)
 
 // Exit statuses of signerPeer.
 const (
@@ -38,6 +45,9 @@ const (
 func TestMain(m *testing.M) {
 	if addr := os.Getenv(signerPeerEnv); addr != "" {
 		os.Exit(signerPeer(addr))
+	}
+	if addr := os.Getenv(signerSquatEnv); addr != "" {
+		os.Exit(signerSquat(addr))
 	}
 	os.Exit(m.Run())
 }
@@ -53,6 +63,21 @@ func signerPeer(addr string) int {
 	}
 	fmt.Printf("uid %d: max token expiration %d\n", os.Getuid(), md.GetMaxTokenExpirationSeconds())
 	return peerAnswered
+}
+
+// signerSquat binds addr (a path, or @name for an abstract socket) as a
+// squatter would, says so on standard output ("squat: bound", or why not)
+// and holds it until its standard input ends.
+func signerSquat(addr string) int {
+	l, err := net.Listen("unix", addr)
+	if err != nil {
+		fmt.Printf("squat: %v\n", err)
+		return 0
+	}
+	defer l.Close()
+	fmt.Println("squat: bound")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return 0
 }
 
 // signerMetadata calls Metadata once, without waiting for a connection
@@ -77,6 +102,15 @@ func signerMetadata(ctx context.Context, addr string) (*externaljwtv1.MetadataRe
 // log (standard error) until a line holds substr and returns that line,
 // or "" when the log ends first.
 func startSigner(t *testing.T, args ...string) (waitLog func(substr string) string, started string) {
+	t.Helper()
+	waitLog, started, _ = runSigner(t, args...)
+	return waitLog, started
+}
+
+// runSigner is startSigner, and returns stop too: it stops the signer
+// (SIGTERM's way) and waits until it has, once; its log can then be read
+// to its end.
+func runSigner(t *testing.T, args ...string) (waitLog func(substr string) string, started string, stop func()) {
 	t.Helper()
 	pr, pw := io.Pipe()
 	a := &app{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: pw}
@@ -142,12 +176,16 @@ func startSigner(t *testing.T, args ...string) (waitLog func(substr string) stri
 	}
 	started = waitLog("msg=serving ")
 	require.NotEmpty(t, started, "the signer did not start")
-	t.Cleanup(func() {
-		cancel()
-		assert.NoError(t, <-done)
-		assert.NoError(t, a.keys.Close())
-	})
-	return waitLog, started
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			assert.NoError(t, <-done)
+			assert.NoError(t, a.keys.Close())
+		})
+	}
+	t.Cleanup(stop)
+	return waitLog, started, stop
 }
 
 // TestSignerServeAllowedUIDs: on a path socket (its mode opened to all)
@@ -161,18 +199,7 @@ func TestSignerServeAllowedUIDs(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("skipped: needs root, to start a child process as uid 65534 (nobody) that connects as another user")
 	}
-	// A directory every user can enter, holding a copy of this test
-	// binary that uid 65534 can run.
-	dir, err := os.MkdirTemp("", "ksa-signer-peer-")
-	require.NoError(t, err)
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	require.NoError(t, os.Chmod(dir, 0o755))
-	self, err := os.Executable()
-	require.NoError(t, err)
-	bin, err := os.ReadFile(self)
-	require.NoError(t, err)
-	peer := filepath.Join(dir, "peer.test")
-	require.NoError(t, os.WriteFile(peer, bin, 0o755))
+	dir, peer := peerBinary(t)
 	keyFile, err := filepath.Abs("../../testdata/keys/ec.key")
 	require.NoError(t, err)
 
@@ -195,6 +222,9 @@ func TestSignerServeAllowedUIDs(t *testing.T) {
 				sock = "@ksa-test-" + strconv.Itoa(os.Getpid()) + "-" + strings.ReplaceAll(tc.name, " ", "-")
 			}
 			args := []string{"--socket", sock, "--key", keyFile}
+			if tc.abstract {
+				args = append(args, "--insecure-abstract-socket")
+			}
 			for _, uid := range tc.allowed {
 				args = append(args, "--allowed-uid", uid)
 			}
@@ -230,4 +260,139 @@ func TestSignerServeAllowedUIDs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// peerBinary makes a directory every user can enter (mode 0755) holding a
+// copy of this test binary that uid 65534 can run.
+func peerBinary(t *testing.T) (dir, bin string) {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "ksa-signer-peer-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	require.NoError(t, os.Chmod(dir, 0o755))
+	self, err := os.Executable()
+	require.NoError(t, err)
+	data, err := os.ReadFile(self)
+	require.NoError(t, err)
+	bin = filepath.Join(dir, "peer.test")
+	require.NoError(t, os.WriteFile(bin, data, 0o755))
+	return dir, bin
+}
+
+// startSquatter runs bin as uid 65534, binding addr until the test ends,
+// and returns what it reported: "bound", or why it could not bind.
+func startSquatter(t *testing.T, dir, bin, addr string) string {
+	t.Helper()
+	cmd := exec.Command(bin, "-test.run=^$")
+	cmd.Env = append(os.Environ(), signerSquatEnv+"="+addr)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		stdin.Close() // the squatter exits when its standard input ends
+		_ = cmd.Wait()
+	})
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if got, ok := strings.CutPrefix(sc.Text(), "squat: "); ok {
+			go func() { _, _ = io.Copy(io.Discard, stdout) }()
+			return got
+		}
+	}
+	t.Fatal("the squatter reported nothing")
+	return ""
+}
+
+// TestSignerServeTakeover: a local user (uid 65534) binds the signer's
+// address first, as it can while the signer is not listening (before it
+// starts, while it restarts). The signer refuses an abstract name unless
+// --insecure-abstract-socket says so (with it, the name stays the
+// squatter's: kube-apiserver would talk to it); the squatter cannot bind a
+// socket file in a directory of root's, mode 0700, where the signer
+// serves; and the signer refuses a directory anyone can write.
+func TestSignerServeTakeover(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("abstract sockets are Linux's")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: needs root, to start a squatter as uid 65534 (nobody)")
+	}
+	dir, bin := peerBinary(t)
+	keyFile := testKey(t, "ec.key")
+	private := filepath.Join(dir, "private")
+	require.NoError(t, os.Mkdir(private, 0o700))
+	shared := filepath.Join(dir, "shared")
+	require.NoError(t, os.Mkdir(shared, 0o777))
+	require.NoError(t, os.Chmod(shared, 0o777))
+	serve := func(args ...string) (int, string) {
+		var out bytes.Buffer
+		code := Main(append([]string{"signer", "serve", "--key", keyFile}, args...), strings.NewReader(""), &out, &out)
+		return code, strings.TrimSpace(out.String())
+	}
+
+	t.Run("abstract name", func(t *testing.T) {
+		name := "@ksa-test-squat-" + strconv.Itoa(os.Getpid())
+		require.Equal(t, "bound", startSquatter(t, dir, bin, name))
+		code, out := serve("--socket", name)
+		assert.Equal(t, exitUsage, code)
+		assert.Equal(t, `ksa: --socket "`+name+`" is an abstract socket: any local user can bind the name while the signer is not listening and sign tokens in its place; fix: give --socket a file in a directory only root can write, e.g. --socket /run/ksa-signer/signer.sock after install -d -m 0700 /run/ksa-signer (--insecure-abstract-socket keeps the abstract name, at that risk)`, out)
+		code, out = serve("--socket", name, "--insecure-abstract-socket")
+		assert.NotEqual(t, exitOK, code)
+		assert.Contains(t, out, "address already in use", "the squatter keeps the name")
+	})
+	t.Run("socket file in a directory of root's", func(t *testing.T) {
+		sock := filepath.Join(private, "signer.sock")
+		assert.Contains(t, startSquatter(t, dir, bin, sock), "permission denied", "the squatter cannot bind it")
+		startSigner(t, "--socket", sock, "--key", keyFile)
+		_, err := signerMetadata(t.Context(), sock)
+		assert.NoError(t, err)
+	})
+	t.Run("socket file in a directory anyone can write", func(t *testing.T) {
+		sock := filepath.Join(shared, "signer.sock")
+		require.Equal(t, "bound", startSquatter(t, dir, bin, sock))
+		code, out := serve("--socket", sock)
+		assert.Equal(t, exitFailure, code)
+		assert.Equal(t, `ksa: --socket "`+sock+`": directory `+shared+` is writable by other users (mode 0777): another user could bind the socket's name while the signer is not listening and sign tokens in its place; fix: put the socket in a directory only root can write, e.g. --socket /run/ksa-signer/signer.sock after install -d -o root -g root -m 0700 /run/ksa-signer (--insecure-shared-socket-directory where only trusted processes reach this one)`, out)
+		code, out = serve("--socket", sock, "--insecure-shared-socket-directory")
+		assert.NotEqual(t, exitOK, code)
+		assert.Contains(t, out, "is in use by a live listener", "the squatter keeps the name")
+	})
+}
+
+// TestSignerServeRefusalsLogged: a local user who connects in a loop gets
+// one log line, not one per connection: the first refusal is logged, the
+// others counted (ksa_extsigner_refused_connections_total) and summed up in
+// one line when the signer stops (or at the next refusal a minute later).
+func TestSignerServeRefusalsLogged(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("peer credentials (SO_PEERCRED) are read on Linux only")
+	}
+	sock := filepath.Join(t.TempDir(), "s.sock")
+	// Every connection of this process is refused: its UID is not 4242.
+	waitLog, started, stop := runSigner(t, "--socket", sock, "--key", testKey(t, "ec.key"), "--allowed-uid", "4242",
+		"--now", "2026-06-01T00:00:00Z", "--ops-addr", "127.0.0.1:0")
+	m := regexp.MustCompile(` ops=(\S+)`).FindStringSubmatch(started)
+	require.Len(t, m, 2, started)
+	const n = 500
+	for range n + 1 {
+		c, err := net.Dial("unix", sock)
+		require.NoError(t, err)
+		_, err = io.Copy(io.Discard, c) // until the signer closes it
+		require.NoError(t, err)
+		c.Close()
+	}
+	// The last connection was accepted once every one before it was
+	// refused and reported.
+	code, body := httpGet(t, "http://"+m[1]+"/metrics")
+	require.Equal(t, http.StatusOK, code)
+	assert.Regexp(t, `(?m)^ksa_extsigner_refused_connections_total (500|501)$`, body)
+	stop()
+	first := waitLog("refused a connection")
+	assert.Contains(t, first, "refused a connection from uid "+strconv.Itoa(os.Getuid())+" (not an --allowed-uid); further refusals are logged at most once every 1m0s")
+	assert.Contains(t, waitLog("more connections since"), "refused 500 more connections since 2026-06-01T00:00:00Z", "summed up when the signer stops")
+	assert.Empty(t, waitLog("refused a connection"), "one line for %d refusals", n+1)
 }

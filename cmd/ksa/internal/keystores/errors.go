@@ -3,11 +3,20 @@ package keystores
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 
 	"github.com/ksa-go/ksa/keystore"
 )
+
+// ErrLoginRefused matches a key store that refused to log in with the
+// credentials the key's reference gives: a PKCS #11 token that refused the
+// PIN (CKR_PIN_INCORRECT, and the other CKR_PIN_ codes) or whose PIN is
+// locked. The same credentials fail again, and on an HSM every failed
+// login counts toward locking the PIN or the partition: try again only
+// once they changed. It matches keystore.ErrKeyStore too.
+var ErrLoginRefused = fmt.Errorf("%w: login refused", keystore.ErrKeyStore)
 
 // Error is a key store's failure to open, create or sign with a key, in
 // the words of an operator: the key's reference, what went wrong and how

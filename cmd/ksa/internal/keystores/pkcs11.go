@@ -156,9 +156,11 @@ func pkcs11OpenError(r keystore.Ref, err error) *Error {
 	e := storeError(r, "the token cannot be opened", "check the reference, and that the token is present", err)
 	switch {
 	case strings.Contains(msg, "CKR_PIN_INCORRECT"):
-		e.What, e.Detail, e.Fix = "the token refused the PIN", "CKR_PIN_INCORRECT", "check the PIN pin-source gives"
+		e.What, e.Detail, e.Fix, e.Kind = "the token refused the PIN", "CKR_PIN_INCORRECT", "check the PIN pin-source gives", ErrLoginRefused
 	case strings.Contains(msg, "CKR_PIN_LOCKED"):
-		e.What, e.Detail, e.Fix = "the token's PIN is locked", "CKR_PIN_LOCKED", "unlock it with the security officer's PIN (softhsm2-util or pkcs11-tool --init-pin)"
+		e.What, e.Detail, e.Fix, e.Kind = "the token's PIN is locked", "CKR_PIN_LOCKED", "unlock it with the security officer's PIN (softhsm2-util or pkcs11-tool --init-pin)", ErrLoginRefused
+	case strings.Contains(msg, "CKR_PIN_"):
+		e.What, e.Fix, e.Kind = "the token refused the PIN", "check the PIN pin-source gives", ErrLoginRefused
 	case strings.Contains(msg, "could not find PKCS#11 token"):
 		e.What, e.Detail = fmt.Sprintf("module %s has no token with %s %s", moduleName(r), kind, value), ""
 		e.Fix = "check " + kind + "= (softhsm2-util --show-slots, or pkcs11-tool --module MODULE --list-slots, lists the tokens)"

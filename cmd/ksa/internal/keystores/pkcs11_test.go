@@ -144,6 +144,7 @@ func TestPKCS11Refusals(t *testing.T) {
 			defer s.Close()
 			_, err := s.Open(t.Context(), tt.ref)
 			storeErr(t, err, keystore.ErrKeyStore, tt.want, hsm.PIN, "00000000")
+			assert.Equal(t, tt.name == "wrong PIN", errors.Is(err, ErrLoginRefused), "only the PIN refused is a login refused")
 		})
 	}
 	t.Run("a caller that gave up", func(t *testing.T) {

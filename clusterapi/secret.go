@@ -85,8 +85,8 @@ type SecretOptions struct {
 // name or namespace is a *ksa.NameError. The Secret is read back with
 // [ReadSecret] before it is returned.
 func NewSecret(cluster string, key crypto.Signer, opts SecretOptions) (*corev1.Secret, error) {
-	if err := checkClusterName(cluster); err != nil {
-		return nil, errs.Wrap(prefix, nil, "", err)
+	if err := CheckClusterName(cluster); err != nil {
+		return nil, err
 	}
 	if opts.Namespace != "" {
 		if err := ksa.CheckNamespace("namespace", opts.Namespace); err != nil {
@@ -135,8 +135,18 @@ func NewSecretFromRef(cluster string, ref keystore.Ref, opts SecretOptions) (*co
 	return NewSecret(cluster, key, opts)
 }
 
-// checkClusterName refuses a name Cluster API refuses for a Cluster: a
-// DNS-1123 subdomain (an object name) that is also a label value.
+// CheckClusterName returns nil when cluster is a name Cluster API accepts
+// for a Cluster: an object name (a DNS-1123 subdomain) that is also a
+// label value, so at most [MaxClusterNameLength] characters. Otherwise the
+// error wraps a *ksa.NameError (Field "cluster name") saying why.
+func CheckClusterName(cluster string) error {
+	if err := checkClusterName(cluster); err != nil {
+		return errs.Wrap(prefix, nil, "", err)
+	}
+	return nil
+}
+
+// checkClusterName is CheckClusterName's *ksa.NameError.
 func checkClusterName(cluster string) error {
 	if err := ksa.CheckObjectName("cluster name", cluster); err != nil {
 		return err

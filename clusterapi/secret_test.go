@@ -200,3 +200,34 @@ func writeFile(t *testing.T, dir, name string, data []byte) string {
 	require.NoError(t, os.WriteFile(p, data, 0o600))
 	return p
 }
+
+func TestCheckClusterName(t *testing.T) {
+	tests := []struct {
+		name    string
+		cluster string
+		ok      bool
+	}{
+		{name: "a label", cluster: "cluster-1", ok: true},
+		{name: "a subdomain", cluster: "prod.eu-1", ok: true},
+		{name: "63 characters", cluster: strings.Repeat("a", 63), ok: true},
+		{name: "64 characters", cluster: strings.Repeat("a", 64)},
+		{name: "empty", cluster: ""},
+		{name: "upper case", cluster: "Cluster-1"},
+		{name: "underscore, a label value but no object name", cluster: "cluster_1"},
+		{name: "leading dash", cluster: "-c"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := clusterapi.CheckClusterName(tt.cluster)
+			if tt.ok {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, ksa.ErrInvalidName)
+			var ne *ksa.NameError
+			require.ErrorAs(t, err, &ne)
+			assert.Equal(t, "cluster name", ne.Field)
+			assert.True(t, strings.HasPrefix(err.Error(), "clusterapi: cluster name "), err.Error())
+		})
+	}
+}

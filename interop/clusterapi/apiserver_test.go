@@ -13,8 +13,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/ksa-go/ksa/clusterapi"
-	"github.com/ksa-go/ksa/interop/controlplane"
 	"github.com/ksa-go/ksa/internal/testkeys"
+	"github.com/ksa-go/ksa/interop/controlplane"
 )
 
 var plane controlplane.Shared

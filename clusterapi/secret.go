@@ -37,8 +37,8 @@ const (
 	// the name as a label value, 63 characters at most.
 	MaxClusterNameLength = 63
 	// MaxDataBytes bounds each of tls.key and tls.crt that ReadSecret
-	// reads: 64 KiB, room for the private key and a hundred RSA public
-	// keys. A larger value is refused unparsed.
+	// reads: 64 KiB, ten times an RSA 8192 private key, or a hundred RSA
+	// 2048 public keys. A larger value is refused unparsed.
 	MaxDataBytes = 64 << 10
 )
 
@@ -170,10 +170,13 @@ func encodePrivateKey(key crypto.Signer) ([]byte, error) {
 	}
 	own, ok, err := ownkey.Copy(key)
 	if err != nil {
-		return nil, errs.Wrap(prefix, ErrInvalidKeyPair, "the signing key's halves disagree", err)
+		return nil, errs.Wrap(prefix, ErrInvalidKeyPair, "the signing key's public half is not its private key's", err)
 	}
 	if !ok {
 		return nil, notExportable(fmt.Sprintf("a %T signer (%s) does not give its private key", key, keyname.Of(pub)))
+	}
+	if !own.Public().(interface{ Equal(crypto.PublicKey) bool }).Equal(pub) {
+		return nil, errs.Wrap(prefix, ErrInvalidKeyPair, "the signing key's public half is not its private key's", nil)
 	}
 	var block *pem.Block
 	switch k := own.(type) {

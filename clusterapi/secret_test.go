@@ -111,6 +111,7 @@ func TestNewSecretRefuses(t *testing.T) {
 		{name: "Ed25519, which kubeadm does not load", cluster: "c1", key: testkeys.Generated("ed25519"), want: []error{jwks.ErrUnsupportedKey}},
 		{name: "a key in a key store", cluster: "c1", key: storeKey{testkeys.K8sEC()}, want: []error{clusterapi.ErrKeyNotExportable}},
 		{name: "RSA key whose halves disagree", cluster: "c1", key: mismatchedRSA(), want: []error{clusterapi.ErrInvalidKeyPair}},
+		{name: "ECDSA key whose halves disagree", cluster: "c1", key: mismatchedEC(), want: []error{clusterapi.ErrInvalidKeyPair}},
 		{name: "verify key that is the signing key", cluster: "c1", key: testkeys.K8sEC(),
 			verify: []crypto.PublicKey{testkeys.K8sEC().Public()}, want: []error{clusterapi.ErrInvalidKeyPair}},
 		{name: "verify key twice", cluster: "c1", key: testkeys.K8sEC(),
@@ -136,6 +137,13 @@ func TestNewSecretRefuses(t *testing.T) {
 func mismatchedRSA() *rsa.PrivateKey {
 	k := *testkeys.K8sRSA()
 	k.PublicKey = *testkeys.K8sOtherRSAPublic()
+	return &k
+}
+
+// mismatchedEC is an ECDSA key whose public half is another key's.
+func mismatchedEC() *ecdsa.PrivateKey {
+	k := *testkeys.K8sEC()
+	k.PublicKey = testkeys.Generated("p256").(*ecdsa.PrivateKey).PublicKey
 	return &k
 }
 

@@ -70,6 +70,9 @@
 //     TokenRequest cache), live-object getters, the legacy Secret check,
 //     TokenReview, CertificateSigningRequests (making, approving, issuing)
 //     and PodCertificateRequests (reading, applying a decision).
+//   - clusterapi (k8s.io/api): a cluster's service-account key pair as
+//     Cluster API distributes it to control-plane nodes, the "<cluster>-sa"
+//     Secret: rendered as Cluster API renders it, read back and checked.
 //   - credspec (k8s.io/api): Windows GMSA credential specs: types and CRD,
 //     the effective spec per container, the admission webhook.
 //   - extsigner/grpcserver (gRPC): the external signer's server, API v1

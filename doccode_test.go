@@ -106,6 +106,8 @@ var (
 			}
 			Secrets(namespace string) interface {
 				Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Secret, error)
+				Create(ctx context.Context, s *corev1.Secret, opts metav1.CreateOptions) (*corev1.Secret, error)
+				Update(ctx context.Context, s *corev1.Secret, opts metav1.UpdateOptions) (*corev1.Secret, error)
 			}
 			Nodes() interface {
 				Get(ctx context.Context, name string, opts metav1.GetOptions) (*corev1.Node, error)
@@ -143,10 +145,10 @@ var (
 // name.
 var docImports = map[string]string{
 	"context": "context", "crypto": "crypto", "ecdsa": "crypto/ecdsa", "elliptic": "crypto/elliptic",
-	"rand": "crypto/rand", "x509": "crypto/x509", "tls": "crypto/tls", "errors": "errors", "fmt": "fmt",
+	"rand": "crypto/rand", "rsa": "crypto/rsa", "x509": "crypto/x509", "tls": "crypto/tls", "errors": "errors", "fmt": "fmt",
 	"http": "net/http", "os": "os", "time": "time", "testing": "testing",
 
-	"ksa": "github.com/ksa-go/ksa", "credspec": "github.com/ksa-go/ksa/credspec", "extsigner": "github.com/ksa-go/ksa/extsigner",
+	"ksa": "github.com/ksa-go/ksa", "clusterapi": "github.com/ksa-go/ksa/clusterapi", "credspec": "github.com/ksa-go/ksa/credspec", "extsigner": "github.com/ksa-go/ksa/extsigner",
 	"signertest": "github.com/ksa-go/ksa/extsigner/signertest", "federation": "github.com/ksa-go/ksa/federation",
 	"entratest": "github.com/ksa-go/ksa/federation/entratest", "golangjwt": "github.com/ksa-go/ksa/golangjwt",
 	"jwks": "github.com/ksa-go/ksa/jwks", "jwxkeys": "github.com/ksa-go/ksa/jwxkeys", "keystore": "github.com/ksa-go/ksa/keystore", "keystoretest": "github.com/ksa-go/ksa/keystore/keystoretest", "ksaprom": "github.com/ksa-go/ksa/ksaprom",

@@ -34,6 +34,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/clusterapi"
 	"github.com/ksa-go/ksa/credspec"
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/extsigner/grpcserver"
@@ -397,6 +398,30 @@ func TestErrorMessages(t *testing.T) {
 	refuse("tokenreview refused", &tokenreview.Status{Error: "service account token has been invalidated"}, nil)
 	refuse("tokenreview username", &tokenreview.Status{Authenticated: true, User: ksa.UserInfo{Username: "system:serviceaccount:x"}}, nil)
 	refuse("tokenreview audiences", &tokenreview.Status{Authenticated: true, User: ksa.UserInfo{Username: "system:serviceaccount:a:b"}, Audiences: []string{"x"}}, nil)
+
+	// clusterapi
+	_, err = clusterapi.NewSecret("Cluster-1", key, clusterapi.SecretOptions{})
+	add("clusterapi cluster name", err)
+	_, err = clusterapi.NewSecret("c1", struct{ crypto.Signer }{key}, clusterapi.SecretOptions{})
+	add("clusterapi key in a key store", err)
+	hsmRef, err := keystore.ParseRef("pkcs11:token=ksa;id=01;object=sa?pin-source=/run/pin")
+	require.NoError(t, err)
+	_, err = clusterapi.NewSecretFromRef("c1", hsmRef, clusterapi.SecretOptions{})
+	add("clusterapi key-store reference", err)
+	missingRef, err := keystore.ParseRef(filepath.Join(t.TempDir(), "missing.key"))
+	require.NoError(t, err)
+	_, err = clusterapi.NewSecretFromRef("c1", missingRef, clusterapi.SecretOptions{})
+	add("clusterapi key file", err)
+	_, err = clusterapi.NewSecret("c1", key, clusterapi.SecretOptions{VerifyKeys: []crypto.PublicKey{key.Public()}})
+	add("clusterapi verify key twice", err)
+	capiSecret, err := clusterapi.NewSecret("c1", key, clusterapi.SecretOptions{Namespace: "fleet"})
+	require.NoError(t, err)
+	capiSecret.Data["tls.crt"] = []byte("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n")
+	_, err = clusterapi.ReadSecret(capiSecret)
+	add("clusterapi bad tls.crt", err)
+	capiSecret.Name = "c1-ca"
+	_, err = clusterapi.ReadSecret(capiSecret)
+	add("clusterapi not the sa Secret", err)
 
 	// credspec
 	_, err = credspec.Equal(`{"a":`, `{}`)

@@ -19,7 +19,8 @@ import (
 
 func newIssuerCmd(a *app) *cobra.Command {
 	return group("issuer", "Set up, rotate and check a service-account issuer",
-		newKeygenCmd(a), newRenderCmd(a), newRotateCmd(a), newCheckCmd(a), newPublishCmd(a), newRegisterCmd(a))
+		newKeygenCmd(a), newRenderCmd(a), newRotateCmd(a), newCheckCmd(a), newPublishCmd(a), newRegisterCmd(a),
+		newCAPISecretCmd(a))
 }
 
 // keyInfo describes a key in output.

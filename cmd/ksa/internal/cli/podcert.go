@@ -186,10 +186,11 @@ line about a request names its namespace, name and uid.
 --ops-addr serves, over plain HTTP (bind it to loopback or the pod's IP):
 
   /healthz   200 while the process runs
-  /readyz    200 when the requests are listed, kube-apiserver answers a
-             list of them, and the CA key signed within the last ` + podcertctl.DefaultCAProbeInterval.String() + ` (a
-             certificate, or a probe digest it signs when asked); else 503
-             and the reason
+  /readyz    200 when the requests are listed, kube-apiserver answered
+             the last list of them (sent at most once per ` + podcertctl.DefaultAPICheckInterval.String() + `, however
+             often /readyz is asked), and the CA key signed within the
+             last ` + podcertctl.DefaultCAProbeInterval.String() + ` (a certificate, or a probe digest it signs when
+             asked); else 503 and the reason
   /metrics   the Go runtime's and the process's metrics, and these:
 
   ksa_podcert_requests_total{outcome,reason}        counter: requests

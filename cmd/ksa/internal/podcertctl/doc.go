@@ -53,7 +53,9 @@
 //
 // Every log line about a request names it by namespace, name and UID.
 // [Controller.Ready] answers a readiness probe: the requests are listed,
-// the API server answers, and the CA key signed within
+// the API server answered the last list of them (one list per
+// Config.APICheckInterval, however often readiness is asked), and the CA
+// key signed within
 // Config.CAProbeInterval, a certificate or a probe digest signed when the
 // check asks. [Config.Observe] receives an [Event] for each request
 // handled, each failed signature of the CA key, each trust bundle

@@ -167,7 +167,11 @@ counted). Run every replica with the same flags; do not change
 the switch (annotations ` + podcertctl.SwitchAtAnnotation + ` and
 ` + podcertctl.NextCAAnnotation + `), so the command remembers a postponement:
 started again, it keeps the later of --next-ca-signs-at and the recorded
-switch, and its retirement; the record goes at the retirement.
+switch, and its retirement; the record goes at the retirement. A
+recorded switch is kept no later than the current CA's expiry less
+--max-lifetime, nor the next CA's expiry less --max-lifetime and
+` + podcertctl.DefaultRotationSkew.String() + `: a later one (another writer's) is capped there, warning
+and counting.
 A replica without the --next-ca-* flags keeps the bundle's other valid
 CAs, warning, rather than drop a CA whose certificates are alive (delete
 the ClusterTrustBundle to drop one at once). After the retirement,
@@ -214,7 +218,10 @@ line about a request names its namespace, name and uid.
       state signing, next (published, signs at --next-ca-signs-at) or
       retiring (signs no more, published until its certificates expire)
   ksa_podcert_ca_switch_postponements_total         counter: switches
-      to the next CA postponed because the published bundle lacked it`,
+      to the next CA postponed because the published bundle lacked it
+  ksa_podcert_ca_switch_records_capped_total        counter: switch
+      records of the published bundle later than the rotation allows,
+      capped`,
 		Example: `  ksa podcert serve --signer-name example.com/pods --ca-key ca.key --ca-cert ca.crt
   ksa podcert serve --signer-name example.com/pods --ca-key ca.key --ca-cert ca.crt --allow-host '{serviceaccount}.{namespace}.svc'
   ksa podcert serve --signer-name example.com/pods --ca-key ca.key --ca-cert ca.crt --next-ca-key ca2.key --next-ca-cert ca2.crt --next-ca-signs-at 2026-12-01T09:00:00Z`,
@@ -363,7 +370,9 @@ func newPodcertMetrics(reg *prometheus.Registry, now func() time.Time, oldest fu
 	}
 	postponed := prometheus.NewCounter(prometheus.CounterOpts{Name: "ksa_podcert_ca_switch_postponements_total",
 		Help: "Switches to the next CA postponed because the published trust bundle lacked it."})
-	if err := reg.Register(postponed); err != nil {
+	capped := prometheus.NewCounter(prometheus.CounterOpts{Name: "ksa_podcert_ca_switch_records_capped_total",
+		Help: "Switch records of the published trust bundle later than the rotation allows, capped at the latest safe switch."})
+	if err := errors.Join(reg.Register(postponed), reg.Register(capped)); err != nil {
 		return nil, err
 	}
 	return func(e podcertctl.Event) {
@@ -394,6 +403,8 @@ func newPodcertRBACCmd(a *app) *cobra.Command {
 	f := &rbacFlags{}
 	cmd := &cobra.Command{
 		Use:   "rbac --signer-name NAME --namespace NS --service-account NAME",
+		case podcertctl.CASwitchRecordCapped:
+			capped.Inc()
 		Short: "Print the RBAC the signer needs, as YAML for kubectl apply",
 		Long: `Print what "ksa podcert serve" needs and no more: the Namespace it runs
 in (unless --no-namespace), its ServiceAccount, and a ClusterRole and

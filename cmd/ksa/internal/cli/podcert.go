@@ -11,14 +11,15 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/cmd/ksa/internal/ops"
 	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
 	"github.com/ksa-go/ksa/ksaprom"
@@ -103,6 +104,17 @@ func (f *podcertFlags) signerOf(a *app, keyRef, certPath, keyFlag, certFlag stri
 		cfg.Now = a.now
 	}
 	s, err := podcert.NewSigner(cfg)
+	var ce *ksa.ConfigError
+	if errors.As(err, &ce) && ce.Field == "podcert.SignerConfig.Key" {
+		if pub, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool }); !ok || !pub.Equal(chain[0].PublicKey) {
+			return nil, nil, usage("give "+keyFlag+" and "+certFlag+" of one CA: its private key, and its certificate first in the file",
+				"%s is not the key of the CA certificate in %s (the file's first certificate)", keyFlag, certFlag)
+		}
+		// Said in the flags' words: the chain is what certFlag holds.
+		named := *ce
+		named.Reason = strings.ReplaceAll(named.Reason, "the first certificate of Chain", "the CA certificate in "+certFlag)
+		err = &named
+	}
 	if err != nil {
 		return nil, nil, configError(err, flagFor{"SignerConfig.SignerName": "--signer-name", "SignerConfig.Key": keyFlag, "SignerConfig.Chain": certFlag,
 			"SignerConfig.TrustDomain": "--trust-domain", "SignerConfig.MaxLifetime": "--max-lifetime", "SignerConfig.Policy": "--allow-host"}, "ksa podcert serve")
@@ -272,13 +284,13 @@ func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = f.kubeconfig
-	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	rc, err := clusterConfig(f.kubeconfig)
 	if err != nil {
-		return fail(err, "pass --kubeconfig, set $KUBECONFIG, or run in a pod", "loading the cluster's configuration")
+		return err
 	}
+	log := slog.New(slog.NewTextHandler(a.stderr, nil))
 	rc.UserAgent = "ksa-podcert"
+	rc.WarningHandler = slogWarnings{log}
 	rc.QPS, rc.Burst = f.qps, f.burst
 	newClient := a.podcertClient
 	if newClient == nil {
@@ -292,7 +304,6 @@ func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
 	if a.nowFlag != "" {
 		now = a.now
 	}
-	log := slog.New(slog.NewTextHandler(a.stderr, nil))
 	var (
 		ctl     *podcertctl.Controller
 		reg     *prometheus.Registry
@@ -311,6 +322,9 @@ func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
 	}
 	ctl, err = podcertctl.New(podcertctl.Config{Client: cs, Signer: s, CAKey: caKey, APIVersion: f.apiVersion,
 		TrustBundleName: f.bundle, NoTrustBundle: f.noBundle, Workers: f.workers, Next: next, Now: now, Log: log, Observe: observe})
+	if errors.Is(err, podcertctl.ErrReservedSignerName) {
+		return reservedSignerName(f.signerName)
+	}
 	if err != nil {
 		return configError(err, flagFor{"APIVersion": "--api-version", "Workers": "--workers",
 			"TrustBundleName": "--trust-bundle", "Next": "--next-ca-key", "Next.Signer": "--next-ca-cert",
@@ -338,7 +352,7 @@ func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
 		if e, ok := rotationError(err, f.propagation); ok {
 			return e
 		}
-		return fail(nil, "grant the RBAC that ksa podcert rbac prints, and enable the PodCertificateRequest API (GA in 1.37)", "%s", libText(err))
+		return connectError(err, rc.Host)
 	}
 	st := ctl.Stats()
 	fmt.Fprintf(a.stderr, "stopped: %d issued, %d denied, %d failed\n", st.Issued, st.Denied, st.Failed)
@@ -389,6 +403,8 @@ func newPodcertMetrics(reg *prometheus.Registry, now func() time.Time, oldest fu
 			m.ObserveTrustBundleUpdate()
 		case podcertctl.CASwitchPostponed:
 			postponed.Inc()
+		case podcertctl.CASwitchRecordCapped:
+			capped.Inc()
 		}
 	}, nil
 }
@@ -403,8 +419,6 @@ func newPodcertRBACCmd(a *app) *cobra.Command {
 	f := &rbacFlags{}
 	cmd := &cobra.Command{
 		Use:   "rbac --signer-name NAME --namespace NS --service-account NAME",
-		case podcertctl.CASwitchRecordCapped:
-			capped.Inc()
 		Short: "Print the RBAC the signer needs, as YAML for kubectl apply",
 		Long: `Print what "ksa podcert serve" needs and no more: the Namespace it runs
 in (unless --no-namespace), its ServiceAccount, and a ClusterRole and
@@ -435,10 +449,19 @@ func (f *rbacFlags) run(a *app) error {
 		render = podcertctl.ManifestsJSON
 	}
 	out, err := render(f.cfg)
+	if errors.Is(err, podcertctl.ErrReservedSignerName) {
+		return reservedSignerName(f.cfg.SignerName)
+	}
 	if err != nil {
 		return configError(err, flagFor{"SignerName": "--signer-name", "Namespace": "--namespace",
 			"ServiceAccount": "--service-account", "TrustBundleName": "--trust-bundle"}, "ksa podcert rbac")
 	}
 	_, err = a.stdout.Write(out)
 	return err
+}
+
+// reservedSignerName refuses a signer name of the Kubernetes project.
+func reservedSignerName(name string) error {
+	return usage("give --signer-name a name under a domain of yours, e.g. example.com/pods",
+		"--signer-name %s is under kubernetes.io, whose signer names Kubernetes reserves for its own signers", quoted(name))
 }

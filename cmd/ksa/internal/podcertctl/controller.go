@@ -183,6 +183,9 @@ func New(cfg Config) (*Controller, error) {
 	case cfg.APICheckInterval < 0:
 		return nil, configError("APICheckInterval", "is negative")
 	}
+	if err := checkSignerName("podcertctl.Config.Signer", cfg.Signer.SignerName()); err != nil {
+		return nil, err
+	}
 	if cfg.TrustBundleName == "" {
 		cfg.TrustBundleName = DefaultTrustBundleName(cfg.Signer.SignerName())
 	} else if prefix := strings.ReplaceAll(cfg.Signer.SignerName(), "/", ":") + ":"; !strings.HasPrefix(cfg.TrustBundleName, prefix) {

@@ -104,6 +104,12 @@ func (f *spiffeFlags) config(log *slog.Logger) (workloadapi.Config, fs.FileMode,
 		MaxClients:       f.maxClients,
 		OnError:          func(err error) { log.Error("not served", "error", libText(err)) },
 		OnUpdate: func(s workloadapi.Status) {
+			if s.SPIFFEID.IsZero() {
+				// Trust bundles alone: a workload asking for its SVID waits.
+				log.Warn("no X509-SVID to serve yet: waiting for a credential bundle that loads and that the trust bundle of its own trust domain verifies (the error logged says what is wrong)",
+					"trust_domains", strings.Join(s.TrustDomains, ","), "clients", s.Clients)
+				return
+			}
 			log.Info("serving", "spiffe_id", s.SPIFFEID.String(), "not_after", s.NotAfter.UTC().Format(time.RFC3339),
 				"trust_domains", strings.Join(s.TrustDomains, ","), "clients", s.Clients)
 		},

@@ -28,8 +28,11 @@ func TestListen(t *testing.T) {
 	require.ErrorIs(t, err, syscall.EADDRINUSE)
 
 	// A socket file left behind by a listener that is gone is replaced.
-	l.(*net.UnixListener).SetUnlinkOnClose(false)
 	require.NoError(t, l.Close())
+	stale, err := net.Listen("unix", path)
+	require.NoError(t, err)
+	stale.(*net.UnixListener).SetUnlinkOnClose(false)
+	require.NoError(t, stale.Close())
 	l, err = unixsock.Listen(path, 0o600)
 	require.NoError(t, err)
 	require.NoError(t, l.Close())

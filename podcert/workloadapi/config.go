@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -58,7 +59,9 @@ type Config struct {
 	// CredentialFolder, when set, is a directory (SPIFFE_CREDENTIAL_FOLDER)
 	// where the server also writes what it serves, in the layout of
 	// SPIFFE's filesystem delivery, for software that reads files: see
-	// [WriteFolder]. It must exist.
+	// [WriteFolder]. A folder that does not exist is created by the first
+	// write (mode 0755); its parent must exist. It must not be a symbolic
+	// link.
 	CredentialFolder string
 	// CredentialFileMode is the permission of the folder's key file. Zero
 	// means [DefaultCredentialFileMode].
@@ -85,6 +88,42 @@ type TrustBundle struct {
 	TrustDomain string
 	// Path is the PEM file (podcert.ParseTrustBundle's rules).
 	Path string
+}
+
+// checkFolder checks the credential folder: a directory (not a link to
+// one), or missing in a directory that exists (the first write creates
+// it).
+func checkFolder(folder string) error {
+	st, err := os.Lstat(folder)
+	if errors.Is(err, fs.ErrNotExist) {
+		parent := filepath.Dir(folder)
+		if st, err = os.Stat(parent); err == nil && !st.IsDir() {
+			return configError("CredentialFolder", folder+" cannot be created: "+parent+" is not a directory", nil)
+		}
+		if err != nil {
+			return configError("CredentialFolder", folder+" cannot be created", unwrapPath(err))
+		}
+		return nil
+	}
+	switch {
+	case err != nil:
+		return configError("CredentialFolder", folder+" cannot be used", unwrapPath(err))
+	case st.Mode().Type() == fs.ModeSymlink:
+		return configError("CredentialFolder", folder+" is a symbolic link: name the directory itself (a link in a shared volume is another writer's to swap)", nil)
+	case !st.IsDir():
+		return configError("CredentialFolder", folder+" is not a directory", nil)
+	}
+	return nil
+}
+
+// unwrapPath returns the system's error of a *fs.PathError, without the
+// path the message names already.
+func unwrapPath(err error) error {
+	var pathErr *fs.PathError
+	if errors.As(err, &pathErr) {
+		return pathErr.Err
+	}
+	return err
 }
 
 // configError reports a Config field NewServer refuses.
@@ -121,16 +160,8 @@ func (c *Config) check() error {
 		}
 	}
 	if c.CredentialFolder != "" {
-		st, err := os.Stat(c.CredentialFolder)
-		if err == nil && !st.IsDir() {
-			return configError("CredentialFolder", c.CredentialFolder+" is not a directory", nil)
-		}
-		var pathErr *fs.PathError
-		if errors.As(err, &pathErr) {
-			err = pathErr.Err
-		}
-		if err != nil {
-			return configError("CredentialFolder", c.CredentialFolder+" cannot be used", err)
+		if err := checkFolder(c.CredentialFolder); err != nil {
+			return err
 		}
 	}
 	if c.CredentialFileMode == 0 {

@@ -18,6 +18,8 @@ func TestNewServerRefuses(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "file")
 	require.NoError(t, os.WriteFile(file, nil, 0o600))
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink(t.TempDir(), link))
 	cred := podcert.SourceConfig{BundlePath: filepath.Join(dir, "credentialbundle.pem")}
 	bundle := workloadapi.TrustBundle{TrustDomain: "cluster.local", Path: filepath.Join(dir, "ca.pem")}
 	many := make([]workloadapi.TrustBundle, workloadapi.MaxTrustDomains+1)
@@ -38,7 +40,9 @@ func TestNewServerRefuses(t *testing.T) {
 		{name: "trust domain that cannot name a file", cfg: workloadapi.Config{Credential: cred, TrustBundles: []workloadapi.TrustBundle{{TrustDomain: ".hidden", Path: bundle.Path}}}, field: "TrustBundles[0].TrustDomain"},
 		{name: "no path", cfg: workloadapi.Config{Credential: cred, TrustBundles: []workloadapi.TrustBundle{{TrustDomain: "cluster.local"}}}, field: "TrustBundles[0].Path"},
 		{name: "folder is a file", cfg: workloadapi.Config{Credential: cred, TrustBundles: []workloadapi.TrustBundle{bundle}, CredentialFolder: file}, field: "CredentialFolder"},
-		{name: "folder missing", cfg: workloadapi.Config{Credential: cred, TrustBundles: []workloadapi.TrustBundle{bundle}, CredentialFolder: filepath.Join(dir, "missing")}, field: "CredentialFolder"},
+		{name: "folder's parent missing", cfg: workloadapi.Config{Credential: cred, TrustBundles: []workloadapi.TrustBundle{bundle}, CredentialFolder: filepath.Join(dir, "missing", "creds")}, field: "CredentialFolder"},
+		{name: "folder's parent a file", cfg: workloadapi.Config{Credential: cred, TrustBundles: []workloadapi.TrustBundle{bundle}, CredentialFolder: filepath.Join(file, "creds")}, field: "CredentialFolder"},
+		{name: "folder is a link", cfg: workloadapi.Config{Credential: cred, TrustBundles: []workloadapi.TrustBundle{bundle}, CredentialFolder: link}, field: "CredentialFolder"},
 		{name: "file mode", cfg: workloadapi.Config{Credential: cred, TrustBundles: []workloadapi.TrustBundle{bundle}, CredentialFileMode: os.ModeSetuid | 0o600}, field: "CredentialFileMode"},
 		{name: "negative max clients", cfg: workloadapi.Config{Credential: cred, TrustBundles: []workloadapi.TrustBundle{bundle}, MaxClients: -1}, field: "MaxClients"},
 	} {

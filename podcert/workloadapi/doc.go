@@ -57,7 +57,10 @@
 // with its chain in one file, one bundle file per trust domain, replaced
 // all at once with a symbolic-link swap as the kubelet replaces a
 // projected volume's files. The workload's containers set
-// SPIFFE_CREDENTIAL_FOLDER to it.
+// SPIFFE_CREDENTIAL_FOLDER to it. The folder is created when missing (in
+// a fresh emptyDir), and written through directory descriptors only: a
+// container sharing the volume cannot, by planting symbolic links, make
+// the server write the key or change permissions anywhere else.
 //
 // # Limits and errors
 //

@@ -19,6 +19,12 @@ const (
 	TrustBundleFileSuffix = ".spiffe-trust-bundle.pem"
 )
 
+// FolderMode is the permission of the credential folder when
+// [WriteFolder] creates it, and of the directory of each write in it:
+// readers of the pod traverse them; the key file's own mode
+// (Config.CredentialFileMode) is what keeps the key.
+const FolderMode fs.FileMode = 0o755
+
 // WriteFolder writes a credential and the trust bundles, by trust domain,
 // into dir (SPIFFE_CREDENTIAL_FOLDER) in the layout of SPIFFE's
 // filesystem delivery: [CredentialFileName] with mode keyMode, and one
@@ -29,7 +35,14 @@ const (
 // ..data/NAME), so that a reader never sees a key of one write with a
 // chain or bundle of another; a trust domain no longer written loses its
 // file (de-federation). Files in dir that this layout did not make are
-// never replaced: the write is refused. Errors match [ErrFolder].
+// never replaced: the write is refused. dir is created (mode
+// [FolderMode]) when it does not exist; its parent must. dir may be in a
+// volume other containers write (a pod's emptyDir): the write works on
+// directory descriptors and never follows a link another writer puts at
+// a name it uses (dir itself included, which must not be a link), the
+// files are written and given their modes in a new directory only this
+// user can open, which is opened to readers (FolderMode) and swapped in
+// once complete. Errors match [ErrFolder].
 func WriteFolder(dir string, keyMode fs.FileMode, cred *podcert.Credential, bundles map[string]*podcert.TrustBundle) error {
 	key, err := x509.MarshalPKCS8PrivateKey(cred.Certificate.PrivateKey)
 	if err != nil {
@@ -47,7 +60,7 @@ func WriteFolder(dir string, keyMode fs.FileMode, cred *podcert.Credential, bund
 		}
 		files[td+TrustBundleFileSuffix] = atomicdir.File{Data: pemData, Mode: TrustBundleFileMode}
 	}
-	if err := atomicdir.Write(dir, 0o755, files); err != nil {
+	if err := atomicdir.Write(dir, FolderMode, files); err != nil {
 		return wrap(ErrFolder, dir, err)
 	}
 	return nil

@@ -204,3 +204,22 @@ func bundlePEM(t *testing.T, cred *podcert.Credential) []byte {
 	}
 	return out
 }
+
+// TestCredentialFolderCreated: a folder that does not exist yet (a new
+// subdirectory of the pod's emptyDir) is created by the first write, mode
+// FolderMode, and receives the identity.
+func TestCredentialFolderCreated(t *testing.T) {
+	folder := filepath.Join(t.TempDir(), "creds")
+	newEnv(t, true, func(c *workloadapi.Config) {
+		c.CredentialFolder = folder
+	})
+	fi, err := os.Lstat(folder)
+	require.NoError(t, err)
+	assert.True(t, fi.IsDir())
+	assert.Equal(t, workloadapi.FolderMode, fi.Mode().Perm())
+	assert.Equal(t, os.FileMode(0o755), workloadapi.FolderMode)
+	data, err := os.ReadFile(filepath.Join(folder, workloadapi.CredentialFileName))
+	require.NoError(t, err)
+	_, err = podcert.ParseBundle(data)
+	require.NoError(t, err)
+}

@@ -11,14 +11,15 @@ import (
 	"log/slog"
 	"net"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/cmd/ksa/internal/ops"
 	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
 	"github.com/ksa-go/ksa/ksaprom"
@@ -103,6 +104,17 @@ func (f *podcertFlags) signerOf(a *app, keyRef, certPath, keyFlag, certFlag stri
 		cfg.Now = a.now
 	}
 	s, err := podcert.NewSigner(cfg)
+	var ce *ksa.ConfigError
+	if errors.As(err, &ce) && ce.Field == "podcert.SignerConfig.Key" {
+		if pub, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool }); !ok || !pub.Equal(chain[0].PublicKey) {
+			return nil, nil, usage("give "+keyFlag+" and "+certFlag+" of one CA: its private key, and its certificate first in the file",
+				"%s is not the key of the CA certificate in %s (the file's first certificate)", keyFlag, certFlag)
+		}
+		// Said in the flags' words: the chain is what certFlag holds.
+		named := *ce
+		named.Reason = strings.ReplaceAll(named.Reason, "the first certificate of Chain", "the CA certificate in "+certFlag)
+		err = &named
+	}
 	if err != nil {
 		return nil, nil, configError(err, flagFor{"SignerConfig.SignerName": "--signer-name", "SignerConfig.Key": keyFlag, "SignerConfig.Chain": certFlag,
 			"SignerConfig.TrustDomain": "--trust-domain", "SignerConfig.MaxLifetime": "--max-lifetime", "SignerConfig.Policy": "--allow-host"}, "ksa podcert serve")
@@ -167,7 +179,11 @@ counted). Run every replica with the same flags; do not change
 the switch (annotations ` + podcertctl.SwitchAtAnnotation + ` and
 ` + podcertctl.NextCAAnnotation + `), so the command remembers a postponement:
 started again, it keeps the later of --next-ca-signs-at and the recorded
-switch, and its retirement; the record goes at the retirement.
+switch, and its retirement; the record goes at the retirement. A
+recorded switch is kept no later than the current CA's expiry less
+--max-lifetime, nor the next CA's expiry less --max-lifetime and
+` + podcertctl.DefaultRotationSkew.String() + `: a later one (another writer's) is capped there, warning
+and counting.
 A replica without the --next-ca-* flags keeps the bundle's other valid
 CAs, warning, rather than drop a CA whose certificates are alive (delete
 the ClusterTrustBundle to drop one at once). After the retirement,
@@ -186,10 +202,11 @@ line about a request names its namespace, name and uid.
 --ops-addr serves, over plain HTTP (bind it to loopback or the pod's IP):
 
   /healthz   200 while the process runs
-  /readyz    200 when the requests are listed, kube-apiserver answers a
-             list of them, and the CA key signed within the last ` + podcertctl.DefaultCAProbeInterval.String() + ` (a
-             certificate, or a probe digest it signs when asked); else 503
-             and the reason
+  /readyz    200 when the requests are listed, kube-apiserver answered
+             the last list of them (sent at most once per ` + podcertctl.DefaultAPICheckInterval.String() + `, however
+             often /readyz is asked), and the CA key signed within the
+             last ` + podcertctl.DefaultCAProbeInterval.String() + ` (a certificate, or a probe digest it signs when
+             asked); else 503 and the reason
   /metrics   the Go runtime's and the process's metrics, and these:
 
   ksa_podcert_requests_total{outcome,reason}        counter: requests
@@ -213,7 +230,10 @@ line about a request names its namespace, name and uid.
       state signing, next (published, signs at --next-ca-signs-at) or
       retiring (signs no more, published until its certificates expire)
   ksa_podcert_ca_switch_postponements_total         counter: switches
-      to the next CA postponed because the published bundle lacked it`,
+      to the next CA postponed because the published bundle lacked it
+  ksa_podcert_ca_switch_records_capped_total        counter: switch
+      records of the published bundle later than the rotation allows,
+      capped`,
 		Example: `  ksa podcert serve --signer-name example.com/pods --ca-key ca.key --ca-cert ca.crt
   ksa podcert serve --signer-name example.com/pods --ca-key ca.key --ca-cert ca.crt --allow-host '{serviceaccount}.{namespace}.svc'
   ksa podcert serve --signer-name example.com/pods --ca-key ca.key --ca-cert ca.crt --next-ca-key ca2.key --next-ca-cert ca2.crt --next-ca-signs-at 2026-12-01T09:00:00Z`,
@@ -264,13 +284,13 @@ func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = f.kubeconfig
-	rc, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).ClientConfig()
+	rc, err := clusterConfig(f.kubeconfig)
 	if err != nil {
-		return fail(err, "pass --kubeconfig, set $KUBECONFIG, or run in a pod", "loading the cluster's configuration")
+		return err
 	}
+	log := slog.New(slog.NewTextHandler(a.stderr, nil))
 	rc.UserAgent = "ksa-podcert"
+	rc.WarningHandler = slogWarnings{log}
 	rc.QPS, rc.Burst = f.qps, f.burst
 	newClient := a.podcertClient
 	if newClient == nil {
@@ -284,7 +304,6 @@ func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
 	if a.nowFlag != "" {
 		now = a.now
 	}
-	log := slog.New(slog.NewTextHandler(a.stderr, nil))
 	var (
 		ctl     *podcertctl.Controller
 		reg     *prometheus.Registry
@@ -303,6 +322,9 @@ func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
 	}
 	ctl, err = podcertctl.New(podcertctl.Config{Client: cs, Signer: s, CAKey: caKey, APIVersion: f.apiVersion,
 		TrustBundleName: f.bundle, NoTrustBundle: f.noBundle, Workers: f.workers, Next: next, Now: now, Log: log, Observe: observe})
+	if errors.Is(err, podcertctl.ErrReservedSignerName) {
+		return reservedSignerName(f.signerName)
+	}
 	if err != nil {
 		return configError(err, flagFor{"APIVersion": "--api-version", "Workers": "--workers",
 			"TrustBundleName": "--trust-bundle", "Next": "--next-ca-key", "Next.Signer": "--next-ca-cert",
@@ -330,7 +352,7 @@ func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
 		if e, ok := rotationError(err, f.propagation); ok {
 			return e
 		}
-		return fail(nil, "grant the RBAC that ksa podcert rbac prints, and enable the PodCertificateRequest API (GA in 1.37)", "%s", libText(err))
+		return connectError(err, rc.Host)
 	}
 	st := ctl.Stats()
 	fmt.Fprintf(a.stderr, "stopped: %d issued, %d denied, %d failed\n", st.Issued, st.Denied, st.Failed)
@@ -362,7 +384,9 @@ func newPodcertMetrics(reg *prometheus.Registry, now func() time.Time, oldest fu
 	}
 	postponed := prometheus.NewCounter(prometheus.CounterOpts{Name: "ksa_podcert_ca_switch_postponements_total",
 		Help: "Switches to the next CA postponed because the published trust bundle lacked it."})
-	if err := reg.Register(postponed); err != nil {
+	capped := prometheus.NewCounter(prometheus.CounterOpts{Name: "ksa_podcert_ca_switch_records_capped_total",
+		Help: "Switch records of the published trust bundle later than the rotation allows, capped at the latest safe switch."})
+	if err := errors.Join(reg.Register(postponed), reg.Register(capped)); err != nil {
 		return nil, err
 	}
 	return func(e podcertctl.Event) {
@@ -379,6 +403,8 @@ func newPodcertMetrics(reg *prometheus.Registry, now func() time.Time, oldest fu
 			m.ObserveTrustBundleUpdate()
 		case podcertctl.CASwitchPostponed:
 			postponed.Inc()
+		case podcertctl.CASwitchRecordCapped:
+			capped.Inc()
 		}
 	}, nil
 }
@@ -423,10 +449,19 @@ func (f *rbacFlags) run(a *app) error {
 		render = podcertctl.ManifestsJSON
 	}
 	out, err := render(f.cfg)
+	if errors.Is(err, podcertctl.ErrReservedSignerName) {
+		return reservedSignerName(f.cfg.SignerName)
+	}
 	if err != nil {
 		return configError(err, flagFor{"SignerName": "--signer-name", "Namespace": "--namespace",
 			"ServiceAccount": "--service-account", "TrustBundleName": "--trust-bundle"}, "ksa podcert rbac")
 	}
 	_, err = a.stdout.Write(out)
 	return err
+}
+
+// reservedSignerName refuses a signer name of the Kubernetes project.
+func reservedSignerName(name string) error {
+	return usage("give --signer-name a name under a domain of yours, e.g. example.com/pods",
+		"--signer-name %s is under kubernetes.io, whose signer names Kubernetes reserves for its own signers", quoted(name))
 }

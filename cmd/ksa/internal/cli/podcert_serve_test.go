@@ -184,10 +184,15 @@ func TestPodcertMetricsObserve(t *testing.T) {
 	observe(podcertctl.Event{Kind: podcertctl.Skipped})
 	observe(podcertctl.Event{Kind: podcertctl.TrustBundleWritten})
 	observe(podcertctl.Event{Kind: podcertctl.CASwitchPostponed})
+	observe(podcertctl.Event{Kind: podcertctl.CASwitchRecordCapped})
+	observe(podcertctl.Event{Kind: podcertctl.CASwitchRecordCapped})
 	observe(podcertctl.Event{Kind: podcertctl.Decided, Decision: &podcert.Decision{Outcome: podcert.Denied, Reason: podcert.ReasonUnsupportedKeyType}})
 	want := `# HELP ksa_podcert_ca_switch_postponements_total Switches to the next CA postponed because the published trust bundle lacked it.
 # TYPE ksa_podcert_ca_switch_postponements_total counter
 ksa_podcert_ca_switch_postponements_total 1
+# HELP ksa_podcert_ca_switch_records_capped_total Switch records of the published trust bundle later than the rotation allows, capped at the latest safe switch.
+# TYPE ksa_podcert_ca_switch_records_capped_total counter
+ksa_podcert_ca_switch_records_capped_total 2
 # HELP ksa_podcert_ca_key_errors_total Signatures the CA key failed to make, for certificates or probes; the requests are tried again.
 # TYPE ksa_podcert_ca_key_errors_total counter
 ksa_podcert_ca_key_errors_total 3
@@ -208,7 +213,7 @@ ksa_podcert_requests_total{outcome="failed",reason="CAUnavailable"} 0
 ksa_podcert_requests_total{outcome="failed",reason="InvalidRequest"} 0
 ksa_podcert_requests_total{outcome="issued",reason="Issued"} 0
 `
-	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), "ksa_podcert_ca_switch_postponements_total", "ksa_podcert_ca_key_errors_total",
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), "ksa_podcert_ca_switch_postponements_total", "ksa_podcert_ca_switch_records_capped_total", "ksa_podcert_ca_key_errors_total",
 		"ksa_podcert_status_update_conflicts_total", "ksa_podcert_status_update_errors_total", "ksa_podcert_trust_bundle_updates_total",
 		"ksa_podcert_requests_total"))
 }
@@ -229,5 +234,5 @@ func TestPodcertServeHelpNamesMetrics(t *testing.T) {
 			assert.Contains(t, help, f.GetName())
 		}
 	}
-	assert.Equal(t, 8, n)
+	assert.Equal(t, 9, n)
 }

@@ -56,7 +56,10 @@ With --credential-folder (default $SPIFFE_CREDENTIAL_FOLDER), the same
 identity is written there as SPIFFE's filesystem delivery lays it out
 (credential-bundle.private-key.pem: the key and its chain;
 <domain>.spiffe-trust-bundle.pem per trust domain), replaced atomically,
-for software that reads files.
+for software that reads files. The folder is created (0755) when missing;
+its parent must exist. Every write goes through directory descriptors and
+a private directory, so another container sharing the volume cannot
+redirect the key with a symbolic link.
 
 With --ops-addr, /healthz, /readyz (ready once an identity valid now is
 served) and /metrics (ksa_spiffe_clients, ksa_spiffe_updates_total,
@@ -78,7 +81,7 @@ Stops on SIGINT or SIGTERM.`,
 	fl.StringArrayVar(&f.trust, "trust-bundle", nil, "DOMAIN=FILE: the trust bundle of a SPIFFE trust domain, PEM (a clusterTrustBundle projection; repeatable; the certificate's own domain required)")
 	fl.StringVar(&f.socket, "socket", "", "the Workload API's Unix socket, unix:///PATH or PATH (default $"+workloadapi.EndpointSocketEnv+")")
 	fl.StringVar(&f.socketMode, "socket-mode", fmt.Sprintf("%04o", workloadapi.DefaultSocketMode), "permission of the socket file (octal): who may connect")
-	fl.StringVar(&f.folder, "credential-folder", "", "directory to write the identity into as files too (default $"+workloadapi.CredentialFolderEnv+"; none when unset)")
+	fl.StringVar(&f.folder, "credential-folder", "", "directory to write the identity into as files too, created when missing (default $"+workloadapi.CredentialFolderEnv+"; none when unset)")
 	fl.StringVar(&f.folderMode, "credential-folder-mode", fmt.Sprintf("%04o", workloadapi.DefaultCredentialFileMode), "permission of the folder's key file (octal)")
 	fl.StringVar(&f.opsAddr, "ops-addr", "", "address for /healthz, /readyz and /metrics, e.g. 127.0.0.1:9090 (default: none)")
 	fl.IntVar(&f.maxClients, "max-clients", workloadapi.DefaultMaxClients, "streams served at once")
@@ -104,6 +107,12 @@ func (f *spiffeFlags) config(log *slog.Logger) (workloadapi.Config, fs.FileMode,
 		MaxClients:       f.maxClients,
 		OnError:          func(err error) { log.Error("not served", "error", libText(err)) },
 		OnUpdate: func(s workloadapi.Status) {
+			if s.SPIFFEID.IsZero() {
+				// Trust bundles alone: a workload asking for its SVID waits.
+				log.Warn("no X509-SVID to serve yet: waiting for a credential bundle that loads and that the trust bundle of its own trust domain verifies (the error logged says what is wrong)",
+					"trust_domains", strings.Join(s.TrustDomains, ","), "clients", s.Clients)
+				return
+			}
 			log.Info("serving", "spiffe_id", s.SPIFFEID.String(), "not_after", s.NotAfter.UTC().Format(time.RFC3339),
 				"trust_domains", strings.Join(s.TrustDomains, ","), "clients", s.Clients)
 		},

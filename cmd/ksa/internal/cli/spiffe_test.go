@@ -117,3 +117,41 @@ func TestSpiffeServe(t *testing.T) {
 	require.NoError(t, <-done)
 	assert.Contains(t, <-rest, "stopped: 2 update(s) published, 2 answer(s) pushed, 0 error(s)")
 }
+
+// TestSpiffeServeSaysWhatItWaitsFor: a pod certificate of a trust domain
+// no --trust-bundle names is not served, and the log says so (what is
+// wrong, and that no SVID is served until it is right), never "serving"
+// an empty identity.
+func TestSpiffeServeSaysWhatItWaitsFor(t *testing.T) {
+	ca, err := podcerttest.NewSigner(podcerttest.Config{})
+	require.NoError(t, err)
+	mount, err := podcerttest.NewMount(t.TempDir())
+	require.NoError(t, err)
+	bundle, err := ca.Issue(podcerttest.Pod{Namespace: "shop", Name: "cart-0", ServiceAccount: "cart"})
+	require.NoError(t, err)
+	require.NoError(t, mount.Write(map[string][]byte{"credentialbundle.pem": bundle, "ca.pem": ca.TrustBundle()}))
+
+	logs, logw := io.Pipe()
+	a := &app{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: logw}
+	root := newRoot(a)
+	root.SetArgs([]string{"spiffe", "serve", "--credential-bundle", mount.Path("credentialbundle.pem"),
+		"--trust-bundle", "partner.example=" + mount.Path("ca.pem"), "--socket", filepath.Join(t.TempDir(), "api.sock")})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- root.ExecuteContext(ctx)
+		logw.Close()
+	}()
+	// The first update is made before the socket listens.
+	var log strings.Builder
+	lines := bufio.NewScanner(logs)
+	for lines.Scan() && !strings.Contains(lines.Text(), "msg=listening") {
+		log.WriteString(lines.Text() + "\n")
+	}
+	go io.Copy(io.Discard, logs) //nolint:errcheck // the rest of the log
+	cancel()
+	require.NoError(t, <-done)
+	assert.Contains(t, log.String(), "no trust bundle of trust domain cluster.local", "what is wrong")
+	assert.Contains(t, log.String(), `level=WARN msg="no X509-SVID to serve yet: waiting for a credential bundle that loads and that the trust bundle of its own trust domain verifies`)
+	assert.NotContains(t, log.String(), "msg=serving", "nothing claims to serve")
+}

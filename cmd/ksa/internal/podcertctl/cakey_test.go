@@ -167,7 +167,10 @@ func TestReady(t *testing.T) {
 		return false, nil, nil
 	})
 	clk := newClock(t0)
-	cfg := podcertctl.Config{Client: fakeClient{cs}, Signer: signer, CAKey: key, APIVersion: podcertctl.V1, Now: clk.Now}
+	// The API server's answer is kept an hour: the probes below are the
+	// CA key's (TestReadyListsOncePerInterval tests the lists).
+	const apiInterval = time.Hour
+	cfg := podcertctl.Config{Client: fakeClient{cs}, Signer: signer, CAKey: key, APIVersion: podcertctl.V1, Now: clk.Now, APICheckInterval: apiInterval}
 	events := make(chan podcertctl.Event, 16)
 	cfg.Observe = func(e podcertctl.Event) { events <- e }
 	ctl, err := podcertctl.New(cfg)
@@ -212,8 +215,9 @@ func TestReady(t *testing.T) {
 	assert.Equal(t, int64(1), ctl.Stats().CAKeyErrors)
 	step("a failure is not kept: probed again at once", 0, nil, 1)
 	apiDown.Store(true)
-	step("the API server does not answer", 0, podcertctl.ErrAPIServer, 0)
+	step("the API server does not answer (its last list is older than the interval)", apiInterval, podcertctl.ErrAPIServer, 0)
 	apiDown.Store(false)
+	step("the API server answers again", apiInterval, nil, 1)
 
 	// A key store that hangs: the check gives up with its context; checks
 	// meanwhile wait for the one probe under way.
@@ -239,4 +243,56 @@ func TestReadyWithoutCAKey(t *testing.T) {
 	ctl, events := run(t, fake.NewClientset(pcr), podcertctl.Config{Signer: signer, APIVersion: podcertctl.V1})
 	require.Equal(t, podcertctl.CAKeyFailed, next(t, events).Kind)
 	require.ErrorIs(t, ctl.Ready(t.Context()), podcertctl.ErrCAKey)
+}
+
+// TestReadyListsOncePerInterval: however many readiness checks arrive,
+// at once or one after another, the API server gets one list of the
+// requests per APICheckInterval, its answer (or error) kept until then:
+// anonymous /readyz clients cannot spend the client's rate limit, which
+// the status writes share.
+func TestReadyListsOncePerInterval(t *testing.T) {
+	pcr := &certificatesv1.PodCertificateRequest{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "req-1"}, Spec: spec(t, signerName, "")}
+	cs := fake.NewClientset(pcr)
+	var lists atomic.Int32
+	var apiDown atomic.Bool
+	cs.PrependReactor("list", "podcertificaterequests", func(k8stesting.Action) (bool, runtime.Object, error) {
+		lists.Add(1)
+		if apiDown.Load() {
+			return true, nil, apierrors.NewServiceUnavailable("etcd is down")
+		}
+		return false, nil, nil
+	})
+	clk := newClock(t0)
+	ctl, events := run(t, cs, podcertctl.Config{APIVersion: podcertctl.V1, Now: clk.Now})
+	require.Equal(t, podcertctl.Decided, next(t, events).Kind) // listed, synced, and the CA key signed at t0
+	lists.Store(0)
+
+	const clients = 64
+	step := func(name string, advance time.Duration, wantErr error, wantLists int32) {
+		t.Helper()
+		clk.add(advance)
+		errs := make(chan error, clients)
+		var wg sync.WaitGroup
+		for range clients {
+			wg.Go(func() { errs <- ctl.Ready(t.Context()) })
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if wantErr == nil {
+				require.NoError(t, err, name)
+			} else {
+				require.ErrorIs(t, err, wantErr, name)
+			}
+		}
+		assert.Equal(t, wantLists, lists.Swap(0), name+": lists sent")
+	}
+	step("64 checks at once: one list", 0, nil, 1)
+	step("64 more within the interval: none", podcertctl.DefaultAPICheckInterval-time.Second, nil, 0)
+	step("the interval passed: one list", time.Second, nil, 1)
+	apiDown.Store(true)
+	step("the API server fails: one list", podcertctl.DefaultAPICheckInterval, podcertctl.ErrAPIServer, 1)
+	apiDown.Store(false)
+	step("its failure is kept for the interval: none", time.Second, podcertctl.ErrAPIServer, 0)
+	step("the interval passed: one list, ready again", podcertctl.DefaultAPICheckInterval, nil, 1)
 }

@@ -42,6 +42,10 @@ const (
 	// signature must be for [Controller.Ready] to take it as working
 	// without a probe signature.
 	DefaultCAProbeInterval = 30 * time.Second
+	// DefaultAPICheckInterval is how long [Controller.Ready] keeps the
+	// answer of its list of the requests: however often readiness is
+	// asked, the API server is asked at most once per interval.
+	DefaultAPICheckInterval = 10 * time.Second
 )
 
 // Retry delays: a request is tried again after RetryDelay, doubling with
@@ -88,6 +92,12 @@ type Config struct {
 	// certificate or a probe) must be for Ready. Zero:
 	// [DefaultCAProbeInterval].
 	CAProbeInterval time.Duration
+	// APICheckInterval is how long Ready keeps the answer (or the error)
+	// of its list of the requests before it lists them again: readiness
+	// asked a thousand times costs the API server one request per
+	// interval, through the client's rate limiter the status writes share.
+	// Zero: [DefaultAPICheckInterval].
+	APICheckInterval time.Duration
 	// Next, when set, is the CA that takes over from Signer's: see
 	// [Rotation]. It needs the trust bundle published.
 	Next *Rotation
@@ -135,6 +145,7 @@ type Controller struct {
 	// watch is set by Run once its informer is built.
 	watch atomic.Pointer[watching]
 	ca    caHealth
+	api   apiCheck
 	// rot is the checked Config.Next.
 	rot *rotation
 }
@@ -169,6 +180,11 @@ func New(cfg Config) (*Controller, error) {
 		return nil, configError("Resync", "is negative")
 	case cfg.CAProbeInterval < 0:
 		return nil, configError("CAProbeInterval", "is negative")
+	case cfg.APICheckInterval < 0:
+		return nil, configError("APICheckInterval", "is negative")
+	}
+	if err := checkSignerName("podcertctl.Config.Signer", cfg.Signer.SignerName()); err != nil {
+		return nil, err
 	}
 	if cfg.TrustBundleName == "" {
 		cfg.TrustBundleName = DefaultTrustBundleName(cfg.Signer.SignerName())
@@ -193,6 +209,9 @@ func New(cfg Config) (*Controller, error) {
 	}
 	if cfg.CAProbeInterval == 0 {
 		cfg.CAProbeInterval = DefaultCAProbeInterval
+	}
+	if cfg.APICheckInterval == 0 {
+		cfg.APICheckInterval = DefaultAPICheckInterval
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now

@@ -9,7 +9,9 @@
 // enabled), chosen by discovery unless configured. The identity it runs as
 // needs the RBAC that [Manifests] renders: read the signer's requests,
 // update their status, the sign and attest verbs on the signer name, and
-// create or update its trust bundle.
+// create or update its trust bundle. Signer names under kubernetes.io
+// (the domain or a subdomain of it), which Kubernetes reserves for its own
+// signers, are refused ([ErrReservedSignerName]).
 //
 // A request is decided once: the controller skips requests that already
 // carry an Issued, Denied or Failed condition, and a conflict (another
@@ -43,7 +45,10 @@
 // ([SwitchAtAnnotation], with [NextCAAnnotation] naming the next CA), so a
 // controller started again, or a replica, keeps a postponed switch and its
 // retirement: the switch is the later of SignsAt and the record of the
-// same next CA, never earlier; the record goes at the retirement. A
+// same next CA, never earlier, and never past the latest safe switch
+// (the current CA's NotAfter less MaxLifetime, the next CA's NotAfter
+// less MaxLifetime and Skew: a later record, another writer's, is capped
+// there, [CASwitchRecordCapped]); the record goes at the retirement. A
 // controller without a rotation keeps the
 // published bundle's other valid CAs after its own. The bundle
 // is labelled [CanaryingLabel]=live and [TrustDomainLabel]=<trust domain>;
@@ -53,7 +58,9 @@
 //
 // Every log line about a request names it by namespace, name and UID.
 // [Controller.Ready] answers a readiness probe: the requests are listed,
-// the API server answers, and the CA key signed within
+// the API server answered the last list of them (one list per
+// Config.APICheckInterval, however often readiness is asked), and the CA
+// key signed within
 // Config.CAProbeInterval, a certificate or a probe digest signed when the
 // check asks. [Config.Observe] receives an [Event] for each request
 // handled, each failed signature of the CA key, each trust bundle

@@ -44,6 +44,12 @@ const (
 	// again and the switch moved to Rotation.Propagation from then
 	// ([Controller.SwitchAt]), the retirement with it.
 	CASwitchPostponed
+	// CASwitchRecordCapped: the published trust bundle recorded a switch
+	// ([SwitchAtAnnotation]) later than the rotation allows: past the
+	// last time the current CA issues certificates of the full lifetime,
+	// or the last switch whose retirement the next CA outlives. The
+	// switch was kept at that latest safe time instead, and recorded so.
+	CASwitchRecordCapped
 )
 
 // String names the kind: "Decided", "Skipped", ...
@@ -67,6 +73,8 @@ func (k EventKind) String() string {
 		return "CARetired"
 	case CASwitchPostponed:
 		return "CASwitchPostponed"
+	case CASwitchRecordCapped:
+		return "CASwitchRecordCapped"
 	}
 	return "Unknown"
 }

@@ -3,6 +3,7 @@ package podcertctl
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/podcert"
 	"github.com/ksa-go/ksa/x509sa"
 )
 
@@ -34,10 +36,31 @@ type RBACConfig struct {
 	OmitNamespace bool
 }
 
+// ErrReservedSignerName: the signer name's domain is kubernetes.io or a
+// subdomain of it, which Kubernetes reserves for the signers of the
+// Kubernetes project (kube-apiserver applies their rules to such names,
+// such as certificates of 24 hours at most): a signer of ours must not
+// answer for them. [New] and [Manifests] refuse such a name with a
+// *ksa.ConfigError wrapping it.
+var ErrReservedSignerName = errors.New("podcertctl: the signer name is reserved for the Kubernetes project")
+
+// checkSignerName refuses a signer name of the Kubernetes project; field
+// names the configuration field.
+func checkSignerName(field, name string) error {
+	if podcert.IsKubernetesSignerName(name) {
+		return &ksa.ConfigError{Field: field, Err: ErrReservedSignerName,
+			Reason: fmt.Sprintf("%q is under kubernetes.io, whose signer names Kubernetes reserves for its own signers", name)}
+	}
+	return nil
+}
+
 // check validates the names as the API server would.
 func (cfg RBACConfig) check() error {
 	if err := x509sa.CheckSignerName(cfg.SignerName); err != nil {
 		return &ksa.ConfigError{Field: "podcertctl.RBACConfig.SignerName", Reason: "is not a signer name Kubernetes accepts", Err: err}
+	}
+	if err := checkSignerName("podcertctl.RBACConfig.SignerName", cfg.SignerName); err != nil {
+		return err
 	}
 	if !ksa.IsNamespace(cfg.Namespace) {
 		return &ksa.ConfigError{Field: "podcertctl.RBACConfig.Namespace", Reason: fmt.Sprintf("%q is not a namespace name (a DNS-1123 label: at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit)", cfg.Namespace)}

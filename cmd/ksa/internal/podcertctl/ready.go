@@ -19,7 +19,8 @@ var (
 	// ErrNotSynced: Run has not listed the requests yet (or has not
 	// started).
 	ErrNotSynced = errors.New("podcertctl: the requests are not listed yet")
-	// ErrAPIServer: the API server did not answer a list of the requests.
+	// ErrAPIServer: the API server did not answer the last list of the
+	// requests (made within Config.APICheckInterval).
 	ErrAPIServer = errors.New("podcertctl: the API server does not answer")
 	// ErrCAKey: the CA key's last signature failed, or its probe signature
 	// failed, did not verify or did not come within the readiness check's
@@ -31,19 +32,25 @@ var (
 // Ed25519): no certificate, nothing a verifier would take for one.
 const probeMessage = "ksa podcert serve: probe of the CA key"
 
+// apiCheckTimeout bounds the list of the requests Ready sends.
+const apiCheckTimeout = 10 * time.Second
+
 // Ready reports whether the controller can decide requests now (nil), or
 // why not: it has listed the requests (ErrNotSynced), the API server
-// answers a list of them (ErrAPIServer), and the CA key works
+// answered its last list of them (ErrAPIServer), and the CA key works
 // (ErrCAKey): its last signature, a certificate's or a probe's, succeeded
 // within CAProbeInterval; otherwise CAKey signs a probe digest now, which
-// must verify against its public key, within ctx. One probe runs at a
-// time: concurrent checks wait for it. It is what a readiness probe asks.
+// must verify against its public key, within ctx. The list is sent again
+// once APICheckInterval has passed since the last, its answer or error
+// kept until then: however often Ready is called, the API server gets one
+// request per interval at most. One list and one probe run at a time:
+// concurrent checks wait for them. It is what a readiness probe asks.
 func (c *Controller) Ready(ctx context.Context) error {
 	w := c.watch.Load()
 	if w == nil || !w.synced() {
 		return ErrNotSynced
 	}
-	if err := w.api.ping(ctx, c.cfg.Client, c.cfg.Signer.SignerName()); err != nil {
+	if err := c.apiAnswers(ctx, w); err != nil {
 		return fmt.Errorf("%w: %w", ErrAPIServer, err)
 	}
 	now := c.cfg.Now()
@@ -61,6 +68,54 @@ func (c *Controller) Ready(ctx context.Context) error {
 		return fmt.Errorf("%w: %w", ErrCAKey, err)
 	}
 	return nil
+}
+
+// apiCheck is Ready's last list of the requests: when it was sent, and
+// its error.
+type apiCheck struct {
+	mu  sync.Mutex
+	at  time.Time
+	err error
+	// listing is the list under way, if any.
+	listing *probeCall
+}
+
+// apiAnswers returns the error of the last list of the requests sent
+// within APICheckInterval, or sends one (joining the one under way) and
+// waits for its answer within ctx. The list runs on its own goroutine,
+// bounded by apiCheckTimeout, so a check that gives up leaves one list,
+// never more, to finish.
+func (c *Controller) apiAnswers(ctx context.Context, w *watching) error {
+	h := &c.api
+	now := c.cfg.Now()
+	h.mu.Lock()
+	if age := now.Sub(h.at); !h.at.IsZero() && age >= 0 && age < c.cfg.APICheckInterval {
+		err := h.err
+		h.mu.Unlock()
+		return err
+	}
+	call := h.listing
+	if call == nil {
+		call = &probeCall{done: make(chan struct{})}
+		h.listing = call
+		go func() {
+			lctx, cancel := context.WithTimeout(context.Background(), apiCheckTimeout)
+			defer cancel()
+			err := w.api.ping(lctx, c.cfg.Client, c.cfg.Signer.SignerName())
+			h.mu.Lock()
+			h.at, h.err, h.listing = now, err, nil
+			h.mu.Unlock()
+			call.err = err
+			close(call.done)
+		}()
+	}
+	h.mu.Unlock()
+	select {
+	case <-call.done:
+		return call.err
+	case <-ctx.Done():
+		return fmt.Errorf("no answer to the list yet: %w", ctx.Err())
+	}
 }
 
 // caHealth is the CA key's last signature: when, and its error.

@@ -49,8 +49,10 @@ func (c *Controller) recorded(annotations map[string]string) bool {
 // recall postpones the switch to the one a published bundle's annotations
 // record for the same next CA, when that is later: a controller started
 // again after a postponement, or a replica that postponed, moves the
-// switch and the retirement only later, never earlier. A record of
-// another next CA is ignored; a malformed one is ignored with a warning.
+// switch and the retirement only later, never earlier, and never past
+// [Controller.latestSwitch] (a later record is capped there, with a
+// warning and a CASwitchRecordCapped event). A record of another next CA
+// is ignored; a malformed one is ignored with a warning.
 func (c *Controller) recall(annotations map[string]string) {
 	r := c.rot
 	fp, at := annotations[NextCAAnnotation], annotations[SwitchAtAnnotation]
@@ -73,11 +75,37 @@ func (c *Controller) recall(annotations map[string]string) {
 	if !t.After(before) || r.switched.Load() {
 		return
 	}
+	if latest := c.latestSwitch(); t.After(latest) {
+		c.log.Warn("the published trust bundle records a switch later than the rotation allows; keeping the latest safe switch instead",
+			"trustBundle", c.cfg.TrustBundleName, "ca", next, "recorded", at, "latest", latest.UTC().Format(time.RFC3339),
+			"hint", "another writer set "+SwitchAtAnnotation+": run every replica with the same --next-ca-* flags")
+		c.observe(Event{Kind: CASwitchRecordCapped})
+		if t = latest; !t.After(before) {
+			return
+		}
+	}
 	switchAt, retireAt := r.postpone(t)
 	c.log.Info("the published trust bundle records a later switch; keeping it",
 		"trustBundle", c.cfg.TrustBundleName, "ca", next, "signsAt", switchAt.UTC().Format(time.RFC3339),
 		"retireAt", retireAt.UTC().Format(time.RFC3339))
 	c.warnExpiry()
+}
+
+// latestSwitch is the latest switch a record may set: the current CA
+// still issues certificates of the full MaxLifetime until then (its
+// NotAfter less MaxLifetime; later, its certificates are cut short and,
+// in the end, it cannot sign), and the next CA is valid until the
+// retirement that follows (its NotAfter less MaxLifetime and Skew, the
+// bound Run holds SignsAt to). A record is a claim of whoever may update
+// the bundle, not a postponement this controller saw: it never moves the
+// switch past that.
+func (c *Controller) latestSwitch() time.Time {
+	r := c.rot
+	latest := c.cfg.Signer.CA().NotAfter.Add(-r.maxLifetime)
+	if next := r.Signer.CA().NotAfter.Add(-(r.maxLifetime + r.Skew)); next.Before(latest) {
+		latest = next
+	}
+	return latest
 }
 
 // warnExpiry warns when the next CA expires before the retirement.

@@ -149,3 +149,54 @@ func TestControllerKeepsSwitchRecord(t *testing.T) {
 	assert.Equal(t, pemOf(nxt), b.Spec.TrustBundle)
 	assert.Equal(t, withOthers(nil), b.Annotations, "the record goes at the retirement, others' annotations stay")
 }
+
+// TestControllerCapsSwitchRecord: a record far in the future (anyone who
+// may update the bundle can write one) postpones the switch no further
+// than the rotation allows: the current CA issues certificates of the
+// full lifetime until the switch, and the next CA outlives the
+// retirement that follows. The record is capped there, with a warning and
+// an event, and the bundle records the switch kept.
+func TestControllerCapsSwitchRecord(t *testing.T) {
+	signsAt := t0.Add(2 * time.Hour)
+	const year = 365 * 24 * time.Hour
+	lifetime, skew := podcert.DefaultMaxLifetime, podcertctl.DefaultRotationSkew
+	stamp := func(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+	for _, tc := range []struct {
+		name                string
+		curUntil, nextUntil time.Time
+		want                time.Time
+	}{
+		{name: "the next CA's expiry bounds it", curUntil: t0.Add(2 * year), nextUntil: t0.Add(year),
+			want: t0.Add(year - lifetime - skew)},
+		{name: "the current CA's expiry bounds it", curUntil: t0.Add(30 * 24 * time.Hour), nextUntil: t0.Add(year),
+			want: t0.Add(30*24*time.Hour - lifetime)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			clock := newTimer(signsAt.Add(time.Hour))
+			cur := newRotationCAUntil(t, "CA 1", clock.Now, t0.Add(-time.Hour), tc.curUntil, nil)
+			nxt := newRotationCAUntil(t, "CA 2", clock.Now, t0.Add(-time.Hour), tc.nextUntil, nil)
+			have := &certificatesv1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: bundleName, Annotations: record(nxt, "2126-01-01T00:00:00Z")},
+				Spec: certificatesv1.ClusterTrustBundleSpec{SignerName: signerName, TrustBundle: pemOf(cur, nxt)}}
+			cs := fake.NewClientset(have)
+			var logs syncBuffer
+			ctl, events, stop := start(t, cs, podcertctl.Config{Signer: cur.signer, CAKey: cur.key, APIVersion: podcertctl.V1,
+				Next:   &podcertctl.Rotation{Signer: nxt.signer, CAKey: nxt.key, SignsAt: signsAt},
+				Resync: 1000 * time.Hour, Now: clock.Now, After: clock.After, Log: slog.New(slog.NewJSONHandler(&logs, nil))})
+			require.Equal(t, podcertctl.CASwitchRecordCapped, rotationEvent(t, events))
+			require.Equal(t, podcertctl.TrustBundleWritten, rotationEvent(t, events), "the capped switch recorded")
+			clock.wait(t)
+			assert.Equal(t, tc.want, ctl.SwitchAt())
+			assert.Equal(t, tc.want.Add(lifetime+skew), ctl.RetireAt())
+			assert.Equal(t, record(nxt, stamp(tc.want)), bundleOf(t, cs).Annotations)
+			require.NoError(t, issue(t, cs, events, "req-1").CheckSignatureFrom(cur.cert), "the current CA signs until then")
+			stop()
+			var warned bool
+			for _, line := range logs.lines(t) {
+				warned = warned || (line["level"] == "WARN" &&
+					line["msg"] == "the published trust bundle records a switch later than the rotation allows; keeping the latest safe switch instead" &&
+					line["latest"] == stamp(tc.want))
+			}
+			assert.True(t, warned, "warned")
+		})
+	}
+}

@@ -100,9 +100,15 @@ type rotationCA struct {
 
 func newRotationCA(t *testing.T, name string, clock func() time.Time, notBefore time.Time, mod func(*podcert.SignerConfig)) rotationCA {
 	t.Helper()
+	return newRotationCAUntil(t, name, clock, notBefore, t0.Add(365*24*time.Hour), mod)
+}
+
+// newRotationCAUntil is newRotationCA of a CA valid until notAfter.
+func newRotationCAUntil(t *testing.T, name string, clock func() time.Time, notBefore, notAfter time.Time, mod func(*podcert.SignerConfig)) rotationCA {
+	t.Helper()
 	key := newCAKey(t)
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: name},
-		NotBefore: notBefore, NotAfter: t0.Add(365 * 24 * time.Hour),
+		NotBefore: notBefore, NotAfter: notAfter,
 		KeyUsage: x509.KeyUsageCertSign, BasicConstraintsValid: true, IsCA: true}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, key.Public(), key)
 	require.NoError(t, err)

@@ -243,7 +243,11 @@ func TestListenSharedDirectory(t *testing.T) {
 			if tc.owner >= 0 && os.Geteuid() != 0 {
 				t.Skip("giving a directory to another user needs root")
 			}
-			root := t.TempDir()
+			// A short root: the socket is bound beside its path first, and
+			// t.TempDir's long names come near the 108-byte limit.
+			root, err := os.MkdirTemp("", "ksa-lsd")
+			require.NoError(t, err)
+			t.Cleanup(func() { os.RemoveAll(root) })
 			dirs := []string{}
 			d := root
 			for i, m := range tc.modes {

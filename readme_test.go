@@ -121,8 +121,10 @@ func TestReadmeUseTheLibrary(t *testing.T) {
 			require.NoError(t, os.Symlink(checkout, filepath.Join(dir, "ksa")))
 			cmd := exec.Command(bash, "-c", script.String())
 			cmd.Dir = dir
-			cmd.Env = append(environ("GOWORK", "GOPROXY", "GOFLAGS", "GOSUMDB", "GONOSUMDB", "GOPRIVATE", "GONOPROXY", "GOINSECURE", "GOMODCACHE", "GOTOOLCHAIN"),
-				"GOPROXY="+proxy.URL, "GOSUMDB=off", "GOMODCACHE="+filepath.Join(t.TempDir(), "mod"),
+			// GOENV=off: no setting of the user's go env file (GOPRIVATE,
+			// GOPROXY) takes the go command around the proxy.
+			cmd.Env = append(environ("GOENV", "GOWORK", "GOPROXY", "GOFLAGS", "GOSUMDB", "GONOSUMDB", "GOPRIVATE", "GONOPROXY", "GOINSECURE", "GOMODCACHE", "GOTOOLCHAIN"),
+				"GOENV=off", "GOPROXY="+proxy.URL, "GOSUMDB=off", "GOMODCACHE="+filepath.Join(t.TempDir(), "mod"),
 				// -modcacherw: the test's module cache can be removed.
 				"GOFLAGS=-modcacherw", "GOTOOLCHAIN=local")
 			var stdout, stderr bytes.Buffer

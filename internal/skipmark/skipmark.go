@@ -1,6 +1,7 @@
 // Package skipmark defines the line a test skips with when a program it
 // needs is not installed, such as
 //
+//	# a test's skip line
 //	SoftHSM2: skipped (softhsm2-util not found); install it with apt-get install -y softhsm2
 //
 // so that a test runner can count such tests and say, at the end of its
@@ -38,6 +39,7 @@ type Skip struct {
 
 // String returns the line a test skips with, such as
 //
+//	# the control-plane harness's skip line
 //	controlplane: skipped (etcd, kube-apiserver v1.37.2 not found); install them with .ci/install-controlplane.sh
 func (s Skip) String() string {
 	var b strings.Builder

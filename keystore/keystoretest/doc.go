@@ -8,6 +8,7 @@
 // when one is missing the test is skipped with the command that installs
 // it ([SoftHSMInstall], [LocalKMSInstall]), in a first line such as
 //
+//	# a test's skip line
 //	SoftHSM2: skipped (softhsm2-util not found); install it with apt-get install -y softhsm2
 //
 // which the runner of README.md's test command counts and repeats at the

@@ -95,10 +95,13 @@
 //
 // And the programs:
 //
-//   - cmd/ksa (a module of its own): the operator's command: issuer keys
-//     and documents, token inspection, verification and minting, GMSA
-//     specs, X.509 requests, and the servers (the GMSA webhook, the
-//     external signer, the pod-certificate signer).
+//   - cmd/ksa (a module of its own): the operator's command. A
+//     self-managed issuer: issuer keygen, render, publish, check, rotate
+//     and register (azure, aws, gcp); tokens: token inspect, verify and
+//     mint; GMSA: credspec generate and crd, webhook serve (the admission
+//     webhook); X.509: x509 inspect and csr; signer serve (the external
+//     JWT signer); pod certificates: podcert serve (the signer) and
+//     podcert rbac; spiffe serve (the SPIFFE Workload API); and version.
 //   - examples/quickstart: the whole flow on loopback.
 //   - examples/gmsa-webhook: the GMSA admission webhook as a program.
 //

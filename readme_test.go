@@ -2,6 +2,8 @@ package ksa_test
 
 import (
 	"bytes"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,11 +47,17 @@ func readmeSection(t *testing.T, readme, name string) []block {
 // checkout, it runs the shell blocks of each way (a replace, a workspace)
 // as one script, saving the Go block as main.go where it stands (the
 // workspace way reuses the first way's, after its first shell block), and
-// compares what the program prints with the text block. It runs offline
-// (GOPROXY=off): the module cache that testing this module filled is
-// enough.
+// compares what the program prints with the text block. The go command
+// starts with an empty module cache and asks a module proxy that refuses
+// the unpublished modules of this repository, as the public proxy does
+// (403 Forbidden or 404 Not Found), and serves every other module from
+// the module cache that testing this module filled: a recipe that asks the
+// proxy for github.com/ksa-go/ksa fails here as it fails for a newcomer.
+// The checksum database is off (GOSUMDB=off): the modules served were
+// verified when they entered this machine's cache, and the test runs
+// offline.
 func TestReadmeUseTheLibrary(t *testing.T) {
-	_, err := exec.LookPath("go")
+	goTool, err := exec.LookPath("go")
 	require.NoError(t, err, "the go command is needed to follow the README")
 	bash, err := exec.LookPath("bash")
 	if err != nil {
@@ -74,12 +82,19 @@ func TestReadmeUseTheLibrary(t *testing.T) {
 	require.NotEmpty(t, program, "the replace way has no Go block")
 	require.NotEmpty(t, output, "the replace way has no text block of the output")
 
+	modcache, err := exec.Command(goTool, "env", "GOMODCACHE").Output()
+	require.NoError(t, err)
+	downloads := filepath.Join(strings.TrimSpace(string(modcache)), "cache", "download")
+
 	for _, tc := range []struct {
 		name    string
 		section string
+		// refusal is how the proxy answers for this repository's modules.
+		refusal int
 	}{
-		{name: "go mod edit -replace", section: "replace"},
-		{name: "go work init", section: "work"},
+		{name: "go mod edit -replace, 403", section: "replace", refusal: http.StatusForbidden},
+		{name: "go mod edit -replace, 404", section: "replace", refusal: http.StatusNotFound},
+		{name: "go work init, 403", section: "work", refusal: http.StatusForbidden},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			blocks := readmeSection(t, readme, tc.section)
@@ -101,17 +116,41 @@ func TestReadmeUseTheLibrary(t *testing.T) {
 			}
 			require.True(t, wrote, "no program was saved")
 
+			proxy := refusingProxy(t, downloads, tc.refusal)
 			dir := t.TempDir()
 			require.NoError(t, os.Symlink(checkout, filepath.Join(dir, "ksa")))
 			cmd := exec.Command(bash, "-c", script.String())
 			cmd.Dir = dir
-			cmd.Env = append(environ("GOWORK", "GOPROXY", "GOFLAGS"), "GOPROXY=off")
+			// GOENV=off: no setting of the user's go env file (GOPRIVATE,
+			// GOPROXY) takes the go command around the proxy.
+			cmd.Env = append(environ("GOENV", "GOWORK", "GOPROXY", "GOFLAGS", "GOSUMDB", "GONOSUMDB", "GOPRIVATE", "GONOPROXY", "GOINSECURE", "GOMODCACHE", "GOTOOLCHAIN"),
+				"GOENV=off", "GOPROXY="+proxy.URL, "GOSUMDB=off", "GOMODCACHE="+filepath.Join(t.TempDir(), "mod"),
+				// -modcacherw: the test's module cache can be removed.
+				"GOFLAGS=-modcacherw", "GOTOOLCHAIN=local")
 			var stdout, stderr bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &stdout, &stderr
 			require.NoError(t, cmd.Run(), "script:\n%s\nstderr:\n%s", script.String(), stderr.String())
 			assert.Equal(t, output, stdout.String())
 		})
 	}
+}
+
+// refusingProxy serves the module cache's download directory (a tree in
+// the layout of the module proxy protocol) as a module proxy, answering
+// refusal for every module of this repository (github.com/ksa-go/...), as
+// the public proxy answers for modules it cannot fetch.
+func refusingProxy(t *testing.T, downloads string, refusal int) *httptest.Server {
+	t.Helper()
+	files := http.FileServer(http.Dir(downloads))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/github.com/ksa-go/") {
+			http.Error(w, "not found: "+strings.TrimPrefix(r.URL.Path, "/")+": unpublished", refusal)
+			return
+		}
+		files.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
 }
 
 func hasGo(blocks []block) bool {

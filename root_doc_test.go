@@ -1,6 +1,7 @@
 package ksa_test
 
 import (
+	"errors"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -59,4 +61,43 @@ func TestRootDocListsEveryPackage(t *testing.T) {
 	for p := range items {
 		assert.Contains(t, want, p, "doc.go lists %s, which is not a package of the module", p)
 	}
+}
+
+// TestRootDocListsEveryCommand: the package comment's item on cmd/ksa
+// names every command that "ksa --help" lists (the Commands: list of
+// cmd/ksa/internal/cli/root.go, which that module's tests hold to the
+// command tree): each word of a command's path, as a word of the item.
+func TestRootDocListsEveryCommand(t *testing.T) {
+	f, err := parser.ParseFile(token.NewFileSet(), "doc.go", nil, parser.ParseComments|parser.PackageClauseOnly)
+	require.NoError(t, err)
+	_, item, ok := strings.Cut(f.Doc.Text(), "\n  - cmd/ksa ")
+	require.True(t, ok, "doc.go has no item on cmd/ksa")
+	item, _, _ = strings.Cut(item, "\n  - ")
+	words := map[string]bool{}
+	for _, w := range strings.FieldsFunc(item, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		words[w] = true
+	}
+
+	root, err := os.ReadFile(filepath.Join("cmd", "ksa", "internal", "cli", "root.go"))
+	if errors.Is(err, fs.ErrNotExist) {
+		t.Skip("cmd/ksa is a module of its own, absent from a download of this one")
+	}
+	require.NoError(t, err)
+	_, list, ok := strings.Cut(string(root), "\nCommands:\n")
+	require.True(t, ok, "cmd/ksa/internal/cli/root.go has no Commands: list")
+	n := 0
+	for line := range strings.Lines(list) {
+		if strings.TrimSpace(line) == "" {
+			break
+		}
+		if !strings.HasPrefix(line, "  ") || strings.HasPrefix(line, "   ") {
+			continue
+		}
+		path, _, _ := strings.Cut(strings.TrimPrefix(line, "  "), "  ")
+		for _, w := range strings.Fields(path) {
+			assert.True(t, words[w], "doc.go's item on cmd/ksa does not name %q (of %q)", w, path)
+		}
+		n++
+	}
+	assert.Greater(t, n, 20)
 }

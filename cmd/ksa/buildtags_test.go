@@ -1,13 +1,10 @@
 package main
 
 import (
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // keyStoreTags leave every key-store backend out of ksa.
@@ -21,47 +18,32 @@ var keyStoreSDKs = []string{
 
 // TestBuildTags: built with every key-store tag, ksa links none of the key
 // stores' SDKs (the default build links all four) and its key-store
-// package says of each how to get it back; built without cgo, it says
-// that PKCS #11 needs cgo.
+// package says of each how to get it back; built without cgo, it links no
+// PKCS #11 and says that PKCS #11 needs cgo. The builds leave the cloud
+// key stores out, which they do not concern, and run without cgo (see
+// gotool_test.go).
 func TestBuildTags(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("the go command is not on PATH")
-	}
-	deps := func(env []string, args ...string) string {
-		cmd := exec.Command(goTool, append([]string{"list", "-deps"}, append(args, ".")...)...)
-		cmd.Env = append(os.Environ(), env...)
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "%s", out)
-		return string(out)
-	}
-	all := deps(nil)
+	all := linkedPackages(t, buildConfig{})
 	for _, sdk := range keyStoreSDKs {
-		assert.True(t, strings.Contains(all, sdk), "the default build links %s", sdk)
+		assert.True(t, all.links(sdk), "the default build links %s", sdk)
 	}
-	none := deps(nil, "-tags", keyStoreTags)
+	none := linkedPackages(t, buildConfig{tags: keyStoreTags})
 	for _, sdk := range keyStoreSDKs {
-		assert.False(t, strings.Contains(none, sdk), "-tags %s links %s", keyStoreTags, sdk)
+		assert.False(t, none.links(sdk), "-tags %s links %s", keyStoreTags, sdk)
 	}
-	assert.False(t, strings.Contains(deps([]string{"CGO_ENABLED=0"}), "github.com/miekg/pkcs11"), "without cgo, PKCS #11 is left out")
+	assert.False(t, linkedPackages(t, buildConfig{env: noCgo}).links("github.com/miekg/pkcs11"), "without cgo, PKCS #11 is left out")
 	// With the publishing stores' tags too, ksa links no cloud SDK at all:
 	// key files and local folders only.
-	filesOnly := deps(nil, "-tags", keyStoreTags+",ksa_noazblob,ksa_nos3,ksa_nogcs")
+	filesOnly := linkedPackages(t, buildConfig{tags: keyStoreTags + "," + storeTags})
 	for _, sdk := range []string{"github.com/aws/", "cloud.google.com/", "github.com/Azure/", "google.golang.org/api/", "go.step.sm/"} {
-		assert.False(t, strings.Contains(filesOnly, sdk), "every store's tag: %s linked", sdk)
+		assert.False(t, filesOnly.links(sdk), "every store's tag: %s linked", sdk)
 	}
 
-	for _, run := range []struct {
-		env  []string
-		args []string
-	}{
-		{args: []string{"-tags", keyStoreTags, "-run", "^TestBuiltWithout$"}},
-		{env: []string{"CGO_ENABLED=0"}, args: []string{"-run", "^TestBuiltWithoutCgo$"}},
+	for _, run := range []struct{ tags, test string }{
+		{tags: keyStoreTags, test: "TestBuiltWithout"},
+		{tags: "ksa_noawskms,ksa_nocloudkms,ksa_noazurekms", test: "TestBuiltWithoutCgo"},
 	} {
-		cmd := exec.Command(goTool, append(append([]string{"test", "-count=1", "-v"}, run.args...), "./internal/keystores")...)
-		cmd.Env = append(os.Environ(), run.env...)
-		out, err := cmd.CombinedOutput()
-		require.NoError(t, err, "%s", out)
-		assert.Contains(t, string(out), "--- PASS: "+strings.Trim(run.args[len(run.args)-1], "^$"), "%s", out)
+		out := goNoCgo(t, "test", "-count=1", "-v", "-tags", run.tags, "-run", "^"+run.test+"$", "./internal/keystores")
+		assert.True(t, strings.Contains(out, "--- PASS: "+run.test+" "), "-tags %s: %s did not run:\n%s", run.tags, run.test, out)
 	}
 }

@@ -1,13 +1,11 @@
 package main
 
 import (
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // apiGroups are the Kubernetes API packages ksa links: the ones its
@@ -40,14 +38,8 @@ var unwanted = []string{
 // command: the API groups must be those of apiGroups, and no package of
 // unwanted may appear. A command needing another group adds it here.
 func TestLinksOnlyWhatItUses(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("the go command is not on PATH")
-	}
-	out, err := exec.Command(goTool, "list", "-deps", ".").CombinedOutput()
-	require.NoError(t, err, "%s", out)
 	var groups, bad []string
-	for _, pkg := range strings.Fields(string(out)) {
+	for _, pkg := range linkedPackages(t, buildConfig{}) {
 		if strings.HasPrefix(pkg, "k8s.io/api/") {
 			groups = append(groups, pkg)
 		}

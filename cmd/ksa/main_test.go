@@ -43,6 +43,7 @@ func TestScripts(t *testing.T) {
 		UpdateScripts:       *update,
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
+			env.Setenv("GORACE", raceOptions())
 			env.Values[kubeletKey{}] = &kubeletSigner{}
 			for _, dir := range []string{"keys", "x509"} {
 				if err := copyDir(filepath.Join("testdata", dir), filepath.Join(env.WorkDir, dir)); err != nil {
@@ -78,6 +79,15 @@ func TestScripts(t *testing.T) {
 			},
 		},
 	})
+}
+
+// raceOptions are the race detector's options for the ksa commands the
+// scripts run, which are this test binary: built with -race, each would
+// sleep a second before it exits (atexit_sleep_ms, for goroutines to
+// report races), hundreds of seconds over the scripts; a race still fails
+// the command. GORACE's own options follow and win.
+func raceOptions() string {
+	return strings.TrimSpace("atexit_sleep_ms=0 " + os.Getenv("GORACE"))
 }
 
 // keyStoreCondition answers [softhsm] and [localkms]: whether the key

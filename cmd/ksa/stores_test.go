@@ -59,6 +59,7 @@ func TestPublishScripts(t *testing.T) {
 		UpdateScripts:       *update,
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
+			env.Setenv("GORACE", raceOptions())
 			for _, dir := range []string{"keys"} {
 				if err := copyDir(filepath.Join("testdata", dir), filepath.Join(env.WorkDir, dir)); err != nil {
 					return err

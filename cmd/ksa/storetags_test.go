@@ -1,51 +1,37 @@
 package main
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
-// storeSDKs are the module paths each store's build tag leaves out.
-var storeSDKs = map[string][]string{
-	"ksa_noazblob": {"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"},
-	"ksa_nos3":     {"github.com/aws/aws-sdk-go-v2/service/s3"},
-	"ksa_nogcs":    {"cloud.google.com/go/storage"},
+// storeTags leave every publishing store's SDK out of ksa.
+const storeTags = "ksa_noazblob,ksa_nos3,ksa_nogcs"
+
+// storeSDKs are the packages each store's build tag leaves out.
+var storeSDKs = map[string]string{
+	"ksa_noazblob": "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob",
+	"ksa_nos3":     "github.com/aws/aws-sdk-go-v2/service/s3",
+	"ksa_nogcs":    "cloud.google.com/go/storage",
 }
 
 // TestStoreTagsLeaveTheSDKsOut lists the command's dependencies with each
 // store's build tag: the tag leaves that store's SDK out, and only it;
-// with all three no storage SDK is linked, and the stubs compile.
+// with all three no storage SDK is linked, and the stubs pass go vet
+// (without cgo, see gotool_test.go).
 func TestStoreTagsLeaveTheSDKsOut(t *testing.T) {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("the go command is not on PATH")
-	}
-	deps := func(tags string) string {
-		out, err := exec.Command(goTool, "list", "-deps", "-tags", tags, ".").CombinedOutput()
-		require.NoError(t, err, "%s", out)
-		return string(out)
-	}
-	linked := func(all, pkg string) bool {
-		return strings.Contains(all, "\n"+pkg+"\n") || strings.HasPrefix(all, pkg+"\n")
-	}
-	all := deps("")
+	all := linkedPackages(t, buildConfig{})
 	for tag := range storeSDKs {
-		got := deps(tag)
-		for other, otherPkgs := range storeSDKs {
-			for _, p := range otherPkgs {
-				assert.True(t, linked(all, p), "%s is linked by default", p)
-				assert.Equal(t, other != tag, linked(got, p), "-tags %s: %s linked", tag, p)
-			}
+		got := linkedPackages(t, buildConfig{tags: tag})
+		for other, sdk := range storeSDKs {
+			assert.True(t, all.links(sdk), "%s is linked by default", sdk)
+			assert.Equal(t, other != tag, got.links(sdk), "-tags %s: %s linked", tag, sdk)
 		}
 	}
-	none := deps("ksa_noazblob,ksa_nos3,ksa_nogcs")
-	for _, p := range []string{"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob", "github.com/aws/aws-sdk-go-v2/service/s3", "cloud.google.com/go/storage"} {
-		assert.False(t, linked(none, p), "%s linked with every store left out", p)
+	none := linkedPackages(t, buildConfig{tags: storeTags})
+	for _, sdk := range storeSDKs {
+		assert.False(t, none.links(sdk), "%s linked with every store left out", sdk)
 	}
-	out, err := exec.Command(goTool, "vet", "-tags", "ksa_noazblob,ksa_nos3,ksa_nogcs", "./internal/publish").CombinedOutput()
-	require.NoError(t, err, "the stubs: %s", out)
+	goNoCgo(t, "vet", "-tags", storeTags, "./internal/publish")
 }

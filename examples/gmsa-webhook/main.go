@@ -17,6 +17,9 @@
 //	$ gmsa-webhook -addr :8443 -tls-cert-file /tls/tls.crt -tls-key-file /tls/tls.key \
 //	    -credspecs credspecs.yaml -allow system:serviceaccount:web:frontend=webapp01
 //
+// -h lists the flags. It exits with status 0 when stopped (SIGINT,
+// SIGTERM) or after -h, 2 for a usage error, 1 for any other failure.
+//
 // This example keeps lookups and access rules static to stay free of
 // client-go; a deployment reads the objects from the API server and asks it
 // with SubjectAccessReviews (see interop/credspec).
@@ -46,11 +49,37 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stderr, nil); err != nil {
-		fmt.Fprintln(os.Stderr, "gmsa-webhook:", err)
-		os.Exit(1)
+	err := run(ctx, os.Args[1:], os.Stderr, nil)
+	stop()
+	os.Exit(exitStatus(err, os.Stderr))
+}
+
+// usageError is a mistake in the command line. said is set when the flag
+// package has printed it already, with the usage.
+type usageError struct {
+	err  error
+	said bool
+}
+
+func (e *usageError) Error() string { return e.err.Error() }
+func (e *usageError) Unwrap() error { return e.err }
+
+// exitStatus says err on stderr, once, and returns the program's exit
+// status: 0 when it served until stopped or printed its usage (-h,
+// --help), 2 for a usage error, 1 for any other failure.
+func exitStatus(err error, stderr io.Writer) int {
+	var usage *usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &usage):
+		if !usage.said {
+			fmt.Fprintf(stderr, "gmsa-webhook: %v (see gmsa-webhook -h)\n", err)
+		}
+		return 2
 	}
+	fmt.Fprintln(stderr, "gmsa-webhook:", err)
+	return 1
 }
 
 // demoCredSpec is the object served when -credspecs is not given.
@@ -105,10 +134,16 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready func(addr s
 	allow := allowList{}
 	fs.Var(allow, "allow", "user=name[,name...]: let user use these GMSACredentialSpecs (repeatable)")
 	if err := fs.Parse(args); err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &usageError{err: err, said: true}
+	}
+	if fs.NArg() > 0 {
+		return &usageError{err: fmt.Errorf("it takes no arguments, got %q", fs.Arg(0))}
 	}
 	if (*certFile == "") != (*keyFile == "") {
-		return errors.New("-tls-cert-file and -tls-key-file go together")
+		return &usageError{err: errors.New("-tls-cert-file and -tls-key-file go together")}
 	}
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 

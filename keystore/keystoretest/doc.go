@@ -6,9 +6,14 @@
 // port of its own, the AWS SDK's environment pointed at it, its log in a
 // file). Both are programs, looked for where they are usually installed;
 // when one is missing the test is skipped with the command that installs
-// it ([SoftHSMInstall], [LocalKMSInstall]), and with CI=1 in the
-// environment it fails instead, so that a CI job cannot lose the proof
-// silently. [NewSoftHSM] and [NewLocalKMS] do the same outside tests and
+// it ([SoftHSMInstall], [LocalKMSInstall]), in a first line such as
+//
+//	# a test's skip line
+//	SoftHSM2: skipped (softhsm2-util not found); install it with apt-get install -y softhsm2
+//
+// which the runner of README.md's test command counts and repeats at the
+// end of its output, and with CI=1 in the environment it fails instead, so
+// that a CI job cannot lose the proof silently. [NewSoftHSM] and [NewLocalKMS] do the same outside tests and
 // return errors matching [ErrNotInstalled].
 //
 //	hsm := keystoretest.StartSoftHSM(t)

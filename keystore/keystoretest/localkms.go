@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ksa-go/ksa/internal/errs"
+	"github.com/ksa-go/ksa/internal/skipmark"
 )
 
 // LocalKMSInstall is the command that installs local-kms, the AWS KMS
@@ -49,7 +50,8 @@ var localKMSStarted = regexp.MustCompile(`Local KMS started on [^ ]*:([0-9]+)`)
 func NewLocalKMS(dir string) (*LocalKMS, error) {
 	bin := findLocalKMS()
 	if bin == "" {
-		return nil, errs.Wrap(prefix, ErrNotInstalled, "local-kms is not on PATH nor in the go command's bin directory; install it with: "+LocalKMSInstall, nil)
+		mark := skipmark.Skip{Subject: "local-kms", Missing: []string{"local-kms"}, Install: LocalKMSInstall}
+		return nil, notInstalled(mark, "local-kms is not on PATH nor in the go command's bin directory; install it with: "+LocalKMSInstall)
 	}
 	data := filepath.Join(dir, "kms-data")
 	if err := os.MkdirAll(data, 0o700); err != nil {

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/ksa-go/ksa/internal/errs"
+	"github.com/ksa-go/ksa/internal/skipmark"
 )
 
 // SoftHSMInstall is the command that installs SoftHSM2 on Debian and
@@ -50,6 +51,12 @@ type SoftHSM struct {
 	util string
 }
 
+// softHSMMark is the line a test skips with when file, a part of
+// SoftHSM2, is missing.
+func softHSMMark(file string) skipmark.Skip {
+	return skipmark.Skip{Subject: "SoftHSM2", Missing: []string{file}, Install: SoftHSMInstall}
+}
+
 // NewSoftHSM makes a token in dir (which must exist) with softhsm2-util,
 // found on PATH, and SoftHSM2's module, found where distributions install
 // it or at $KSA_SOFTHSM2_MODULE. Either missing is an error matching
@@ -57,7 +64,7 @@ type SoftHSM struct {
 func NewSoftHSM(dir string) (*SoftHSM, error) {
 	util, err := exec.LookPath("softhsm2-util")
 	if err != nil {
-		return nil, errs.Wrap(prefix, ErrNotInstalled, "softhsm2-util is not on PATH; install SoftHSM2 with: "+SoftHSMInstall, nil)
+		return nil, notInstalled(softHSMMark("softhsm2-util"), "softhsm2-util is not on PATH; install SoftHSM2 with: "+SoftHSMInstall)
 	}
 	module := os.Getenv("KSA_SOFTHSM2_MODULE")
 	for _, m := range softHSMModules {
@@ -69,7 +76,7 @@ func NewSoftHSM(dir string) (*SoftHSM, error) {
 		}
 	}
 	if module == "" {
-		return nil, errs.Wrap(prefix, ErrNotInstalled, "libsofthsm2.so is not in "+strings.Join(softHSMModules, ", ")+" (KSA_SOFTHSM2_MODULE names another place); install SoftHSM2 with: "+SoftHSMInstall, nil)
+		return nil, notInstalled(softHSMMark("libsofthsm2.so"), "libsofthsm2.so is not in "+strings.Join(softHSMModules, ", ")+" (KSA_SOFTHSM2_MODULE names another place); install SoftHSM2 with: "+SoftHSMInstall)
 	}
 	h := &SoftHSM{Module: module, Conf: filepath.Join(dir, "softhsm2.conf"), Token: "ksa", PINFile: filepath.Join(dir, "pin"), util: util}
 	tokens := filepath.Join(dir, "tokens")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ksa-go/ksa/internal/skipmark"
 	"github.com/ksa-go/ksa/interop/internal/cpmark"
 )
 
@@ -24,7 +26,8 @@ type event struct {
 }
 
 // report turns the events of go test -json back into plain go test's
-// output, and counts the control-plane tests.
+// output, and counts the control-plane tests and the tests that skipped
+// for want of a program.
 type report struct {
 	out     io.Writer
 	verbose bool
@@ -32,7 +35,14 @@ type report struct {
 	order   []string // packages in the order they started
 	failed  bool     // whether a package failed
 	tally   tally
+	// missing are the tests that skipped for want of a program other than
+	// the control plane's, by subject and install command.
+	missing map[needKey]*skips
 }
+
+// needKey groups skipped tests: what they need, and the command that
+// installs it.
+type needKey struct{ subject, install string }
 
 // pkgState is what a running package has printed so far.
 type pkgState struct {
@@ -44,9 +54,9 @@ type pkgState struct {
 // testState is what a running test has printed so far.
 type testState struct {
 	output   []string
-	children []string     // the blocks of its failed subtests
-	version  string       // the release it ran on, from a cpmark Using line
-	skip     *cpmark.Skip // why it skipped, from a cpmark Skip line
+	children []string       // the blocks of its failed subtests
+	version  string         // the release it ran on, from a cpmark Using line
+	skip     *skipmark.Skip // why it skipped: the first skipmark line it printed
 }
 
 // block returns a failed test's output as plain go test prints it: its
@@ -69,7 +79,7 @@ func (t *testState) block() []string {
 }
 
 func newReport(out io.Writer, verbose bool) *report {
-	return &report{out: out, verbose: verbose, pkgs: map[string]*pkgState{}}
+	return &report{out: out, verbose: verbose, pkgs: map[string]*pkgState{}, missing: map[needKey]*skips{}}
 }
 
 // read handles every event from rd, passing through lines that are not
@@ -126,7 +136,9 @@ func (r *report) handle(e event) {
 		if v, ok := cpmark.ParseUsing(e.Output); ok {
 			t.version = v
 		}
-		if s, ok := cpmark.ParseSkip(e.Output); ok {
+		// The first mark is the skip's message; a script's log, printed
+		// after it, may quote it again.
+		if s, ok := skipmark.Parse(e.Output); ok && t.skip == nil {
 			t.skip = &s
 		}
 		switch {
@@ -137,8 +149,14 @@ func (r *report) handle(e event) {
 		}
 	case "pass", "fail", "skip":
 		switch {
-		case e.Action == "skip" && t.skip != nil:
+		case e.Action == "skip" && t.skip != nil && t.skip.Subject == cpmark.Subject:
 			r.tally.skip(e.Package, *t.skip)
+		case e.Action == "skip" && t.skip != nil:
+			k := needKey{t.skip.Subject, t.skip.Install}
+			if r.missing[k] == nil {
+				r.missing[k] = &skips{}
+			}
+			r.missing[k].add(e.Package, *t.skip)
 		case e.Action != "skip" && t.version != "":
 			r.tally.ran(e.Package, t.version, e.Action == "fail")
 		}
@@ -186,19 +204,79 @@ func (r *report) endPackage(name string, p *pkgState, failed bool) {
 	r.order = slices.DeleteFunc(r.order, func(s string) bool { return s == name })
 }
 
-// finish prints what packages that never ended have printed, "FAIL" if a
-// package failed (as go test does last), then the control-plane line, if
-// any control-plane test ran or skipped.
-func (r *report) finish() {
+// endRun prints what packages that never ended have printed, at the end
+// of a run of go test.
+func (r *report) endRun() {
 	for _, name := range slices.Clone(r.order) {
 		r.endPackage(name, r.pkgs[name], true)
 	}
+}
+
+// finish prints what packages that never ended have printed, "FAIL" if a
+// package failed (as go test does last), then a line for each program
+// that tests skipped for want of, by subject, and the control-plane line,
+// if any control-plane test ran or skipped.
+func (r *report) finish() {
+	r.endRun()
 	if r.failed {
 		fmt.Fprintln(r.out, "FAIL")
+	}
+	for _, k := range slices.SortedFunc(maps.Keys(r.missing), func(a, b needKey) int {
+		return cmp.Or(strings.Compare(a.subject, b.subject), strings.Compare(a.install, b.install))
+	}) {
+		fmt.Fprintln(r.out, k.subject+": "+r.missing[k].String())
 	}
 	if line := r.tally.line(); line != "" {
 		fmt.Fprintln(r.out, line)
 	}
+}
+
+// skips counts tests that skipped for want of something.
+type skips struct {
+	n       int
+	pkgs    map[string]bool
+	missing []string // programs, in the order first reported
+	reasons []string // other causes
+	install string
+}
+
+func (s *skips) add(pkg string, m skipmark.Skip) {
+	s.n++
+	if s.pkgs == nil {
+		s.pkgs = map[string]bool{}
+	}
+	s.pkgs[pkg] = true
+	for _, p := range m.Missing {
+		if !slices.Contains(s.missing, p) {
+			s.missing = append(s.missing, p)
+		}
+	}
+	if m.Reason != "" && !slices.Contains(s.reasons, m.Reason) {
+		s.reasons = append(s.reasons, m.Reason)
+	}
+	if m.Install != "" {
+		s.install = m.Install
+	}
+}
+
+// String says how many tests skipped, why, and how to install what they
+// need: "2 tests in 1 package skipped (azurite-blob not found); install it
+// with npm install -g azurite@3.37.0".
+func (s *skips) String() string {
+	var causes []string
+	if len(s.missing) > 0 {
+		causes = append(causes, strings.Join(s.missing, ", ")+" not found")
+	}
+	causes = append(causes, s.reasons...)
+	line := fmt.Sprintf("%s in %s skipped (%s)", count(s.n, "test"), count(len(s.pkgs), "package"), strings.Join(causes, "; "))
+	if s.install != "" {
+		them := "them"
+		if len(s.missing) == 1 {
+			them = "it"
+		}
+		line += fmt.Sprintf("; install %s with %s", them, s.install)
+	}
+	return line
 }
 
 // tally counts the control-plane tests.
@@ -206,31 +284,10 @@ type tally struct {
 	byRelease map[string]int // tests that ran, by release
 	failed    int
 	ranPkgs   map[string]bool
-	skipped   int
-	skipPkgs  map[string]bool
-	missing   []string // binaries, in the order first reported
-	reasons   []string // other causes of skips
-	install   string
+	skipped   skips
 }
 
-func (t *tally) skip(pkg string, s cpmark.Skip) {
-	t.skipped++
-	if t.skipPkgs == nil {
-		t.skipPkgs = map[string]bool{}
-	}
-	t.skipPkgs[pkg] = true
-	for _, m := range s.Missing {
-		if !slices.Contains(t.missing, m) {
-			t.missing = append(t.missing, m)
-		}
-	}
-	if s.Reason != "" && !slices.Contains(t.reasons, s.Reason) {
-		t.reasons = append(t.reasons, s.Reason)
-	}
-	if s.Install != "" {
-		t.install = s.Install
-	}
-}
+func (t *tally) skip(pkg string, s skipmark.Skip) { t.skipped.add(pkg, s) }
 
 func (t *tally) ran(pkg, version string, failed bool) {
 	if t.byRelease == nil {
@@ -264,21 +321,8 @@ func (t *tally) line() string {
 		}
 		parts = append(parts, s)
 	}
-	if t.skipped > 0 {
-		var causes []string
-		if len(t.missing) > 0 {
-			causes = append(causes, strings.Join(t.missing, ", ")+" not found")
-		}
-		causes = append(causes, t.reasons...)
-		s := fmt.Sprintf("%s in %s skipped (%s)", count(t.skipped, "test"), count(len(t.skipPkgs), "package"), strings.Join(causes, "; "))
-		if t.install != "" {
-			them := "them"
-			if len(t.missing) == 1 {
-				them = "it"
-			}
-			s += fmt.Sprintf("; install %s with %s", them, t.install)
-		}
-		parts = append(parts, s)
+	if t.skipped.n > 0 {
+		parts = append(parts, t.skipped.String())
 	}
 	if len(parts) == 0 {
 		return ""

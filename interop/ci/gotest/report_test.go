@@ -18,17 +18,20 @@ import (
 //	FX_MODE=failing go test -count=1 -tags failing -json ./... > ../failing.jsonl
 //
 // fresh: every control-plane test skips for want of etcd and both
-// kube-apiservers; installed: they run on both releases; partial: v1.36.3
-// is missing; failing: a control-plane test, a plain test and a build fail.
+// kube-apiservers, and the tests of package ks for want of SoftHSM2 and
+// Azurite; installed: they run on both releases; partial: v1.36.3 is
+// missing; failing: a control-plane test, a plain test and a build fail.
 
 func TestReport(t *testing.T) {
 	for _, tt := range []struct {
 		recording string
 		verbose   bool
 		// want are the lines of the report, in order, each a prefix of its
-		// line (elapsed times vary); the last is the control-plane line,
-		// compared whole.
+		// line (elapsed times vary).
 		want []string
+		// summary are the lines that end the report, compared whole: the
+		// tests that skipped for want of a program, then the control plane.
+		summary []string
 		// hidden must not appear anywhere.
 		hidden []string
 	}{
@@ -38,11 +41,16 @@ func TestReport(t *testing.T) {
 				"?   \texample.com/fixture/broken\t[no test files]",
 				"ok  \texample.com/fixture/cp\t",
 				"ok  \texample.com/fixture/cp2\t",
+				"ok  \texample.com/fixture/ks\t",
 				"?   \texample.com/fixture/none\t[no test files]",
 				"ok  \texample.com/fixture/plain\t",
+			},
+			summary: []string{
+				"Azurite: 1 test in 1 package skipped (azurite-blob not found); install it with npm install -g azurite@3.37.0",
+				"SoftHSM2: 2 tests in 1 package skipped (softhsm2-util not found); install it with apt-get install -y softhsm2",
 				"control plane: 6 tests in 2 packages skipped (etcd, kube-apiserver v1.37.2, kube-apiserver v1.36.3 not found); install them with .ci/install-controlplane.sh",
 			},
-			hidden: []string{"=== RUN", "controlplane: skipped", "TestMain output", "PASS\n", "not a control-plane skip"},
+			hidden: []string{"=== RUN", "controlplane: skipped", "TestMain output", "PASS\n", "not a control-plane skip", "SoftHSM2: skipped", "keystoretest:"},
 		},
 		{
 			recording: "installed",
@@ -50,11 +58,12 @@ func TestReport(t *testing.T) {
 				"?   \texample.com/fixture/broken\t[no test files]",
 				"ok  \texample.com/fixture/cp\t",
 				"ok  \texample.com/fixture/cp2\t",
+				"ok  \texample.com/fixture/ks\t",
 				"?   \texample.com/fixture/none\t[no test files]",
 				"ok  \texample.com/fixture/plain\t",
-				"control plane: 6 tests in 2 packages ran: 3 on kube-apiserver v1.37.2, 3 on v1.36.3",
 			},
-			hidden: []string{"controlplane: using", "token requested", "unit log line"},
+			summary: []string{"control plane: 6 tests in 2 packages ran: 3 on kube-apiserver v1.37.2, 3 on v1.36.3"},
+			hidden:  []string{"controlplane: using", "token requested", "unit log line"},
 		},
 		{
 			recording: "partial",
@@ -62,11 +71,12 @@ func TestReport(t *testing.T) {
 				"?   \texample.com/fixture/broken\t[no test files]",
 				"ok  \texample.com/fixture/cp\t",
 				"ok  \texample.com/fixture/cp2\t",
+				"ok  \texample.com/fixture/ks\t",
 				"?   \texample.com/fixture/none\t[no test files]",
 				"ok  \texample.com/fixture/plain\t",
-				"control plane: 3 tests in 2 packages ran: 3 on kube-apiserver v1.37.2; " +
-					"3 tests in 2 packages skipped (kube-apiserver v1.36.3 not found); install it with .ci/install-controlplane.sh",
 			},
+			summary: []string{"control plane: 3 tests in 2 packages ran: 3 on kube-apiserver v1.37.2; " +
+				"3 tests in 2 packages skipped (kube-apiserver v1.36.3 not found); install it with .ci/install-controlplane.sh"},
 		},
 		{
 			recording: "failing",
@@ -81,6 +91,7 @@ func TestReport(t *testing.T) {
 				"FAIL",
 				"FAIL\texample.com/fixture/cp\t",
 				"ok  \texample.com/fixture/cp2\t",
+				"ok  \texample.com/fixture/ks\t",
 				"?   \texample.com/fixture/none\t[no test files]",
 				"--- FAIL: TestSub (",
 				"    --- FAIL: TestSub/b (",
@@ -88,9 +99,9 @@ func TestReport(t *testing.T) {
 				"FAIL",
 				"FAIL\texample.com/fixture/plain\t",
 				"FAIL",
-				"control plane: 6 tests in 2 packages ran: 3 on kube-apiserver v1.37.2, 3 on v1.36.3 (1 failed)",
 			},
-			hidden: []string{"=== RUN", "token requested", "unit log line", "passing log line", "TestMain output", "--- PASS", "--- SKIP"},
+			summary: []string{"control plane: 6 tests in 2 packages ran: 3 on kube-apiserver v1.37.2, 3 on v1.36.3 (1 failed)"},
+			hidden:  []string{"=== RUN", "token requested", "unit log line", "passing log line", "TestMain output", "--- PASS", "--- SKIP"},
 		},
 	} {
 		t.Run(tt.recording, func(t *testing.T) {
@@ -103,11 +114,11 @@ func TestReport(t *testing.T) {
 			r.finish()
 
 			lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
-			require.Len(t, lines, len(tt.want), "report:\n%s", out.String())
-			for i, want := range tt.want[:len(tt.want)-1] {
+			require.Len(t, lines, len(tt.want)+len(tt.summary), "report:\n%s", out.String())
+			for i, want := range tt.want {
 				assert.True(t, strings.HasPrefix(lines[i], want), "line %d = %q, want it to start with %q", i+1, lines[i], want)
 			}
-			assert.Equal(t, tt.want[len(tt.want)-1], lines[len(lines)-1])
+			assert.Equal(t, tt.summary, lines[len(tt.want):])
 			for _, h := range tt.hidden {
 				assert.NotContains(t, out.String(), h)
 			}
@@ -181,6 +192,31 @@ func TestVerbose(t *testing.T) {
 	}
 }
 
+func TestSplitRuns(t *testing.T) {
+	for _, tt := range []struct {
+		args string
+		want []goTest
+	}{
+		{args: "", want: []goTest{{}}},
+		{args: "-race ./...", want: []goTest{{args: []string{"-race", "./..."}}}},
+		{args: "-C .. -race ./... -C ../cmd/ksa -race ./... -C . ./...", want: []goTest{
+			{dir: "..", args: []string{"-race", "./..."}},
+			{dir: "../cmd/ksa", args: []string{"-race", "./..."}},
+			{dir: ".", args: []string{"./..."}},
+		}},
+		{args: "-count=1 ./p -C=../q ./...", want: []goTest{{args: []string{"-count=1", "./p"}}, {dir: "../q", args: []string{"./..."}}}},
+		{args: "-C ../q", want: []goTest{{dir: "../q"}}},
+	} {
+		got, err := splitRuns(strings.Fields(tt.args))
+		require.NoError(t, err, tt.args)
+		assert.Equal(t, tt.want, got, tt.args)
+	}
+	for _, args := range []string{"-C", "./... -C", "-C="} {
+		_, err := splitRuns(strings.Fields(args))
+		assert.Error(t, err, args)
+	}
+}
+
 // TestRun runs go test on the fixture through run: the report goes to
 // stdout and the exit status is go test's.
 func TestRun(t *testing.T) {
@@ -191,9 +227,30 @@ func TestRun(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			t.Setenv("FX_MODE", mode)
 			var stdout, stderr strings.Builder
-			code := run(t.Context(), "testdata/fixture", []string{"-count=1", "./cp"}, &stdout, &stderr)
+			code := run(t.Context(), []goTest{{dir: "testdata/fixture", args: []string{"-count=1", "./cp"}}}, &stdout, &stderr)
 			assert.Equal(t, want, code, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
 			assert.Contains(t, stdout.String(), "\ncontrol plane: 4 tests in 1 package ran: 2 on kube-apiserver v1.37.2, 2 on v1.36.3")
 		})
 	}
+}
+
+// TestRunSeveral: the runs of several -C go to the end one after the other,
+// a failing one first; the status is the failing one's, and the last lines
+// count the skips of them all.
+func TestRunSeveral(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the fixture's tests")
+	}
+	t.Setenv("FX_MODE", "fresh")
+	runs, err := splitRuns([]string{"-C", "testdata/fixture", "-count=1", "-tags", "failing", "./broken", "-C", "testdata/fixture", "-count=1", "./cp", "./ks"})
+	require.NoError(t, err)
+	var stdout, stderr strings.Builder
+	code := run(t.Context(), runs, &stdout, &stderr)
+	assert.Equal(t, 1, code, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	assert.Contains(t, stdout.String(), "FAIL\texample.com/fixture/broken [build failed]\n")
+	assert.Contains(t, stdout.String(), "\nok  \texample.com/fixture/ks\t")
+	assert.True(t, strings.HasSuffix(stdout.String(), "\nFAIL\n"+
+		"Azurite: 1 test in 1 package skipped (azurite-blob not found); install it with npm install -g azurite@3.37.0\n"+
+		"SoftHSM2: 2 tests in 1 package skipped (softhsm2-util not found); install it with apt-get install -y softhsm2\n"+
+		"control plane: 4 tests in 1 package skipped (etcd, kube-apiserver v1.37.2, kube-apiserver v1.36.3 not found); install them with .ci/install-controlplane.sh\n"), stdout.String())
 }

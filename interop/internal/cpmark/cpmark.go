@@ -1,20 +1,23 @@
 // Package cpmark defines the two lines that tie test output to the control
 // plane: the one a test logs when it runs on a kube-apiserver release, and
-// the one a test skips with when etcd or kube-apiserver is missing. The
-// harness in interop/controlplane writes them; the test runner in
-// interop/ci/gotest counts them. One package holds both sides so that the
-// format cannot drift between them.
+// the one a test skips with when etcd or kube-apiserver is missing (a mark
+// of the module's internal/skipmark, its subject [Subject]). The harness in
+// interop/controlplane writes them; the test runner in interop/ci/gotest
+// counts them. One package holds both sides so that the format cannot
+// drift between them.
 package cpmark
 
 import (
 	"strings"
+
+	"github.com/ksa-go/ksa/internal/skipmark"
 )
 
-const (
-	usingPrefix = "controlplane: using kube-apiserver "
-	skipPrefix  = "controlplane: skipped ("
-	notFound    = " not found"
-)
+// usingPrefix starts the line of a test that runs on a release.
+const usingPrefix = "controlplane: using kube-apiserver "
+
+// Subject is the subject of the control-plane tests' skip lines.
+const Subject = "controlplane"
 
 // Using returns the line a test logs when it runs on kube-apiserver version,
 // such as "controlplane: using kube-apiserver v1.37.2".
@@ -47,46 +50,15 @@ type Skip struct {
 //
 //	controlplane: skipped (etcd, kube-apiserver v1.37.2 not found); install them with .ci/install-controlplane.sh
 func (s Skip) String() string {
-	var b strings.Builder
-	b.WriteString(skipPrefix)
-	if len(s.Missing) > 0 {
-		b.WriteString(strings.Join(s.Missing, ", ") + notFound)
-	} else {
-		b.WriteString(s.Reason)
-	}
-	b.WriteString(")")
-	if s.Install != "" {
-		if len(s.Missing) == 1 {
-			b.WriteString("; install it with ")
-		} else {
-			b.WriteString("; install them with ")
-		}
-		b.WriteString(s.Install)
-	}
-	return b.String()
+	return skipmark.Skip{Subject: Subject, Missing: s.Missing, Reason: s.Reason, Install: s.Install}.String()
 }
 
 // ParseSkip returns the [Skip] whose line is found in line, which may carry
 // a prefix.
 func ParseSkip(line string) (Skip, bool) {
-	_, rest, ok := strings.Cut(line, skipPrefix)
-	if !ok {
+	m, ok := skipmark.Parse(line)
+	if !ok || m.Subject != Subject {
 		return Skip{}, false
 	}
-	cause, rest, ok := strings.Cut(rest, ")")
-	if !ok {
-		return Skip{}, false
-	}
-	var s Skip
-	if names, ok := strings.CutSuffix(cause, notFound); ok {
-		s.Missing = strings.Split(names, ", ")
-	} else {
-		s.Reason = cause
-	}
-	for _, p := range []string{"; install it with ", "; install them with "} {
-		if install, ok := strings.CutPrefix(rest, p); ok {
-			s.Install = strings.TrimSpace(install)
-		}
-	}
-	return s, true
+	return Skip{Missing: m.Missing, Reason: m.Reason, Install: m.Install}, true
 }

@@ -47,7 +47,7 @@ func TestSkip(t *testing.T) {
 			assert.Equal(t, tt.skip, got)
 		})
 	}
-	for _, line := range []string{"", "controlplane: skipped (etcd not found", "skipped (etcd not found)"} {
+	for _, line := range []string{"", "controlplane: skipped (etcd not found", "skipped (etcd not found)", "SoftHSM2: skipped (softhsm2-util not found); install it with apt-get install -y softhsm2"} {
 		_, ok := ParseSkip(line)
 		assert.False(t, ok, line)
 	}

@@ -82,12 +82,30 @@ func newRoot(a *app) *cobra.Command {
 		Short: "Kubernetes workload identity for operators: issuers, tokens, GMSA, certificates",
 		Long: `ksa sets up and checks the identity of Kubernetes workloads.
 
-It creates a self-managed service-account issuer (signing keys, the OIDC
-discovery document and key set byte-identical to kube-apiserver's, key
-rotation), checks an issuer as Microsoft Entra ID, AWS and Google fetch it,
-inspects, verifies and mints service-account tokens, generates GMSA
-credential specs, reads and requests service-account certificates, and runs
-the GMSA admission webhook and the external JWT signer.
+Commands:
+  issuer keygen          make a signing key: a PEM file, or in an HSM or KMS
+  issuer render          write the OIDC discovery document and key set,
+                         byte-identical to kube-apiserver's, and its flags
+  issuer publish         upload them to Azure Blob, S3, GCS or a directory,
+                         then check them as the clouds fetch them
+  issuer check           fetch an issuer as Entra ID, AWS and Google do
+  issuer rotate          add the next signing key and print the overlap plan
+  issuer register azure  print the Entra ID federated identity credentials
+  issuer register aws    print the AWS IAM OIDC provider and role trust policy
+  issuer register gcp    print the Google workload identity pool and provider
+  token inspect          decode a token without verifying it
+  token verify           verify a token through its issuer's documents
+  token mint             mint a token from a signing key (test clusters)
+  credspec generate      write a GMSACredentialSpec manifest
+  credspec crd           print the GMSACredentialSpec CustomResourceDefinition
+  x509 inspect           show the identity of a certificate or a CSR
+  x509 csr               make a certificate request for a service account
+  webhook serve          run the GMSA credential-spec admission webhook
+  signer serve           run the external JWT signer for kube-apiserver
+  podcert serve          sign the PodCertificateRequests of a signer name
+  podcert rbac           print the RBAC "ksa podcert serve" needs
+  spiffe serve           serve a pod's certificate over the SPIFFE Workload API
+  version                print the command's version and VCS revision
 
 Exit status: 0 on success, 1 on failure (or when a check finds problems),
 2 for a usage error.`,

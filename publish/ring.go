@@ -156,7 +156,9 @@ func (e *LockError) Error() string {
 }
 
 // Is matches ErrLocked when another writer holds the lock.
-func (e *LockError) Is(target error) bool { return target == ErrLocked && errors.Is(e.Err, filelock.ErrLocked) }
+func (e *LockError) Is(target error) bool {
+	return target == ErrLocked && errors.Is(e.Err, filelock.ErrLocked)
+}
 
 // Unwrap returns the cause.
 func (e *LockError) Unwrap() error { return e.Err }

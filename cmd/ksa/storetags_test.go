@@ -46,6 +46,6 @@ func TestStoreTagsLeaveTheSDKsOut(t *testing.T) {
 	for _, p := range []string{"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob", "github.com/aws/aws-sdk-go-v2/service/s3", "cloud.google.com/go/storage"} {
 		assert.False(t, linked(none, p), "%s linked with every store left out", p)
 	}
-	out, err := exec.Command(goTool, "vet", "-tags", "ksa_noazblob,ksa_nos3,ksa_nogcs", "./internal/publish").CombinedOutput()
+	out, err := exec.Command(goTool, "vet", "-tags", "ksa_noazblob,ksa_nos3,ksa_nogcs", "./internal/stores").CombinedOutput()
 	require.NoError(t, err, "the stubs: %s", out)
 }

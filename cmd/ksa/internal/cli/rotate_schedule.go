@@ -169,6 +169,11 @@ func (f *rotateFlags) runScheduled(a *app, cmd *cobra.Command) error {
 	if err != nil {
 		return f.stepError(err, loc)
 	}
+	if f.dryRun && sr.Action.Kind == rotation.PublishNext {
+		if err := f.checkNextKey(a, cmd, sr); err != nil {
+			return err
+		}
+	}
 	res := f.worded(sr)
 	return printData(a.stdout, f.format, res, func(w io.Writer) { printScheduled(w, res, f.to) })
 }
@@ -196,6 +201,30 @@ func (f *rotateFlags) rotation(ctx context.Context, a *app, cmd *cobra.Command, 
 	return rot, nil
 }
 
+// checkNextKey checks, in a dry run, what making the next key would:
+// its type, and that its files are not there.
+func (f *rotateFlags) checkNextKey(a *app, cmd *cobra.Command, sr *publish.StepResult) error {
+	if err := f.nextSpecLike(a, cmd, sr.Ring.Keys[sr.Entries[sr.Action.Signer]].Key); err != nil {
+		return err
+	}
+	ref, err := f.nextKeyRef(sr.Now)
+	if err != nil {
+		return err
+	}
+	if kr, err := parseKeyRef(ref, "--next-key", true); err != nil || kr.Scheme() != keystore.SchemeFile {
+		return err
+	}
+	for _, p := range []string{ref, publicPath(ref)} {
+		if _, err := a.checkWritable(output{path: p, flag: "--next-key", existsFix: nextKeyFix}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// nextKeyFix is the fix of a --next-key whose file exists.
+const nextKeyFix = "give --next-key a " + datePlaceholder + " placeholder, or another name (keys are never overwritten)"
+
 // newKey makes the next key at --next-key: a key file pair (never
 // overwritten), or a key in a key store, like the key that signs unless
 // --type, --bits or --curve say otherwise. It returns the reference the
@@ -220,7 +249,6 @@ func (f *rotateFlags) newKey(a *app, cmd *cobra.Command) func(context.Context, p
 			}
 			return created.Ref, nil
 		}
-		const keyFix = "give --next-key a " + datePlaceholder + " placeholder, or another name (keys are never overwritten)"
 		s, err := f.spec.generate()
 		if err != nil {
 			return "", err
@@ -234,7 +262,7 @@ func (f *rotateFlags) newKey(a *app, cmd *cobra.Command) func(context.Context, p
 			return "", fail(err, "give another --next-key", "--next-key %s", ref)
 		}
 		return abs, a.writeOutputs(
-			output{path: ref, data: priv, perm: 0o600, flag: "--next-key", existsFix: keyFix},
-			output{path: publicPath(ref), data: pub, perm: 0o644, flag: "--next-key", existsFix: keyFix})
+			output{path: ref, data: priv, perm: 0o600, flag: "--next-key", existsFix: nextKeyFix},
+			output{path: publicPath(ref), data: pub, perm: 0o644, flag: "--next-key", existsFix: nextKeyFix})
 	}
 }

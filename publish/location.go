@@ -148,31 +148,45 @@ func ParseLocation(raw string) (Location, error) {
 		loc.Bucket = u.Host
 		loc.Prefix, err = cleanPrefix(u.Path)
 	case "https", "http":
-		host := strings.ToLower(u.Hostname())
-		for _, sfx := range azureHostSuffixes {
-			if acct, ok := strings.CutSuffix(host, sfx); ok && acct != "" && !strings.Contains(acct, ".") {
-				loc.Kind, loc.Account, loc.Host = Azure, acct, host
-			}
-		}
-		if loc.Kind != Azure {
-			return bad("give an Azure blob URL https://ACCOUNT.blob.core.windows.net/CONTAINER/PREFIX, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX (the public URL of a CDN is not a store)",
-				"location %q is no store ksa writes to", shown)
-		}
-		if strings.ToLower(scheme) != "https" || u.Port() != "" {
-			return bad("write https://"+host+"/CONTAINER/PREFIX (AZURE_STORAGE_CONNECTION_STRING points at another endpoint, such as Azurite)", "location %q is not Azure's https endpoint", shown)
-		}
-		container, rest, _ := strings.Cut(strings.TrimPrefix(u.Path, "/"), "/")
-		if container == "" {
-			return bad("name the container: https://"+host+"/CONTAINER/PREFIX", "location %q names no container", shown)
-		}
-		loc.Bucket = container
-		loc.Prefix, err = cleanPrefix(rest)
+		return parseAzure(loc, u, shown)
 	default:
 		return bad("use s3://, gs://, https://ACCOUNT.blob.core.windows.net/ or file://", "location %q has an unknown scheme %q", shown, scheme)
 	}
 	if err != nil {
 		return bad("write the prefix as slash-separated names, without empty, . or .. segments", "location %q: %s", shown, err)
 	}
+	return loc, nil
+}
+
+// parseAzure reads an Azure blob URL u (its scheme https or http) into loc;
+// shown is the URL as errors quote it.
+func parseAzure(loc Location, u *url.URL, shown string) (Location, error) {
+	bad := func(fix, format string, args ...any) (Location, error) {
+		return Location{}, &Error{Kind: ErrLocation, What: fmt.Sprintf(format, args...), Fix: fix}
+	}
+	host := strings.ToLower(u.Hostname())
+	for _, sfx := range azureHostSuffixes {
+		if acct, ok := strings.CutSuffix(host, sfx); ok && acct != "" && !strings.Contains(acct, ".") {
+			loc.Kind, loc.Account, loc.Host = Azure, acct, host
+		}
+	}
+	if loc.Kind != Azure {
+		return bad("give an Azure blob URL https://ACCOUNT.blob.core.windows.net/CONTAINER/PREFIX, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX (the public URL of a CDN is not a store)",
+			"location %q is no store ksa writes to", shown)
+	}
+	if strings.ToLower(u.Scheme) != "https" || u.Port() != "" {
+		return bad("write https://"+host+"/CONTAINER/PREFIX (AZURE_STORAGE_CONNECTION_STRING points at another endpoint, such as Azurite)", "location %q is not Azure's https endpoint", shown)
+	}
+	container, rest, _ := strings.Cut(strings.TrimPrefix(u.Path, "/"), "/")
+	if container == "" {
+		return bad("name the container: https://"+host+"/CONTAINER/PREFIX", "location %q names no container", shown)
+	}
+	loc.Bucket = container
+	prefix, err := cleanPrefix(rest)
+	if err != nil {
+		return bad("write the prefix as slash-separated names, without empty, . or .. segments", "location %q: %s", shown, err)
+	}
+	loc.Prefix = prefix
 	return loc, nil
 }
 

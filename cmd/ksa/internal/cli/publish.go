@@ -157,13 +157,8 @@ func (f *publishFlags) publish(a *app, cmd *cobra.Command) error {
 	if err != nil {
 		return publishUsage(err)
 	}
-	if f.publicURL != "" {
-		if err := checkIssuerURL(f.publicURL); err != nil {
-			return usage("give --public-url the https:// URL relying parties read the documents at", "--public-url %q is not https", publish.RedactURL(f.publicURL))
-		}
-		if shown := publish.RedactURL(f.publicURL); shown != f.publicURL {
-			return usage("give --public-url the URL anonymous readers use, without user:password@, query or fragment", "--public-url %q has user information, a query or a fragment", shown)
-		}
+	if err := f.checkPublicURL(); err != nil {
+		return err
 	}
 	docs, err := readSite(f.from)
 	if err != nil {
@@ -173,31 +168,9 @@ func (f *publishFlags) publish(a *app, cmd *cobra.Command) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	var client *http.Client
-	storeCfg := publish.Config{Openers: stores.Openers()}
-	if !f.dryRun {
-		// Before anything is written: a CA file that cannot be read
-		// would stop the upload or the check after it.
-		if client, err = httpClient(f.caFile); err != nil {
-			return err
-		}
-		if tr, ok := client.Transport.(*http.Transport); ok && f.caFile != "" {
-			// The store's clients trust --ca-file too: a store behind a
-			// TLS-inspecting proxy, or a test endpoint.
-			storeCfg.RootCAs = tr.TLSClientConfig.RootCAs
-		}
-	}
-	var store publish.Store
-	publicURL := f.publicURL
-	if !f.dryRun {
-		if store, err = publish.Open(ctx, loc, storeCfg); err != nil {
-			return publishError(err)
-		}
-		if publicURL == "" {
-			publicURL = store.PublicURL()
-		}
-	} else if publicURL == "" {
-		publicURL = nativePublicURL(loc)
+	client, store, publicURL, err := f.open(ctx, loc)
+	if err != nil {
+		return err
 	}
 	objects, err := docs.objects(loc, publicURL)
 	if err != nil {
@@ -233,6 +206,54 @@ func (f *publishFlags) publish(a *app, cmd *cobra.Command) error {
 			"published to %s, but relying parties cannot use %s: %d problem(s)", f.to, docs.issuer, errorCount(res.Check))
 	}
 	return nil
+}
+
+// checkPublicURL refuses a --public-url that is not https, or holds what
+// may be a credential.
+func (f *publishFlags) checkPublicURL() error {
+	if f.publicURL == "" {
+		return nil
+	}
+	if err := checkIssuerURL(f.publicURL); err != nil {
+		return usage("give --public-url the https:// URL relying parties read the documents at", "--public-url %q is not https", publish.RedactURL(f.publicURL))
+	}
+	if shown := publish.RedactURL(f.publicURL); shown != f.publicURL {
+		return usage("give --public-url the URL anonymous readers use, without user:password@, query or fragment", "--public-url %q has user information, a query or a fragment", shown)
+	}
+	return nil
+}
+
+// open returns the client of --ca-file, the store of the location and the
+// URL relying parties read it at; in a dry run, no client or store (the
+// cloud's own public URL, when known without a request).
+func (f *publishFlags) open(ctx context.Context, loc publish.Location) (*http.Client, publish.Store, string, error) {
+	publicURL := f.publicURL
+	if f.dryRun {
+		if publicURL == "" {
+			publicURL = nativePublicURL(loc)
+		}
+		return nil, nil, publicURL, nil
+	}
+	// Before anything is written: a CA file that cannot be read would
+	// stop the upload or the check after it.
+	client, err := httpClient(f.caFile)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	storeCfg := publish.Config{Openers: stores.Openers()}
+	if tr, ok := client.Transport.(*http.Transport); ok && f.caFile != "" {
+		// The store's clients trust --ca-file too: a store behind a
+		// TLS-inspecting proxy, or a test endpoint.
+		storeCfg.RootCAs = tr.TLSClientConfig.RootCAs
+	}
+	store, err := publish.Open(ctx, loc, storeCfg)
+	if err != nil {
+		return nil, nil, "", publishError(err)
+	}
+	if publicURL == "" {
+		publicURL = store.PublicURL()
+	}
+	return client, store, publicURL, nil
 }
 
 // preflight checks the store before anything is written: credentials,

@@ -21,10 +21,6 @@ import (
 	"github.com/ksa-go/ksa/publish"
 )
 
-// publishCacheControl is the Cache-Control of every published document:
-// kube-apiserver's own, which "ksa issuer check" expects.
-const publishCacheControl = "public, max-age=3600"
-
 // azwiKeySetName is the copy of the key set azwi users expect.
 const azwiKeySetName = "jwks.json"
 

@@ -11,10 +11,6 @@ import (
 	"github.com/ksa-go/ksa/publish"
 )
 
-// ringLockSuffix names the lock file of a scheduled rotation, beside the
-// ring file's target: FILE.lock.
-const ringLockSuffix = publish.LockSuffix
-
 // lockRing takes the lock of a scheduled rotation of the ring file path,
 // for the whole run: an exclusive flock(2) of FILE.lock beside the file
 // the path resolves to (the ring file itself is replaced by a rename,

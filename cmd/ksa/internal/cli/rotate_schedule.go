@@ -17,7 +17,7 @@ import (
 	"github.com/ksa-go/ksa/rotation"
 )
 
-// publishMaxAge is the max-age of publishCacheControl: how long a relying
+// publishMaxAge is the max-age of publish.CacheControl: how long a relying
 // party may keep a key set the store served.
 const publishMaxAge = 3600 * time.Second
 

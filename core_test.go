@@ -18,6 +18,8 @@ import (
 	_ "github.com/ksa-go/ksa/oidc/oidctest"
 	_ "github.com/ksa-go/ksa/podcert"
 	_ "github.com/ksa-go/ksa/podcert/podcerttest"
+	_ "github.com/ksa-go/ksa/publish"
+	_ "github.com/ksa-go/ksa/publish/publishtest"
 	_ "github.com/ksa-go/ksa/rotation"
 	_ "github.com/ksa-go/ksa/tokenreview"
 	_ "github.com/ksa-go/ksa/tokens"
@@ -26,7 +28,8 @@ import (
 
 // corePackages are the packages a relying party, an issuer, a workload
 // with a certificate or the external signer's ring imports (its gRPC server
-// is a leaf package), and the rotation model they share: they must build
+// is a leaf package), the rotation model they share, and publishing an
+// issuer (each cloud's store is a leaf package): they must build
 // with the standard library alone (ARCHITECTURE.md, ring 1).
 var corePackages = []string{
 	"github.com/ksa-go/ksa",
@@ -42,6 +45,8 @@ var corePackages = []string{
 	"github.com/ksa-go/ksa/podcert/podcerttest",
 	"github.com/ksa-go/ksa/extsigner",
 	"github.com/ksa-go/ksa/rotation",
+	"github.com/ksa-go/ksa/publish",
+	"github.com/ksa-go/ksa/publish/publishtest",
 }
 
 // TestCoreImportsOnlyTheStandardLibrary lists the dependencies of the core

@@ -62,6 +62,12 @@
 //     rule that keeps tokens verifiable, what it publishes at an instant,
 //     the safe replacement of a running schedule, and the next step of a
 //     rotation given what its copies publish.
+//   - publish: an issuer where relying parties read it: object stores
+//     (a directory here, each cloud a leaf below) written conditionally,
+//     the documents in the safe order, the check as Entra ID, AWS and
+//     Google fetch an issuer, and the scheduled rotation of a ring file's
+//     keys, one step per run.
+//   - publish/publishtest: an in-memory store and ring file for tests.
 //
 // Each integration is a leaf package importing what it adapts:
 //
@@ -92,6 +98,11 @@
 //   - federation (azidentity): an Azure SDK credential that exchanges
 //     projected tokens for Entra ID access tokens, checking them first.
 //   - federation/entratest: a local Entra ID token endpoint.
+//   - publish/azblob (azblob, azidentity): the publish.Store of an Azure
+//     Blob container.
+//   - publish/s3 (aws-sdk-go-v2): the publish.Store of an S3 bucket.
+//   - publish/gcs (cloud.google.com/go/storage): the publish.Store of a
+//     Google Cloud Storage bucket.
 //
 // And the programs:
 //

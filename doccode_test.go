@@ -57,7 +57,10 @@ import (
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/federation"
 	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/keystore"
+	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/oidc/oidctest"
+	"github.com/ksa-go/ksa/publish"
 	"github.com/ksa-go/ksa/rotation"
 	"github.com/ksa-go/ksa/tokenreview"
 	"github.com/ksa-go/ksa/tokens"
@@ -90,6 +93,14 @@ var (
 	sched  *rotation.Schedule
 	copies [][]string
 	now    time.Time
+
+	// Publishing: a store, rendered documents, where the ring file is
+	// kept, what opens its keys and what makes the next one.
+	store     publish.Store
+	docs      *oidc.Documents
+	ringStore publish.RingStore
+	opener    keystore.Opener
+	newKey    func(context.Context, publish.KeyRequest) (string, error)
 
 	// Servers and clients.
 	srv        *oidctest.Server
@@ -156,6 +167,7 @@ var docImports = map[string]string{
 	"podcert": "github.com/ksa-go/ksa/podcert", "tokenreview": "github.com/ksa-go/ksa/tokenreview", "tokens": "github.com/ksa-go/ksa/tokens",
 	"x509sa": "github.com/ksa-go/ksa/x509sa", "grpcserver": "github.com/ksa-go/ksa/extsigner/grpcserver",
 	"podcerttest": "github.com/ksa-go/ksa/podcert/podcerttest", "rotation": "github.com/ksa-go/ksa/rotation", "workloadapi": "github.com/ksa-go/ksa/podcert/workloadapi",
+	"publish": "github.com/ksa-go/ksa/publish", "azblob": "github.com/ksa-go/ksa/publish/azblob", "s3": "github.com/ksa-go/ksa/publish/s3", "gcs": "github.com/ksa-go/ksa/publish/gcs",
 
 	"jwt": "github.com/golang-jwt/jwt/v5", "policy": "github.com/Azure/azure-sdk-for-go/sdk/azcore/policy",
 	"prometheus": "github.com/prometheus/client_golang/prometheus", "promhttp": "github.com/prometheus/client_golang/prometheus/promhttp",

@@ -53,6 +53,7 @@ import (
 	"github.com/ksa-go/ksa/podcert"
 	"github.com/ksa-go/ksa/podcert/podcerttest"
 	"github.com/ksa-go/ksa/podcert/workloadapi"
+	"github.com/ksa-go/ksa/publish"
 	"github.com/ksa-go/ksa/rotation"
 	"github.com/ksa-go/ksa/tokenreview"
 	"github.com/ksa-go/ksa/tokens"
@@ -727,6 +728,25 @@ func TestErrorMessages(t *testing.T) {
 	add("rotation one at a time", err)
 	_, err = rotTwo.Postpone("x", now)
 	add("rotation postpone unknown key", err)
+
+	// publish
+	_, err = publish.ParseLocation("s3://bucket/a//b")
+	add("publish location", err)
+	_, err = publish.Open(ctx, publish.Location{Kind: publish.S3, Raw: "s3://b"}, publish.Config{})
+	add("publish no opener", err)
+	_, err = publish.NewRotation(publish.RotationConfig{})
+	add("publish rotation config", err)
+	add("publish cadence", &publish.CadenceError{Every: time.Hour, Whole: 2 * time.Hour, Propagation: time.Hour, Delay: time.Minute, RetireWait: time.Hour})
+	add("publish rotation refused", &publish.RotationError{Kind: publish.ErrUnknownKey, What: "s3://b publishes key k in openid/v1/jwks, which the ring file never had"})
+	add("publish partial", &publish.PartialError{Written: []string{"openid/v1/jwks"}, Left: []string{".well-known/openid-configuration"},
+		Err: &publish.Error{Kind: publish.ErrStore, What: "writing .well-known/openid-configuration", Err: errors.New("503 SlowDown")}})
+	lockDir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(lockDir, "ring.json"), []byte("{}"), 0o600))
+	unlock, err := publish.NewFileRing(filepath.Join(lockDir, "ring.json"), publish.FileRingConfig{}).Lock("pid 1")
+	require.NoError(t, err)
+	_, err = publish.NewFileRing(filepath.Join(lockDir, "ring.json"), publish.FileRingConfig{}).Lock("pid 2")
+	add("publish locked", err)
+	require.NoError(t, unlock())
 
 	// grpcserver
 	_, err = grpcserver.NewServer(grpcserver.Config{})

@@ -16,7 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ksa-go/ksa/cmd/ksa/internal/publish"
+	storeopeners "github.com/ksa-go/ksa/cmd/ksa/internal/stores"
+	"github.com/ksa-go/ksa/publish"
 )
 
 // TestStoreConditionalWrite holds every store's PutIf to what the
@@ -36,13 +37,14 @@ func TestStoreConditionalWrite(t *testing.T) {
 			to, cfg := conditionalStore(t, kind)
 			loc, err := publish.ParseLocation(to)
 			require.NoError(t, err)
+			cfg.Openers = storeopeners.Openers()
 			ours, err := publish.Open(ctx, loc, cfg)
 			require.NoError(t, err)
 			// The other writer, through a store of its own.
 			theirs, err := publish.Open(ctx, loc, cfg)
 			require.NoError(t, err)
 
-			_, v, err := ours.GetVersion(ctx, "openid/v1/jwks", 1<<10)
+			_, v, err := ours.Get(ctx, "openid/v1/jwks", 1<<10)
 			require.ErrorIs(t, err, publish.ErrNotFound)
 			assert.Empty(t, v, "an absent object's version is the zero Version")
 			require.NoError(t, ours.PutIf(ctx, obj("one"), v), "absent, as read")
@@ -52,20 +54,20 @@ func TestStoreConditionalWrite(t *testing.T) {
 			require.ErrorAs(t, err, &pe)
 			assert.Contains(t, pe.What, "openid/v1/jwks: it changed since it was read")
 
-			data, v, err := ours.GetVersion(ctx, "openid/v1/jwks", 1<<10)
+			data, v, err := ours.Get(ctx, "openid/v1/jwks", 1<<10)
 			require.NoError(t, err)
 			assert.Equal(t, "one", string(data))
 			assert.NotEmpty(t, v)
 			require.NoError(t, theirs.Put(ctx, obj("theirs")))
 			require.ErrorIs(t, ours.PutIf(ctx, obj("ours"), v), publish.ErrChanged, "written by another since it was read")
-			data, err = ours.Get(ctx, "openid/v1/jwks", 1<<10)
+			data, _, err = ours.Get(ctx, "openid/v1/jwks", 1<<10)
 			require.NoError(t, err)
 			assert.Equal(t, "theirs", string(data), "the other writer's object stays")
 
-			_, v, err = ours.GetVersion(ctx, "openid/v1/jwks", 1<<10)
+			_, v, err = ours.Get(ctx, "openid/v1/jwks", 1<<10)
 			require.NoError(t, err)
 			require.NoError(t, ours.PutIf(ctx, obj("ours"), v), "the version read")
-			data, err = theirs.Get(ctx, "openid/v1/jwks", 1<<10)
+			data, _, err = theirs.Get(ctx, "openid/v1/jwks", 1<<10)
 			require.NoError(t, err)
 			assert.Equal(t, "ours", string(data))
 		})

@@ -33,5 +33,5 @@ func TestStoreTagsLeaveTheSDKsOut(t *testing.T) {
 	for _, sdk := range storeSDKs {
 		assert.False(t, none.links(sdk), "%s linked with every store left out", sdk)
 	}
-	goNoCgo(t, "vet", "-tags", storeTags, "./internal/publish")
+	goNoCgo(t, "vet", "-tags", storeTags, "./internal/stores")
 }

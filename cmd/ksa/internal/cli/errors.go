@@ -95,7 +95,7 @@ func libText(err error) string {
 func isLibPackage(name string) bool {
 	switch name {
 	case "ksa", "jwks", "tokens", "oidc", "oidctest", "x509sa", "credspec", "federation", "entratest",
-		"kubeapi", "extsigner", "signertest", "podcert", "podcerttest", "workloadapi", "golangjwt", "jwxkeys", "ksaprom", "tokenreview",
+		"kubeapi", "extsigner", "signertest", "podcert", "podcerttest", "workloadapi", "golangjwt", "jwxkeys", "ksaprom", "tokenreview", "publish",
 		"podcertctl":
 		return true
 	}

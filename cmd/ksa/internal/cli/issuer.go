@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ksa-go/ksa"
-	"github.com/ksa-go/ksa/cmd/ksa/internal/publish"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/keystore"
 	"github.com/ksa-go/ksa/oidc"
+	"github.com/ksa-go/ksa/publish"
 )
 
 func newIssuerCmd(a *app) *cobra.Command {

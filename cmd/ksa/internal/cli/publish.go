@@ -15,14 +15,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ksa-go/ksa/cmd/ksa/internal/publish"
+	"github.com/ksa-go/ksa/cmd/ksa/internal/stores"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/oidc"
+	"github.com/ksa-go/ksa/publish"
 )
-
-// publishCacheControl is the Cache-Control of every published document:
-// kube-apiserver's own, which "ksa issuer check" expects.
-const publishCacheControl = "public, max-age=3600"
 
 // azwiKeySetName is the copy of the key set azwi users expect.
 const azwiKeySetName = "jwks.json"
@@ -156,13 +153,8 @@ func (f *publishFlags) publish(a *app, cmd *cobra.Command) error {
 	if err != nil {
 		return publishUsage(err)
 	}
-	if f.publicURL != "" {
-		if err := checkIssuerURL(f.publicURL); err != nil {
-			return usage("give --public-url the https:// URL relying parties read the documents at", "--public-url %q is not https", publish.RedactURL(f.publicURL))
-		}
-		if shown := publish.RedactURL(f.publicURL); shown != f.publicURL {
-			return usage("give --public-url the URL anonymous readers use, without user:password@, query or fragment", "--public-url %q has user information, a query or a fragment", shown)
-		}
+	if err := f.checkPublicURL(); err != nil {
+		return err
 	}
 	docs, err := readSite(f.from)
 	if err != nil {
@@ -172,31 +164,9 @@ func (f *publishFlags) publish(a *app, cmd *cobra.Command) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	var client *http.Client
-	storeCfg := publish.Config{}
-	if !f.dryRun {
-		// Before anything is written: a CA file that cannot be read
-		// would stop the upload or the check after it.
-		if client, err = httpClient(f.caFile); err != nil {
-			return err
-		}
-		if tr, ok := client.Transport.(*http.Transport); ok && f.caFile != "" {
-			// The store's clients trust --ca-file too: a store behind a
-			// TLS-inspecting proxy, or a test endpoint.
-			storeCfg.RootCAs = tr.TLSClientConfig.RootCAs
-		}
-	}
-	var store publish.Store
-	publicURL := f.publicURL
-	if !f.dryRun {
-		if store, err = publish.Open(ctx, loc, storeCfg); err != nil {
-			return publishError(err)
-		}
-		if publicURL == "" {
-			publicURL = store.PublicURL()
-		}
-	} else if publicURL == "" {
-		publicURL = nativePublicURL(loc)
+	client, store, publicURL, err := f.open(ctx, loc)
+	if err != nil {
+		return err
 	}
 	objects, err := docs.objects(loc, publicURL)
 	if err != nil {
@@ -213,9 +183,9 @@ func (f *publishFlags) publish(a *app, cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	res.Withdrawn = withdrawnKeys(ctx, store, objects[0].Name, docs.keySet)
 	start := time.Now()
-	if err := putObjects(ctx, store, objects, res.Objects, "run the same ksa issuer publish again: it rewrites every document, the discovery document last", nil); err != nil {
+	opts := publish.PublishOptions{PublicURL: publicURL}
+	if res.Withdrawn, err = publishSite(ctx, store, docs.site(), opts, res.Objects, "run the same ksa issuer publish again: it rewrites every document, the discovery document last"); err != nil {
 		return err
 	}
 	res.elapsed = time.Since(start)
@@ -234,6 +204,54 @@ func (f *publishFlags) publish(a *app, cmd *cobra.Command) error {
 	return nil
 }
 
+// checkPublicURL refuses a --public-url that is not https, or holds what
+// may be a credential.
+func (f *publishFlags) checkPublicURL() error {
+	if f.publicURL == "" {
+		return nil
+	}
+	if err := checkIssuerURL(f.publicURL); err != nil {
+		return usage("give --public-url the https:// URL relying parties read the documents at", "--public-url %q is not https", publish.RedactURL(f.publicURL))
+	}
+	if shown := publish.RedactURL(f.publicURL); shown != f.publicURL {
+		return usage("give --public-url the URL anonymous readers use, without user:password@, query or fragment", "--public-url %q has user information, a query or a fragment", shown)
+	}
+	return nil
+}
+
+// open returns the client of --ca-file, the store of the location and the
+// URL relying parties read it at; in a dry run, no client or store (the
+// cloud's own public URL, when known without a request).
+func (f *publishFlags) open(ctx context.Context, loc publish.Location) (*http.Client, publish.Store, string, error) {
+	publicURL := f.publicURL
+	if f.dryRun {
+		if publicURL == "" {
+			publicURL = nativePublicURL(loc)
+		}
+		return nil, nil, publicURL, nil
+	}
+	// Before anything is written: a CA file that cannot be read would
+	// stop the upload or the check after it.
+	client, err := httpClient(f.caFile)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	storeCfg := publish.Config{Openers: stores.Openers()}
+	if tr, ok := client.Transport.(*http.Transport); ok && f.caFile != "" {
+		// The store's clients trust --ca-file too: a store behind a
+		// TLS-inspecting proxy, or a test endpoint.
+		storeCfg.RootCAs = tr.TLSClientConfig.RootCAs
+	}
+	store, err := publish.Open(ctx, loc, storeCfg)
+	if err != nil {
+		return nil, nil, "", publishError(err)
+	}
+	if publicURL == "" {
+		publicURL = store.PublicURL()
+	}
+	return client, store, publicURL, nil
+}
+
 // preflight checks the store before anything is written: credentials,
 // bucket, anonymous reads, and the issuer already published there.
 func (f *publishFlags) preflight(ctx context.Context, store publish.Store, docs *siteDocs, client *http.Client) (publish.Preflight, error) {
@@ -246,7 +264,7 @@ func (f *publishFlags) preflight(ctx context.Context, store publish.Store, docs 
 		return pf, publishError(err)
 	}
 	if pf.Access == publish.AccessPrivate && f.publicURL == "" {
-		return pf, fail(nil, pf.AccessFix, "%s is not publicly readable: Entra ID, AWS and Google fetch the documents anonymously (nothing was written)", f.to)
+		return pf, fail(nil, flagWords.Replace(pf.AccessFix), "%s is not publicly readable: Entra ID, AWS and Google fetch the documents anonymously (nothing was written)", f.to)
 	}
 	published, err := f.checkPublished(ctx, store, docs)
 	if err != nil {
@@ -268,7 +286,7 @@ func (f *publishFlags) checkAnonymous(ctx context.Context, client *http.Client, 
 	u := oidc.DiscoveryURL(docs.issuer)
 	_, gf := get(ctx, getRequest{URL: u, Client: client, Accept: "application/json",
 		Timeout: oidc.DefaultDiscoveryTimeout, MaxBytes: oidc.MaxDiscoveryBytes})
-	fix := pf.AccessFix + "; or, when a CDN serves --public-url, let it read the bucket and serve anyone"
+	fix := flagWords.Replace(pf.AccessFix) + "; or, when a CDN serves --public-url, let it read the bucket and serve anyone"
 	switch {
 	case gf == nil:
 		return nil
@@ -288,7 +306,7 @@ func (f *publishFlags) checkAnonymous(ctx context.Context, client *http.Client, 
 func (f *publishFlags) checkPublished(ctx context.Context, store publish.Store, docs *siteDocs) (bool, error) {
 	var old []byte
 	err := withTimeout(ctx, func(ctx context.Context) (err error) {
-		old, err = store.Get(ctx, discoveryName, oidc.MaxDiscoveryBytes)
+		old, _, err = store.Get(ctx, discoveryName, oidc.MaxDiscoveryBytes)
 		return err
 	})
 	switch {
@@ -312,34 +330,31 @@ func (f *publishFlags) checkPublished(ctx context.Context, store publish.Store, 
 		"%s already publishes issuer %q, not the rendered %q (nothing was written)", f.to, md.Issuer, docs.issuer)
 }
 
-// putObjects writes the objects in order, one request each, marking each
-// written in res (the same length); a failure after the first names what
-// was written and what was not, with again, the command to run again.
-// With versions (not nil), each object is written only if the store still
-// holds the version of it read then (absent, when versions lacks it).
-func putObjects(ctx context.Context, store publish.Store, objects []publish.Object, res []publishedObject, again string, versions map[string]publish.Version) error {
-	for i, o := range objects {
-		err := withTimeout(ctx, func(ctx context.Context) error {
-			if versions != nil {
-				return store.PutIf(ctx, o, versions[o.Name])
-			}
-			return store.Put(ctx, o)
-		})
-		if err != nil {
-			if i > 0 {
-				return publishPartial(err, store.Location(), res[:i], res[i:], again)
-			}
-			if errors.Is(err, publish.ErrChanged) {
-				e := publishError(err).(*Error)
-				e.What += " (the store was left as it is)"
-				e.Fix = changedFix(store.Location(), again)
-				return e
-			}
-			return publishError(err)
+// publishSite publishes the site through the library, in its order (the
+// key set first, the discovery document last), marking each object
+// written in res (in the same order); a failure after the first write
+// names what was written and what was not, with again, the command to run
+// again. It returns the key IDs the store published that the site drops.
+func publishSite(ctx context.Context, store publish.Store, site *publish.Site, opts publish.PublishOptions, res []publishedObject, again string) ([]string, error) {
+	pr, err := publish.Publish(ctx, store, site, opts)
+	if pr != nil {
+		for i := range pr.Objects {
+			res[i].Written = true
 		}
-		res[i].Written = true
 	}
-	return nil
+	var partial *publish.PartialError
+	switch {
+	case errors.As(err, &partial):
+		return nil, publishPartial(partial.Err, store.Location(), partial.Written, partial.Left, again)
+	case errors.Is(err, publish.ErrChanged):
+		e := publishError(err).(*Error)
+		e.What += " (the store was left as it is)"
+		e.Fix = changedFix(store.Location(), again)
+		return nil, e
+	case err != nil:
+		return nil, publishError(err)
+	}
+	return pr.Withdrawn, nil
 }
 
 // changedFix is the fix of a write refused because another writer changed
@@ -355,38 +370,6 @@ func withTimeout(ctx context.Context, op func(context.Context) error) error {
 	return op(ctx)
 }
 
-// withdrawnKeys returns the key IDs of the key set published at name
-// that keySet lacks; nothing when none is published or it does not parse.
-func withdrawnKeys(ctx context.Context, store publish.Store, name string, keySet []byte) []string {
-	var old []byte
-	err := withTimeout(ctx, func(ctx context.Context) (err error) {
-		old, err = store.Get(ctx, name, jwks.DefaultMaxSetBytes)
-		return err
-	})
-	if err != nil {
-		return nil
-	}
-	was, err := jwks.ParseSet(old, jwks.ParseOptions{})
-	if err != nil {
-		return nil
-	}
-	now, err := jwks.ParseSet(keySet, jwks.ParseOptions{})
-	if err != nil {
-		return nil
-	}
-	kept := map[string]bool{}
-	for _, k := range now.Keys {
-		kept[k.KeyID] = true
-	}
-	var gone []string
-	for _, k := range was.Keys {
-		if !kept[k.KeyID] {
-			gone = append(gone, k.KeyID)
-		}
-	}
-	return gone
-}
-
 // addAccessProblem adds the store's own fix when relying parties were
 // refused the published discovery document (401 or 403): the check's
 // advice is generic, the store knows its access settings.
@@ -399,11 +382,11 @@ func addAccessProblem(ctx context.Context, client *http.Client, res *checkResult
 	if f == nil || (f.Status != http.StatusUnauthorized && f.Status != http.StatusForbidden) {
 		return
 	}
-	res.add(sevError, "access", pf.AccessFix, "the store does not serve the documents to anonymous readers (status %d at %s)", f.Status, res.DiscoveryURL)
+	res.add(sevError, "access", flagWords.Replace(pf.AccessFix), "the store does not serve the documents to anonymous readers (status %d at %s)", f.Status, res.DiscoveryURL)
 }
 
 // discoveryName is the discovery document's object name.
-var discoveryName = strings.TrimPrefix(oidc.DiscoveryPath, "/")
+var discoveryName = publish.DiscoveryName
 
 // readSite reads and checks the documents a rendering wrote into dir.
 func readSite(dir string) (*siteDocs, error) {
@@ -457,28 +440,34 @@ func readSite(dir string) (*siteDocs, error) {
 	return docs, nil
 }
 
+// site is the documents as the library publishes them.
+func (d *siteDocs) site() *publish.Site {
+	s := &publish.Site{Discovery: d.discovery, KeySet: d.keySet}
+	if d.azwi != nil {
+		s.Copies = []string{azwiKeySetName}
+	}
+	return s
+}
+
 // objects returns the documents to write, in order: the key set (and its
 // azwi copy) before the discovery document that points to it. The
 // issuer must be served at publicURL ("" when unknown) and its key set
 // inside it.
 func (d *siteDocs) objects(loc publish.Location, publicURL string) ([]publish.Object, error) {
-	base := strings.TrimSuffix(d.issuer, "/")
-	if publicURL != "" && strings.TrimSuffix(publicURL, "/") != base {
+	objs, err := d.site().Objects(publicURL)
+	var pe *publish.Error
+	switch {
+	case err == nil:
+		return objs, nil
+	case errors.Is(err, publish.ErrServedElsewhere):
 		fix := "render again with --issuer " + quoted(publicURL) + ", or give --public-url " + quoted(d.issuer) + " when a CDN or custom domain serves " + loc.String() + " there"
 		return nil, fail(nil, fix, "the documents are for issuer %q, but %s is served at %s (nothing was written)", d.issuer, loc, publicURL)
-	}
-	name, ok := strings.CutPrefix(d.jwksURI, base+"/")
-	if !ok || name == "" || strings.ContainsAny(name, "?#") {
+	case errors.Is(err, publish.ErrKeySetOutside) && errors.As(err, &pe) && pe.Err != nil:
+		return nil, fail(nil, "render without --jwks-uri", "the discovery document's jwks_uri %q has an unusable path", d.jwksURI)
+	case errors.Is(err, publish.ErrKeySetOutside):
 		return nil, fail(nil, "render without --jwks-uri, so that the key set is published beside the discovery document", "the discovery document's jwks_uri %q is outside the issuer %q: publish writes under the issuer only", d.jwksURI, d.issuer)
 	}
-	if _, err := publish.ParseLocation("s3://bucket/" + name); err != nil {
-		return nil, fail(nil, "render without --jwks-uri", "the discovery document's jwks_uri %q has an unusable path", d.jwksURI)
-	}
-	objs := []publish.Object{{Name: name, Data: d.keySet, ContentType: oidc.JWKSContentType, CacheControl: publishCacheControl}}
-	if d.azwi != nil && name != azwiKeySetName {
-		objs = append(objs, publish.Object{Name: azwiKeySetName, Data: d.azwi, ContentType: oidc.JWKSContentType, CacheControl: publishCacheControl})
-	}
-	return append(objs, publish.Object{Name: discoveryName, Data: d.discovery, ContentType: oidc.DiscoveryContentType, CacheControl: publishCacheControl}), nil
+	return nil, fail(err, "render the documents again with ksa issuer render", "the rendered documents")
 }
 
 // nativePublicURL is a store's own public URL, known without opening it
@@ -501,7 +490,7 @@ func nativePublicURL(loc publish.Location) string {
 func publishError(err error) error {
 	var pe *publish.Error
 	if errors.As(err, &pe) {
-		fix := pe.Fix
+		fix := flagWords.Replace(pe.Fix)
 		if fix == "" {
 			fix = "check --to and the store"
 		}
@@ -512,6 +501,18 @@ func publishError(err error) error {
 	}
 	return fail(err, "check --to and the store", "publishing")
 }
+
+// flagWords puts the library's words for what the command's flags give
+// into the flags' words.
+var flagWords = strings.NewReplacer(
+	"give the location ", "give --to ",
+	"in the location", "in --to",
+	"(the public URL of a CDN is not a store)", "(the public URL of a CDN goes in --public-url)",
+	"at a public URL of its own", "and give --public-url",
+	"each store takes them from the environment", "they come from the environment (see 'ksa issuer publish --help')",
+	"give a URL such as", "give --to a URL such as",
+	"this process may", "ksa may",
+)
 
 // storeTrustFix is the fix of a store whose certificate is not trusted.
 const storeTrustFix = "add the CA certificate that signed the store's certificate (a TLS-inspecting proxy's, or a test endpoint's) to the system's roots: SSL_CERT_FILE=FILE, or AWS_CA_BUNDLE=FILE for S3"
@@ -532,7 +533,7 @@ func untrustedCert(err error) bool {
 func publishUsage(err error) error {
 	var pe *publish.Error
 	if errors.As(err, &pe) {
-		return usage(pe.Fix, "--to: %s", pe.What)
+		return usage(flagWords.Replace(pe.Fix), "--to: %s", pe.What)
 	}
 	return usage("see 'ksa issuer publish --help'", "--to: %s", err)
 }
@@ -540,15 +541,7 @@ func publishUsage(err error) error {
 // publishPartial is a failure after some objects were written: the
 // discovery document, last, was not, so readers still see the previous
 // one, pointing at the key set written.
-func publishPartial(err error, loc publish.Location, written, not []publishedObject, again string) error {
-	var names []string
-	for _, o := range written {
-		names = append(names, o.Name)
-	}
-	var left []string
-	for _, o := range not {
-		left = append(left, o.Name)
-	}
+func publishPartial(err error, loc publish.Location, names, left []string, again string) error {
 	e := publishError(err).(*Error)
 	e.What = fmt.Sprintf("publication stopped after %s, before %s (readers still get the previous discovery document, which points at the new key set): %s",
 		strings.Join(names, ", "), strings.Join(left, ", "), e.What)

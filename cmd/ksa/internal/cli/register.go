@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ksa-go/ksa"
-	"github.com/ksa-go/ksa/cmd/ksa/internal/publish"
+	"github.com/ksa-go/ksa/publish"
 )
 
 // Limits of the clouds' registrations.

@@ -8,12 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ksa-go/ksa/cmd/ksa/internal/filelock"
+	"github.com/ksa-go/ksa/publish"
 )
-
-// ringLockSuffix names the lock file of a scheduled rotation, beside the
-// ring file's target: FILE.lock.
-const ringLockSuffix = ".lock"
 
 // lockRing takes the lock of a scheduled rotation of the ring file path,
 // for the whole run: an exclusive flock(2) of FILE.lock beside the file
@@ -23,29 +19,28 @@ const ringLockSuffix = ".lock"
 // between runs: a run that removed it would let the next two lock two
 // different files. The returned function releases the lock.
 func (a *app) lockRing(path string) (func(), error) {
-	target, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return nil, ringFileReadError(path, err)
+	host, _ := os.Hostname()
+	// Who holds it, for the runs it keeps out.
+	unlock, err := publish.NewFileRing(path, publish.FileRingConfig{}).Lock(fmt.Sprintf("pid %d on host %s, since %s", os.Getpid(), host, stamp(a.now())))
+	var le *publish.LockError
+	if !errors.As(err, &le) {
+		if err != nil {
+			return nil, ringFileReadError(path, errors.Unwrap(err))
+		}
+		return func() { _ = unlock() }, nil
 	}
-	lockPath := target + ringLockSuffix
-	lock, err := filelock.TryLockFile(lockPath, 0o644)
 	switch {
-	case errors.Is(err, filelock.ErrLocked):
+	case errors.Is(err, publish.ErrLocked):
 		holder := "another ksa issuer rotate"
-		if note := strings.TrimSpace(filelock.ReadNote(lockPath)); note != "" {
+		if note := strings.TrimSpace(le.Holder); note != "" {
 			holder += " (" + termSafe(note) + ")"
 		}
 		return nil, fail(nil, "wait for that run to end, then run again; a CronJob with concurrencyPolicy: Forbid starts one run at a time",
-			"%s holds the lock %s on ring file %s: two runs would each rotate it (nothing was written)", holder, lockPath, path)
+			"%s holds the lock %s on ring file %s: two runs would each rotate it (nothing was written)", holder, le.Path, path)
 	case errors.Is(err, errors.ErrUnsupported):
-		return nil, fail(err, "run the scheduled rotation on Linux or another Unix", "locking %s", lockPath)
+		return nil, fail(le.Err, "run the scheduled rotation on Linux or another Unix", "locking %s", le.Path)
 	case errors.Is(err, fs.ErrPermission):
-		return nil, fail(nil, "give --ring a file in a directory the run may write (it keeps "+filepath.Base(lockPath)+" there)", "cannot create the lock file %s", lockPath)
-	case err != nil:
-		return nil, fail(err, "give --ring a file in a directory the run may write, on a file system with locks", "locking %s", lockPath)
+		return nil, fail(nil, "give --ring a file in a directory the run may write (it keeps "+filepath.Base(le.Path)+" there)", "cannot create the lock file %s", le.Path)
 	}
-	host, _ := os.Hostname()
-	// Who holds it, for the runs it keeps out: best effort.
-	_ = lock.Note(fmt.Sprintf("pid %d on host %s, since %s", os.Getpid(), host, stamp(a.now())))
-	return func() { _ = lock.Unlock() }, nil
+	return nil, fail(le.Err, "give --ring a file in a directory the run may write, on a file system with locks", "locking %s", le.Path)
 }

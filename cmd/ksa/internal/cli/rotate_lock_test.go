@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ksa-go/ksa/cmd/ksa/internal/filelock"
 	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/publish"
 )
 
 // scheduledSetup is a steady ring file of one key, signing since
@@ -159,9 +159,8 @@ func TestScheduledRotationStoreChanged(t *testing.T) {
 // while the lock is held, and writes nothing.
 func TestRingRotationInPlaceTakesTheLock(t *testing.T) {
 	dir := scheduledSetup(t)
-	lock, err := filelock.TryLockFile(filepath.Join(dir, "ring.yaml.lock"), 0o644)
+	unlock, err := publish.NewFileRing(filepath.Join(dir, "ring.yaml"), publish.FileRingConfig{}).Lock("pid 1 on host cron")
 	require.NoError(t, err)
-	require.NoError(t, lock.Note("pid 1 on host cron"))
 	before, err := os.ReadFile(filepath.Join(dir, "ring.yaml"))
 	require.NoError(t, err)
 
@@ -173,7 +172,7 @@ func TestRingRotationInPlaceTakesTheLock(t *testing.T) {
 	assert.Equal(t, string(before), string(after))
 	assert.NoFileExists(t, filepath.Join(dir, "sa-2.key"))
 
-	require.NoError(t, lock.Unlock())
+	require.NoError(t, unlock())
 	code, _, stderr = runKSA(t, dir, "issuer", "rotate", "--ring", "ring.yaml", "--ring-out", "ring.yaml", "--next-key", "sa-2.key")
 	require.Equal(t, exitOK, code, stderr)
 }

@@ -3,9 +3,10 @@ package cli
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 	"time"
+
+	"github.com/ksa-go/ksa/rotation"
 )
 
 // scheduledStep is a stage change of a scheduled rotation.
@@ -14,65 +15,43 @@ type scheduledStep struct {
 	Action string    `json:"action"`
 }
 
-// stageTimes are the earliest times of a rotation's stage changes.
-type stageTimes struct {
-	// delay is --publish-delay: a key made the signing key signs that long
-	// after the run.
-	every, propagation, delay, retireWait time.Duration
-}
-
-// planSteady plans a rotation from the steady stage: the key signing since
-// primary is followed after --every.
-func (t stageTimes) planSteady(now, primary time.Time, signing string) []scheduledStep {
-	next := later(primary.Add(t.every), now)
-	sign := next.Add(t.propagation)
-	return []scheduledStep{
-		{next, "create the next key and publish it beside kid " + signing},
-		{sign, "the next key signs (kid " + signing + " stays published)"},
-		{sign.Add(t.delay + t.retireWait), "retire kid " + signing + ": every token it signed has expired"},
+// planWords words the steps of a plan: the first is the step the stage
+// waits for, the others follow it.
+func planWords(plan []rotation.Step) []scheduledStep {
+	var out []scheduledStep
+	for i, st := range plan {
+		name := func(id string) string {
+			if id == "" {
+				return "the next key"
+			}
+			return "kid " + id
+		}
+		var what string
+		switch st.Kind {
+		case rotation.PublishNext:
+			what = "create the key after " + name(st.Signer) + " and publish it"
+			if i == 0 {
+				what = "create the next key and publish it beside kid " + st.Signer
+			}
+		case rotation.SignNext:
+			next := ""
+			if len(st.Keys) > 0 {
+				next = st.Keys[0]
+			}
+			what = name(next) + " signs (kid " + st.Signer + " stays published)"
+		case rotation.RetireOld:
+			what = "retire kid " + strings.Join(st.Keys, ", kid ") + ": every token it signed has expired"
+			if i == 0 {
+				what = "retire kid " + strings.Join(st.Keys, ", kid ") + ": every token signed before kid " + st.Signer + " signs has expired"
+			}
+		}
+		out = append(out, scheduledStep{At: st.At, Action: what})
 	}
-}
-
-// planNextPublished plans a rotation whose next key is published; sign is
-// when a run makes it sign, delay how long after that it signs.
-func (t stageTimes) planNextPublished(sign time.Time, delay time.Duration, signing, next string) []scheduledStep {
-	return []scheduledStep{
-		{sign, next + " signs (kid " + signing + " stays published)"},
-		{sign.Add(delay + t.retireWait), "retire kid " + signing + ": every token it signed has expired"},
-		{sign.Add(delay + t.every), "create the key after " + next + " and publish it"},
-	}
-}
-
-// planNextSigns plans a rotation whose next key signs since primary;
-// retire is when the old keys may be retired.
-func (t stageTimes) planNextSigns(retire, primary time.Time, signing string, old []string) []scheduledStep {
-	return []scheduledStep{
-		{retire, "retire kid " + strings.Join(old, ", kid ") + ": every token signed before kid " + signing + " signs has expired"},
-		{later(primary.Add(t.every), retire), "create the key after kid " + signing + " and publish it"},
-	}
-}
-
-// later returns the later of two times.
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
+	return out
 }
 
 // span writes a duration of a plan: "90d", "1h2m1s".
 func span(d time.Duration) string { return secs(int64(d / time.Second)) }
-
-// without returns the elements of a that b lacks.
-func without(a, b []string) []string {
-	var out []string
-	for _, s := range a {
-		if !slices.Contains(b, s) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
 
 // stamp formats a time of a plan.
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -135,17 +135,27 @@ func (f *rotateFlags) runRing(a *app, cmd *cobra.Command) error {
 // nextSpec settles the next key's type: the flags', or like the key that
 // signs last in the ring file (opened to read its public key).
 func (f *rotateFlags) nextSpec(a *app, cmd *cobra.Command, ring *extsigner.RingFile) error {
+	last := -1
+	for i, k := range ring.Keys {
+		if k.Key != "" && !k.Primary.IsZero() && (last < 0 || k.Primary.After(ring.Keys[last].Primary)) {
+			last = i
+		}
+	}
+	if last < 0 && !cmd.Flags().Changed("type") {
+		return fail(nil, "give a key in the ring file a primary time", "%s names no key that signs", f.ring)
+	}
+	current := ""
+	if last >= 0 {
+		current = ring.Keys[last].Key
+	}
+	return f.nextSpecLike(a, cmd, current)
+}
+
+// nextSpecLike settles the next key's type: the flags', or like current,
+// the reference of the key that signs (opened to read its public key).
+func (f *rotateFlags) nextSpecLike(a *app, cmd *cobra.Command, ref string) error {
 	if !cmd.Flags().Changed("type") {
-		last := -1
-		for i, k := range ring.Keys {
-			if k.Key != "" && !k.Primary.IsZero() && (last < 0 || k.Primary.After(ring.Keys[last].Primary)) {
-				last = i
-			}
-		}
-		if last < 0 {
-			return fail(nil, "give a key in the ring file a primary time", "%s names no key that signs", f.ring)
-		}
-		current, err := openSigningKey(cmd.Context(), a.keyOpener(), ring.Keys[last].Key, "--ring")
+		current, err := openSigningKey(cmd.Context(), a.keyOpener(), ref, "--ring")
 		if err != nil {
 			return err
 		}

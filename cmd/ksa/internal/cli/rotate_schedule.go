@@ -5,18 +5,19 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ksa-go/ksa/cmd/ksa/internal/publish"
-	"github.com/ksa-go/ksa/extsigner"
+	"github.com/ksa-go/ksa/cmd/ksa/internal/stores"
 	"github.com/ksa-go/ksa/keystore"
+	"github.com/ksa-go/ksa/publish"
+	"github.com/ksa-go/ksa/rotation"
 )
 
-// publishMaxAge is the max-age of publishCacheControl: how long a relying
+// publishMaxAge is the max-age of publish.CacheControl: how long a relying
 // party may keep a key set the store served.
 const publishMaxAge = 3600 * time.Second
 
@@ -127,9 +128,8 @@ func (f *rotateFlags) nextKeyRef(now time.Time) (string, error) {
 	return ref, nil
 }
 
-// runScheduled is one run of a scheduled rotation: it reads the ring file
-// and the store, repairs what an interrupted run left, or moves the
-// rotation at most one stage when its wait is over.
+// runScheduled is one run of a scheduled rotation: the library's step
+// (publish.Rotation) over the ring file and the store, worded.
 func (f *rotateFlags) runScheduled(a *app, cmd *cobra.Command) error {
 	if err := f.checkScheduleFlags(cmd); err != nil {
 		return err
@@ -157,233 +157,112 @@ func (f *rotateFlags) runScheduled(a *app, cmd *cobra.Command) error {
 		}
 		defer unlock()
 	}
-	st, err := f.readRing(ctx, a, now)
+	rot, err := f.rotation(ctx, a, cmd, loc, now)
 	if err != nil {
 		return err
 	}
-	// The whole rotation must fit in --every: a key signs at least until
-	// the key after it has been published, signed and outlived it.
-	propagation := max(f.propagation, st.ring.MinStaging())
-	if whole := propagation + f.publishDelay + st.ring.RetireWait(); f.every < whole {
-		return usage(fmt.Sprintf("give --every of at least %s", span(whole)),
-			"--every %s is shorter than the whole rotation (%s: --propagation %s, --publish-delay %s, then the ring's longest token lifetime, skew and leeway)", span(f.every), span(whole), span(propagation), span(f.publishDelay))
+	step := rot.Step
+	if f.dryRun {
+		step = rot.Plan
 	}
-	if err := st.readStore(ctx, loc); err != nil {
-		return err
-	}
-	if a.rotateRead != nil && !f.dryRun {
-		a.rotateRead()
-	}
-	res := &scheduledRotation{Now: now, DryRun: f.dryRun, Store: st.storeKIDs}
-	stage, err := st.stage(now, res)
+	sr, err := step(ctx)
 	if err != nil {
-		return err
+		return f.stepError(err, loc)
 	}
-	if err := f.step(ctx, a, cmd, st, stage, now, propagation, res); err != nil {
-		return err
+	if f.dryRun && sr.Action.Kind == rotation.PublishNext {
+		if err := f.checkNextKey(a, cmd, sr); err != nil {
+			return err
+		}
 	}
+	res := f.worded(sr)
 	return printData(a.stdout, f.format, res, func(w io.Writer) { printScheduled(w, res, f.to) })
 }
 
-// step repairs the store, or makes the stage change that is due, or says
-// what it waits for; and plans what follows.
-func (f *rotateFlags) step(ctx context.Context, a *app, cmd *cobra.Command, st *rotationState, sk stageKeys, now time.Time, propagation time.Duration, res *scheduledRotation) error {
-	t := stageTimes{every: f.every, propagation: propagation, delay: f.publishDelay, retireWait: st.ring.RetireWait()}
-	cur := sk.current
-	signAt := func() time.Time {
-		if !sk.next.Primary.IsZero() {
-			return sk.next.Primary // the ring file schedules it
-		}
-		return sk.next.published().Add(propagation)
+// rotation is the library's rotation of the flags: the ring file (YAML or
+// JSON, in place), the store, the key opener, and the cadence.
+func (f *rotateFlags) rotation(ctx context.Context, a *app, cmd *cobra.Command, loc publish.Location, now time.Time) (*publish.Rotation, error) {
+	store, err := publish.Open(ctx, loc, publish.Config{Openers: stores.Openers()})
+	if err != nil {
+		return nil, publishError(err)
 	}
-	retireAt := func() time.Time {
-		at := cur.Primary.Add(t.retireWait)
-		for _, o := range sk.old {
-			at = later(at, o.Retired)
-		}
-		return at
+	ring := &ringStore{path: f.ring, file: publish.NewFileRing(f.ring, publish.FileRingConfig{Parse: parseRingFile, Format: ringFileBytes})}
+	if a.rotateRead != nil && !f.dryRun {
+		// Tests: once the run has read everything, before its first write.
+		once := &sync.Once{}
+		ring.beforeWrite = func() { once.Do(a.rotateRead) }
+		store = &hookedStore{Store: store, beforeWrite: ring.beforeWrite}
 	}
-	switch res.Stage {
-	case stageSteady:
-		res.Plan = t.planSteady(now, cur.Primary, cur.kid)
-	case stageNextPublished:
-		delay := t.delay
-		if !sk.next.Primary.IsZero() {
-			delay = 0 // the ring file schedules it
-		}
-		res.Plan = t.planNextPublished(later(signAt(), now), delay, cur.kid, "kid "+sk.next.kid)
-	default:
-		res.Plan = t.planNextSigns(later(retireAt(), now), cur.Primary, cur.kid, res.Old)
+	rot, err := publish.NewRotation(publish.RotationConfig{Ring: ring, Store: store, Keys: a.keyOpener(), NewKey: f.newKey(a, cmd),
+		Cadence: rotation.Cadence{Every: f.every, Delay: f.publishDelay, Propagation: f.propagation},
+		Now:     func() time.Time { return now }})
+	if err != nil {
+		return nil, fail(err, bugFix, "the scheduled rotation")
 	}
-
-	// Repair first: the store publishes what the ring file publishes now.
-	missing, extra, lacked := st.drift()
-	if sk.next != nil && !sk.next.Primary.IsZero() {
-		// The ring file schedules the switch itself (ksa issuer rotate
-		// --ring --ring-out, or a hand edit): relying parties must have had
-		// the key --propagation by then, counted from when the store got it.
-		got, since := sk.next.published(), "its published time"
-		if slices.Contains(missing, sk.next.kid) {
-			got, since = now, "now, when this run publishes it"
-		}
-		if sk.next.Primary.Before(got.Add(propagation)) {
-			return fail(nil, fmt.Sprintf("move keys[%d].primary to %s or later, or remove it and let ksa issuer rotate --to schedule the switch (do not mix it with ksa issuer rotate --ring-out)", sk.next.index, stamp(got.Add(propagation))),
-				"the ring file makes kid %s the signing key at %s, less than --propagation %s after %s (%s): relying parties could miss it (nothing was written)", termSafe(sk.next.kid), stamp(sk.next.Primary), span(propagation), since, stamp(got))
-		}
-	}
-	if len(missing) > 0 || len(extra) > 0 {
-		if sk.next != nil && sk.next.Primary.IsZero() && slices.Contains(missing, sk.next.kid) {
-			// Relying parties may not have the next key: its wait starts
-			// again, and the ring file says so before the store has it.
-			st.file.Keys[sk.next.index].Published = now
-			res.Changes = append(res.Changes, fmt.Sprintf("restart the wait of kid %s, missing from the store (an interrupted run): published from %s in %s", sk.next.kid, stamp(now), f.ring))
-			if !f.dryRun {
-				if err := a.writeRing(f.ring, st.file, st.data); err != nil {
-					return err
-				}
-			}
-			res.Plan = t.planNextPublished(now.Add(propagation), t.delay, cur.kid, "kid "+sk.next.kid)
-		}
-		what := "publish the key set the ring file publishes (kids " + strings.Join(st.expected, ", ") + ") to " + f.to
-		for _, l := range lacked {
-			what += "; " + l
-		}
-		if len(extra) > 0 {
-			what += "; the ring file no longer publishes kid " + strings.Join(extra, ", kid ")
-		}
-		res.Action, res.Changes = actionRepair, append(res.Changes, what)
-		return f.publishRing(ctx, a, st, now, res)
-	}
-
-	switch res.Stage {
-	case stageSteady:
-		if at := cur.Primary.Add(f.every); now.Before(at) {
-			res.Waiting = fmt.Sprintf("until %s (%s): kid %s has signed since %s, less than --every %s", stamp(at), relTime(at, now), cur.kid, stamp(cur.Primary), span(f.every))
-			return nil
-		}
-		return f.addNext(ctx, a, cmd, st, now, t, res)
-	case stageNextPublished:
-		if at := signAt(); now.Before(at) {
-			why := fmt.Sprintf("kid %s is published since %s, and relying parties need --propagation %s to fetch it", sk.next.kid, stamp(sk.next.published()), span(propagation))
-			if !sk.next.Primary.IsZero() {
-				why = fmt.Sprintf("the ring file makes kid %s the primary then, and the signers follow it by themselves", sk.next.kid)
-			}
-			res.Waiting = fmt.Sprintf("until %s (%s): %s", stamp(at), relTime(at, now), why)
-			return nil
-		}
-		// The store has the next key (checked above) since signAt's wait.
-		// It signs --publish-delay from now: every signer reads the ring
-		// file by then, and none signs with it before another could.
-		switchAt := now.Add(f.publishDelay)
-		st.file.Keys[sk.next.index].Primary = switchAt
-		res.Action, res.Changes = actionSignNext, append(res.Changes, fmt.Sprintf("make kid %s the signing key from %s (--publish-delay %s from now) in %s (kid %s stays published)", sk.next.kid, stamp(switchAt), span(f.publishDelay), f.ring, cur.kid))
-		res.Plan = t.planNextSigns(switchAt.Add(t.retireWait), switchAt, sk.next.kid, []string{cur.kid})
-		if f.dryRun {
-			return nil
-		}
-		return a.writeRing(f.ring, st.file, st.data)
-	}
-	if at := retireAt(); now.Before(at) {
-		res.Waiting = fmt.Sprintf("until %s (%s): tokens signed before kid %s signed (since %s) live until then (the ring's longest token lifetime, skew and leeway)", stamp(at), relTime(at, now), cur.kid, stamp(cur.Primary))
-		return nil
-	}
-	for _, o := range sk.old {
-		st.file.Keys[o.index].Retired = now
-	}
-	res.Action, res.Changes = actionRetireOld, append(res.Changes,
-		fmt.Sprintf("retire kid %s from %s in %s", strings.Join(res.Old, ", kid "), stamp(now), f.ring),
-		fmt.Sprintf("publish the key set without kid %s to %s: every token it signed has expired", strings.Join(res.Old, ", kid "), f.to))
-	res.Plan = t.planSteady(now, cur.Primary, cur.kid)
-	if f.dryRun {
-		return nil
-	}
-	if err := a.writeRing(f.ring, st.file, st.data); err != nil {
-		return err
-	}
-	return f.publishRing(ctx, a, st, now, res)
+	return rot, nil
 }
 
-// addNext creates the next key, adds it to the ring file as published
-// (not signing), then publishes it.
-func (f *rotateFlags) addNext(ctx context.Context, a *app, cmd *cobra.Command, st *rotationState, now time.Time, t stageTimes, res *scheduledRotation) error {
-	ref, err := f.nextKeyRef(now)
+// checkNextKey checks, in a dry run, what making the next key would:
+// its type, and that its files are not there.
+func (f *rotateFlags) checkNextKey(a *app, cmd *cobra.Command, sr *publish.StepResult) error {
+	if err := f.nextSpecLike(a, cmd, sr.Ring.Keys[sr.Entries[sr.Action.Signer]].Key); err != nil {
+		return err
+	}
+	ref, err := f.nextKeyRef(sr.Now)
 	if err != nil {
 		return err
 	}
-	r, err := parseKeyRef(ref, "--next-key", true)
-	if err != nil {
+	if kr, err := parseKeyRef(ref, "--next-key", true); err != nil || kr.Scheme() != keystore.SchemeFile {
 		return err
 	}
-	if err := f.nextSpec(a, cmd, st.file); err != nil {
-		return err
+	for _, p := range []string{ref, publicPath(ref)} {
+		if _, err := a.checkWritable(output{path: p, flag: "--next-key", existsFix: nextKeyFix}); err != nil {
+			return err
+		}
 	}
-	const keyFix = "give --next-key a " + datePlaceholder + " placeholder, or another name (keys are never overwritten)"
-	isFile := r.Scheme() == keystore.SchemeFile
-	if isFile {
-		for _, p := range []string{ref, publicPath(ref)} {
-			if _, err := a.checkWritable(output{path: p, flag: "--next-key", existsFix: keyFix}); err != nil {
-				return err
+	return nil
+}
+
+// nextKeyFix is the fix of a --next-key whose file exists.
+const nextKeyFix = "give --next-key a " + datePlaceholder + " placeholder, or another name (keys are never overwritten)"
+
+// newKey makes the next key at --next-key: a key file pair (never
+// overwritten), or a key in a key store, like the key that signs unless
+// --type, --bits or --curve say otherwise. It returns the reference the
+// ring file names it by.
+func (f *rotateFlags) newKey(a *app, cmd *cobra.Command) func(context.Context, publish.KeyRequest) (string, error) {
+	return func(ctx context.Context, r publish.KeyRequest) (string, error) {
+		ref, err := f.nextKeyRef(r.Now)
+		if err != nil {
+			return "", err
+		}
+		kr, err := parseKeyRef(ref, "--next-key", true)
+		if err != nil {
+			return "", err
+		}
+		if err := f.nextSpecLike(a, cmd, r.Current); err != nil {
+			return "", err
+		}
+		if kr.Scheme() != keystore.SchemeFile {
+			created, err := a.createStoreKey(ctx, kr, f.spec, "--next-key", "")
+			if err != nil {
+				return "", err
 			}
+			return created.Ref, nil
 		}
-	}
-	// Keys retired by now are published no more: they leave the file. The
-	// file with the next key is checked before the key is made.
-	next := *st.file
-	next.Keys = nil
-	for _, k := range st.file.Keys {
-		if k.Retired.IsZero() || k.Retired.After(now) {
-			next.Keys = append(next.Keys, k)
-		}
-	}
-	if err := (&extsigner.RingFile{RefreshHint: next.RefreshHint, MaxTokenLifetime: next.MaxTokenLifetime, MinStaging: next.MinStaging,
-		Keys: append(slices.Clone(next.Keys), extsigner.RingFileKey{Key: ref, Published: now})}).Check(); err != nil {
-		return ringFileError(f.ring, err)
-	}
-	res.Action, res.Changes = actionPublishNext, append(res.Changes,
-		fmt.Sprintf("create the next key, %s, and add it to %s, published from %s, not signing", ref, f.ring, stamp(now)),
-		"publish the key set with it to "+f.to)
-	cur := res.Signing
-	if f.dryRun {
-		res.Plan = t.planNextPublished(now.Add(t.propagation), t.delay, cur, "the next key")
-		return nil
-	}
-	var outs []output
-	entry := extsigner.RingFileKey{Published: now}
-	if isFile {
 		s, err := f.spec.generate()
 		if err != nil {
-			return err
+			return "", err
 		}
 		priv, pub, err := encodeKeyPair(s)
 		if err != nil {
-			return fail(err, bugFix, "encoding the key")
+			return "", fail(err, bugFix, "encoding the key")
 		}
-		if entry.Key, err = filepath.Abs(ref); err != nil {
-			return fail(err, "give another --next-key", "--next-key %s", ref)
-		}
-		outs = append(outs,
-			output{path: ref, data: priv, perm: 0o600, flag: "--next-key", existsFix: keyFix},
-			output{path: publicPath(ref), data: pub, perm: 0o644, flag: "--next-key", existsFix: keyFix})
-	} else {
-		created, err := a.createStoreKey(ctx, r, f.spec, "--next-key", "")
+		abs, err := filepath.Abs(ref)
 		if err != nil {
-			return err
+			return "", fail(err, "give another --next-key", "--next-key %s", ref)
 		}
-		entry.Key = created.Ref
+		return abs, a.writeOutputs(
+			output{path: ref, data: priv, perm: 0o600, flag: "--next-key", existsFix: nextKeyFix},
+			output{path: publicPath(ref), data: pub, perm: 0o644, flag: "--next-key", existsFix: nextKeyFix})
 	}
-	next.Keys = append(next.Keys, entry)
-	if err := next.Check(); err != nil {
-		return ringFileError(f.ring, err)
-	}
-	if err := a.writeRing(f.ring, &next, st.data, outs...); err != nil {
-		return err
-	}
-	st.file = &next
-	if err := f.publishRing(ctx, a, st, now, res); err != nil {
-		return err
-	}
-	kid := st.signing[len(st.signing)-1].kid
-	res.Changes[0] = fmt.Sprintf("create the next key, %s, kid %s, and add it to %s, published from %s, not signing", ref, kid, f.ring, stamp(now))
-	res.Plan = t.planNextPublished(now.Add(t.propagation), t.delay, cur, "kid "+kid)
-	return nil
 }

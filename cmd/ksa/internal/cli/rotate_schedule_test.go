@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -17,6 +19,7 @@ import (
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/keystore"
+	"github.com/ksa-go/ksa/publish"
 	"github.com/ksa-go/ksa/tokens"
 )
 
@@ -377,8 +380,10 @@ func TestScheduledRotationRingFileWrite(t *testing.T) {
 			require.NoError(t, err)
 			file.Keys[0].Retired = time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
 
-			a := &app{stdin: strings.NewReader(""), stdout: &strings.Builder{}, stderr: &strings.Builder{}}
-			err = a.writeRing(link, file, []byte(tc.read))
+			// The version a FileRing reads is the SHA-256 of the bytes.
+			sum := sha256.Sum256([]byte(tc.read))
+			rs := &ringStore{path: link, file: publish.NewFileRing(link, publish.FileRingConfig{Parse: parseRingFile, Format: ringFileBytes})}
+			err = rs.Write(context.Background(), file, publish.Version(hex.EncodeToString(sum[:])))
 			fi, lerr := os.Lstat(link)
 			require.NoError(t, lerr)
 			assert.NotZero(t, fi.Mode()&os.ModeSymlink, "still a symbolic link")

@@ -1,6 +1,17 @@
-//go:build !ksa_noazblob
-
-package publish
+// Package azblob is the publish.Store of an Azure Blob container
+// (https://ACCOUNT.blob.core.windows.net/CONTAINER/PREFIX), over the Azure
+// SDK (azblob, azidentity): a leaf package, so that only its importers
+// build the SDK. Give its Open to publish.Config.Openers:
+//
+//	cfg := publish.Config{Openers: map[publish.Kind]publish.Opener{publish.Azure: azblob.Open}}
+//
+// Credentials: AZURE_STORAGE_CONNECTION_STRING when set (an account key or
+// a SAS, and the endpoint: Azurite in tests), else azidentity's
+// DefaultAzureCredential (environment, workload identity, managed
+// identity, the az CLI...). Versions are ETags; PutIf sends If-Match, or
+// If-None-Match: * for an object read absent. Errors are *publish.Error
+// with fixes in the az CLI's words.
+package azblob
 
 import (
 	"bytes"
@@ -8,7 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
+	"strconv"
 	"strings"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
@@ -19,6 +30,9 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/bloberror"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+
+	"github.com/ksa-go/ksa/publish"
+	"github.com/ksa-go/ksa/publish/internal/sdkerr"
 )
 
 // azureConnectionStringEnv names the connection string the az CLI reads
@@ -27,7 +41,7 @@ const azureConnectionStringEnv = "AZURE_STORAGE_CONNECTION_STRING"
 
 // azureStore publishes to an Azure Blob container.
 type azureStore struct {
-	loc       Location
+	loc       publish.Location
 	container *container.Client
 	// viaConnectionString: the credentials are the connection string's.
 	viaConnectionString bool
@@ -53,34 +67,34 @@ func (m markedCredential) GetToken(ctx context.Context, o policy.TokenRequestOpt
 
 const azureCredFix = "sign in as the az CLI does (az login), or run with Azure workload identity (AZURE_CLIENT_ID, AZURE_TENANT_ID, AZURE_FEDERATED_TOKEN_FILE), a managed identity, or AZURE_STORAGE_CONNECTION_STRING"
 
-func openAzure(_ context.Context, loc Location, cfg Config) (Store, error) {
-	getenv := cfg.Getenv
-	if getenv == nil {
-		getenv = os.Getenv
+// Open returns the store of an Azure location, as publish.Opener.
+func Open(_ context.Context, loc publish.Location, cfg publish.Config) (publish.Store, error) {
+	if loc.Kind != publish.Azure {
+		return nil, &publish.Error{Kind: publish.ErrLocation, What: "location " + strconv.Quote(publish.RedactURL(loc.Raw)) + " is not of kind " + string(publish.Azure)}
 	}
 	opts := &azblob.ClientOptions{ClientOptions: azcore.ClientOptions{
-		Transport: cfg.client(),
+		Transport: cfg.Client(),
 		Retry:     policy.RetryOptions{MaxRetries: 2},
 	}}
-	if cs := getenv(azureConnectionStringEnv); cs != "" {
+	if cs := cfg.Env(azureConnectionStringEnv); cs != "" {
 		if acct := connectionStringAccount(cs); acct != "" && !strings.EqualFold(acct, loc.Account) {
-			return nil, &Error{Kind: ErrLocation, What: fmt.Sprintf("%s is for account %q, not %q", azureConnectionStringEnv, acct, loc.Account),
-				Fix: "give --to the connection string's account, or unset " + azureConnectionStringEnv}
+			return nil, &publish.Error{Kind: publish.ErrLocation, What: fmt.Sprintf("%s is for account %q, not %q", azureConnectionStringEnv, acct, loc.Account),
+				Fix: "give the location the connection string's account, or unset " + azureConnectionStringEnv}
 		}
 		c, err := azblob.NewClientFromConnectionString(cs, opts)
 		if err != nil {
 			// The SDK's message may quote the string: never pass it on.
-			return nil, &Error{Kind: ErrNoCredentials, What: azureConnectionStringEnv + " does not parse", Fix: "set it to the connection string az storage account show-connection-string prints"}
+			return nil, &publish.Error{Kind: publish.ErrNoCredentials, What: azureConnectionStringEnv + " does not parse", Fix: "set it to the connection string az storage account show-connection-string prints"}
 		}
 		return &azureStore{loc: loc, container: c.ServiceClient().NewContainerClient(loc.Bucket), viaConnectionString: true}, nil
 	}
-	cred, err := azidentity.NewDefaultAzureCredential(&azidentity.DefaultAzureCredentialOptions{ClientOptions: azcore.ClientOptions{Transport: cfg.client()}})
+	cred, err := azidentity.NewDefaultAzureCredential(&azidentity.DefaultAzureCredentialOptions{ClientOptions: azcore.ClientOptions{Transport: cfg.Client()}})
 	if err != nil {
-		return nil, &Error{Kind: ErrNoCredentials, What: "no Azure credentials", Fix: azureCredFix, Err: summed(firstLine(err.Error()), err)}
+		return nil, &publish.Error{Kind: publish.ErrNoCredentials, What: "no Azure credentials", Fix: azureCredFix, Err: sdkerr.Summed(sdkerr.FirstLine(err.Error()), err)}
 	}
-	c, err := azblob.NewClient("https://"+loc.host+"/", markedCredential{cred: cred}, opts)
+	c, err := azblob.NewClient("https://"+loc.Host+"/", markedCredential{cred: cred}, opts)
 	if err != nil {
-		return nil, &Error{Kind: ErrLocation, What: "Azure blob endpoint https://" + loc.host, Fix: "check the account name in --to", Err: err}
+		return nil, &publish.Error{Kind: publish.ErrLocation, What: "Azure blob endpoint https://" + loc.Host, Fix: "check the account name in the location", Err: err}
 	}
 	return &azureStore{loc: loc, container: c.ServiceClient().NewContainerClient(loc.Bucket)}, nil
 }
@@ -96,65 +110,60 @@ func connectionStringAccount(cs string) string {
 	return ""
 }
 
-func (s *azureStore) Location() Location { return s.loc }
+func (s *azureStore) Location() publish.Location { return s.loc }
 
 func (s *azureStore) PublicURL() string {
-	u := "https://" + s.loc.host + "/" + s.loc.Bucket
+	u := "https://" + s.loc.Host + "/" + s.loc.Bucket
 	if s.loc.Prefix != "" {
 		u += "/" + s.loc.Prefix
 	}
 	return u
 }
 
-func (s *azureStore) Preflight(ctx context.Context) (Preflight, error) {
+func (s *azureStore) Preflight(ctx context.Context) (publish.Preflight, error) {
 	fix := fmt.Sprintf("az storage container set-permission --account-name %s --name %s --public-access blob (the account must allow blob public access: az storage account update --name %s --allow-blob-public-access true)",
 		s.loc.Account, s.loc.Bucket, s.loc.Account)
 	props, err := s.container.GetProperties(ctx, nil)
 	if err != nil {
-		err = s.error(err, "reading container "+quote(s.loc.Bucket)+" of account "+quote(s.loc.Account))
-		if errors.Is(err, ErrPermissionDenied) {
+		err = s.error(err, "reading container "+strconv.Quote(s.loc.Bucket)+" of account "+strconv.Quote(s.loc.Account))
+		if errors.Is(err, publish.ErrPermissionDenied) {
 			// A role that may write blobs may lack the container's
 			// properties: its writes and reads tell.
-			return Preflight{Access: AccessUnknown, AccessFix: fix}, nil
+			return publish.Preflight{Access: publish.AccessUnknown, AccessFix: fix}, nil
 		}
-		return Preflight{}, err
+		return publish.Preflight{}, err
 	}
 	if props.BlobPublicAccess == nil || *props.BlobPublicAccess == "" {
-		return Preflight{Access: AccessPrivate, AccessFix: fix}, nil
+		return publish.Preflight{Access: publish.AccessPrivate, AccessFix: fix}, nil
 	}
-	return Preflight{Access: AccessPublic, AccessFix: fix}, nil
+	return publish.Preflight{Access: publish.AccessPublic, AccessFix: fix}, nil
 }
 
-func (s *azureStore) Get(ctx context.Context, name string, max int64) ([]byte, error) {
-	data, _, err := s.GetVersion(ctx, name, max)
-	return data, err
-}
-
-// GetVersion reads the blob; its version is its ETag.
-func (s *azureStore) GetVersion(ctx context.Context, name string, max int64) ([]byte, Version, error) {
+// Get reads the blob; its version is its ETag.
+func (s *azureStore) Get(ctx context.Context, name string, max int64) ([]byte, publish.Version, error) {
 	resp, err := s.container.NewBlobClient(s.loc.Key(name)).DownloadStream(ctx, nil)
 	if err != nil {
 		return nil, "", s.error(err, "reading "+s.loc.URL(name))
 	}
 	defer resp.Body.Close()
-	data, err := readObject(resp.Body, s.loc.URL(name), max, "delete the blob, or publish elsewhere")
+	data, err := publish.ReadObject(resp.Body, s.loc.URL(name), max)
 	if err != nil {
 		return nil, "", err
 	}
-	var v Version
+	var v publish.Version
 	if resp.ETag != nil {
-		v = Version(*resp.ETag)
+		v = publish.Version(*resp.ETag)
 	}
 	return data, v, nil
 }
 
-func (s *azureStore) Put(ctx context.Context, o Object) error {
+func (s *azureStore) Put(ctx context.Context, o publish.Object) error {
 	return s.put(ctx, o, nil)
 }
 
 // PutIf writes with If-Match: the ETag read, or If-None-Match: * for a
 // blob read absent.
-func (s *azureStore) PutIf(ctx context.Context, o Object, v Version) error {
+func (s *azureStore) PutIf(ctx context.Context, o publish.Object, v publish.Version) error {
 	cond := &blob.ModifiedAccessConditions{}
 	if v == "" {
 		absent := azcore.ETagAny
@@ -166,7 +175,7 @@ func (s *azureStore) PutIf(ctx context.Context, o Object, v Version) error {
 	return s.put(ctx, o, &blob.AccessConditions{ModifiedAccessConditions: cond})
 }
 
-func (s *azureStore) put(ctx context.Context, o Object, cond *blob.AccessConditions) error {
+func (s *azureStore) put(ctx context.Context, o publish.Object, cond *blob.AccessConditions) error {
 	body := readSeekNopCloser{bytes.NewReader(o.Data)}
 	_, err := s.container.NewBlockBlobClient(s.loc.Key(o.Name)).Upload(ctx, body, &blockblob.UploadOptions{
 		HTTPHeaders:      &blob.HTTPHeaders{BlobContentType: &o.ContentType, BlobCacheControl: &o.CacheControl},
@@ -186,35 +195,35 @@ func (readSeekNopCloser) Close() error { return nil }
 func (s *azureStore) error(err error, what string) error {
 	var ce *credError
 	if errors.As(err, &ce) {
-		return &Error{Kind: ErrNoCredentials, What: what + ": no Azure credentials", Fix: azureCredFix, Err: summed(firstLine(ce.err.Error()), ce.err)}
+		return &publish.Error{Kind: publish.ErrNoCredentials, What: what + ": no Azure credentials", Fix: azureCredFix, Err: sdkerr.Summed(sdkerr.FirstLine(ce.err.Error()), ce.err)}
 	}
 	var re *azcore.ResponseError
 	if !errors.As(err, &re) {
-		return &Error{Kind: ErrStore, What: what, Fix: "check that the account " + quote(s.loc.Account) + " exists and is reachable", Err: summed(firstLine(err.Error()), err)}
+		return &publish.Error{Kind: publish.ErrStore, What: what, Fix: "check that the account " + strconv.Quote(s.loc.Account) + " exists and is reachable", Err: sdkerr.Summed(sdkerr.FirstLine(err.Error()), err)}
 	}
 	code := re.ErrorCode
 	if code == "" {
 		code = http.StatusText(re.StatusCode)
 	}
-	short := summed(fmt.Sprintf("%d %s", re.StatusCode, code), err)
+	short := sdkerr.Summed(fmt.Sprintf("%d %s", re.StatusCode, code), err)
 	switch {
 	case bloberror.HasCode(err, bloberror.ConditionNotMet, bloberror.BlobAlreadyExists) || re.StatusCode == http.StatusPreconditionFailed:
-		return &Error{Kind: ErrChanged, What: what + ": it changed since it was read", Err: short}
+		return &publish.Error{Kind: publish.ErrChanged, What: what + ": it changed since it was read", Err: short}
 	case bloberror.HasCode(err, bloberror.ContainerNotFound):
-		return &Error{Kind: ErrNotFound, What: what + ": no such container",
+		return &publish.Error{Kind: publish.ErrNotFound, What: what + ": no such container",
 			Fix: fmt.Sprintf("create it: az storage container create --account-name %s --name %s --public-access blob", s.loc.Account, s.loc.Bucket), Err: short}
 	case bloberror.HasCode(err, bloberror.BlobNotFound, bloberror.ResourceNotFound) || re.StatusCode == http.StatusNotFound:
-		return &Error{Kind: ErrNotFound, What: what + ": not found", Err: short}
+		return &publish.Error{Kind: publish.ErrNotFound, What: what + ": not found", Err: short}
 	case bloberror.HasCode(err, bloberror.AuthenticationFailed, bloberror.InvalidAuthenticationInfo, bloberror.NoAuthenticationInformation):
 		fix := azureCredFix
 		if s.viaConnectionString {
 			fix = "set " + azureConnectionStringEnv + " to the account's current connection string (az storage account show-connection-string)"
 		}
-		return &Error{Kind: ErrNoCredentials, What: what + ": the credentials were refused", Fix: fix, Err: short}
+		return &publish.Error{Kind: publish.ErrNoCredentials, What: what + ": the credentials were refused", Fix: fix, Err: short}
 	case re.StatusCode == http.StatusForbidden:
-		return &Error{Kind: ErrPermissionDenied, What: what + ": permission denied",
+		return &publish.Error{Kind: publish.ErrPermissionDenied, What: what + ": permission denied",
 			Fix: fmt.Sprintf("grant the identity the Storage Blob Data Contributor role on the container: az role assignment create --role \"Storage Blob Data Contributor\" --assignee IDENTITY --scope .../storageAccounts/%s/blobServices/default/containers/%s", s.loc.Account, s.loc.Bucket),
 			Err: short}
 	}
-	return &Error{Kind: ErrStore, What: what, Fix: "try again; if it persists, see the store's status", Err: short}
+	return &publish.Error{Kind: publish.ErrStore, What: what, Fix: "try again; if it persists, see the store's status", Err: short}
 }

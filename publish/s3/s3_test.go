@@ -1,6 +1,4 @@
-//go:build !ksa_nos3
-
-package publish
+package s3
 
 import (
 	"context"
@@ -13,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ksa-go/ksa/publish"
 )
 
 // caBundle writes a CA certificate for AWS_CA_BUNDLE, as corporate
@@ -35,14 +35,14 @@ func TestS3PreflightAccess(t *testing.T) {
 		name   string
 		status int
 		body   string
-		want   Access
+		want   publish.Access
 	}{
-		{name: "public policy", status: 200, body: `<PolicyStatus><IsPublic>TRUE</IsPublic></PolicyStatus>`, want: AccessPublic},
-		{name: "private policy", status: 200, body: `<PolicyStatus><IsPublic>FALSE</IsPublic></PolicyStatus>`, want: AccessPrivate},
-		{name: "no policy", status: 404, body: `<Error><Code>NoSuchBucketPolicy</Code><Message>The bucket policy does not exist</Message></Error>`, want: AccessPrivate},
-		{name: "not implemented", status: 501, body: `<Error><Code>NotImplemented</Code><Message>no</Message></Error>`, want: AccessUnknown},
-		{name: "not allowed", status: 403, body: `<Error><Code>AccessDenied</Code><Message>no</Message></Error>`, want: AccessUnknown},
-		{name: "another answer", status: 200, body: `<ListBucketResult><Name>oidc</Name></ListBucketResult>`, want: AccessUnknown},
+		{name: "public policy", status: 200, body: `<PolicyStatus><IsPublic>TRUE</IsPublic></PolicyStatus>`, want: publish.AccessPublic},
+		{name: "private policy", status: 200, body: `<PolicyStatus><IsPublic>FALSE</IsPublic></PolicyStatus>`, want: publish.AccessPrivate},
+		{name: "no policy", status: 404, body: `<Error><Code>NoSuchBucketPolicy</Code><Message>The bucket policy does not exist</Message></Error>`, want: publish.AccessPrivate},
+		{name: "not implemented", status: 501, body: `<Error><Code>NotImplemented</Code><Message>no</Message></Error>`, want: publish.AccessUnknown},
+		{name: "not allowed", status: 403, body: `<Error><Code>AccessDenied</Code><Message>no</Message></Error>`, want: publish.AccessUnknown},
+		{name: "another answer", status: 200, body: `<ListBucketResult><Name>oidc</Name></ListBucketResult>`, want: publish.AccessUnknown},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,9 +64,9 @@ func TestS3PreflightAccess(t *testing.T) {
 			t.Setenv("AWS_CA_BUNDLE", caBundle(t))
 			t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "config"))
 			t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "credentials"))
-			loc, err := ParseLocation("s3://oidc/cluster-1")
+			loc, err := publish.ParseLocation("s3://oidc/cluster-1")
 			require.NoError(t, err)
-			st, err := Open(context.Background(), loc, Config{})
+			st, err := Open(context.Background(), loc, publish.Config{})
 			require.NoError(t, err)
 			assert.Equal(t, "https://oidc.s3.eu-west-1.amazonaws.com/cluster-1", st.PublicURL())
 			pf, err := st.Preflight(context.Background())

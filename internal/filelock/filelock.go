@@ -1,4 +1,5 @@
-// Package filelock holds the command's advisory locks: an exclusive
+// Package filelock holds the advisory locks of file-backed stores (a
+// ring file, a directory a site is published to): an exclusive
 // flock(2) on a file or a directory, taken without waiting, so that two
 // runs that must not overlap find out at once and say so.
 //

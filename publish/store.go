@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"time"
 )
 
@@ -45,7 +46,14 @@ type Preflight struct {
 	AccessFix string
 }
 
-// Store is a place documents are published to.
+// Version names what a store held of an object when it was read, for
+// [Store.PutIf]: its ETag (Azure, S3), its generation (GCS), a digest of
+// its bytes (a directory). The zero Version is an absent object's.
+type Version string
+
+// Store is a place documents are published to. Every method takes the
+// caller's context, bounds what it reads, and fails with an [*Error].
+// Implementations are safe for concurrent use.
 type Store interface {
 	// Location returns where the store writes.
 	Location() Location
@@ -56,30 +64,32 @@ type Store interface {
 	// Preflight checks the credentials and the bucket or container
 	// without writing anything.
 	Preflight(ctx context.Context) (Preflight, error)
-	// Get reads an object; an absent object is an *Error of kind
-	// ErrNotFound. At most max bytes are read; more is an error.
-	Get(ctx context.Context, name string, max int64) ([]byte, error)
+	// Get reads an object of at most max bytes (more is an error of kind
+	// ErrStore) and the Version the store holds of it; an absent object
+	// is an error of kind ErrNotFound.
+	Get(ctx context.Context, name string, max int64) ([]byte, Version, error)
 	// Put writes an object with one request, replacing any object of
 	// that name; a reader sees the old object or the new one, never a
 	// part.
 	Put(ctx context.Context, o Object) error
-	// GetVersion reads an object as Get does, with the Version the
-	// store holds of it.
-	GetVersion(ctx context.Context, name string, max int64) ([]byte, Version, error)
 	// PutIf writes an object as Put does, only if the store still holds
 	// version v of it (the zero Version: only if there is none), in the
 	// same request: an object written since v was read is left as it
-	// is, and the failure is an *Error of kind ErrChanged.
+	// is, and the failure is of kind ErrChanged.
 	PutIf(ctx context.Context, o Object, v Version) error
 }
 
-// Version names what a store held of an object when it was read, for
-// [Store.PutIf]: its ETag (Azure, S3), its generation (GCS), a digest of
-// its bytes (a directory). The zero Version is an absent object's.
-type Version string
+// Opener opens the store of a location of one kind; the packages
+// publish/azblob, publish/s3 and publish/gcs each have one (Open).
+type Opener func(ctx context.Context, loc Location, cfg Config) (Store, error)
 
-// Config is what opening a store takes beyond its location.
+// Config is what opening a store takes beyond its location. Its zero value
+// opens directories only, with the system's roots.
 type Config struct {
+	// Openers open the stores of each kind but Dir (which this package
+	// opens): {S3: s3.Open, ...}. A kind without one fails with
+	// ErrNoOpener.
+	Openers map[Kind]Opener
 	// HTTPClient sends the store's requests; nil means a client with
 	// RequestTimeout (the AWS SDK's own for S3, which adds
 	// AWS_CA_BUNDLE's roots).
@@ -94,12 +104,13 @@ type Config struct {
 }
 
 // RequestTimeout bounds each request to a store when the caller's client
-// has no timeout of its own.
+// has no timeout of its own, and each request of [Publish] and a
+// [Rotation] step.
 const RequestTimeout = 30 * time.Second
 
-// client returns the configured client or the default one, trusting
-// RootCAs.
-func (c Config) client() *http.Client {
+// Client returns HTTPClient, or a new client with RequestTimeout that
+// trusts RootCAs.
+func (c Config) Client() *http.Client {
 	if c.HTTPClient != nil {
 		return c.HTTPClient
 	}
@@ -107,12 +118,13 @@ func (c Config) client() *http.Client {
 		return &http.Client{Timeout: RequestTimeout}
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	c.trust(tr)
+	c.Trust(tr)
 	return &http.Client{Transport: tr, Timeout: RequestTimeout}
 }
 
-// trust makes tr trust RootCAs (a copy: an SDK may add to it).
-func (c Config) trust(tr *http.Transport) {
+// Trust makes tr trust RootCAs (a copy: an SDK may add to it); nothing
+// when RootCAs is nil.
+func (c Config) Trust(tr *http.Transport) {
 	if c.RootCAs == nil {
 		return
 	}
@@ -122,31 +134,40 @@ func (c Config) trust(tr *http.Transport) {
 	tr.TLSClientConfig.RootCAs = c.RootCAs.Clone()
 }
 
-// Open returns the store of a location. It checks what it can without a
-// request; Preflight checks the rest.
-func Open(ctx context.Context, loc Location, cfg Config) (Store, error) {
-	switch loc.Kind {
-	case Azure:
-		return openAzure(ctx, loc, cfg)
-	case S3:
-		return openS3(ctx, loc, cfg)
-	case GCS:
-		return openGCS(ctx, loc, cfg)
-	case Dir:
-		return &dirStore{loc: loc}, nil
+// Env returns the variable name of the environment, through Getenv.
+func (c Config) Env(name string) string {
+	if c.Getenv != nil {
+		return c.Getenv(name)
 	}
-	return nil, &Error{Kind: ErrLocation, What: "location " + quote(loc.Raw) + " has no store", Fix: "give --to s3://, gs://, https://ACCOUNT.blob.core.windows.net/ or a directory"}
+	return os.Getenv(name)
 }
 
-// readObject reads a whole object of at most max bytes from r; what names
-// it in errors, and fix says what to do with one over the limit.
-func readObject(r io.Reader, what string, max int64, fix string) ([]byte, error) {
+// Open returns the store of a location: a directory, or a store of
+// cfg.Openers. It checks what it can without a request; Preflight checks
+// the rest.
+func Open(ctx context.Context, loc Location, cfg Config) (Store, error) {
+	if loc.Kind == Dir {
+		return &dirStore{loc: loc}, nil
+	}
+	if open := cfg.Openers[loc.Kind]; open != nil {
+		return open(ctx, loc, cfg)
+	}
+	if loc.Kind == "" {
+		return nil, &Error{Kind: ErrLocation, What: "location " + quote(RedactURL(loc.Raw)) + " has no store", Fix: "give the location as ParseLocation reads it"}
+	}
+	return nil, &Error{Kind: ErrNoOpener, What: "no store of kind " + string(loc.Kind) + " for location " + quote(RedactURL(loc.Raw)), Fix: "give Config.Openers the kind's Open"}
+}
+
+// ReadObject reads a whole object of at most max bytes from r, for a
+// [Store]'s Get; what names it in errors. Over the limit is an *Error of
+// kind ErrStore.
+func ReadObject(r io.Reader, what string, max int64) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, max+1))
 	if err != nil {
 		return nil, &Error{Kind: ErrStore, What: "reading " + what, Err: err}
 	}
 	if int64(len(data)) > max {
-		return nil, &Error{Kind: ErrStore, What: fmt.Sprintf("%s is over %d bytes", what, max), Fix: fix}
+		return nil, &Error{Kind: ErrStore, What: fmt.Sprintf("%s is over %d bytes", what, max), Fix: "delete the object, or publish elsewhere"}
 	}
 	return data, nil
 }

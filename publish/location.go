@@ -43,10 +43,11 @@ type Location struct {
 	Prefix string
 	// Path is the directory of a Dir location.
 	Path string
+	// Host is the Azure blob endpoint's host
+	// ("ACCOUNT.blob.core.windows.net").
+	Host string
 	// Raw is the location as given.
 	Raw string
-	// host is the Azure blob endpoint's host.
-	host string
 }
 
 // String returns the location as given.
@@ -65,7 +66,7 @@ func (l Location) Key(name string) string {
 func (l Location) URL(name string) string {
 	switch l.Kind {
 	case Azure:
-		return "https://" + l.host + "/" + l.Bucket + "/" + l.Key(name)
+		return "https://" + l.Host + "/" + l.Bucket + "/" + l.Key(name)
 	case S3:
 		return "s3://" + l.Bucket + "/" + l.Key(name)
 	case GCS:
@@ -102,7 +103,8 @@ func RedactURL(raw string) string {
 	return out
 }
 
-// ParseLocation reads a location: https://ACCOUNT.blob.core.windows.net/
+// ParseLocation reads a location (its errors are [*Error]s of kind
+// ErrLocation, quoting it through [RedactURL]): https://ACCOUNT.blob.core.windows.net/
 // CONTAINER/PREFIX (and Azure's other clouds), s3://BUCKET/PREFIX,
 // gs://BUCKET/PREFIX, file:///DIR or a path. Query strings, fragments,
 // user information, empty or dot segments are refused.
@@ -114,7 +116,7 @@ func ParseLocation(raw string) (Location, error) {
 		return Location{}, &Error{Kind: ErrLocation, What: fmt.Sprintf(format, args...), Fix: fix}
 	}
 	if raw == "" {
-		return bad("give --to a URL such as s3://BUCKET/PREFIX", "no location given")
+		return bad("give a URL such as s3://BUCKET/PREFIX", "no location given")
 	}
 	scheme, _, hasScheme := strings.Cut(raw, "://")
 	if !hasScheme {
@@ -126,7 +128,7 @@ func ParseLocation(raw string) (Location, error) {
 		return bad("give a URL such as s3://BUCKET/PREFIX, gs://BUCKET/PREFIX or https://ACCOUNT.blob.core.windows.net/CONTAINER/PREFIX", "location %q does not parse", shown)
 	}
 	if u.RawQuery != "" || u.Fragment != "" || u.User != nil || u.Opaque != "" {
-		return bad("leave credentials and SAS tokens out of the URL: they come from the environment (see 'ksa issuer publish --help')", "location %q has a query, fragment or user information", shown)
+		return bad("leave credentials and SAS tokens out of the URL: each store takes them from the environment", "location %q has a query, fragment or user information", shown)
 	}
 	switch strings.ToLower(scheme) {
 	case "file":
@@ -146,31 +148,45 @@ func ParseLocation(raw string) (Location, error) {
 		loc.Bucket = u.Host
 		loc.Prefix, err = cleanPrefix(u.Path)
 	case "https", "http":
-		host := strings.ToLower(u.Hostname())
-		for _, sfx := range azureHostSuffixes {
-			if acct, ok := strings.CutSuffix(host, sfx); ok && acct != "" && !strings.Contains(acct, ".") {
-				loc.Kind, loc.Account, loc.host = Azure, acct, host
-			}
-		}
-		if loc.Kind != Azure {
-			return bad("give an Azure blob URL https://ACCOUNT.blob.core.windows.net/CONTAINER/PREFIX, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX (the public URL of a CDN goes in --public-url)",
-				"location %q is no store ksa writes to", shown)
-		}
-		if strings.ToLower(scheme) != "https" || u.Port() != "" {
-			return bad("write https://"+host+"/CONTAINER/PREFIX (AZURE_STORAGE_CONNECTION_STRING points at another endpoint, such as Azurite)", "location %q is not Azure's https endpoint", shown)
-		}
-		container, rest, _ := strings.Cut(strings.TrimPrefix(u.Path, "/"), "/")
-		if container == "" {
-			return bad("name the container: https://"+host+"/CONTAINER/PREFIX", "location %q names no container", shown)
-		}
-		loc.Bucket = container
-		loc.Prefix, err = cleanPrefix(rest)
+		return parseAzure(loc, u, shown)
 	default:
 		return bad("use s3://, gs://, https://ACCOUNT.blob.core.windows.net/ or file://", "location %q has an unknown scheme %q", shown, scheme)
 	}
 	if err != nil {
 		return bad("write the prefix as slash-separated names, without empty, . or .. segments", "location %q: %s", shown, err)
 	}
+	return loc, nil
+}
+
+// parseAzure reads an Azure blob URL u (its scheme https or http) into loc;
+// shown is the URL as errors quote it.
+func parseAzure(loc Location, u *url.URL, shown string) (Location, error) {
+	bad := func(fix, format string, args ...any) (Location, error) {
+		return Location{}, &Error{Kind: ErrLocation, What: fmt.Sprintf(format, args...), Fix: fix}
+	}
+	host := strings.ToLower(u.Hostname())
+	for _, sfx := range azureHostSuffixes {
+		if acct, ok := strings.CutSuffix(host, sfx); ok && acct != "" && !strings.Contains(acct, ".") {
+			loc.Kind, loc.Account, loc.Host = Azure, acct, host
+		}
+	}
+	if loc.Kind != Azure {
+		return bad("give an Azure blob URL https://ACCOUNT.blob.core.windows.net/CONTAINER/PREFIX, s3://BUCKET/PREFIX or gs://BUCKET/PREFIX (the public URL of a CDN is not a store)",
+			"location %q is no store ksa writes to", shown)
+	}
+	if strings.ToLower(u.Scheme) != "https" || u.Port() != "" {
+		return bad("write https://"+host+"/CONTAINER/PREFIX (AZURE_STORAGE_CONNECTION_STRING points at another endpoint, such as Azurite)", "location %q is not Azure's https endpoint", shown)
+	}
+	container, rest, _ := strings.Cut(strings.TrimPrefix(u.Path, "/"), "/")
+	if container == "" {
+		return bad("name the container: https://"+host+"/CONTAINER/PREFIX", "location %q names no container", shown)
+	}
+	loc.Bucket = container
+	prefix, err := cleanPrefix(rest)
+	if err != nil {
+		return bad("write the prefix as slash-separated names, without empty, . or .. segments", "location %q: %s", shown, err)
+	}
+	loc.Prefix = prefix
 	return loc, nil
 }
 

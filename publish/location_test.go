@@ -137,3 +137,17 @@ func FuzzParseLocation(f *testing.F) {
 		}
 	})
 }
+
+// FuzzHeaderKeyID: the kid of any token's header, never a panic; a header
+// that does not decode has none.
+func FuzzHeaderKeyID(f *testing.F) {
+	for _, seed := range []string{"eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.e30.sig", "e30", "", ".", "eyJraWQiOjF9.x", "!!!.x"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, token string) {
+		kid := headerKeyID(token)
+		if strings.Contains(token, "!") && strings.Index(token, "!") < strings.IndexByte(token+".", '.') {
+			assert.Empty(t, kid, "a header that does not decode has no kid")
+		}
+	})
+}

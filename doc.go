@@ -108,7 +108,8 @@
 //
 //   - cmd/ksa (a module of its own): the operator's command. A
 //     self-managed issuer: issuer keygen, render, publish, check, rotate
-//     and register (azure, aws, gcp); tokens: token inspect, verify and
+//     and register (azure, aws, gcp), capi-secret (the Cluster API
+//     Secret); tokens: token inspect, verify and
 //     mint; GMSA: credspec generate and crd, webhook serve (the admission
 //     webhook); X.509: x509 inspect and csr; signer serve (the external
 //     JWT signer); pod certificates: podcert serve (the signer) and

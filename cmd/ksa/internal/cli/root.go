@@ -93,6 +93,7 @@ Commands:
   issuer register azure  print the Entra ID federated identity credentials
   issuer register aws    print the AWS IAM OIDC provider and role trust policy
   issuer register gcp    print the Google workload identity pool and provider
+  issuer capi-secret     print the Cluster API <cluster>-sa Secret of a key pair
   token inspect          decode a token without verifying it
   token verify           verify a token through its issuer's documents
   token mint             mint a token from a signing key (test clusters)

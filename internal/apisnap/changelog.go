@@ -249,6 +249,18 @@ func (c Changelog) Since(version string, headings ...string) []Entry {
 	return out
 }
 
+// Until returns the entries of groups heading in the releases up to
+// version ("v0.1.0"), that one included.
+func (c Changelog) Until(version string, headings ...string) []Entry {
+	var out []Entry
+	for _, s := range c.Sections {
+		if s.Version != "" && CompareVersions(s.Version, version) <= 0 {
+			out = append(out, s.entries(headings)...)
+		}
+	}
+	return out
+}
+
 // All returns the entries of groups heading in every section.
 func (c Changelog) All(headings ...string) []Entry {
 	var out []Entry

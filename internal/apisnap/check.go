@@ -57,23 +57,32 @@ const placeholder = "<its replacement>"
 // CheckRemovals holds the API to its release. A line of the release that
 // the API lacks (a changed signature lacks the old line) is answered for
 // when its identifier is still declared with a Deprecated doc comment (a
-// forwarder; a type's covers its fields and methods), or when an entry
-// of the changelog newer than the release, under ### Removed or ###
-// Deprecated, names the identifier (or its type) and, in another code
-// span, a replacement the API has (or a name from another module). A
-// package that is gone is answered for by an entry naming its import
+// forwarder; a type's covers its fields and methods), or by an entry of
+// the changelog in a section newer than the release that names the
+// identifier (or its type) and, in another code span, a replacement the
+// API has (or a name from another module): before the first release
+// (v0.0.0) under ### Removed or ### Deprecated; after it, under ###
+// Removed, and the identifier must have been deprecated in a release (an
+// entry under ### Deprecated in the release's section or an older one).
+// A package that is gone is answered for by an entry naming its import
 // path, or each of its identifiers. Additions are not checked, nor a
 // constant's value or an interface's new methods.
 func CheckRemovals(m Module, release Release, log Changelog) []Problem {
 	c := newChecker(m, release.API)
-	entries := log.Since(release.Version, headingRemoved, headingDeprecated)
+	r := removals{checker: c, version: release.Version, released: release.Version != firstVersion}
+	if !r.released {
+		r.entries = log.Since(release.Version, headingRemoved, headingDeprecated)
+	} else {
+		r.entries = log.Since(release.Version, headingRemoved)
+		r.deprecated = log.Until(release.Version, headingDeprecated)
+	}
 	var out []Problem
 	for _, file := range slices.Sorted(maps.Keys(release.API)) {
 		old := release.API[file]
 		short, path := filePackage(m.Path, file)
 		now, ok := m.API[file]
 		if !ok {
-			if p, ok := c.packageGone(entries, file, old); !ok {
+			if p, ok := r.packageGone(file, old); !ok {
 				out = append(out, p)
 			}
 			continue
@@ -98,16 +107,47 @@ func CheckRemovals(m Module, release Release, log Changelog) []Problem {
 				out = append(out, p)
 				continue
 			}
-			ok, named := c.cover(entries, file, id)
-			if ok {
-				continue
+			if fix, ok := r.answered(file, id, p.Name, &p); !ok {
+				p.Fix = fix
+				out = append(out, p)
 			}
-			p.Entries = named
-			p.Fix = removalFix(p.Name, named)
-			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// firstVersion is the release file's version before the first release.
+const firstVersion = "v0.0.0"
+
+// removals is CheckRemovals' reading of the changelog: the entries that
+// may answer for a removal, and, after the first release, the
+// deprecations it needs.
+type removals struct {
+	*checker
+	version string
+	// released: the release file is a release's, not v0.0.0.
+	released   bool
+	entries    []Entry
+	deprecated []Entry
+}
+
+// answered reports whether the changelog answers for the removal of id
+// from file's package (written name); if not, it says the fix and sets
+// p.Entries.
+func (r removals) answered(file, id, name string, p *Problem) (string, bool) {
+	ok, named := r.cover(r.entries, file, id)
+	if !ok {
+		p.Entries = named
+		return removalFix(name, named), false
+	}
+	if !r.released {
+		return "", true
+	}
+	if ok, _ := r.cover(r.deprecated, file, id); ok {
+		return "", true
+	}
+	return fmt.Sprintf("No release deprecated `%s` (CHANGELOG.md has no entry naming it and its replacement under ### Deprecated in %s or before): it stays one minor version more, as it was, a forwarder to its replacement with a doc comment paragraph \"Deprecated: Use [%s] instead.\", and named under ## [Unreleased] and ### Deprecated.",
+		name, r.version, placeholder), false
 }
 
 // CheckDeprecations holds each identifier whose doc comment says
@@ -250,16 +290,17 @@ func (c *checker) resolve(pkg string) (files []string, module bool) {
 
 // packageGone answers for a package that is no longer there: an entry
 // naming its import path and a replacement, or one for each identifier.
-func (c *checker) packageGone(entries []Entry, file string, old []string) (Problem, bool) {
-	_, path := filePackage(c.m.Path, file)
-	ok, named := c.cover(entries, file, "")
+func (r removals) packageGone(file string, old []string) (Problem, bool) {
+	_, path := filePackage(r.m.Path, file)
+	p := Problem{Name: path, Lines: old}
+	fix, ok := r.answered(file, "", path, &p)
 	if ok {
 		return Problem{}, true
 	}
 	all := len(old) > 0
 	for _, l := range old {
 		d, _ := parseDecl(l)
-		if ok, _ := c.cover(entries, file, d.ident()); !ok || d.name == "" {
+		if _, ok := r.answered(file, d.ident(), "", &Problem{}); !ok || d.name == "" {
 			all = false
 			break
 		}
@@ -267,7 +308,8 @@ func (c *checker) packageGone(entries []Entry, file string, old []string) (Probl
 	if all {
 		return Problem{}, true
 	}
-	return Problem{Name: path, Lines: old, Entries: named, Fix: removalFix(path, named)}, false
+	p.Fix = fix
+	return p, false
 }
 
 // removalFix says how to answer for a removal of name.

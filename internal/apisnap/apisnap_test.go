@@ -2,6 +2,7 @@ package apisnap_test
 
 import (
 	"flag"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ksa-go/ksa/internal/apisnap"
@@ -23,9 +25,15 @@ const updateCommand = "go test ./internal/apisnap -update"
 // root is the module's root, from this package's directory.
 var root = filepath.Join("..", "..")
 
-// TestAPI compares the exported API of every library package with its
-// file under api/. A difference fails the test with the lines added (+)
-// and removed (-) and the command that accepts them.
+// TestAPI holds the exported API of every library package to its file
+// under api/ ("snapshot": a difference fails with the lines added (+)
+// and removed (-) and the command that accepts them), and to the last
+// release's API in api/release.txt ("removals": a line the packages lack
+// needs a Deprecated forwarder or a CHANGELOG.md entry naming its
+// replacement, -update or not). "deprecations" holds each deprecated
+// identifier to naming its replacement; "release" holds api/release.txt
+// to CHANGELOG.md's newest release (-update writes it again after a
+// release).
 func TestAPI(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	require.NoError(t, err, "the go command is needed to list the packages")
@@ -36,20 +44,85 @@ func TestAPI(t *testing.T) {
 	}
 	pkgs, err := apisnap.Load(goTool, root, flags...)
 	require.NoError(t, err)
-	want := map[string][]string{}
+	m := apisnap.Module{API: apisnap.API{}, Deprecated: map[string]map[string]string{}}
 	for _, p := range pkgs {
-		want[p.File()] = apisnap.Lines(p.Types)
+		require.NotEqual(t, apisnap.ReleaseFile, p.File(), "package %s would have the release's file as its snapshot: rename its directory", p.Path)
+		if p.Rel == "." {
+			m.Path = p.Path
+		}
+		m.API[p.File()] = apisnap.Lines(p.Types)
+		if len(p.Deprecated) > 0 {
+			m.Deprecated[p.File()] = p.Deprecated
+		}
 	}
+	require.NotEmpty(t, m.Path, "no package at the module's root")
+	b, err := os.ReadFile(filepath.Join(root, "CHANGELOG.md"))
+	require.NoError(t, err)
+	log, err := apisnap.ParseChangelog(string(b))
+	require.NoError(t, err)
+	b, err = os.ReadFile(filepath.Join(root, filepath.FromSlash(apisnap.ReleaseFile)))
+	require.NoError(t, err, "%s is the API at the last release: take it back from the release", apisnap.ReleaseFile)
+	release, err := apisnap.ParseRelease(string(b))
+	require.NoError(t, err)
+
+	t.Run("snapshot", func(t *testing.T) { snapshot(t, m.API) })
+	removals := t.Run("removals", func(t *testing.T) {
+		of := "the API of " + release.Version
+		if release.Version == "v0.0.0" {
+			of = "the API before the first release"
+		}
+		report(t, fmt.Sprintf("The packages lack lines of %s (%s) that nothing answers for.", of, apisnap.ReleaseFile),
+			apisnap.CheckRemovals(m, release, log))
+	})
+	t.Run("deprecations", func(t *testing.T) {
+		report(t, "Deprecated identifiers must say what replaces them.", apisnap.CheckDeprecations(m, log))
+	})
+	t.Run("release", func(t *testing.T) {
+		newest, ok := log.Released()
+		require.True(t, ok, "CHANGELOG.md has no release section, and no %q", apisnap.HistoryHeading)
+		want := "v" + newest.Version
+		assert.Equal(t, string(b), release.Format(m.Path), "%s is not as apisnap writes it: take it back from the release", apisnap.ReleaseFile)
+		switch c := apisnap.CompareVersions(release.Version, want); {
+		case c > 0:
+			t.Errorf("%s holds the API of %s, newer than CHANGELOG.md's newest release, %s (line %d): take it back from that release",
+				apisnap.ReleaseFile, release.Version, want, newest.Line)
+		case c < 0 && *update && removals:
+			next := apisnap.Release{Version: want, API: m.API}
+			require.NoError(t, os.WriteFile(filepath.Join(root, filepath.FromSlash(apisnap.ReleaseFile)), []byte(next.Format(m.Path)), 0o644))
+		case c < 0:
+			t.Errorf("%s holds the API of %s, but CHANGELOG.md's newest release is %s (line %d): once the removals pass, make it that release's API with\n\n\t%s",
+				apisnap.ReleaseFile, release.Version, want, newest.Line, updateCommand)
+		}
+	})
+}
+
+// report fails t with the problems, if any, after what.
+func report(t *testing.T, what string, problems []apisnap.Problem) {
+	t.Helper()
+	if len(problems) == 0 {
+		return
+	}
+	parts := make([]string, len(problems))
+	for i, p := range problems {
+		parts[i] = p.String()
+	}
+	t.Errorf("%s An exported identifier that moves or changes keeps a Deprecated forwarder for at least one minor version, and CHANGELOG.md names it with its replacement (README.md's Development).\n\n%s",
+		what, strings.Join(parts, "\n\n"))
+}
+
+// snapshot compares the API with the files under api/, or with -update
+// writes them.
+func snapshot(t *testing.T, want apisnap.API) {
 	have := map[string][]string{}
-	err = filepath.WalkDir(filepath.Join(root, "api"), func(path string, d fs.DirEntry, err error) error {
+	err := filepath.WalkDir(filepath.Join(root, "api"), func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		b, err := os.ReadFile(path)
-		if err != nil {
+		rel, err := filepath.Rel(root, path)
+		if err != nil || filepath.ToSlash(rel) == apisnap.ReleaseFile {
 			return err
 		}
-		rel, err := filepath.Rel(root, path)
+		b, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
@@ -116,7 +189,7 @@ func readTree(t *testing.T) {
 	require.NoError(t, err)
 }
 
-func keys(ms ...map[string][]string) func(func(string) bool) {
+func keys(ms ...apisnap.API) func(func(string) bool) {
 	return func(yield func(string) bool) {
 		seen := map[string]bool{}
 		for _, m := range ms {

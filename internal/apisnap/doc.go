@@ -30,4 +30,43 @@
 // are written bare. Lines are sorted. The packages are type-checked for
 // linux/amd64, whatever the host, so the files do not depend on where the
 // test runs.
+//
+// # Removals
+//
+// api/release.txt ([ReleaseFile]) holds the API at the last release
+// (before the first, v0.0.0: the API when this check began), and the
+// test holds the packages to it whether or not it runs with -update:
+// [CheckRemovals] refuses a line of the release that the packages lack (a
+// changed signature lacks its old line) unless its identifier is still
+// declared with a "Deprecated:" doc comment (a forwarder), or
+// CHANGELOG.md, in a section after that release, has an entry that
+// names it and its replacement, each in a code span:
+//
+//	# CHANGELOG.md, under ## [Unreleased]:
+//	### Removed
+//
+//	- `jwks.Parse`: use `jwks.ParseJSON` instead.
+//
+// Before the first release the entry may be under ### Removed or ###
+// Deprecated. After it, the entry is under ### Removed and a release must
+// have deprecated the identifier (an entry under ### Deprecated in the
+// release file's section or an older one): a forwarder stays at least
+// one minor version.
+//
+// An identifier is written after its package's name ("pkg.Name",
+// "pkg.Type.Method", "pkg.Type.Field") or import path; a package gone is
+// named by its import path or its directory ("podcert/podcertctl").
+// Additions, a constant's value and an interface's new methods are not
+// checked. [CheckDeprecations] holds each deprecated identifier to a doc
+// link to its replacement in that paragraph and to an entry under ###
+// Deprecated.
+//
+// When CHANGELOG.md names a release newer than the release file's (a
+// release cut: "## [Unreleased]" became "## [0.1.0] - 2026-05-01"),
+// -update writes the release file again with the API as it is, once the
+// removals pass; until then the test fails, naming that command.
+//
+// [ParseChangelog] reads CHANGELOG.md and checks its structure as Keep a
+// Changelog writes it; the module's root test holds ksa.Version to its
+// newest release.
 package apisnap

@@ -30,6 +30,9 @@ type Package struct {
 	// module's root ("." for the root package).
 	Path, Rel string
 	Types     *types.Package
+	// Deprecated are the identifiers whose doc comment says
+	// "Deprecated:" ([Deprecations]).
+	Deprecated map[string]string
 }
 
 // listed is what go list reports of a package.
@@ -98,7 +101,7 @@ func Load(goTool, dir string, buildFlags ...string) ([]Package, error) {
 		}
 		files := make([]*ast.File, 0, len(p.GoFiles))
 		for _, name := range p.GoFiles {
-			f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution)
+			f, err := parser.ParseFile(fset, filepath.Join(p.Dir, name), nil, parser.SkipObjectResolution|parser.ParseComments)
 			if err != nil {
 				return nil, fmt.Errorf("apisnap: %w", err)
 			}
@@ -112,7 +115,7 @@ func Load(goTool, dir string, buildFlags ...string) ([]Package, error) {
 		if err != nil {
 			return nil, fmt.Errorf("apisnap: %w", err)
 		}
-		pkgs = append(pkgs, Package{Path: p.ImportPath, Rel: filepath.ToSlash(rel), Types: tp})
+		pkgs = append(pkgs, Package{Path: p.ImportPath, Rel: filepath.ToSlash(rel), Types: tp, Deprecated: Deprecations(files)})
 	}
 	slices.SortFunc(pkgs, func(a, b Package) int { return strings.Compare(a.Path, b.Path) })
 	return pkgs, nil

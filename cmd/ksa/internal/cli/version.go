@@ -6,8 +6,11 @@ import (
 	"io"
 	"net/http"
 	"runtime/debug"
+	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ksa-go/ksa"
 )
 
 // libraryPath is the module of the ksa library.
@@ -22,6 +25,11 @@ type versionInfo struct {
 	// Library is the version of the ksa library built in, "(devel)" when
 	// it comes from a checkout.
 	Library string `json:"library,omitempty"`
+	// Declared is the version the library's source declares
+	// (ksa.Version): the release it is, or the last release a checkout
+	// follows. The command is released with the library, under the same
+	// version.
+	Declared string `json:"declared_version"`
 	// Revision, Time and Modified are the VCS revision, its time, and
 	// whether the checkout had changes, when the build recorded them.
 	Revision string `json:"vcs_revision,omitempty"`
@@ -35,9 +43,9 @@ type versionInfo struct {
 func readVersion(read func() (*debug.BuildInfo, bool)) versionInfo {
 	bi, ok := read()
 	if !ok || bi == nil {
-		return versionInfo{Module: libraryPath + "/cmd/ksa", Version: "(unknown)"}
+		return versionInfo{Module: libraryPath + "/cmd/ksa", Version: "(unknown)", Declared: ksa.Version}
 	}
-	v := versionInfo{Module: bi.Main.Path, Version: bi.Main.Version, Go: bi.GoVersion}
+	v := versionInfo{Module: bi.Main.Path, Version: bi.Main.Version, Declared: ksa.Version, Go: bi.GoVersion}
 	if v.Version == "" {
 		v.Version = "(devel)"
 	}
@@ -66,11 +74,12 @@ func readVersion(read func() (*debug.BuildInfo, bool)) versionInfo {
 	return v
 }
 
-// print writes the version as text.
+// print writes the version as text. A version that is no release
+// ("(devel)", "(unknown)") follows the declared one: "v0.1.0 (devel)".
 func (v versionInfo) print(w io.Writer) {
-	fmt.Fprintf(w, "ksa %s\nmodule:   %s\n", v.Version, v.Module)
+	fmt.Fprintf(w, "ksa %s\nmodule:   %s\n", v.declared(v.Version), v.Module)
 	if v.Library != "" {
-		fmt.Fprintf(w, "library:  %s %s\n", libraryPath, v.Library)
+		fmt.Fprintf(w, "library:  %s %s\n", libraryPath, v.declared(v.Library))
 	}
 	if v.Revision != "" {
 		mod := ""
@@ -85,6 +94,15 @@ func (v versionInfo) print(w io.Writer) {
 	if v.Go != "" {
 		fmt.Fprintf(w, "go:       %s\n", v.Go)
 	}
+}
+
+// declared writes version after the declared version when it is no
+// release but a word in parentheses.
+func (v versionInfo) declared(version string) string {
+	if strings.HasPrefix(version, "(") && v.Declared != "" {
+		return v.Declared + " " + version
+	}
+	return version
 }
 
 // infoHandler serves the version as JSON on GET.
@@ -110,10 +128,12 @@ func newVersionCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the command's version and VCS revision",
-		Long: `Print the module version of ksa ("(devel)" when built from a checkout),
-the version of the ksa library built in, and the VCS revision, its time and
-whether the checkout had changes, as the Go toolchain recorded them. The
-GMSA webhook serves the same as JSON at /info.`,
+		Long: `Print the module version of ksa, the version of the ksa library built in,
+and the VCS revision, its time and whether the checkout had changes, as the
+Go toolchain recorded them. Built from a checkout, whose modules have no
+version, it prints the version the library's source declares (ksa.Version,
+the last release the checkout follows) and "(devel)": "ksa v0.1.0 (devel)".
+The GMSA webhook serves the same as JSON at /info.`,
 		Example: `  ksa version
   ksa version -o json`,
 		Args: args(0, 0),

@@ -91,6 +91,7 @@ func TestParseRingFile(t *testing.T) {
 		{name: "retired before published", file: `{"keys":[` + key + `,{"publicKeys":"/p","published":"2027-02-01T00:00:00Z","retired":"2027-01-01T00:00:00Z"}]}`, wantMsg: "ring file keys[1].retired: 2027-01-01T00:00:00Z is not after the key is published"},
 		{name: "a verify-only key that signs", file: `{"keys":[` + key + `,{"publicKeys":"/p","primary":"2027-02-01T00:00:00Z"}]}`, wantMsg: "ring file keys[1].primary: is set on a key that cannot sign"},
 		{name: "invalid UTF-8", file: "{\"keys\":[{\"key\":\"/k\xff\",\"primary\":\"2027-01-01T00:00:00Z\"}]}", wantMsg: "ring file keys[0].key: is not a string: invalid JSON at offset 19: invalid UTF-8 in string"},
+		{name: "no key signs", file: `{"keys":[{"key":"/k"},{"publicKeys":"/p"}]}`, wantMsg: "ring file keys: names no key that signs: give the key that signs a primary time"},
 		{name: "too many keys", file: `{"keys":[` + strings.Repeat(`{"publicKeys":"/p"},`, extsigner.MaxKeys) + key + `]}`, wantMsg: "ring file keys: holds more than 64 keys"},
 		{name: "too large", file: `{"keys":[` + key + `]}` + strings.Repeat(" ", extsigner.MaxRingFileBytes), wantMsg: "bytes, more than 1048576"},
 	}

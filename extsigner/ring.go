@@ -314,6 +314,12 @@ func prepareKey(k RingKey, now time.Time) (entry, error) {
 // public key and key ID the signer implies; verifyOnly keys alone may be
 // excluded from discovery. It returns the signer prepared for signing.
 func checkKey(key jwks.Key, signer crypto.Signer, verifyOnly bool) (jwks.Key, *signingKey, error) {
+	if c, ok := signer.(*checkedSigner); ok {
+		if c.checked(key) {
+			return c.key, c.sk, nil
+		}
+		signer = c.opened // another key: checked again
+	}
 	var own crypto.Signer
 	var known bool
 	if signer != nil {

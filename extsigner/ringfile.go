@@ -359,8 +359,11 @@ func (k RingFileKey) published() time.Time {
 // means keystore.Files{}: PEM file paths); PublicKeys files are read with
 // keystore.LoadPublicKeysFile. Each key is checked as the ring checks it
 // (a type kube-apiserver accepts, a probe signature of a standard-library
-// key), so that an error names the entry of the file. Errors name the
-// entry and wrap the opener's or the key's error.
+// key), so that an error names the entry of the file, and only here: the
+// Signer of a signing key is the key opened, marked as checked, which
+// NewRing and Update take as it is while its Key is the one Open returned
+// (any other Key is checked again). Errors name the entry and wrap the
+// opener's or the key's error.
 func (f *RingFile) Open(ctx context.Context, opener keystore.Opener) (RingConfig, error) {
 	if err := f.Check(); err != nil {
 		return RingConfig{}, err
@@ -400,7 +403,7 @@ func (f *RingFile) Open(ctx context.Context, opener keystore.Opener) (RingConfig
 			}
 		}
 		for _, sk := range keys {
-			key, _, err := checkKey(sk.Key, sk.Signer, sk.Signer == nil)
+			key, prepared, err := checkKey(sk.Key, sk.Signer, sk.Signer == nil)
 			if err != nil {
 				return RingConfig{}, errs.Wrap(prefix, nil, at+": its key is refused", err)
 			}
@@ -409,6 +412,9 @@ func (f *RingFile) Open(ctx context.Context, opener keystore.Opener) (RingConfig
 			}
 			from[key.KeyID] = i
 			sk.Key = key
+			if prepared != nil {
+				sk.Signer, sk.Key.Public = newCheckedSigner(sk.Signer, key, prepared)
+			}
 			sk.Published, sk.Primary, sk.Retired = k.published(), k.Primary, k.Retired
 			cfg.Schedule = append(cfg.Schedule, sk)
 		}

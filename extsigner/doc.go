@@ -173,6 +173,28 @@
 // [RingFile.Rotate] writes the next ring file of a rotation, and
 // [RingFile.AppendJSON] the file itself.
 //
+// A [RingFileWatcher] keeps a ring in step with its ring file, as a signer
+// needs: it reads the file every interval without ever waiting on it
+// ([ReadRingFile]: a regular file, at most MaxRingFileBytes), applies a
+// changed file with Update, and leaves the ring as it was when the file
+// is refused. A refused file is tried again when it, or a PIN file its
+// keys name, changes; unchanged, after a back-off (a schedule too early:
+// when it becomes safe), and never for a refusal the caller says retrying
+// makes worse (RingFileWatcherConfig.NoRetry: a PIN refused, toward a
+// token's lockout). Its hooks report each reload and each check, for logs
+// and metrics, and [RingFileWatcher.Stalled] checks that stopped ending.
+//
+//	failing := false
+//	w, err := extsigner.NewRingFileWatcher(ctx, extsigner.RingFileWatcherConfig{
+//		Path:     "/etc/ksa/ring.json", // keys: PEM files, or Opener's references
+//		OnReload: func(r extsigner.RingReload) { failing = r.Err != nil },
+//	})
+//	if err == nil {
+//		go w.Watch(ctx)
+//		ring := w.Ring() // what the signer serves
+//		_ = ring
+//	}
+//
 // # Migrating, and legacy tokens
 //
 // [Ring.AddVerifyOnly] publishes a key that never signs: the public key of
@@ -234,7 +256,8 @@
 // ksa.ErrInvalidConfig too (and jwks.ErrUnsupportedKey when jwks refuses
 // it), or [ErrDuplicateKeyID], [ErrTooManyKeys], [ErrUnknownKeyID]. A
 // rotation step or an Update refused is a [*RotationError] (ReadyAt, for
-// [ErrTooEarly]); a ring file refused matches [ErrInvalidRingFile]; claims
+// [ErrTooEarly]); a ring file refused matches [ErrInvalidRingFile] (one
+// that cannot be read is a [*RingFileReadError]); claims
 // refused match [ErrInvalidClaims]; a signing key that failed is a
 // [*SignError] (KeyID).
 package extsigner

@@ -41,6 +41,10 @@ var (
 	// it should not, or a value or a schedule the ring refuses; the error
 	// names the member.
 	ErrInvalidRingFile = errs.New(prefix, "invalid ring file")
+	// ErrRingFileStalled: no check of a ring file has ended for a while
+	// (RingFileWatcher.Stalled): a read that hangs, such as on a hung
+	// network file system, stops the reloads.
+	ErrRingFileStalled = errs.New(prefix, "ring file checks stalled")
 	// ErrSelfCheck: a signature the signing key returned does not verify
 	// with the key the ring publishes; it was not handed out.
 	// SignError.KeyID names the key.

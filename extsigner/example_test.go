@@ -6,9 +6,13 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/x509"
 	"encoding/base64"
+	"encoding/pem"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/ksa-go/ksa"
@@ -164,4 +168,62 @@ func ExampleParseRingFile() {
 	// 09:02:00: 2 keys, ES384 signs, data timestamp 09:00:00
 	// 10:04:01: 1 keys, ES384 signs, data timestamp 10:04:01
 	// true extsigner: ring file keys[0].retired: is set on the last key that signs: no key would sign after it; schedule the next primary first, and retire this key once the tokens it signed have expired
+}
+
+// A signer keeps its ring in step with its ring file: a changed file is
+// applied whole, a file refused leaves the ring as it was (and is tried
+// again later), and each attempt is reported, for the signer's log and
+// metrics. Watch checks the file every interval; here the checks are
+// made by hand.
+func ExampleNewRingFileWatcher() {
+	dir, err := os.MkdirTemp("", "ring-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	keyFile := func(name string, curve elliptic.Curve) string {
+		key, _ := ecdsa.GenerateKey(curve, rand.Reader)
+		der, _ := x509.MarshalPKCS8PrivateKey(key)
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+			panic(err)
+		}
+		return path
+	}
+	sa1, sa2 := keyFile("sa-1.key", elliptic.P256()), keyFile("sa-2.key", elliptic.P384())
+	ring := filepath.Join(dir, "ring.json")
+	write := func(content string) {
+		if err := os.WriteFile(ring, []byte(content), 0o600); err != nil {
+			panic(err)
+		}
+	}
+	write(`{"keys":[{"key":"` + sa1 + `","primary":"2027-01-01T00:00:00Z"}]}`)
+	now := time.Date(2027, 3, 1, 9, 0, 0, 0, time.UTC)
+	ctx := context.Background()
+	w, err := extsigner.NewRingFileWatcher(ctx, extsigner.RingFileWatcherConfig{
+		Path: ring, // keys: PEM files (RingFileWatcherConfig.Opener for a key store)
+		Now:  func() time.Time { return now },
+		OnReload: func(r extsigner.RingReload) {
+			if r.Err != nil {
+				fmt.Println("refused, the ring unchanged; too early:", errors.Is(r.Err, extsigner.ErrTooEarly))
+				return
+			}
+			fmt.Println("reloaded:", len(r.Keys), "keys")
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("serving", len(w.Ring().KeySet().Keys), "key")
+
+	write(`{"keys":[{"key":"` + sa1 + `","primary":"2027-01-01T00:00:00Z"},{"key":"` + sa2 + `"}]}`)
+	_, _ = w.Check(ctx)
+	write(`{"keys":[{"key":"` + sa2 + `","primary":"2027-01-01T00:00:00Z"}]}`) // sa-1 withdrawn: its tokens live
+	_, _ = w.Check(ctx)
+	fmt.Println("serving", len(w.Ring().KeySet().Keys), "keys")
+	// Output:
+	// serving 1 key
+	// reloaded: 2 keys
+	// refused, the ring unchanged; too early: true
+	// serving 2 keys
 }

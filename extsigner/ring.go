@@ -13,7 +13,7 @@ import (
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/internal/ownkey"
 	"github.com/ksa-go/ksa/jwks"
-	"github.com/ksa-go/ksa/tokens"
+	"github.com/ksa-go/ksa/rotation"
 )
 
 // Defaults and limits of a [Ring].
@@ -33,8 +33,9 @@ const (
 	// MaxMaxTokenLifetime is the largest MaxTokenLifetime, 2^32 seconds,
 	// kube-apiserver's bound on --service-account-max-token-expiration.
 	MaxMaxTokenLifetime = (1 << 32) * time.Second
-	// MaxKeys is the most keys a ring holds, verify-only keys included.
-	MaxKeys = 64
+	// MaxKeys is the most keys a ring holds, verify-only keys included:
+	// the rotation model's bound.
+	MaxKeys = rotation.MaxKeys
 	// MaxKeyIDBytes is the longest key ID kube-apiserver accepts, in bytes.
 	MaxKeyIDBytes = 1024
 	// MaxClockSkew is how far the exp of claims may lie beyond the ring's
@@ -184,6 +185,9 @@ type ringState struct {
 	// schedule at an instant, valid until next (zero: for ever).
 	sched *schedule
 	next  time.Time
+	// changedAt is the schedule's latest time at or before the state's
+	// instant: when a change it wrote took effect.
+	changedAt time.Time
 	// served is, for a ring that follows a schedule, when the ring first
 	// published each key of the state, on its clock (see carryServed).
 	served map[string]time.Time
@@ -310,6 +314,12 @@ func prepareKey(k RingKey, now time.Time) (entry, error) {
 // public key and key ID the signer implies; verifyOnly keys alone may be
 // excluded from discovery. It returns the signer prepared for signing.
 func checkKey(key jwks.Key, signer crypto.Signer, verifyOnly bool) (jwks.Key, *signingKey, error) {
+	if c, ok := signer.(*checkedSigner); ok {
+		if c.checked(key) {
+			return c.key, c.sk, nil
+		}
+		signer = c.opened // another key: checked again
+	}
 	var own crypto.Signer
 	var known bool
 	if signer != nil {
@@ -440,12 +450,4 @@ func (r *Ring) MinStaging() time.Duration { return r.minStaging }
 // signed has expired: MaxTokenLifetime, MaxClockSkew, tokens.DefaultLeeway
 // and a second. A key may be retired no sooner after its successor became
 // the primary.
-func (r *Ring) RetireWait() time.Duration { return r.retireWait() }
-
-// retireWait is how long after a key stopped signing every token it signed
-// has expired, for kube-apiserver and ksa alike: the longest lifetime, the
-// clock skew Sign allows on exp, the leeway validators allow after exp
-// (both one minute), and a second, the resolution of exp.
-func (st settings) retireWait() time.Duration {
-	return st.maxLifetime + MaxClockSkew + tokens.DefaultLeeway + time.Second
-}
+func (r *Ring) RetireWait() time.Duration { return r.policy().RetireWait() }

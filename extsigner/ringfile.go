@@ -13,6 +13,7 @@ import (
 	"github.com/ksa-go/ksa/internal/jsonx"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/keystore"
+	"github.com/ksa-go/ksa/rotation"
 )
 
 // MaxRingFileBytes bounds a ring file: 1 MiB, far above the few kilobytes
@@ -169,7 +170,7 @@ func readTime(r *jsonx.Reader) (time.Time, error) {
 	if err != nil {
 		return time.Time{}, &memberError{reason: fmt.Sprintf("%q is not an RFC 3339 time such as \"2027-03-01T09:00:00Z\"", s)}
 	}
-	if t.Before(epoch) {
+	if t.Before(time.Unix(0, 0)) {
 		return time.Time{}, &memberError{reason: fmt.Sprintf("%q is before 1970", s)}
 	}
 	return t.UTC(), nil
@@ -303,7 +304,7 @@ func (f *RingFile) Check() error {
 	if len(f.Keys) > MaxKeys {
 		return fileError(fileKeys, fmt.Sprintf("holds %d keys, more than %d", len(f.Keys), MaxKeys), nil)
 	}
-	times := make([]keyTimes, len(f.Keys))
+	keys := make([]rotation.Key, len(f.Keys))
 	for i, k := range f.Keys {
 		at := fmt.Sprintf("%s[%d]", fileKeys, i)
 		switch {
@@ -324,12 +325,23 @@ func (f *RingFile) Check() error {
 				return fileError(at+"."+fileKeyID, fmt.Sprintf("%q is the key ID of keys[%d] too", k.KeyID, j), nil)
 			}
 		}
-		times[i] = keyTimes{published: k.published(), primary: k.Primary, retired: k.Retired, signs: k.Key != ""}
+		// The entry's index is its ID: the rule broken names the entry.
+		keys[i] = rotation.Key{ID: strconv.Itoa(i), Published: k.published(), Signs: k.Primary, Retired: k.Retired,
+			VerifyOnly: k.PublicKeys != "", Unlisted: k.PublicKeys != "" && !k.PublishInDiscovery}
 	}
-	if p := checkTimes(times, st); p != nil {
-		return fileError(fmt.Sprintf("%s[%d].%s", fileKeys, p.index, [...]string{filePublished, filePrimary, fileRetired}[p.field]), p.reason, nil)
+	_, err = rotation.New(st.policy(), keys)
+	var re *rotation.RuleError
+	switch {
+	case err == nil:
+		return nil
+	case !errors.As(err, &re):
+		return fileError("", "", err) // the policy of checked settings: not reached
+	case re.Rule == rotation.ErrNoSigner:
+		return fileError(fileKeys, "names no key that signs: give the key that signs a "+filePrimary+" time", brokenRule{re})
+	case re.Index < 0:
+		return fileError(fileKeys, re.Reason, brokenRule{re})
 	}
-	return nil
+	return fileError(fmt.Sprintf("%s[%d]%s", fileKeys, re.Index, timeField(re.Field, filePublished, filePrimary, fileRetired)), ruleReason(re, keys, st), brokenRule{re})
 }
 
 // published is the key's Published time, or its Primary time when it has
@@ -347,8 +359,11 @@ func (k RingFileKey) published() time.Time {
 // means keystore.Files{}: PEM file paths); PublicKeys files are read with
 // keystore.LoadPublicKeysFile. Each key is checked as the ring checks it
 // (a type kube-apiserver accepts, a probe signature of a standard-library
-// key), so that an error names the entry of the file. Errors name the
-// entry and wrap the opener's or the key's error.
+// key), so that an error names the entry of the file, and only here: the
+// Signer of a signing key is the key opened, marked as checked, which
+// NewRing and Update take as it is while its Key is the one Open returned
+// (any other Key is checked again). Errors name the entry and wrap the
+// opener's or the key's error.
 func (f *RingFile) Open(ctx context.Context, opener keystore.Opener) (RingConfig, error) {
 	if err := f.Check(); err != nil {
 		return RingConfig{}, err
@@ -388,7 +403,7 @@ func (f *RingFile) Open(ctx context.Context, opener keystore.Opener) (RingConfig
 			}
 		}
 		for _, sk := range keys {
-			key, _, err := checkKey(sk.Key, sk.Signer, sk.Signer == nil)
+			key, prepared, err := checkKey(sk.Key, sk.Signer, sk.Signer == nil)
 			if err != nil {
 				return RingConfig{}, errs.Wrap(prefix, nil, at+": its key is refused", err)
 			}
@@ -397,6 +412,9 @@ func (f *RingFile) Open(ctx context.Context, opener keystore.Opener) (RingConfig
 			}
 			from[key.KeyID] = i
 			sk.Key = key
+			if prepared != nil {
+				sk.Signer, sk.Key.Public = newCheckedSigner(sk.Signer, key, prepared)
+			}
 			sk.Published, sk.Primary, sk.Retired = k.published(), k.Primary, k.Retired
 			cfg.Schedule = append(cfg.Schedule, sk)
 		}
@@ -436,14 +454,15 @@ func (f *RingFile) Rotate(o RotateOptions) (*RingFile, error) {
 		return nil, err
 	}
 	st, _ := newSettings(f.RefreshHint, f.MaxTokenLifetime, f.MinStaging) // checked
+	p := st.policy()
 	switch {
 	case o.Key == "":
 		return nil, fileError("", "no next key to rotate to", nil)
-	case o.Published.Before(epoch) || o.Published.IsZero():
+	case o.Published.Before(time.Unix(0, 0)) || o.Published.IsZero():
 		return nil, fileError("", "no time to publish the next key at", nil)
 	}
 	if o.Primary.IsZero() {
-		o.Primary = o.Published.Add(st.minStaging)
+		o.Primary = o.Published.Add(p.Propagation)
 	}
 	next := &RingFile{RefreshHint: f.RefreshHint, MaxTokenLifetime: f.MaxTokenLifetime, MinStaging: f.MinStaging}
 	last := -1
@@ -460,7 +479,7 @@ func (f *RingFile) Rotate(o RotateOptions) (*RingFile, error) {
 		}
 	}
 	if last >= 0 {
-		next.Keys[last].Retired = o.Primary.Add(st.retireWait())
+		next.Keys[last].Retired = o.Primary.Add(p.RetireWait())
 	}
 	next.Keys = append(next.Keys, RingFileKey{Key: o.Key, KeyID: o.KeyID, Published: o.Published.UTC(), Primary: o.Primary.UTC()})
 	if err := next.Check(); err != nil {

@@ -3,18 +3,22 @@ package extsigner_test
 import (
 	"context"
 	"crypto"
+	"crypto/ecdsa"
+	"crypto/rand"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/keystore"
 )
@@ -91,6 +95,7 @@ func TestParseRingFile(t *testing.T) {
 		{name: "retired before published", file: `{"keys":[` + key + `,{"publicKeys":"/p","published":"2027-02-01T00:00:00Z","retired":"2027-01-01T00:00:00Z"}]}`, wantMsg: "ring file keys[1].retired: 2027-01-01T00:00:00Z is not after the key is published"},
 		{name: "a verify-only key that signs", file: `{"keys":[` + key + `,{"publicKeys":"/p","primary":"2027-02-01T00:00:00Z"}]}`, wantMsg: "ring file keys[1].primary: is set on a key that cannot sign"},
 		{name: "invalid UTF-8", file: "{\"keys\":[{\"key\":\"/k\xff\",\"primary\":\"2027-01-01T00:00:00Z\"}]}", wantMsg: "ring file keys[0].key: is not a string: invalid JSON at offset 19: invalid UTF-8 in string"},
+		{name: "no key signs", file: `{"keys":[{"key":"/k"},{"publicKeys":"/p"}]}`, wantMsg: "ring file keys: names no key that signs: give the key that signs a primary time"},
 		{name: "too many keys", file: `{"keys":[` + strings.Repeat(`{"publicKeys":"/p"},`, extsigner.MaxKeys) + key + `]}`, wantMsg: "ring file keys: holds more than 64 keys"},
 		{name: "too large", file: `{"keys":[` + key + `]}` + strings.Repeat(" ", extsigner.MaxRingFileBytes), wantMsg: "bytes, more than 1048576"},
 	}
@@ -189,6 +194,89 @@ func TestRingFileOpen(t *testing.T) {
 			assert.Equal(t, 1, strings.Count(err.Error(), "extsigner: "), "one prefix: %s", err)
 		})
 	}
+}
+
+// countingSigner is a key the ring does not know (as a KMS key is), which
+// counts the calls of Public: each check of the key asks for it once.
+type countingSigner struct {
+	crypto.Signer
+	mu     sync.Mutex
+	public int
+}
+
+func (c *countingSigner) Public() crypto.PublicKey {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.public++
+	return c.Signer.Public()
+}
+
+func (c *countingSigner) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.public
+}
+
+// TestRingFileChecksOnce: a key of a ring file is checked when the file is
+// opened, and NewRing and Update take it as checked (before, each checked
+// and probed every key again); a Key changed after Open is checked again.
+func TestRingFileChecksOnce(t *testing.T) {
+	dir := t.TempDir()
+	kms := &countingSigner{Signer: key("p256")}
+	opener := keystore.OpenerFunc(func(ctx context.Context, ref string) (crypto.Signer, error) {
+		if ref == "kms:a" {
+			return kms, nil
+		}
+		return keystore.Files{}.Open(ctx, ref)
+	})
+	fileKey := writeKey(t, dir, "b.key", key("p384"))
+	f, err := extsigner.ParseRingFile([]byte(`{"keys":[{"key":"kms:a","primary":"2027-01-01T00:00:00Z"},{"key":"` + fileKey + `"}]}`))
+	require.NoError(t, err)
+	cfg, err := f.Open(t.Context(), opener)
+	require.NoError(t, err)
+	opened := kms.count()
+	require.Equal(t, 1, opened, "checked by Open")
+	clk := newClock()
+	clk.Set(time.Date(2027, 6, 1, 0, 0, 0, 0, time.UTC))
+	cfg.Now = clk.Now
+	ring, err := extsigner.NewRing(cfg)
+	require.NoError(t, err)
+	assert.Equal(t, opened, kms.count(), "NewRing checks no key again")
+	require.NoError(t, ring.Update(mustOpenWith(t, f, opener)))
+	assert.Equal(t, 2, kms.count(), "Open checked it, Update did not")
+	signed, err := ring.Sign(t.Context(), encodeClaims(testClaims(clk.Now(), time.Hour)))
+	require.NoError(t, err)
+	assert.Equal(t, kidOf2(t, key("p256")), signed.KeyID)
+	assert.Equal(t, []string{kidOf2(t, key("p256")), kidOf2(t, key("p384"))}, kids(ring.KeySet().Keys))
+
+	// A Key changed after Open is checked again, as any key is.
+	renamed := mustOpenWith(t, f, opener)
+	renamed.Schedule[1].Key.KeyID = "b"
+	renamed.Now = clk.Now
+	ring, err = extsigner.NewRing(renamed)
+	require.NoError(t, err)
+	assert.Equal(t, []string{kidOf2(t, key("p256")), "b"}, kids(ring.KeySet().Keys))
+	other := mustOpenWith(t, f, opener)
+	other.Schedule[1].Key.Public = key("p521").Public()
+	other.Now = clk.Now
+	_, err = extsigner.NewRing(other)
+	require.ErrorIs(t, err, ksa.ErrInvalidConfig)
+	assert.Contains(t, err.Error(), "public key is not the signer's")
+
+	// The signer Open returns signs as the key opened.
+	s := cfg.Schedule[1].Signer
+	assert.True(t, key("p384").Public().(interface{ Equal(crypto.PublicKey) bool }).Equal(s.Public()))
+	digest := make([]byte, 48)
+	sig, err := s.Sign(rand.Reader, digest, crypto.SHA384)
+	require.NoError(t, err)
+	assert.True(t, ecdsa.VerifyASN1(key("p384").Public().(*ecdsa.PublicKey), digest, sig))
+}
+
+func mustOpenWith(t testing.TB, f *extsigner.RingFile, opener keystore.Opener) extsigner.RingConfig {
+	t.Helper()
+	cfg, err := f.Open(t.Context(), opener)
+	require.NoError(t, err)
+	return cfg
 }
 
 // TestRingFileJSON: AppendJSON writes what ParseRingFile reads back as

@@ -160,7 +160,7 @@ func (r *Ring) promoteAt(k RingKey) (time.Time, error) {
 	case k.Signer == nil:
 		return time.Time{}, &RotationError{Step: "promote", KeyID: k.Key.KeyID, Role: k.Role, Reason: "it has no signer", Kind: ErrInvalidTransition}
 	}
-	return k.Published.Add(r.minStaging), nil
+	return k.Published.Add(r.policy().Propagation), nil
 }
 
 func (r *Ring) retireAt(k RingKey) (time.Time, error) {
@@ -168,7 +168,7 @@ func (r *Ring) retireAt(k RingKey) (time.Time, error) {
 	case RolePrimary:
 		return time.Time{}, &RotationError{Step: "retire", KeyID: k.Key.KeyID, Role: k.Role, Reason: "it signs; promote another key first", Kind: ErrInvalidTransition}
 	case RolePrevious:
-		return k.Since.Add(r.retireWait()), nil
+		return k.Since.Add(r.policy().RetireWait()), nil
 	}
 	return time.Time{}, nil // staged and verify-only keys: at once
 }

@@ -2,12 +2,15 @@ package extsigner
 
 import (
 	"crypto"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/rotation"
+	"github.com/ksa-go/ksa/tokens"
 )
 
 // ScheduledKey is a key of a ring that follows a schedule
@@ -22,14 +25,18 @@ import (
 //   - previous: a Primary before the primary's;
 //   - staged: no Primary yet (or none at all).
 //
-// A schedule is refused unless every transition it writes is safe: no two
-// keys become primary at the same time; a key that takes over from another
-// is published at least MinStaging before (so that every kube-apiserver
-// and relying party knows it); a key that signed is retired no sooner than
-// MaxTokenLifetime, MaxClockSkew, tokens.DefaultLeeway and a second after
-// the next primary took over (when every token it signed has expired),
-// and the last primary is never retired; times come in order (published,
-// primary, retired). The data timestamp FetchKeys answers is the latest
+// A schedule is refused unless every transition it writes is safe, by the
+// rules of package rotation (a schedule is a rotation.Schedule whose
+// Propagation is MinStaging and whose retirement wait is Ring.RetireWait;
+// the *ksa.ConfigError matches the rule's sentinel, such as
+// rotation.ErrStaging): no two keys become primary at the same time; a key
+// that takes over from another is published at least MinStaging before
+// (so that every kube-apiserver and relying party knows it); a key that
+// signed is retired no sooner than MaxTokenLifetime, MaxClockSkew,
+// tokens.DefaultLeeway and a second after the next primary took over
+// (when every token it signed has expired), and the last primary is never
+// retired; times come in order (published, primary, retired), from 1970
+// to the year 9999. The data timestamp FetchKeys answers is the latest
 // Published or Retired time at or before t (the Unix epoch before any):
 // the same on every replica given the same schedule.
 type ScheduledKey struct {
@@ -51,14 +58,11 @@ type ScheduledKey struct {
 	Retired time.Time
 }
 
-// epoch is the data timestamp of a schedule before any of its times.
-var epoch = time.Unix(0, 0).UTC()
-
-// schedule is a checked schedule.
+// schedule is a checked schedule: the ring's keys, prepared, and their
+// times, checked by the rotation model.
 type schedule struct {
 	keys []scheduled
-	// primaries are the indexes of the keys that sign, in Primary order.
-	primaries []int
+	rot  *rotation.Schedule
 }
 
 type scheduled struct {
@@ -66,79 +70,14 @@ type scheduled struct {
 	sk *signingKey
 }
 
-// keyTimes are the times of one key of a schedule, and whether it can sign.
-type keyTimes struct {
-	published, primary, retired time.Time
-	signs                       bool
+// policy is the rotation policy of a ring's settings: a key signs
+// MinStaging after it is published, and is retired once every token it
+// signed has expired (the longest lifetime, the clock skew Sign allows on
+// exp, the leeway validators allow after exp, and a second, the
+// resolution of exp).
+func (st settings) policy() rotation.Policy {
+	return rotation.Policy{Propagation: st.minStaging, MaxLifetime: st.maxLifetime, Skew: MaxClockSkew + tokens.DefaultLeeway + time.Second}
 }
-
-// timeField names the times of a key, for errors.
-type timeField int
-
-const (
-	fieldPublished timeField = iota
-	fieldPrimary
-	fieldRetired
-)
-
-// timesProblem is a schedule that a rule refuses: the key at index, the
-// time at fault, and why (with the fix).
-type timesProblem struct {
-	index  int
-	field  timeField
-	reason string
-}
-
-// checkTimes checks the times of a schedule against the rotation's rules
-// (see ScheduledKey) with the ring's settings; now is not involved.
-func checkTimes(keys []keyTimes, st settings) *timesProblem {
-	var primaries []int
-	for i, k := range keys {
-		if !k.retired.IsZero() && !k.published.IsZero() && !k.retired.After(k.published) {
-			return &timesProblem{i, fieldRetired, fmt.Sprintf("%s is not after the key is published (%s): retire it later, or publish it earlier", stamp(k.retired), stamp(k.published))}
-		}
-		if k.primary.IsZero() {
-			continue
-		}
-		if !k.signs {
-			return &timesProblem{i, fieldPrimary, "is set on a key that cannot sign (a verify-only key): remove it, or give the key a signer"}
-		}
-		if !k.published.IsZero() && k.primary.Before(k.published) {
-			return &timesProblem{i, fieldPrimary, fmt.Sprintf("%s is before the key is published (%s): a key must be published before it signs", stamp(k.primary), stamp(k.published))}
-		}
-		primaries = append(primaries, i)
-	}
-	slices.SortStableFunc(primaries, func(a, b int) int { return keys[a].primary.Compare(keys[b].primary) })
-	wait := st.retireWait()
-	for n, i := range primaries {
-		k := keys[i]
-		if n > 0 {
-			prev := primaries[n-1]
-			if k.primary.Equal(keys[prev].primary) {
-				return &timesProblem{i, fieldPrimary, fmt.Sprintf("%s is also the primary time of keys[%d]: two keys cannot start signing at once; give one a later time", stamp(k.primary), prev)}
-			}
-			if !k.published.IsZero() && k.primary.Before(k.published.Add(st.minStaging)) {
-				return &timesProblem{i, fieldPrimary, fmt.Sprintf("%s is less than the minimum staging time (%v) after the key is published (%s): every kube-apiserver and relying party must know a key before it signs; make it primary at %s or later, or publish it earlier",
-					stamp(k.primary), st.minStaging, stamp(k.published), stamp(k.published.Add(st.minStaging)))}
-			}
-		}
-		if k.retired.IsZero() {
-			continue
-		}
-		if n == len(primaries)-1 {
-			return &timesProblem{i, fieldRetired, "is set on the last key that signs: no key would sign after it; schedule the next primary first, and retire this key once the tokens it signed have expired"}
-		}
-		end := keys[primaries[n+1]].primary
-		if safe := end.Add(wait); k.retired.Before(safe) {
-			return &timesProblem{i, fieldRetired, fmt.Sprintf("%s is before every token the key signed has expired: it signs until keys[%d] takes over at %s, and tokens live up to %v more (the longest token lifetime, clock skew and leeway); retire it at %s or later",
-				stamp(k.retired), primaries[n+1], stamp(end), wait, stamp(safe))}
-		}
-	}
-	return nil
-}
-
-// stamp formats a time of a schedule in messages.
-func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // newSchedule checks a schedule: its keys, its times, and that it names a
 // primary at now. Errors are *ksa.ConfigError, or match ErrDuplicateKeyID
@@ -151,7 +90,7 @@ func newSchedule(keys []ScheduledKey, st settings, now time.Time) (*schedule, er
 		return nil, keyError(ErrTooManyKeys, "", fmt.Sprintf("%d keys, more than %d", len(keys), MaxKeys), nil)
 	}
 	sc := &schedule{keys: make([]scheduled, 0, len(keys))}
-	times := make([]keyTimes, len(keys))
+	times := make([]rotation.Key, len(keys))
 	for i, k := range keys {
 		key, sk, err := checkKey(k.Key, k.Signer, k.Signer == nil)
 		if err != nil {
@@ -162,90 +101,133 @@ func newSchedule(keys []ScheduledKey, st settings, now time.Time) (*schedule, er
 			if o.Key.KeyID == key.KeyID {
 				return nil, keyError(ErrDuplicateKeyID, key.KeyID, fmt.Sprintf("appears twice (Schedule[%d] and [%d])", j, i), nil)
 			}
-			if eq, ok := o.Key.Public.(interface{ Equal(crypto.PublicKey) bool }); ok && eq.Equal(key.Public) {
+			if equalKeys(o.Key.Public, key.Public) {
 				return nil, keyError(ErrDuplicateKeyID, key.KeyID, fmt.Sprintf("is the public key of Schedule[%d] (%q) again", j, o.Key.KeyID), nil)
 			}
 		}
 		sc.keys = append(sc.keys, scheduled{ScheduledKey: k, sk: sk})
-		times[i] = keyTimes{published: k.Published, primary: k.Primary, retired: k.Retired, signs: k.Signer != nil}
-		if !k.Primary.IsZero() {
-			sc.primaries = append(sc.primaries, i)
-		}
+		times[i] = rotation.Key{ID: key.KeyID, Published: k.Published, Signs: k.Primary, Retired: k.Retired, VerifyOnly: k.Signer == nil, Unlisted: key.ExcludeFromDiscovery}
 	}
-	if p := checkTimes(times, st); p != nil {
-		return nil, &ksa.ConfigError{Field: fmt.Sprintf("extsigner.RingConfig.Schedule[%d].%s", p.index, [...]string{"Published", "Primary", "Retired"}[p.field]), Reason: p.reason}
+	rot, err := rotation.New(st.policy(), times)
+	var re *rotation.RuleError
+	switch {
+	case err == nil:
+	case !errors.As(err, &re):
+		return nil, err // the policy of checked settings: not reached
+	case re.Rule == rotation.ErrNoSigner:
+		return nil, &ksa.ConfigError{Field: "extsigner.RingConfig.Schedule", Reason: "names no key that signs (no Primary time)", Err: brokenRule{re}}
+	case re.Rule == rotation.ErrKeyID:
+		return nil, keyError(ErrDuplicateKeyID, re.KeyID, re.Reason, brokenRule{re})
+	case re.Rule == rotation.ErrTooManyKeys:
+		return nil, keyError(ErrTooManyKeys, "", re.Reason, brokenRule{re})
+	default:
+		return nil, &ksa.ConfigError{Field: fmt.Sprintf("extsigner.RingConfig.Schedule[%d]%s", re.Index, timeField(re.Field, "Published", "Primary", "Retired")), Reason: ruleReason(re, times, st), Err: brokenRule{re}}
 	}
-	slices.SortStableFunc(sc.primaries, func(a, b int) int { return sc.keys[a].Primary.Compare(sc.keys[b].Primary) })
-	if sc.primaryAt(now) < 0 {
-		reason := "names no key that signs (no Primary time)"
-		if len(sc.primaries) > 0 {
-			reason = fmt.Sprintf("names no primary at %s: the first key signs at %s; give a key a primary time at or before now", stamp(now), stamp(sc.keys[sc.primaries[0]].Primary))
+	sc.rot = rot
+	if rot.At(now).Signer == "" {
+		var first time.Time // the earliest primary time
+		for _, k := range times {
+			if !k.Signs.IsZero() && (first.IsZero() || k.Signs.Before(first)) {
+				first = k.Signs
+			}
 		}
-		return nil, &ksa.ConfigError{Field: "extsigner.RingConfig.Schedule", Reason: reason}
+		return nil, &ksa.ConfigError{Field: "extsigner.RingConfig.Schedule", Reason: fmt.Sprintf("names no primary at %s: the first key signs at %s; give a key a primary time at or before now", stamp(now), stamp(first))}
 	}
 	return sc, nil
 }
 
-// primaryAt returns the index of the key that is primary at t, or -1.
-func (sc *schedule) primaryAt(t time.Time) int {
-	p := -1
-	for _, i := range sc.primaries {
-		if sc.keys[i].Primary.After(t) {
-			break
-		}
-		p = i
+// stamp formats a time of a schedule in messages.
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// timeField is ".<name>" of the time a rotation rule names (published,
+// primary, retired: the names of RingConfig's fields or of the ring
+// file's members), or "" when it names none.
+func timeField(field, published, primary, retired string) string {
+	switch field {
+	case rotation.FieldPublished:
+		return "." + published
+	case rotation.FieldSigns:
+		return "." + primary
+	case rotation.FieldRetired:
+		return "." + retired
 	}
-	return p
+	return ""
 }
+
+// ruleReason says why the key re names breaks its rule of the rotation,
+// and how to fix it, in the ring's words (a primary time for Signs, the
+// minimum staging time for the propagation time); keys are the times
+// given to rotation.New, st the ring's settings. A rule the ring has no
+// words of its own for keeps the rotation's reason.
+func ruleReason(re *rotation.RuleError, keys []rotation.Key, st settings) string {
+	if re.Index < 0 || re.Index >= len(keys) {
+		return re.Reason
+	}
+	k := keys[re.Index]
+	switch {
+	case re.Rule == rotation.ErrOrder && re.Field == rotation.FieldRetired && !re.SafeAt.IsZero():
+		return fmt.Sprintf("%s is not after the key is published (%s): retire it later, or publish it earlier", stamp(k.Retired), stamp(k.Published))
+	case re.Rule == rotation.ErrOrder && re.Field == rotation.FieldSigns && !re.SafeAt.IsZero():
+		return fmt.Sprintf("%s is before the key is published (%s): a key must be published before it signs", stamp(k.Signs), stamp(k.Published))
+	case re.Rule == rotation.ErrVerifyOnly && re.Field == rotation.FieldSigns:
+		return "is set on a key that cannot sign (a verify-only key): remove it, or give the key a signer"
+	case re.Rule == rotation.ErrTwoSigners:
+		other := slices.IndexFunc(keys, func(o rotation.Key) bool { return o.Signs.Equal(k.Signs) })
+		return fmt.Sprintf("%s is also the primary time of keys[%d]: two keys cannot start signing at once; give one a later time", stamp(k.Signs), other)
+	case re.Rule == rotation.ErrStaging:
+		return fmt.Sprintf("%s is less than the minimum staging time (%v) after the key is published (%s): every kube-apiserver and relying party must know a key before it signs; make it primary at %s or later, or publish it earlier",
+			stamp(k.Signs), st.minStaging, stamp(k.Published), stamp(re.SafeAt))
+	case re.Rule == rotation.ErrLastSigner:
+		return "is set on the last key that signs: no key would sign after it; schedule the next primary first, and retire this key once the tokens it signed have expired"
+	case re.Rule == rotation.ErrRetireEarly:
+		// The key signs until the next one takes over: the earliest Signs
+		// time after its own.
+		next := -1
+		for i, o := range keys {
+			if o.Signs.After(k.Signs) && (next < 0 || o.Signs.Before(keys[next].Signs)) {
+				next = i
+			}
+		}
+		if next < 0 {
+			return re.Reason
+		}
+		wait := st.policy().RetireWait()
+		return fmt.Sprintf("%s is before every token the key signed has expired: it signs until keys[%d] takes over at %s, and tokens live up to %v more (the longest token lifetime, clock skew and leeway); retire it at %s or later",
+			stamp(k.Retired), next, stamp(keys[next].Signs), wait, stamp(re.SafeAt))
+	}
+	return re.Reason
+}
+
+// brokenRule is the cause of a schedule refused: the rule of the rotation
+// it breaks, for errors.Is (rotation.ErrStaging, ...) and errors.As
+// (*rotation.RuleError). It prints nothing: the error it causes says it
+// in the ring's words.
+type brokenRule struct{ err *rotation.RuleError }
+
+func (b brokenRule) Error() string { return "" }
+func (b brokenRule) Unwrap() error { return b.err }
 
 // at is the ring's state at t.
 func (sc *schedule) at(t time.Time) *ringState {
-	s := &ringState{sched: sc, stamp: epoch}
-	p := sc.primaryAt(t)
-	// successor[i] is when the key after primary i took over.
-	var next time.Time
-	consider := func(x time.Time) {
-		if x.After(t) && (next.IsZero() || x.Before(next)) {
-			next = x
-		}
-	}
-	for i, k := range sc.keys {
-		consider(k.Published)
-		consider(k.Primary)
-		consider(k.Retired)
-		for _, x := range []time.Time{k.Published, k.Retired} {
-			if !x.IsZero() && !x.After(t) && x.After(s.stamp) {
-				s.stamp = x
-			}
-		}
-		if (!k.Published.IsZero() && k.Published.After(t)) || (!k.Retired.IsZero() && !k.Retired.After(t)) {
-			continue
-		}
-		rk := RingKey{Key: k.Key, Signer: k.Signer, Published: k.Published, Since: k.Published}
-		switch {
-		case k.Signer == nil:
+	st := sc.rot.At(t)
+	s := &ringState{sched: sc, stamp: st.DataTimestamp, next: st.Next, changedAt: st.Changed, keys: make([]entry, 0, len(st.Keys))}
+	for _, k := range st.Keys {
+		sk := sc.keys[k.Index]
+		rk := RingKey{Key: sk.Key, Signer: sk.Signer, Published: k.Published, Since: k.Since}
+		switch k.Role {
+		case rotation.RoleVerifyOnly:
 			rk.Role = RoleVerifyOnly
-		case i == p:
-			rk.Role, rk.Since = RolePrimary, k.Primary
-			s.primary = sc.keys[i].sk
-		case !k.Primary.IsZero() && !k.Primary.After(t):
-			rk.Role, rk.Since = RolePrevious, sc.successor(i)
+		case rotation.RoleSigning:
+			rk.Role = RolePrimary
+			s.primary = sk.sk
+		case rotation.RolePrevious:
+			rk.Role = RolePrevious
 		default:
 			rk.Role = RoleStaged
 		}
-		s.keys = append(s.keys, entry{RingKey: rk, sk: sc.keys[i].sk})
+		s.keys = append(s.keys, entry{RingKey: rk, sk: sk.sk})
 	}
-	s.next = next
 	return s
-}
-
-// successor returns when the key after primary i started signing.
-func (sc *schedule) successor(i int) time.Time {
-	n := slices.Index(sc.primaries, i)
-	if n < 0 || n+1 >= len(sc.primaries) {
-		return time.Time{}
-	}
-	return sc.keys[sc.primaries[n+1]].Primary
 }
 
 // current returns the ring's state at now: for a ring that follows a
@@ -303,20 +285,7 @@ func (r *Ring) changed(old, s *ringState, cause string, now time.Time) {
 	}
 	at := now
 	if cause == ChangeSchedule {
-		at = s.sched.lastTransition(now)
+		at = s.changedAt
 	}
 	r.onChange(RingChange{Cause: cause, At: at, Primary: s.primary.kid, PreviousPrimary: old.primary.kid, Keys: s.ringKeys(), DataTimestamp: s.stamp})
-}
-
-// lastTransition returns the latest time of the schedule at or before t.
-func (sc *schedule) lastTransition(t time.Time) time.Time {
-	var last time.Time
-	for _, k := range sc.keys {
-		for _, x := range []time.Time{k.Published, k.Primary, k.Retired} {
-			if !x.IsZero() && !x.After(t) && x.After(last) {
-				last = x
-			}
-		}
-	}
-	return last
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/rotation"
 )
 
 // rotationSchedule is a rotation written in advance, around t0: old signs
@@ -227,6 +228,7 @@ func TestNewRingScheduleRefused(t *testing.T) {
 		{name: "a key ID twice", schedule: []extsigner.ScheduledKey{{Signer: p256, Key: jwks.Key{KeyID: "k"}, Primary: start}, {Signer: other, Key: jwks.Key{KeyID: "k"}}}, wantErr: extsigner.ErrDuplicateKeyID},
 		{name: "excluded signing key", schedule: []extsigner.ScheduledKey{{Signer: p256, Key: jwks.Key{ExcludeFromDiscovery: true}, Primary: start}}, wantErr: ksa.ErrInvalidConfig},
 		{name: "Ed25519", schedule: []extsigner.ScheduledKey{signs(key("ed25519"), zero, start, zero)}, wantErr: ksa.ErrInvalidConfig},
+		{name: "a time before 1970", schedule: []extsigner.ScheduledKey{signs(p256, time.Unix(-1, 0), start, zero)}, wantErr: ksa.ErrInvalidConfig, wantMsg: "Schedule[0].Published 1969-12-31T23:59:59Z is not between 1970 and the year 9999"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -239,12 +241,29 @@ func TestNewRingScheduleRefused(t *testing.T) {
 			assert.Nil(t, ring)
 			assert.Contains(t, err.Error(), tt.wantMsg)
 			assert.Equal(t, 1, strings.Count(err.Error(), "extsigner: "), "one prefix: %s", err)
+			assert.NotContains(t, err.Error(), "rotation", "said once, in the ring's words: %s", err)
 		})
 	}
 	_, err := extsigner.NewRing(extsigner.RingConfig{Schedule: []extsigner.ScheduledKey{signs(p256, zero, start, zero)}, Keys: []extsigner.RingKey{primary(p256)}})
 	assert.ErrorIs(t, err, ksa.ErrInvalidConfig, "Keys and Schedule")
 	_, err = extsigner.NewRing(extsigner.RingConfig{Schedule: []extsigner.ScheduledKey{signs(p256, zero, start, zero)}, DataTimestamp: now})
 	assert.ErrorIs(t, err, ksa.ErrInvalidConfig, "a data timestamp for a schedule")
+}
+
+// TestNewRingScheduleRule: a schedule refused matches the rule of the
+// rotation model it breaks, and carries its earliest safe time.
+func TestNewRingScheduleRule(t *testing.T) {
+	t0 := time.Date(2027, 3, 1, 9, 0, 0, 0, time.UTC)
+	_, err := extsigner.NewRing(extsigner.RingConfig{Now: func() time.Time { return t0 }, Schedule: []extsigner.ScheduledKey{
+		{Signer: key("p256"), Primary: time.Unix(0, 0)},
+		{Signer: key("rsa2048"), Published: t0, Primary: t0.Add(time.Minute)},
+	}})
+	require.ErrorIs(t, err, ksa.ErrInvalidConfig)
+	require.ErrorIs(t, err, rotation.ErrStaging)
+	var re *rotation.RuleError
+	require.ErrorAs(t, err, &re)
+	assert.Equal(t, t0.Add(2*time.Minute), re.SafeAt)
+	assert.Equal(t, 1, re.Index)
 }
 
 // TestScheduleRefusesRotationSteps: a ring that follows a schedule changes

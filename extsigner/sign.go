@@ -195,3 +195,47 @@ func signatureSize(pub crypto.PublicKey) int {
 	}
 	return 0
 }
+
+// checkedSigner is a signing key [RingFile.Open] checked as the ring
+// checks it: the key published and its signer prepared (a
+// standard-library key copied and probed). NewRing and Update take it as
+// it is while the ScheduledKey's Key is the one checked, so that a ring
+// file's key is checked once; with any other Key, the key opened is
+// checked again. Outside a ring it signs as the key opened.
+type checkedSigner struct {
+	opened crypto.Signer
+	key    jwks.Key
+	sk     *signingKey
+}
+
+// newCheckedSigner marks the key opened, checked as key and prepared as
+// sk; it returns the signer and the public key to hand out with it: the
+// key opened's own for a standard-library key, so that nothing done to
+// the value handed out reaches the ring's copy.
+func newCheckedSigner(opened crypto.Signer, key jwks.Key, sk *signingKey) (*checkedSigner, crypto.PublicKey) {
+	pub := key.Public
+	if !sk.verify {
+		pub = opened.Public()
+	}
+	return &checkedSigner{opened: opened, key: key, sk: sk}, pub
+}
+
+// checked reports whether key is the key the signer was checked as.
+func (c *checkedSigner) checked(key jwks.Key) bool {
+	return key.KeyID == c.key.KeyID && key.Algorithm == c.key.Algorithm && key.ExcludeFromDiscovery == c.key.ExcludeFromDiscovery &&
+		key.Public != nil && equalKeys(key.Public, c.key.Public)
+}
+
+func (c *checkedSigner) Public() crypto.PublicKey { return c.opened.Public() }
+
+func (c *checkedSigner) Sign(rand io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
+	return c.opened.Sign(rand, digest, opts)
+}
+
+// SignContext signs with the key opened, with ctx when it takes one.
+func (c *checkedSigner) SignContext(ctx context.Context, rand io.Reader, digest []byte, opts crypto.SignerOpts) ([]byte, error) {
+	if cs, ok := c.opened.(ContextSigner); ok {
+		return cs.SignContext(ctx, rand, digest, opts)
+	}
+	return c.opened.Sign(rand, digest, opts)
+}

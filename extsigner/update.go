@@ -1,11 +1,13 @@
 package extsigner
 
 import (
-	"crypto"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/internal/errs"
+	"github.com/ksa-go/ksa/rotation"
 )
 
 // Update replaces the schedule of a ring that follows one, as a reload of
@@ -66,79 +68,53 @@ func (r *Ring) Update(cfg RingConfig) error {
 		return err
 	}
 	ns := sc.at(now)
-	ns.served = carryServed(cur, ns, now)
-	if err := r.safeUpdate(cur, sc, ns, now); err != nil {
+	if err := checkReplace(cur, sc, ns, now); err != nil {
 		return err
 	}
+	ns.served = carryServed(cur, ns, now)
 	old := r.state.Load()
 	r.state.Store(ns)
 	r.changed(old, ns, ChangeUpdate, now)
 	return nil
 }
 
-// safeUpdate refuses a new schedule sc (state ns at now) that could make a
-// token fail that the ring in state cur may have signed or published.
-func (r *Ring) safeUpdate(cur *ringState, sc *schedule, ns *ringState, now time.Time) error {
-	wait := r.retireWait()
+// checkReplace refuses a new schedule sc (state ns at now) that could make
+// a token fail that the ring in state cur may have signed or published: a
+// key ID given to another key, and what the rotation model's CheckReplace
+// refuses, counting each key's staging from when the ring first served
+// it.
+func checkReplace(cur *ringState, sc *schedule, ns *ringState, now time.Time) error {
 	for _, k := range cur.keys {
-		j := sc.index(k.Key.KeyID)
-		if j >= 0 {
-			if eq, ok := k.Key.Public.(interface{ Equal(crypto.PublicKey) bool }); !ok || !eq.Equal(sc.keys[j].Key.Public) {
-				return keyError(ErrDuplicateKeyID, k.Key.KeyID, "names another key than the one the ring publishes: give the new key another key ID", nil)
-			}
-		}
-		var until time.Time // the key must stay published until then
-		switch k.Role {
-		case RolePrimary:
-			until = now.Add(wait)
-		case RolePrevious:
-			until = k.Since.Add(wait)
-		default:
-			continue
-		}
-		if !until.After(now) {
-			continue
-		}
-		if j < 0 || ns.index(k.Key.KeyID) < 0 {
-			return &RotationError{Step: "withdraw", KeyID: k.Key.KeyID, Role: k.Role, Reason: "tokens it signed may still be live; keep it in the schedule", ReadyAt: until, Kind: ErrTooEarly}
-		}
-		if retired := sc.keys[j].Retired; !retired.IsZero() && retired.Before(until) {
-			return &RotationError{Step: "retire", KeyID: k.Key.KeyID, Role: k.Role, Reason: fmt.Sprintf("at %s, while tokens it signed may still be live", stamp(retired)), ReadyAt: until, Kind: ErrTooEarly}
+		if j := sc.index(k.Key.KeyID); j >= 0 && !equalKeys(k.Key.Public, sc.keys[j].Key.Public) {
+			return keyError(ErrDuplicateKeyID, k.Key.KeyID, "names another key than the one the ring publishes: give the new key another key ID", nil)
 		}
 	}
-	// Every key that starts signing from now on must have been published
-	// by this ring for MinStaging by then, counted from the later of its
-	// written Published time and when the ring first published it: a key
-	// this update adds with a Published time in the past is first
-	// published now, and no kube-apiserver or relying party can hold it
-	// yet.
-	p := sc.primaryAt(now)
-	for _, i := range sc.primaries {
-		k := sc.keys[i]
-		start := k.Primary
-		if !start.After(now) {
-			if i != p || k.Key.KeyID == cur.primary.kid {
-				continue // signed before now, or signs already
-			}
-			start = now
-		}
-		from := k.Published
-		if t, ok := ns.served[k.Key.KeyID]; ok && t.After(from) {
-			from = t
-		}
-		if ready := from.Add(r.minStaging); start.Before(ready) {
-			role := RoleStaged
-			if j := ns.index(k.Key.KeyID); j >= 0 {
-				role = ns.keys[j].Role
-			}
-			reason := "published by the ring for less than the minimum staging time"
-			if start.After(now) {
-				reason = fmt.Sprintf("at %s: %s", stamp(start), reason)
-			}
-			return &RotationError{Step: "promote", KeyID: k.Key.KeyID, Role: role, Reason: reason, ReadyAt: ready, Kind: ErrTooEarly}
-		}
+	err := cur.sched.rot.CheckReplace(sc.rot, now, cur.served)
+	var re *rotation.RuleError
+	if err == nil || !errors.As(err, &re) {
+		return err
 	}
-	return nil
+	rerr := &RotationError{KeyID: re.KeyID, ReadyAt: re.SafeAt, Kind: ErrTooEarly}
+	switch {
+	case re.Rule == rotation.ErrStaging:
+		rerr.Step, rerr.Role, rerr.Reason = "promote", RoleStaged, "published by the ring for less than the minimum staging time"
+		if j := ns.index(re.KeyID); j >= 0 {
+			rerr.Role = ns.keys[j].Role
+		}
+		if start := sc.keys[re.Index].Primary; start.After(now) {
+			rerr.Reason = fmt.Sprintf("at %s: %s", stamp(start), rerr.Reason)
+		}
+	case re.Rule == rotation.ErrRetireEarly && re.Field == rotation.FieldRetired:
+		rerr.Step, rerr.Reason = "retire", fmt.Sprintf("at %s, while tokens it signed may still be live", stamp(sc.keys[re.Index].Retired))
+	case re.Rule == rotation.ErrRetireEarly:
+		rerr.Step, rerr.Reason = "withdraw", "tokens it signed may still be live; keep it in the schedule"
+	default: // no other rule refuses a replacement
+		return errs.Wrap(prefix, ErrInvalidTransition, "", brokenRule{re})
+	}
+	if j := cur.index(re.KeyID); j >= 0 && rerr.Step != "promote" {
+		rerr.Role = cur.keys[j].Role
+	}
+	return rerr
 }
 
 // carryServed returns when the ring first published each key of s: a key

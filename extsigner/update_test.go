@@ -10,6 +10,7 @@ import (
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/jwks"
+	"github.com/ksa-go/ksa/rotation"
 )
 
 // TestUpdate: a new schedule applies at once and whole when it cannot make
@@ -193,4 +194,47 @@ func TestUpdateBackdatedKey(t *testing.T) {
 type step struct {
 	at       time.Duration
 	schedule []extsigner.ScheduledKey
+}
+
+// TestUpdateRefusalStep: an update refused names the step it would take
+// too early, the key and its role: a key withdrawn or retired while its
+// tokens may be live, a key that would sign before it is staged; the
+// refusal matches the rule of the rotation model too.
+func TestUpdateRefusalStep(t *testing.T) {
+	t0 := time.Date(2027, 3, 1, 9, 0, 0, 0, time.UTC)
+	start := time.Unix(0, 0)
+	wait := time.Hour + extsigner.MaxClockSkew + time.Minute + time.Second
+	a, b := key("p256"), key("rsa2048")
+	current := []extsigner.ScheduledKey{{Signer: a, Primary: start, Retired: t0.Add(wait)}, {Signer: b, Published: t0.Add(-time.Hour), Primary: t0}}
+	now := t0.Add(10 * time.Minute)
+	tests := []struct {
+		name     string
+		schedule []extsigner.ScheduledKey
+		want     extsigner.RotationError
+		rule     error
+	}{
+		{name: "the previous key withdrawn", schedule: current[1:], rule: rotation.ErrRetireEarly,
+			want: extsigner.RotationError{Step: "withdraw", KeyID: kidOf2(t, a), Role: extsigner.RolePrevious, Reason: "tokens it signed may still be live; keep it in the schedule", ReadyAt: t0.Add(wait)}},
+		// Written as if b took over in 1970, a may be retired now: but the
+		// ring's a signed until t0.
+		{name: "the previous key retired now", schedule: []extsigner.ScheduledKey{{Signer: a, Primary: start, Retired: now}, {Signer: b, Primary: start.Add(time.Second)}}, rule: rotation.ErrRetireEarly,
+			want: extsigner.RotationError{Step: "retire", KeyID: kidOf2(t, a), Role: extsigner.RolePrevious, Reason: "at 2027-03-01T09:10:00Z, while tokens it signed may still be live", ReadyAt: t0.Add(wait)}},
+		{name: "a key new to the ring signs in a minute", schedule: []extsigner.ScheduledKey{current[0], {Signer: b, Published: t0.Add(-time.Hour), Primary: t0, Retired: now.Add(time.Minute).Add(wait)}, {Signer: key("p384"), Published: t0, Primary: now.Add(time.Minute)}},
+			rule: rotation.ErrStaging,
+			want: extsigner.RotationError{Step: "promote", KeyID: kidOf2(t, key("p384")), Role: extsigner.RoleStaged, Reason: "at 2027-03-01T09:11:00Z: published by the ring for less than the minimum staging time", ReadyAt: now.Add(2 * time.Minute)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newClock()
+			clk.Set(now)
+			ring, err := extsigner.NewRing(extsigner.RingConfig{Schedule: current, MaxTokenLifetime: time.Hour, Now: clk.Now})
+			require.NoError(t, err)
+			err = ring.Update(extsigner.RingConfig{Schedule: tt.schedule, MaxTokenLifetime: time.Hour})
+			var rerr *extsigner.RotationError
+			require.ErrorAs(t, err, &rerr)
+			tt.want.Kind = extsigner.ErrTooEarly
+			assert.Equal(t, tt.want, *rerr)
+			assert.NotErrorIs(t, err, tt.rule, "a RotationError, not the model's")
+		})
+	}
 }

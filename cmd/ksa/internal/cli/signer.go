@@ -51,7 +51,7 @@ type signerFlags struct {
 // Defaults of "ksa signer serve".
 const (
 	// defaultRingInterval is how often the ring file is read for changes.
-	defaultRingInterval = 10 * time.Second
+	defaultRingInterval = extsigner.DefaultRingCheckInterval
 )
 
 // keyOpener opens the signing keys "ksa signer serve" and "ksa issuer
@@ -289,7 +289,7 @@ func (f *signerFlags) run(a *app, cmd *cobra.Command) error {
 		return fail(err, bugFix, "registering the signer's metrics")
 	}
 	if src.file != nil {
-		obs.metrics.ObserveRingCheck(src.file.lastChecked()) // the read at the start
+		obs.metrics.ObserveRingCheck(src.file.LastCheck()) // the read at the start
 	}
 	srv, err := grpcserver.NewServer(grpcserver.Config{Ring: ring, OnRequest: obs.request, ProbeInterval: f.probeInterval, Now: a.now})
 	if err != nil {
@@ -306,7 +306,7 @@ func (f *signerFlags) run(a *app, cmd *cobra.Command) error {
 	if f.opsAddr != "" {
 		ready := &signerReadiness{log: log, keyStore: srv.Ready}
 		if src.file != nil {
-			ready.ringFile = src.file.stalled
+			ready.ringFile = src.file.Stalled
 		}
 		opsSrv, err := ops.Listen(ops.Config{Addr: f.opsAddr, Gatherer: reg, Log: log, Ready: ready.check})
 		if err != nil {
@@ -321,7 +321,7 @@ func (f *signerFlags) run(a *app, cmd *cobra.Command) error {
 		opsAddr = opsSrv.Addr()
 	}
 	if src.file != nil {
-		go src.file.watch(ctx)
+		go src.file.Watch(ctx)
 	}
 	go func() {
 		<-ctx.Done()

@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/ksa-go/ksa/cmd/ksa/internal/keystores"
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/extsigner/grpcserver"
 	"github.com/ksa-go/ksa/ksaprom"
@@ -90,6 +91,40 @@ func (o *signerObserver) change(c extsigner.RingChange) {
 func (o *signerObserver) reload(err error) {
 	if o.metrics != nil {
 		o.metrics.ObserveReload(err)
+	}
+}
+
+// ringReload logs and counts an attempt to apply the ring file: a reload,
+// or a refusal (logged when it says something new).
+func (o *signerObserver) ringReload(path string, r extsigner.RingReload) {
+	o.reload(r.Err)
+	if r.Err == nil {
+		primary := ""
+		for _, k := range r.Keys {
+			if k.Role == extsigner.RolePrimary {
+				primary = k.Key.KeyID
+			}
+		}
+		o.log.Info("ring file reloaded", "file", path, "primary", primary, "keys", describeKeys(r.Keys))
+		return
+	}
+	err := r.Err
+	var re *extsigner.RingFileReadError
+	if errors.As(err, &re) {
+		err = ringFileReadError(path, err)
+	}
+	if !r.Repeated {
+		o.log.Error("ring file refused: serving the last good ring", "file", path, "error", oneLine(libText(err)))
+	}
+	if errors.Is(r.Err, keystores.ErrLoginRefused) {
+		o.log.Error("a key store refused the PIN: the ring file is not tried again until it or a PIN file it names changes", "file", path)
+	}
+}
+
+// ringCheck counts a check of the ring file that ended.
+func (o *signerObserver) ringCheck(at time.Time) {
+	if o.metrics != nil {
+		o.metrics.ObserveRingCheck(at)
 	}
 }
 

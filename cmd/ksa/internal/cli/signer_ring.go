@@ -21,7 +21,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ksa-go/ksa"
-	"github.com/ksa-go/ksa/cmd/ksa/internal/keystores"
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/keystore"
@@ -173,7 +172,7 @@ const (
 // refused file's identity is its content and the PINs its keys'
 // references read (hashed, with a key of the process): it is tried again
 // at once when that changed. Unchanged, a file refused because a key store
-// refused the PIN (keystores.ErrLoginRefused) is not tried again, since
+// refused the PIN (keystore.ErrLoginRefused) is not tried again, since
 // every failed login counts toward the token's lockout; one refused for
 // another reason is tried again after interval, doubling each time up to
 // ringRetryMax, or for a schedule too early when it becomes safe.
@@ -320,7 +319,7 @@ func (w *ringWatcher) refused(id *[sha256.Size]byte, err error) {
 	now := w.now()
 	var early *extsigner.RotationError
 	switch {
-	case errors.Is(err, keystores.ErrLoginRefused):
+	case errors.Is(err, keystore.ErrLoginRefused):
 		w.retryAt = time.Time{}
 		w.obs.log.Error("a key store refused the PIN: the ring file is not tried again until it or a PIN file it names changes", "file", w.path)
 		return

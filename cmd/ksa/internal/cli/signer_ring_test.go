@@ -27,7 +27,6 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	externaljwtv1 "k8s.io/externaljwt/apis/v1"
 
-	"github.com/ksa-go/ksa/cmd/ksa/internal/keystores"
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/keystore"
@@ -357,13 +356,13 @@ func TestRingWatcherRetries(t *testing.T) {
 
 	t.Run("PIN refused", func(t *testing.T) {
 		clk := &testClock{now: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)}
-		opener := &countingOpener{key: hsmKey, err: fmt.Errorf("%s: the token refused the PIN: CKR_PIN_INCORRECT: %w", hsmRef, keystores.ErrLoginRefused)}
+		opener := &countingOpener{key: hsmKey, err: fmt.Errorf("%s: the token refused the PIN: CKR_PIN_INCORRECT: %w", hsmRef, keystore.ErrLoginRefused)}
 		w, logBuf, _ := newTestWatcher(t, path, opener, clk, interval)
 		t.Cleanup(func() { require.NoError(t, os.WriteFile(path, []byte(first), 0o600)) })
 		replaceFile(t, path, withHSM)
 		for range 9 * 6 { // 9 minutes of checks
 			_, err := w.check(t.Context())
-			require.ErrorIs(t, err, keystores.ErrLoginRefused)
+			require.ErrorIs(t, err, keystore.ErrLoginRefused)
 			clk.Add(interval)
 		}
 		assert.Equal(t, 1, opener.count(), "one login in 9 minutes")

@@ -38,32 +38,3 @@ func (s *Stores) Create(ctx context.Context, ref string, spec keystore.KeySpec) 
 
 // Close closes the stores; keys opened through them stop signing.
 func (s *Stores) Close() error { return s.get().Close() }
-
-// missing refuses the references of a key store this build leaves out,
-// saying how to get it back.
-type missing struct{ what, fix string }
-
-// tagged is the store a build tag left out.
-func tagged(scheme keystore.Scheme, tag string) missing {
-	return missing{what: "this ksa was built without " + string(scheme) + " support", fix: "rebuild it without -tags " + tag}
-}
-
-func (m missing) Open(_ context.Context, ref string) (crypto.Signer, error) {
-	r, err := keystore.ParseRef(ref)
-	if err != nil {
-		return nil, err
-	}
-	return nil, m.refuse(r)
-}
-
-func (m missing) Create(_ context.Context, ref string, _ keystore.KeySpec) (keystore.Created, error) {
-	r, err := keystore.ParseNewKeyRef(ref)
-	if err != nil {
-		return keystore.Created{}, err
-	}
-	return keystore.Created{}, m.refuse(r)
-}
-
-func (m missing) refuse(r keystore.Ref) error {
-	return &keystore.StoreError{Ref: r.String(), What: m.what, Fix: m.fix, Kind: keystore.ErrUnsupportedStore}
-}

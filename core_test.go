@@ -70,6 +70,39 @@ func TestCoreImportsOnlyTheStandardLibrary(t *testing.T) {
 	assert.Empty(t, outside, "core packages import packages from modules outside the standard library")
 }
 
+// keyStoreLeaves are the key-store packages of ring 2 (ARCHITECTURE.md),
+// each with the module paths only it links: a program importing one
+// builds none of the others' clients.
+var keyStoreLeaves = map[string][]string{
+	"github.com/ksa-go/ksa/keystore/pkcs11":   {"github.com/miekg/pkcs11", "github.com/ThalesGroup/crypto11"},
+	"github.com/ksa-go/ksa/keystore/awskms":   {"github.com/aws/aws-sdk-go-v2/service/kms"},
+	"github.com/ksa-go/ksa/keystore/cloudkms": {"cloud.google.com/go/kms"},
+	"github.com/ksa-go/ksa/keystore/azurekms": {"github.com/Azure/azure-sdk-for-go/sdk/security/keyvault"},
+}
+
+// TestKeyStoreLeavesLinkTheirOwn lists each key-store package's
+// dependencies with the go command: its own client is there, and no other
+// key store's.
+func TestKeyStoreLeavesLinkTheirOwn(t *testing.T) {
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is not on PATH")
+	}
+	for leaf := range keyStoreLeaves {
+		out, err := exec.Command(goTool, "list", "-deps", leaf).CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		deps := string(out)
+		for other, theirs := range keyStoreLeaves {
+			for _, m := range theirs {
+				assert.Equal(t, other == leaf, strings.Contains(deps, m+"\n") || strings.Contains(deps, m+"/"), "%s links %s", leaf, m)
+			}
+			if other != leaf {
+				assert.NotContains(t, deps, other+"\n", "%s imports %s", leaf, other)
+			}
+		}
+	}
+}
+
 // TestInternalImportsRunDown: the module's internal packages import the
 // standard library, other modules (testify for test helpers) and each
 // other, never a package above them (jwks, tokens, ...): imports run one

@@ -30,10 +30,12 @@
 //   - keystore: signing keys by reference: a PEM key file, or a key in an
 //     HSM or KMS named by a pkcs11:, awskms:, cloudkms: or azurekms: URI,
 //     checked before any store is asked and never shown with a secret; the
-//     Opener seam a program opens them through; PEM key files as
-//     kube-apiserver reads them, checked with jwks' key rules.
+//     Opener (and Creator) seam a program opens and creates them through,
+//     and Openers, which gives each reference to the store of its scheme;
+//     PEM key files as kube-apiserver reads them, checked with jwks' key
+//     rules.
 //   - keystore/keystoretest: a SoftHSM2 token and a local-kms (AWS KMS) of
-//     a test's own.
+//     a test's own, and the conformance checks every key store passes.
 //   - tokens: minting bound service-account tokens byte-identical to
 //     kube-apiserver's, validating them as it does (stricter where it is
 //     lenient) with an optional result cache, and the projected-token file
@@ -103,6 +105,13 @@
 //   - publish/s3 (aws-sdk-go-v2): the publish.Store of an S3 bucket.
 //   - publish/gcs (cloud.google.com/go/storage): the publish.Store of a
 //     Google Cloud Storage bucket.
+//   - keystore/pkcs11 (go.step.sm/crypto, crypto11; cgo): keys on PKCS #11
+//     tokens (HSMs): one login per token, a second PIN refused.
+//   - keystore/awskms (go.step.sm/crypto, aws-sdk-go-v2): keys in AWS KMS.
+//   - keystore/cloudkms (go.step.sm/crypto, Google's Cloud KMS client):
+//     key versions in Google Cloud KMS.
+//   - keystore/azurekms (go.step.sm/crypto, azkeys): keys in Azure Key
+//     Vault.
 //
 // And the programs:
 //

@@ -45,7 +45,11 @@ import (
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/jwxkeys"
 	"github.com/ksa-go/ksa/keystore"
+	"github.com/ksa-go/ksa/keystore/awskms"
+	"github.com/ksa-go/ksa/keystore/azurekms"
+	"github.com/ksa-go/ksa/keystore/cloudkms"
 	"github.com/ksa-go/ksa/keystore/keystoretest"
+	"github.com/ksa-go/ksa/keystore/pkcs11"
 	"github.com/ksa-go/ksa/ksaprom"
 	"github.com/ksa-go/ksa/kubeapi"
 	"github.com/ksa-go/ksa/oidc"
@@ -219,6 +223,20 @@ func TestErrorMessages(t *testing.T) {
 	// Installed or not, SoftHSM2 cannot put a token under a file.
 	_, err = keystoretest.NewSoftHSM(filepath.Join(writeTemp(t, "not-a-dir", ""), "hsm"))
 	add("keystoretest", err)
+	_, err = keystore.Openers{}.Open(ctx, "cloudkms:projects/p/locations/l/keyRings/r/cryptoKeys/k/cryptoKeyVersions/1")
+	add("keystore openers without the store", err)
+	_, err = keystore.Openers{}.Create(ctx, "sa.key", keystore.KeySpec{})
+	add("keystore openers create a file", err)
+	_, err = (&pkcs11.Store{}).Open(ctx, "pkcs11:token=ksa;id=01?pin-source="+filepath.Join(t.TempDir(), "missing-pin"))
+	add("pkcs11 PIN file", err)
+	_, err = (&pkcs11.Store{}).Open(ctx, "awskms:key-id=1234abcd-12ab-34cd-56ef-1234567890ab")
+	add("pkcs11 another store's reference", err)
+	_, err = (&awskms.Store{}).Create(ctx, "awskms:name=sa", keystore.KeySpec{RSA: true, Bits: 1024})
+	add("awskms key spec", err)
+	_, err = (&cloudkms.Store{}).Create(ctx, "cloudkms:projects/p/locations/l/keyRings/r/cryptoKeys/k", keystore.KeySpec{Curve: elliptic.P521()})
+	add("cloudkms key spec", err)
+	_, err = azurekms.NewStore(azurekms.Config{MaxCalls: -1})
+	add("azurekms config", err)
 	_, err = jwks.ParsePublicKeysPEM([]byte("-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n"))
 	add("jwks PEM", err)
 	_, err = jwks.NewRemote(jwks.RemoteConfig{URL: "http://x"})

@@ -1,11 +1,14 @@
 // Package keystore is the home of signing keys by reference: keys named by
 // where they live rather than handed over in memory, a PEM key file or a
 // key in a key store (an HSM or a KMS). It parses and checks references,
-// reads PEM key files as kube-apiserver does, and defines [Opener], the
-// seam through which a program opens a key by reference. The library
-// links no key-store client: a program chooses its own (the ksa command
-// opens pkcs11, awskms, cloudkms and azurekms keys through step-ca's
-// go.step.sm/crypto). Public keys, JWK and JWKS documents and key IDs are
+// reads PEM key files as kube-apiserver does, and defines [Opener] and
+// [Creator], the seams through which a program opens and creates a key by
+// reference. This package links no key-store client: each has a package
+// of its own below it (keystore/pkcs11, keystore/awskms,
+// keystore/cloudkms, keystore/azurekms, over step-ca's go.step.sm/crypto),
+// so that a program builds only the stores it imports, and [Openers]
+// gives each reference to the store of its scheme. Public keys, JWK and
+// JWKS documents and key IDs are
 // jwks' business; this package reads files and private keys, and uses jwks
 // to check what it reads.
 //
@@ -60,13 +63,33 @@
 // attributes replaced by REDACTED, so that a message can always name a
 // key by its reference.
 //
-// # Opening keys
+// # Opening and creating keys
 //
-// An [Opener] opens the key a reference names as a crypto.Signer. [Files]
-// opens PEM files and refuses key-store URIs with [ErrUnsupportedStore];
-// a program linking key-store clients has an Opener of its own. Openers
-// report the failures of a key store as errors matching [ErrKeyStore]
-// that wrap the store's error.
+// An [Opener] opens the key a reference names as a crypto.Signer; a
+// [Creator] makes a key of a [KeySpec] in a key store and returns its
+// reference ([Created]). [Files] opens PEM files and refuses key-store
+// URIs with [ErrUnsupportedStore]. [Openers] opens PEM files itself and
+// gives each key-store reference to the Opener of its scheme, which a
+// program sets from the store packages it imports; a scheme left unset is
+// refused with [ErrUnsupportedStore]:
+//
+//	hsm, err := pkcs11.NewStore(pkcs11.Config{})
+//	aws, err := awskms.NewStore(awskms.Config{})
+//	keys := keystore.Openers{PKCS11: hsm, AWSKMS: aws}
+//	defer keys.Close()
+//	signer, err := keys.Open(ctx, "awskms:key-id=1234abcd-12ab-34cd-56ef-1234567890ab")
+//	created, err := keys.Create(ctx, "pkcs11:token=ksa;id=0a0c;object=sa-2?pin-source=/run/secrets/pin", keystore.KeySpec{})
+//
+// The stores report their failures as a *[StoreError]: the key's
+// reference, what went wrong and how to fix it, matching [ErrKeyStore]
+// (a PIN refused: [ErrLoginRefused]), [ErrUnsupportedStore] or
+// jwks.ErrUnsupportedKey, and wrapping the store's error, so that a
+// program can say it in its own words. Every store checks a key when it
+// opens it, with jwks' key rules and a probe signature verified with its
+// public key, which it reads then and never again; a remote store's
+// signatures end with their caller's context, at most [MaxRemoteCalls]
+// per key in flight. keystore/keystoretest holds the checks every store
+// passes.
 //
 // # Limits and errors
 //

@@ -2,6 +2,7 @@ package keystore
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/ksa-go/ksa/internal/errs"
 )
@@ -34,6 +35,13 @@ var (
 	// store's own error (and context.DeadlineExceeded when the caller's
 	// deadline passed).
 	ErrKeyStore = errs.New(prefix, "key store failed")
+	// ErrLoginRefused matches a key store that refused to log in with the
+	// credentials the key's reference gives: a PKCS #11 token that refused
+	// the PIN (CKR_PIN_INCORRECT and the other CKR_PIN_ codes) or whose PIN
+	// is locked. The same credentials fail again, and on an HSM every
+	// failed login counts toward locking the PIN or the partition: try
+	// again only once they changed. It matches ErrKeyStore too.
+	ErrLoginRefused = errs.Wrap(prefix, ErrKeyStore, "login refused", nil)
 )
 
 // RefError reports a key reference refused before any key store is asked.
@@ -65,3 +73,52 @@ func (e *RefError) Error() string {
 
 // Is reports whether target is [ErrInvalidRef].
 func (e *RefError) Is(target error) bool { return target == ErrInvalidRef }
+
+// StoreError is a key store's failure to open, create or sign with a key,
+// in the words of an operator: the key's reference, what went wrong and
+// how to fix it, so that a program can say it in its own terms (a flag's
+// name) without parsing the message. It matches Kind ([ErrKeyStore],
+// [ErrLoginRefused], [ErrUnsupportedStore] or jwks.ErrUnsupportedKey) and
+// wraps the store's error. The key store packages (keystore/pkcs11,
+// keystore/awskms, keystore/cloudkms, keystore/azurekms) and [Openers]
+// return it.
+type StoreError struct {
+	// Ref is the key's reference, as [Ref.String] shows it: no secret.
+	Ref string
+	// What says what went wrong: "the token refused the PIN".
+	What string
+	// Detail is what of the store's own error is worth showing
+	// ("CKR_PIN_INCORRECT", "connection refused"); empty when What says
+	// it all.
+	Detail string
+	// Fix says how to put it right.
+	Fix string
+	// Kind is the sentinel the error matches.
+	Kind error
+	// Err is the store's error, or nil.
+	Err error
+}
+
+// Error returns "keystore: REF: WHAT: DETAIL; FIX" on one line.
+func (e *StoreError) Error() string {
+	msg := e.Ref + ": " + e.What
+	if e.Detail != "" {
+		msg += ": " + e.Detail
+	}
+	if e.Fix != "" {
+		msg += "; " + e.Fix
+	}
+	return errs.Msg(prefix, strings.Join(strings.Fields(msg), " "), nil)
+}
+
+// Unwrap returns the kind and the store's error.
+func (e *StoreError) Unwrap() []error {
+	var out []error
+	if e.Kind != nil {
+		out = append(out, e.Kind)
+	}
+	if e.Err != nil {
+		out = append(out, e.Err)
+	}
+	return out
+}

@@ -104,3 +104,42 @@ func ExampleParseRef() {
 	// pkcs11 ksa 0a0b
 	// true pkcs11:token=ksa;id=0a0b?pin-value=REDACTED
 }
+
+// A program opens every key through one Openers: PEM files itself, each
+// key store through the store set for its scheme (here none, so a key
+// on an HSM is refused, naming the package that opens it).
+func ExampleOpeners() {
+	dir, err := os.MkdirTemp("", "keystore-example-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		panic(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		panic(err)
+	}
+	path := filepath.Join(dir, "sa.key")
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		panic(err)
+	}
+
+	keys := keystore.Openers{}
+	defer keys.Close()
+	signer, err := keys.Open(context.Background(), path)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(signer.Public().(*ecdsa.PublicKey).Equal(&key.PublicKey))
+	_, err = keys.Open(context.Background(), "pkcs11:token=ksa;id=0a0b?pin-source=/run/secrets/pin")
+	var e *keystore.StoreError
+	fmt.Println(errors.Is(err, keystore.ErrUnsupportedStore), errors.As(err, &e))
+	fmt.Println(e.Fix)
+	// Output:
+	// true
+	// true true
+	// give it an opener of them (package github.com/ksa-go/ksa/keystore/pkcs11)
+}

@@ -223,7 +223,7 @@ func ParseRef(s string) (Ref, error) { return parse(s, false) }
 func ParseNewKeyRef(s string) (Ref, error) { return parse(s, true) }
 
 // anyRefFix is the advice for a reference that names nothing usable.
-const anyRefFix = "give a PEM key file path, or a pkcs11:, awskms:, cloudkms: or azurekms: URI (write ./NAME for a file whose name has a colon)"
+const anyRefFix = "give a PEM key file path, or a key-store URI (pkcs11:..., awskms:..., cloudkms:... or azurekms:...; write ./NAME for a file whose name has a colon)"
 
 func parse(s string, create bool) (Ref, error) {
 	switch {

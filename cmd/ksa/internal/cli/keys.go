@@ -18,7 +18,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ksa-go/ksa/cmd/ksa/internal/keystores"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/keystore"
 )
@@ -144,7 +143,7 @@ func (a *app) openStoreKey(ctx context.Context, r keystore.Ref, flag string) (cr
 
 // keyStoreError explains a key store's failure in the flag's words.
 func keyStoreError(flag string, err error) error {
-	var e *keystores.Error
+	var e *keystore.StoreError
 	if errors.As(err, &e) {
 		what := e.What
 		if e.Detail != "" {
@@ -294,10 +293,10 @@ func keyType(pub crypto.PublicKey) string {
 // createStoreKey makes a key of spec in a key store and writes its public
 // key to publicOut, which is checked first: a refused file leaves no key
 // behind. flag names the flag of the reference.
-func (a *app) createStoreKey(ctx context.Context, r keystore.Ref, spec keySpec, flag, publicOut string) (keystores.Created, error) {
+func (a *app) createStoreKey(ctx context.Context, r keystore.Ref, spec keySpec, flag, publicOut string) (keystore.Created, error) {
 	ks, err := spec.storeSpec()
 	if err != nil {
-		return keystores.Created{}, err
+		return keystore.Created{}, err
 	}
 	pubFlag := "--public-out"
 	if flag != "--out" {
@@ -305,19 +304,19 @@ func (a *app) createStoreKey(ctx context.Context, r keystore.Ref, spec keySpec, 
 	}
 	if publicOut != "" {
 		if _, err := a.checkWritable(output{path: publicOut, flag: pubFlag}); err != nil {
-			return keystores.Created{}, err
+			return keystore.Created{}, err
 		}
 	}
 	created, err := a.keys.Create(ctx, r.String(), ks)
 	if err != nil {
-		return keystores.Created{}, keyStoreError(flag, err)
+		return keystore.Created{}, keyStoreError(flag, err)
 	}
 	if publicOut == "" {
 		return created, nil
 	}
 	der, err := x509.MarshalPKIXPublicKey(created.Public)
 	if err != nil {
-		return keystores.Created{}, fail(err, bugFix, "encoding the public key of %s", created.Ref)
+		return keystore.Created{}, fail(err, bugFix, "encoding the public key of %s", created.Ref)
 	}
 	pub := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
 	if err := a.writeOutputs(output{path: publicOut, data: pub, perm: 0o644, flag: pubFlag,
@@ -326,28 +325,28 @@ func (a *app) createStoreKey(ctx context.Context, r keystore.Ref, spec keySpec, 
 		if e := (*Error)(nil); errors.As(err, &e) {
 			what = e.What
 		}
-		return keystores.Created{}, fail(nil, "the key exists: give its reference to ksa issuer render --key to publish it", "created %s, but %s", created.Ref, what)
+		return keystore.Created{}, fail(nil, "the key exists: give its reference to ksa issuer render --key to publish it", "created %s, but %s", created.Ref, what)
 	}
 	return created, nil
 }
 
 // storeSpec is the key spec of a key to make, in a key store or here.
-func (s keySpec) storeSpec() (keystores.KeySpec, error) {
-	signer := keystores.KeySpec{}
+func (s keySpec) storeSpec() (keystore.KeySpec, error) {
+	signer := keystore.KeySpec{}
 	switch strings.ToLower(s.Type) {
 	case "rsa":
 		if s.Bits < jwks.MinRSABits || s.Bits > jwks.MaxRSABits {
 			return signer, usage(fmt.Sprintf("use --bits between %d and %d (2048 or 3072 is usual)", jwks.MinRSABits, jwks.MaxRSABits), "--bits %d is out of range", s.Bits)
 		}
-		return keystores.KeySpec{RSA: true, Bits: s.Bits}, nil
+		return keystore.KeySpec{RSA: true, Bits: s.Bits}, nil
 	case "ecdsa", "ec":
 		switch strings.ToUpper(s.Curve) {
 		case "P-256", "P256":
-			return keystores.KeySpec{Curve: elliptic.P256()}, nil
+			return keystore.KeySpec{Curve: elliptic.P256()}, nil
 		case "P-384", "P384":
-			return keystores.KeySpec{Curve: elliptic.P384()}, nil
+			return keystore.KeySpec{Curve: elliptic.P384()}, nil
 		case "P-521", "P521":
-			return keystores.KeySpec{Curve: elliptic.P521()}, nil
+			return keystore.KeySpec{Curve: elliptic.P521()}, nil
 		}
 		return signer, usage("use --curve P-256, P-384 or P-521", "--curve %q is not supported", s.Curve)
 	}

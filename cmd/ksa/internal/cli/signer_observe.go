@@ -10,9 +10,9 @@ import (
 
 	"google.golang.org/grpc/codes"
 
-	"github.com/ksa-go/ksa/cmd/ksa/internal/keystores"
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/extsigner/grpcserver"
+	"github.com/ksa-go/ksa/keystore"
 	"github.com/ksa-go/ksa/ksaprom"
 )
 
@@ -116,7 +116,7 @@ func (o *signerObserver) ringReload(path string, r extsigner.RingReload) {
 	if !r.Repeated {
 		o.log.Error("ring file refused: serving the last good ring", "file", path, "error", oneLine(libText(err)))
 	}
-	if errors.Is(r.Err, keystores.ErrLoginRefused) {
+	if errors.Is(r.Err, keystore.ErrLoginRefused) {
 		o.log.Error("a key store refused the PIN: the ring file is not tried again until it or a PIN file it names changes", "file", path)
 	}
 }

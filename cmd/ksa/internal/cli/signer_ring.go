@@ -13,7 +13,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ksa-go/ksa"
-	"github.com/ksa-go/ksa/cmd/ksa/internal/keystores"
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/keystore"
@@ -62,7 +61,7 @@ func (o *signerObserver) ringFileWatcherConfig(path string, opener keystore.Open
 	return extsigner.RingFileWatcherConfig{
 		Path: path, Opener: opener, Parse: parseRingFile, Interval: interval, Now: now, OnChange: o.change,
 		// Every failed login counts toward locking the token's PIN.
-		NoRetry:  func(err error) bool { return errors.Is(err, keystores.ErrLoginRefused) },
+		NoRetry:  func(err error) bool { return errors.Is(err, keystore.ErrLoginRefused) },
 		OnReload: func(r extsigner.RingReload) { o.ringReload(path, r) },
 		OnCheck:  o.ringCheck,
 	}

@@ -27,7 +27,6 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	externaljwtv1 "k8s.io/externaljwt/apis/v1"
 
-	"github.com/ksa-go/ksa/cmd/ksa/internal/keystores"
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/keystore"
@@ -241,7 +240,7 @@ func TestSignerRingFileObserved(t *testing.T) {
 	good := fmt.Sprintf("keys:\n- key: %s\n  primary: \"2026-01-01T00:00:00Z\"\n", ec)
 	replaceFile(t, path, good)
 	clk := &testClock{now: time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)}
-	pinErr := fmt.Errorf("pkcs11:token=ksa: the token refused the PIN: CKR_PIN_INCORRECT: %w", keystores.ErrLoginRefused)
+	pinErr := fmt.Errorf("pkcs11:token=ksa: the token refused the PIN: CKR_PIN_INCORRECT: %w", keystore.ErrLoginRefused)
 	w, logBuf, reg := newTestWatcher(t, path, keystore.OpenerFunc(func(ctx context.Context, ref string) (crypto.Signer, error) {
 		if strings.HasPrefix(ref, "pkcs11:") {
 			return nil, pinErr

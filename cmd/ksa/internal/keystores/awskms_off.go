@@ -2,23 +2,7 @@
 
 package keystores
 
-import (
-	"context"
-	"crypto"
-	"errors"
+import "github.com/ksa-go/ksa/keystore"
 
-	"github.com/ksa-go/ksa/keystore"
-)
-
-// awskmsMissing is the build tag that left awskms out.
-const awskmsMissing = "ksa_noawskms"
-
-// openAWSKMS is never called: Stores.check refuses awskms references first.
-func (s *Stores) openAWSKMS(context.Context, keystore.Ref) (crypto.Signer, error) {
-	return nil, errors.ErrUnsupported
-}
-
-// createAWSKMS is never called: Stores.check refuses awskms references first.
-func (s *Stores) createAWSKMS(context.Context, keystore.Ref, KeySpec) (Created, error) {
-	return Created{}, errors.ErrUnsupported
-}
+// awskmsStore refuses awskms: ksa_noawskms left it out.
+func awskmsStore() keystore.Opener { return tagged(keystore.SchemeAWSKMS, "ksa_noawskms") }

@@ -1,6 +1,4 @@
-//go:build !ksa_nocloudkms
-
-package keystores
+package cloudkms_test
 
 import (
 	"context"
@@ -11,17 +9,15 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
-	"io"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
 	"testing"
 
-	kmsapi "cloud.google.com/go/kms/apiv1"
 	"cloud.google.com/go/kms/apiv1/kmspb"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.step.sm/crypto/kms/cloudkms"
 	"google.golang.org/api/option"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -29,6 +25,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/ksa-go/ksa/keystore"
+	"github.com/ksa-go/ksa/keystore/cloudkms"
+	"github.com/ksa-go/ksa/keystore/internal/storetest"
+	"github.com/ksa-go/ksa/keystore/keystoretest"
 )
 
 // fakeCloudKMS is the part of Google Cloud KMS's gRPC API that opening,
@@ -103,26 +102,48 @@ func (f *fakeCloudKMS) CreateCryptoKey(_ context.Context, r *kmspb.CreateCryptoK
 	return &kmspb.CryptoKey{Name: name}, nil
 }
 
-// startFakeCloudKMS serves a fake Cloud KMS on loopback and returns go.step.sm's
-// manager over the real Cloud KMS client pointed at it.
-func startFakeCloudKMS(t *testing.T, f *fakeCloudKMS) *cloudkms.CloudKMS {
+// startFakeCloudKMS serves a fake Cloud KMS on loopback and returns the
+// client options that point the real Cloud KMS client at it.
+func startFakeCloudKMS(t *testing.T, f *fakeCloudKMS) []option.ClientOption {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	srv := grpc.NewServer()
 	kmspb.RegisterKeyManagementServiceServer(srv, f)
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(srv.Stop)
-	client, err := kmsapi.NewKeyManagementClient(t.Context(), option.WithEndpoint(l.Addr().String()), option.WithoutAuthentication(),
-		option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials())))
+	return []option.ClientOption{option.WithEndpoint(l.Addr().String()), option.WithoutAuthentication(),
+		option.WithGRPCDialOption(grpc.WithTransportCredentials(insecure.NewCredentials()))}
+}
+
+const ring = "projects/p-1/locations/global/keyRings/ksa"
+
+// TestConformance runs the key stores' shared checks on the real Cloud
+// KMS client and go.step.sm against a fake Cloud KMS: the wiring, not the
+// service (which is not reachable here).
+func TestConformance(t *testing.T) {
+	p256, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
-	return cloudkms.NewCloudKMS(client)
+	fake := &fakeCloudKMS{versions: map[string]fakeVersion{
+		ring + "/cryptoKeys/sa/cryptoKeyVersions/1": {key: p256, alg: kmspb.CryptoKeyVersion_EC_SIGN_P256_SHA256},
+	}}
+	store, err := cloudkms.NewStore(cloudkms.Config{ClientOptions: startFakeCloudKMS(t, fake), MaxCalls: 4})
+	require.NoError(t, err)
+	n := 0
+	keystoretest.Run(t, keystoretest.Config{
+		Opener: store,
+		Keys:   []keystoretest.Key{{Ref: "cloudkms:" + ring + "/cryptoKeys/sa/cryptoKeyVersions/1", Public: p256.Public()}},
+		NewKey: func(keystore.KeySpec) string {
+			n++
+			return fmt.Sprintf("cloudkms:%s/cryptoKeys/new-%d", ring, n)
+		},
+		Missing:    "cloudkms:" + ring + "/cryptoKeys/sa/cryptoKeyVersions/2",
+		Goroutines: 16,
+	})
 }
 
 // TestCloudKMS opens, signs with and creates Cloud KMS keys through the
-// real Cloud KMS client and go.step.sm, against a fake Cloud KMS: the
-// wiring, not the service (which is not reachable here).
+// real Cloud KMS client and go.step.sm, against a fake Cloud KMS.
 func TestCloudKMS(t *testing.T) {
-	const ring = "projects/p-1/locations/global/keyRings/ksa"
 	p256, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
 	pss, err := rsa.GenerateKey(rand.Reader, 2048)
@@ -131,41 +152,34 @@ func TestCloudKMS(t *testing.T) {
 		ring + "/cryptoKeys/sa/cryptoKeyVersions/1":  {key: p256, alg: kmspb.CryptoKeyVersion_EC_SIGN_P256_SHA256},
 		ring + "/cryptoKeys/pss/cryptoKeyVersions/1": {key: pss, alg: kmspb.CryptoKeyVersion_RSA_SIGN_PSS_2048_SHA256},
 	}}
-	km := startFakeCloudKMS(t, fake)
-	s := &Stores{remotes: map[string]io.Closer{}}
-	ref, err := keystore.ParseRef("cloudkms:" + ring + "/cryptoKeys/sa/cryptoKeyVersions/1")
+	s, err := cloudkms.NewStore(cloudkms.Config{ClientOptions: startFakeCloudKMS(t, fake)})
 	require.NoError(t, err)
-	s.remotes[cloudManagerKey(ref)] = km
 	t.Cleanup(func() { _ = s.Close() })
 
-	signer, err := s.Open(t.Context(), ref.String())
+	signer, err := s.Open(t.Context(), "cloudkms:"+ring+"/cryptoKeys/sa/cryptoKeyVersions/1")
 	require.NoError(t, err)
 	assert.True(t, p256.PublicKey.Equal(signer.Public()))
-	verify(t, signer)
-	_, ok := signer.(interface {
-		SignContext(context.Context, io.Reader, []byte, crypto.SignerOpts) ([]byte, error)
-	})
-	assert.True(t, ok, "a remote key takes the caller's context")
+	storetest.Verify(t, signer)
 
 	t.Run("RSA-PSS version refused", func(t *testing.T) {
 		_, err := s.Open(t.Context(), "cloudkms:"+ring+"/cryptoKeys/pss/cryptoKeyVersions/1")
-		storeErr(t, err, keystore.ErrKeyStore, "signs with SHA256-RSAPSS")
+		storetest.StoreErr(t, err, keystore.ErrKeyStore, "signs with SHA256-RSAPSS")
 	})
 	t.Run("missing version", func(t *testing.T) {
 		_, err := s.Open(t.Context(), "cloudkms:"+ring+"/cryptoKeys/sa/cryptoKeyVersions/2")
-		storeErr(t, err, keystore.ErrKeyStore, "Google Cloud KMS has no key version "+ring+"/cryptoKeys/sa/cryptoKeyVersions/2")
+		storetest.StoreErr(t, err, keystore.ErrKeyStore, "Google Cloud KMS has no key version "+ring+"/cryptoKeys/sa/cryptoKeyVersions/2")
 	})
 	t.Run("create", func(t *testing.T) {
-		for _, spec := range []KeySpec{{Curve: elliptic.P256()}, {RSA: true, Bits: 2048}} {
+		for _, spec := range []keystore.KeySpec{{Curve: elliptic.P256()}, {RSA: true, Bits: 2048}} {
 			name := "new-" + strings.ReplaceAll(strings.ToLower(spec.String()), " ", "-")
 			c, err := s.Create(t.Context(), "cloudkms:"+ring+"/cryptoKeys/"+name, spec)
 			require.NoError(t, err)
 			assert.Equal(t, "cloudkms:"+ring+"/cryptoKeys/"+name+"/cryptoKeyVersions/1", c.Ref)
 			signer, err := s.Open(t.Context(), c.Ref)
 			require.NoError(t, err)
-			verify(t, signer)
+			storetest.Verify(t, signer)
 		}
-		_, err := s.Create(t.Context(), "cloudkms:"+ring+"/cryptoKeys/p521", KeySpec{Curve: elliptic.P521()})
-		storeErr(t, err, keystore.ErrKeyStore, "Google Cloud KMS does not make ECDSA P-521 keys")
+		_, err := s.Create(t.Context(), "cloudkms:"+ring+"/cryptoKeys/p521", keystore.KeySpec{Curve: elliptic.P521()})
+		storetest.StoreErr(t, err, keystore.ErrKeyStore, "Google Cloud KMS does not make ECDSA P-521 keys")
 	})
 }

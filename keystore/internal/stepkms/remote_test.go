@@ -1,6 +1,4 @@
-//go:build !ksa_noawskms || !ksa_nocloudkms || !ksa_noazurekms
-
-package keystores
+package stepkms
 
 import (
 	"context"
@@ -16,11 +14,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ksa-go/ksa/keystore"
+	"github.com/ksa-go/ksa/keystore/internal/storetest"
 )
 
 // TestRemoteSignerHonoursContext: a signature of a remote key returns when
 // the caller's context ends, while the store's call goes on; calls in
-// flight are bounded by MaxRemoteCalls, and a call waiting for a slot
+// flight are bounded by keystore.MaxRemoteCalls, and a call waiting for a slot
 // gives up with its context too.
 func TestRemoteSignerHonoursContext(t *testing.T) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -28,26 +27,26 @@ func TestRemoteSignerHonoursContext(t *testing.T) {
 	ref, err := keystore.ParseRef("awskms:key-id=1234abcd-12ab-34cd-56ef-1234567890ab")
 	require.NoError(t, err)
 	inner := &fakeSigner{key: key, release: make(chan struct{}),
-		entered: make(chan struct{}, MaxRemoteCalls+1), left: make(chan struct{}, MaxRemoteCalls+1)}
-	s := newRemoteSigner(ref, inner, classifyTest)
+		entered: make(chan struct{}, keystore.MaxRemoteCalls+1), left: make(chan struct{}, keystore.MaxRemoteCalls+1)}
+	s := NewRemoteSigner(ref, inner, classifyTest, 0)
 	digest := sha256.Sum256([]byte("x"))
 
 	errGone := errors.New("kube-apiserver gave up")
 	ctx, cancel := context.WithCancelCause(t.Context())
-	results := make(chan error, MaxRemoteCalls)
-	for range MaxRemoteCalls {
+	results := make(chan error, keystore.MaxRemoteCalls)
+	for range keystore.MaxRemoteCalls {
 		go func() {
 			_, err := s.SignContext(ctx, rand.Reader, digest[:], crypto.SHA256)
 			results <- err
 		}()
 	}
-	for range MaxRemoteCalls {
+	for range keystore.MaxRemoteCalls {
 		<-inner.entered
 	}
 	cancel(errGone)
-	for range MaxRemoteCalls {
+	for range keystore.MaxRemoteCalls {
 		err := <-results
-		storeErr(t, err, keystore.ErrKeyStore, "signing failed")
+		storetest.StoreErr(t, err, keystore.ErrKeyStore, "signing failed")
 		require.ErrorIs(t, err, errGone)
 		require.ErrorIs(t, err, context.Canceled)
 	}
@@ -66,7 +65,7 @@ func TestRemoteSignerHonoursContext(t *testing.T) {
 
 	// The store answers: the slots free, and signatures go through.
 	close(inner.release)
-	for range MaxRemoteCalls {
+	for range keystore.MaxRemoteCalls {
 		<-inner.left
 	}
 	inner.entered, inner.left = nil, nil
@@ -78,10 +77,10 @@ func TestRemoteSignerHonoursContext(t *testing.T) {
 	inner.err = errors.New("ThrottlingException")
 	_, err = s.Sign(rand.Reader, digest[:], crypto.SHA256)
 	require.ErrorIs(t, err, inner.err)
-	storeErr(t, err, keystore.ErrKeyStore, "ThrottlingException")
+	storetest.StoreErr(t, err, keystore.ErrKeyStore, "ThrottlingException")
 }
 
 // classifyTest is a remote store's error classification for tests.
-func classifyTest(r keystore.Ref, what string, err error) *Error {
-	return storeError(r, what, "retry", err)
+func classifyTest(r keystore.Ref, what string, err error) *keystore.StoreError {
+	return StoreError(r, what, "retry", err)
 }

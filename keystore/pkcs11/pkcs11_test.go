@@ -1,6 +1,6 @@
-//go:build cgo && !ksa_nopkcs11
+//go:build cgo
 
-package keystores
+package pkcs11_test
 
 import (
 	"context"
@@ -10,11 +10,11 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -22,8 +22,35 @@ import (
 
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/keystore"
+	"github.com/ksa-go/ksa/keystore/internal/storetest"
 	"github.com/ksa-go/ksa/keystore/keystoretest"
+	"github.com/ksa-go/ksa/keystore/pkcs11"
 )
+
+// TestConformance runs the key stores' shared checks on a SoftHSM2 token:
+// imported keys, keys the Store creates.
+func TestConformance(t *testing.T) {
+	hsm := keystoretest.StartSoftHSM(t)
+	ec, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	require.NoError(t, err)
+	require.NoError(t, hsm.Import(ec, "0a0b", "sa-ec"))
+	rs, err := rsa.GenerateKey(rand.Reader, 2048)
+	require.NoError(t, err)
+	require.NoError(t, hsm.Import(rs, "0c0d", "sa-rsa"))
+	store, err := pkcs11.NewStore(pkcs11.Config{})
+	require.NoError(t, err)
+	n := 0
+	keystoretest.Run(t, keystoretest.Config{
+		Opener: store,
+		Keys:   []keystoretest.Key{{Ref: hsm.Ref("0a0b", ""), Public: ec.Public()}, {Ref: hsm.Ref("", "sa-rsa"), Public: rs.Public()}},
+		NewKey: func(keystore.KeySpec) string {
+			n++
+			return hsm.Ref(fmt.Sprintf("10%02x", n), fmt.Sprintf("new-%d", n))
+		},
+		Missing: hsm.Ref("ffff", "nope"),
+		Secrets: []string{hsm.PIN},
+	})
+}
 
 // TestPKCS11 creates, imports, opens and signs with keys on a SoftHSM2
 // token, as ksa issuer keygen and the signers do.
@@ -36,18 +63,18 @@ func TestPKCS11(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, hsm.Import(weak, "0e0f", "weak"))
 
-	s := &Stores{}
+	s := &pkcs11.Store{}
 	t.Cleanup(func() { _ = s.Close() })
 	ctx := t.Context()
 
-	ec, err := s.Create(ctx, hsm.Ref("0a0b", "sa-ec"), KeySpec{Curve: elliptic.P256()})
+	ec, err := s.Create(ctx, hsm.Ref("0a0b", "sa-ec"), keystore.KeySpec{})
 	require.NoError(t, err)
 	assert.Equal(t, hsm.Ref("0a0b", "sa-ec"), ec.Ref, "the reference as given")
-	assert.Equal(t, elliptic.P256(), ec.Public.(*ecdsa.PublicKey).Curve)
-	rs, err := s.Create(ctx, hsm.Ref("1001", "sa-rsa"), KeySpec{RSA: true, Bits: 2048})
+	assert.Equal(t, elliptic.P256(), ec.Public.(*ecdsa.PublicKey).Curve, "the zero KeySpec is ECDSA P-256")
+	rs, err := s.Create(ctx, hsm.Ref("1001", "sa-rsa"), keystore.KeySpec{RSA: true, Bits: 2048})
 	require.NoError(t, err)
 	assert.Equal(t, 2048, rs.Public.(*rsa.PublicKey).N.BitLen(), "the size asked, not go.step.sm's 3072")
-	p384, err := s.Create(ctx, hsm.Ref("2002", "sa-p384"), KeySpec{Curve: elliptic.P384()})
+	p384, err := s.Create(ctx, hsm.Ref("2002", "sa-p384"), keystore.KeySpec{Curve: elliptic.P384()})
 	require.NoError(t, err)
 
 	t.Run("open by id, object or both", func(t *testing.T) {
@@ -63,7 +90,7 @@ func TestPKCS11(t *testing.T) {
 			signer, err := s.Open(ctx, tt.ref)
 			require.NoError(t, err, tt.ref)
 			assert.True(t, tt.want.(interface{ Equal(crypto.PublicKey) bool }).Equal(signer.Public()), tt.ref)
-			verify(t, signer)
+			storetest.Verify(t, signer)
 		}
 	})
 	t.Run("PIN from the environment", func(t *testing.T) {
@@ -71,59 +98,74 @@ func TestPKCS11(t *testing.T) {
 		ref := strings.Replace(hsm.Ref("0a0b", ""), "pin-source="+hsm.PINFile, "pin-source=env:KSA_TEST_HSM_PIN", 1)
 		signer, err := s.Open(ctx, ref)
 		require.NoError(t, err)
-		verify(t, signer)
-	})
-	t.Run("8 goroutines sign at once", func(t *testing.T) {
-		signer, err := s.Open(ctx, hsm.Ref("0a0b", "sa-ec"))
-		require.NoError(t, err)
-		var wg sync.WaitGroup
-		for range 8 {
-			wg.Go(func() {
-				for range 50 {
-					verify(t, signer)
-				}
-			})
-		}
-		wg.Wait()
+		storetest.Verify(t, signer)
 	})
 	wrongPIN := filepath.Join(t.TempDir(), "wrong-pin")
 	require.NoError(t, os.WriteFile(wrongPIN, []byte("00000000\n"), 0o600))
 	t.Run("wrong PIN after the token was opened", func(t *testing.T) {
-		// The token accepts any PIN once the process is logged in; ksa
-		// refuses a PIN that differs from the first.
+		// The token accepts any PIN once the process is logged in; the
+		// Store refuses a PIN that differs from the first.
 		ref := strings.Replace(hsm.Ref("0a0b", ""), hsm.PINFile, wrongPIN, 1)
 		_, err := s.Open(ctx, ref)
-		storeErr(t, err, keystore.ErrKeyStore, "its PIN differs", hsm.PIN, "00000000")
+		storetest.StoreErr(t, err, keystore.ErrKeyStore, "its PIN differs", hsm.PIN, "00000000")
 	})
 	t.Run("token named another way", func(t *testing.T) {
 		ref := strings.Replace(hsm.Ref("0a0b", ""), "token="+hsm.Token, "slot-id=0", 1)
 		_, err := s.Open(ctx, ref)
-		storeErr(t, err, keystore.ErrKeyStore, "names its token by slot-id, another key of this process a token of the same module by token")
+		storetest.StoreErr(t, err, keystore.ErrKeyStore, "names its token by slot-id, another key of this process a token of the same module by token")
 	})
 	t.Run("missing key", func(t *testing.T) {
 		_, err := s.Open(ctx, hsm.Ref("ffff", "nope"))
-		storeErr(t, err, keystore.ErrKeyStore, `token ksa holds no key pair with id ffff and object "nope"`)
+		storetest.StoreErr(t, err, keystore.ErrKeyStore, `token ksa holds no key pair with id ffff and object "nope"`)
 	})
 	t.Run("key too weak", func(t *testing.T) {
 		_, err := s.Open(ctx, hsm.Ref("0e0f", ""))
-		storeErr(t, err, jwks.ErrUnsupportedKey, "holds a key ksa cannot use")
+		storetest.StoreErr(t, err, jwks.ErrUnsupportedKey, "holds a key ksa cannot use")
 	})
 	t.Run("existing id or object", func(t *testing.T) {
 		for _, ref := range []string{hsm.Ref("0a0b", "other"), hsm.Ref("3003", "sa-ec"), hsm.Ref("0a0b", "sa-ec")} {
-			_, err := s.Create(ctx, ref, KeySpec{Curve: elliptic.P256()})
-			storeErr(t, err, keystore.ErrKeyStore, "holds a key with", hsm.PIN)
+			_, err := s.Create(ctx, ref, keystore.KeySpec{Curve: elliptic.P256()})
+			storetest.StoreErr(t, err, keystore.ErrKeyStore, "holds a key with", hsm.PIN)
 		}
 	})
 	t.Run("PIN file missing", func(t *testing.T) {
 		ref := strings.Replace(hsm.Ref("0a0b", ""), hsm.PINFile, filepath.Join(t.TempDir(), "nope"), 1)
 		_, err := s.Open(ctx, ref)
-		e := storeErr(t, err, keystore.ErrKeyStore, "its PIN cannot be read")
+		e := storetest.StoreErr(t, err, keystore.ErrKeyStore, "its PIN cannot be read")
 		require.ErrorIs(t, e, os.ErrNotExist)
 	})
 }
 
-// TestPKCS11Refusals: a fresh process (Stores) meets a wrong PIN, a
-// missing token, a missing module; none of the messages shows the PIN.
+// TestReadPIN: Config.ReadPIN answers the PIN of each reference, and its
+// failure is the Store's, the cause wrapped.
+func TestReadPIN(t *testing.T) {
+	hsm := keystoretest.StartSoftHSM(t)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	require.NoError(t, hsm.Import(key, "0a0b", "sa"))
+	errNoSecret := errors.New("no Secret for this pin-source")
+	var asked []string
+	s, err := pkcs11.NewStore(pkcs11.Config{ReadPIN: func(r keystore.Ref) (string, error) {
+		asked = append(asked, r.Attr("pin-source"))
+		if r.Attr("pin-source") == "env:KSA_FROM_SECRET" {
+			return hsm.PIN, nil
+		}
+		return "", errNoSecret
+	}})
+	require.NoError(t, err)
+	defer s.Close()
+	ref := strings.Replace(hsm.Ref("0a0b", ""), "pin-source="+hsm.PINFile, "pin-source=env:KSA_FROM_SECRET", 1)
+	signer, err := s.Open(t.Context(), ref)
+	require.NoError(t, err, "the PIN from ReadPIN, not from the (unset) environment variable")
+	storetest.Verify(t, signer)
+	_, err = s.Open(t.Context(), hsm.Ref("0a0b", ""))
+	e := storetest.StoreErr(t, err, keystore.ErrKeyStore, "its PIN cannot be read: no Secret for this pin-source")
+	require.ErrorIs(t, e, errNoSecret)
+	assert.Equal(t, []string{"env:KSA_FROM_SECRET", hsm.PINFile}, asked)
+}
+
+// TestPKCS11Refusals: a fresh Store meets a wrong PIN, a missing token, a
+// missing module; none of the messages shows the PIN.
 func TestPKCS11Refusals(t *testing.T) {
 	hsm := keystoretest.StartSoftHSM(t)
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -140,15 +182,24 @@ func TestPKCS11Refusals(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s := &Stores{}
+			s := &pkcs11.Store{}
 			defer s.Close()
 			_, err := s.Open(t.Context(), tt.ref)
-			storeErr(t, err, keystore.ErrKeyStore, tt.want, hsm.PIN, "00000000")
-			assert.Equal(t, tt.name == "wrong PIN", errors.Is(err, ErrLoginRefused), "only the PIN refused is a login refused")
+			storetest.StoreErr(t, err, keystore.ErrKeyStore, tt.want, hsm.PIN, "00000000")
+			assert.Equal(t, tt.name == "wrong PIN", errors.Is(err, keystore.ErrLoginRefused), "only the PIN refused is a login refused")
 		})
 	}
+	t.Run("the public key is read once", func(t *testing.T) {
+		s := &pkcs11.Store{}
+		signer, err := s.Open(t.Context(), hsm.Ref("0a0b", ""))
+		require.NoError(t, err)
+		require.NoError(t, s.Close())
+		assert.True(t, key.PublicKey.Equal(signer.Public()), "Public answers with the token closed")
+		_, err = signer.Sign(rand.Reader, make([]byte, 32), crypto.SHA256)
+		storetest.StoreErr(t, err, keystore.ErrKeyStore, "signing failed")
+	})
 	t.Run("a caller that gave up", func(t *testing.T) {
-		s := &Stores{}
+		s := &pkcs11.Store{}
 		defer s.Close()
 		signer, err := s.Open(t.Context(), hsm.Ref("0a0b", ""))
 		require.NoError(t, err)
@@ -158,16 +209,7 @@ func TestPKCS11Refusals(t *testing.T) {
 		_, err = signer.(interface {
 			SignContext(context.Context, io.Reader, []byte, crypto.SignerOpts) ([]byte, error)
 		}).SignContext(ctx, rand.Reader, make([]byte, 32), crypto.SHA256)
-		e := storeErr(t, err, keystore.ErrKeyStore, "signing failed")
+		e := storetest.StoreErr(t, err, keystore.ErrKeyStore, "signing failed")
 		require.ErrorIs(t, e, errGone)
-	})
-	t.Run("the public key is read once", func(t *testing.T) {
-		s := &Stores{}
-		signer, err := s.Open(t.Context(), hsm.Ref("0a0b", ""))
-		require.NoError(t, err)
-		require.NoError(t, s.Close())
-		assert.True(t, key.PublicKey.Equal(signer.Public()), "Public answers with the token closed")
-		_, err = signer.Sign(rand.Reader, make([]byte, 32), crypto.SHA256)
-		storeErr(t, err, keystore.ErrKeyStore, "signing failed")
 	})
 }

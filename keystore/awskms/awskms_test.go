@@ -1,6 +1,4 @@
-//go:build !ksa_noawskms
-
-package keystores
+package awskms_test
 
 import (
 	"context"
@@ -17,26 +15,52 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/keystore"
+	"github.com/ksa-go/ksa/keystore/awskms"
+	"github.com/ksa-go/ksa/keystore/internal/storetest"
 	"github.com/ksa-go/ksa/keystore/keystoretest"
 )
 
-// TestAWSKMS creates EC P-256 and RSA 2048 keys in local-kms, an
-// independent implementation of the AWS KMS API, opens them by the
-// reference Create returns and signs with them.
+// TestConformance runs the key stores' shared checks on local-kms, an
+// independent implementation of the AWS KMS API: keys the Store creates,
+// 16 goroutines signing through 4 calls in flight.
+func TestConformance(t *testing.T) {
+	keystoretest.StartLocalKMS(t)
+	store, err := awskms.NewStore(awskms.Config{MaxCalls: 4})
+	require.NoError(t, err)
+	keystoretest.Run(t, keystoretest.Config{
+		Opener:     store,
+		NewKey:     func(keystore.KeySpec) string { return "awskms:name=ksa-conformance" },
+		Missing:    "awskms:key-id=00000000-0000-4000-8000-000000000000",
+		Secrets:    []string{"ksa-test-secret"},
+		Goroutines: 16,
+	})
+}
+
+func TestNewStore(t *testing.T) {
+	_, err := awskms.NewStore(awskms.Config{MaxCalls: -1})
+	var ce *ksa.ConfigError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "awskms.Config.MaxCalls", ce.Field)
+	require.ErrorIs(t, err, ksa.ErrInvalidConfig)
+}
+
+// TestAWSKMS creates EC P-256 and RSA 2048 keys in local-kms, opens them
+// by the reference Create returns and by their ARN, and signs with them.
 func TestAWSKMS(t *testing.T) {
-	kms := keystoretest.StartLocalKMS(t)
-	s := &Stores{}
+	keystoretest.StartLocalKMS(t)
+	s := &awskms.Store{}
 	t.Cleanup(func() { _ = s.Close() })
 	ctx := t.Context()
 
 	for _, tt := range []struct {
 		name string
-		spec KeySpec
+		spec keystore.KeySpec
 	}{
-		{"ECDSA P-256", KeySpec{Curve: elliptic.P256()}},
-		{"RSA 2048", KeySpec{RSA: true, Bits: 2048}},
-		{"ECDSA P-384", KeySpec{Curve: elliptic.P384()}},
+		{"ECDSA P-256", keystore.KeySpec{Curve: elliptic.P256()}},
+		{"RSA 2048", keystore.KeySpec{RSA: true, Bits: 2048}},
+		{"ECDSA P-384", keystore.KeySpec{Curve: elliptic.P384()}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c, err := s.Create(ctx, "awskms:name=ksa-test;region="+keystoretest.LocalKMSRegion, tt.spec)
@@ -53,36 +77,20 @@ func TestAWSKMS(t *testing.T) {
 			signer, err := s.Open(ctx, ref.String())
 			require.NoError(t, err)
 			assert.True(t, c.Public.(interface{ Equal(crypto.PublicKey) bool }).Equal(signer.Public()))
-			verify(t, signer)
+			storetest.Verify(t, signer)
 			arn, err := s.Open(ctx, "awskms:key-id=arn:aws:kms:"+keystoretest.LocalKMSRegion+":111122223333:key/"+ref.Attr("key-id"))
 			require.NoError(t, err)
-			verify(t, arn)
+			storetest.Verify(t, arn)
 		})
 	}
-	t.Run("8 goroutines sign at once", func(t *testing.T) {
-		c, err := s.Create(ctx, "awskms:name=ksa-concurrent", KeySpec{Curve: elliptic.P256()})
-		require.NoError(t, err)
-		signer, err := s.Open(ctx, c.Ref)
-		require.NoError(t, err)
-		var wg sync.WaitGroup
-		for range 8 {
-			wg.Go(func() {
-				for range 10 {
-					verify(t, signer)
-				}
-			})
-		}
-		wg.Wait()
-	})
 	t.Run("missing key", func(t *testing.T) {
 		_, err := s.Open(ctx, "awskms:key-id=00000000-0000-4000-8000-000000000000")
-		storeErr(t, err, keystore.ErrKeyStore, "AWS KMS has no key 00000000-0000-4000-8000-000000000000")
+		storetest.StoreErr(t, err, keystore.ErrKeyStore, "AWS KMS has no key 00000000-0000-4000-8000-000000000000")
 	})
 	t.Run("size AWS KMS does not make", func(t *testing.T) {
-		_, err := s.Create(ctx, "awskms:name=ksa-test", KeySpec{RSA: true, Bits: 2560})
-		storeErr(t, err, keystore.ErrKeyStore, "AWS KMS does not make RSA 2560 keys")
+		_, err := s.Create(ctx, "awskms:name=ksa-test", keystore.KeySpec{RSA: true, Bits: 2560})
+		storetest.StoreErr(t, err, keystore.ErrKeyStore, "AWS KMS does not make RSA 2560 keys")
 	})
-	_ = kms
 }
 
 // TestAWSKMSUnanswered: an AWS KMS endpoint that accepts connections and
@@ -122,9 +130,9 @@ func TestAWSKMSUnanswered(t *testing.T) {
 	t.Setenv("AWS_CONFIG_FILE", "/dev/null")
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
 
-	s := &Stores{}
+	s := &awskms.Store{}
 	defer s.Close()
 	_, err = s.Open(ctx, "awskms:key-id=1234abcd-12ab-34cd-56ef-1234567890ab")
-	e := storeErr(t, err, keystore.ErrKeyStore, "AWS KMS at http://"+l.Addr().String()+" did not answer", "ksa-test-secret")
+	e := storetest.StoreErr(t, err, keystore.ErrKeyStore, "AWS KMS at http://"+l.Addr().String()+" did not answer", "ksa-test-secret")
 	require.ErrorIs(t, e, errUnanswered, "the caller's context ended the wait")
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
-	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
+	"github.com/ksa-go/ksa/podcert/podcertctl"
 )
 
 // rotationFlags are the settings of a CA rotation in "ksa podcert serve".

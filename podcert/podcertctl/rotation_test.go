@@ -27,7 +27,7 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/ksa-go/ksa"
-	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
+	"github.com/ksa-go/ksa/podcert/podcertctl"
 	"github.com/ksa-go/ksa/podcert"
 )
 

@@ -27,9 +27,9 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/ksa-go/ksa"
-	"github.com/ksa-go/ksa/podcert/podcertctl"
 	"github.com/ksa-go/ksa/kubeapi"
 	"github.com/ksa-go/ksa/podcert"
+	"github.com/ksa-go/ksa/podcert/podcertctl"
 )
 
 const signerName = "example.com/pods"

@@ -1,22 +1,19 @@
 package podcertctl
 
 import (
-	"bytes"
-	"context"
 	"crypto"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/hex"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"sync"
+	"strings"
 	"sync/atomic"
 	"time"
 
-	"k8s.io/apimachinery/pkg/util/validation"
-
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/podcert"
+	"github.com/ksa-go/ksa/rotation"
 )
 
 // Defaults of [Rotation].
@@ -31,20 +28,6 @@ const (
 	// peers whose clocks are behind the signer's (kube-apiserver itself
 	// accepts a notBefore up to five minutes off).
 	DefaultRotationSkew = 5 * time.Minute
-)
-
-// Labels set on the published ClusterTrustBundle, after the SPIFFE
-// canarying style: a workload selecting bundles by label
-// (clusterTrustBundle's labelSelector) picks the live bundle of its trust
-// domain.
-const (
-	// CanaryingLabel is always "live": the bundle holds every CA that
-	// signs, or is about to, or signed a certificate still valid.
-	CanaryingLabel = "ksa-go.github.io/canarying"
-	// TrustDomainLabel is the signer's SPIFFE trust domain; left out when
-	// the trust domain is longer than a label value may be (63
-	// characters).
-	TrustDomainLabel = "ksa-go.github.io/trust-domain"
 )
 
 // ErrNextCANotPublished: the next CA would sign sooner than
@@ -65,11 +48,18 @@ var ErrNextCANotPublished = errors.New("podcertctl: the next CA is not in the pu
 //     [Controller.RetireAt]), every certificate of the current CA has
 //     expired, and the bundle holds the next CA alone.
 //
+// It is a schedule of package rotation: two CAs, keyed by the
+// fingerprints of their certificates, the current one signing from the
+// start and retired at SignsAt + MaxLifetime + Skew, the next one
+// published from the start and signing at SignsAt, under the policy
+// Propagation, MaxLifetime, Skew. The ClusterTrustBundle is the one copy
+// of the published set that Schedule.Next checks.
+//
 // Every phase is a function of the clock and of the switch the published
 // bundle records ([SwitchAtAnnotation]): a controller started again with
 // the same Rotation, at any time, does what the first one would have done
-// then, a postponed switch included. Once retired, the current CA can go: start the controller with the
-// next CA as its Signer and no Rotation.
+// then, a postponed switch included. Once retired, the current CA can go:
+// start the controller with the next CA as its Signer and no Rotation.
 type Rotation struct {
 	// Signer signs with the next CA. Its signer name and trust domain must
 	// be Config.Signer's, and its CA another key.
@@ -77,8 +67,8 @@ type Rotation struct {
 	// CAKey is the key Signer signs with, for [Controller.Ready] once it
 	// signs. Nil: as Config.CAKey nil.
 	CAKey crypto.Signer
-	// SignsAt is when the next CA starts signing. Its certificate must be
-	// valid from then until the retirement.
+	// SignsAt is when the next CA starts signing, from 1970 to the year
+	// 9999. Its certificate must be valid from then until the retirement.
 	SignsAt time.Time
 	// Propagation is the least time between publishing the next CA and its
 	// first signature. Run refuses to start when SignsAt is nearer than
@@ -110,82 +100,139 @@ type CAState struct {
 	State string
 }
 
-// rotation is a checked Rotation, with what it implies.
-type rotation struct {
+// caRotation is a checked Rotation: its schedule, and what the controller
+// saw.
+type caRotation struct {
 	Rotation
-	maxLifetime time.Duration
+	// cur is the current CA's signer; curID and nextID the CAs' keys in
+	// the schedule (their fingerprints).
+	cur           *podcert.Signer
+	curID, nextID string
+	// sched is the schedule: replaced, never changed, as a recorded or a
+	// postponed switch moves it later.
+	sched atomic.Pointer[rotation.Schedule]
 	// switched: the next CA signs. Set once the published bundle was seen
-	// to hold it at or after switchAt.
+	// to hold it at or after the schedule's switch.
 	switched atomic.Bool
-	mu       sync.Mutex
-	// switchAt and retireAt are SignsAt and its retirement, until a
-	// bundle found without the next CA postpones them.
-	switchAt, retireAt time.Time
 }
 
-// times returns when the next CA signs and when the current CA retires.
-func (r *rotation) times() (switchAt, retireAt time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.switchAt, r.retireAt
-}
+// schedule returns the rotation's schedule now.
+func (r *caRotation) schedule() *rotation.Schedule { return r.sched.Load() }
 
-// postpone moves the switch to at, and the retirement with it.
-func (r *rotation) postpone(at time.Time) (switchAt, retireAt time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if at.After(r.switchAt) {
-		r.switchAt, r.retireAt = at, at.Add(r.maxLifetime+r.Skew)
+// times returns when the next CA signs and when the current CA retires,
+// as the schedule writes them.
+func (r *caRotation) times() (switchAt, retireAt time.Time) {
+	for _, k := range r.schedule().Keys() {
+		switch k.ID {
+		case r.nextID:
+			switchAt = k.Signs
+		case r.curID:
+			retireAt = k.Retired
+		}
 	}
-	return r.switchAt, r.retireAt
+	return switchAt, retireAt
 }
 
-// checkRotation checks a Rotation against the current signer.
-func checkRotation(r *Rotation, current *podcert.Signer, noBundle bool) (*rotation, error) {
-	next := r.Signer
-	switch {
-	case next == nil:
-		return nil, configError("Next.Signer", "is nil")
-	case noBundle:
-		return nil, configError("Next", "needs the trust bundle published (NoTrustBundle false): peers learn the next CA from it")
-	case next.SignerName() != current.SignerName():
-		return nil, configError("Next.Signer", fmt.Sprintf("signs for %q, not %q", next.SignerName(), current.SignerName()))
-	case next.TrustDomain() != current.TrustDomain():
-		return nil, configError("Next.Signer", fmt.Sprintf("issues in trust domain %q, not %q", next.TrustDomain(), current.TrustDomain()))
-	case sameKey(next.CA(), current.CA()):
-		return nil, configError("Next.Signer", "has the current CA's key: a rotation needs a new key")
-	case r.SignsAt.IsZero():
-		return nil, configError("Next.SignsAt", "is zero")
-	case r.Propagation < 0:
-		return nil, configError("Next.Propagation", "is negative")
-	case r.Skew < 0:
-		return nil, configError("Next.Skew", "is negative")
+// signerOf returns the signer of the CA with key id in the schedule.
+func (r *caRotation) signerOf(id string) *podcert.Signer {
+	if id == r.curID {
+		return r.cur
 	}
-	rot := &rotation{Rotation: *r, maxLifetime: current.MaxLifetime()}
+	return r.Signer
+}
+
+// held returns the rotation's CAs the PEM bundle have holds (each CA's
+// trust bundle whole): the copy Schedule.Next compares with the schedule.
+func (r *caRotation) held(have string) []string {
+	ids := []string{}
+	for _, id := range []string{r.curID, r.nextID} {
+		if holds(have, r.signerOf(id).TrustBundle()) {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// next returns the rotation's action at now, given the published bundle
+// have: the one copy, and the zero cadence (the schedule moves by itself).
+func (r *caRotation) next(have string, now time.Time) (rotation.Action, error) {
+	a, err := r.schedule().Next([][]string{r.held(have)}, now, rotation.Cadence{})
+	if err != nil {
+		return a, fmt.Errorf("podcertctl: the CA rotation at %s: %w", now.UTC().Format(time.RFC3339), err)
+	}
+	return a, nil
+}
+
+// checkRotation checks a Rotation against the current signer and builds
+// its schedule.
+func checkRotation(r *Rotation, current *podcert.Signer, noBundle bool) (*caRotation, error) {
+	if err := checkNext(r, current, noBundle); err != nil {
+		return nil, err
+	}
+	rot := &caRotation{Rotation: *r, cur: current, curID: fingerprint(current.CA()), nextID: fingerprint(r.Signer.CA())}
 	if rot.Propagation == 0 {
 		rot.Propagation = DefaultPropagation
 	}
 	if rot.Skew == 0 {
 		rot.Skew = DefaultRotationSkew
 	}
-	rot.switchAt, rot.retireAt = rot.SignsAt, rot.SignsAt.Add(current.MaxLifetime()+rot.Skew)
-	ca := next.CA()
-	for _, u := range ca.URIs {
+	p := rotation.Policy{Propagation: rot.Propagation, MaxLifetime: current.MaxLifetime(), Skew: rot.Skew}
+	sched, err := rotation.New(p, []rotation.Key{
+		{ID: rot.curID, Signs: time.Unix(0, 0), Retired: r.SignsAt.Add(p.RetireWait())},
+		{ID: rot.nextID, Signs: r.SignsAt},
+	})
+	var ce *ksa.ConfigError
+	switch {
+	case errors.As(err, &ce): // the policy: Propagation or Skew over rotation.MaxDuration
+		return nil, configError("Next."+strings.TrimPrefix(ce.Field, "rotation.Policy."), ce.Reason)
+	case err != nil:
+		return nil, &ksa.ConfigError{Field: "podcertctl.Config.Next.SignsAt",
+			Reason: fmt.Sprintf("%s cannot be scheduled", r.SignsAt.UTC().Format(time.RFC3339)), Err: err}
+	}
+	rot.sched.Store(sched)
+	ca := r.Signer.CA()
+	_, retireAt := rot.times()
+	switch {
+	case ca.NotBefore.After(r.SignsAt):
+		return nil, configError("Next.Signer", fmt.Sprintf("has a CA valid from %s, after it is to sign (%s)",
+			ca.NotBefore.UTC().Format(time.RFC3339), r.SignsAt.UTC().Format(time.RFC3339)))
+	case ca.NotAfter.Before(retireAt):
+		return nil, configError("Next.Signer", fmt.Sprintf("has a CA that expires at %s, before the current CA retires (%s)",
+			ca.NotAfter.UTC().Format(time.RFC3339), retireAt.UTC().Format(time.RFC3339)))
+	}
+	return rot, nil
+}
+
+// checkNext checks the next CA's signer against the current one, and the
+// rotation's settings.
+func checkNext(r *Rotation, current *podcert.Signer, noBundle bool) error {
+	next := r.Signer
+	switch {
+	case next == nil:
+		return configError("Next.Signer", "is nil")
+	case noBundle:
+		return configError("Next", "needs the trust bundle published (NoTrustBundle false): peers learn the next CA from it")
+	case next.SignerName() != current.SignerName():
+		return configError("Next.Signer", fmt.Sprintf("signs for %q, not %q", next.SignerName(), current.SignerName()))
+	case next.TrustDomain() != current.TrustDomain():
+		return configError("Next.Signer", fmt.Sprintf("issues in trust domain %q, not %q", next.TrustDomain(), current.TrustDomain()))
+	case sameKey(next.CA(), current.CA()):
+		return configError("Next.Signer", "has the current CA's key: a rotation needs a new key")
+	case r.SignsAt.IsZero():
+		return configError("Next.SignsAt", "is zero")
+	case r.Propagation < 0:
+		return configError("Next.Propagation", "is negative")
+	case r.Skew < 0:
+		return configError("Next.Skew", "is negative")
+	}
+	for _, u := range next.CA().URIs {
 		// A SPIFFE CA names its trust domain: peers of the current one
 		// would refuse a certificate of another.
 		if u.Scheme == "spiffe" && u.Host != current.TrustDomain() {
-			return nil, configError("Next.Signer", fmt.Sprintf("has a CA of SPIFFE trust domain %q, not %q", u.Host, current.TrustDomain()))
+			return configError("Next.Signer", fmt.Sprintf("has a CA of SPIFFE trust domain %q, not %q", u.Host, current.TrustDomain()))
 		}
 	}
-	switch {
-	case ca.NotBefore.After(rot.SignsAt):
-		return nil, configError("Next.Signer", fmt.Sprintf("has a CA valid from %s, after it is to sign (%s)",
-			ca.NotBefore.UTC().Format(time.RFC3339), rot.SignsAt.UTC().Format(time.RFC3339)))
-	case ca.NotAfter.Before(rot.retireAt):
-		return nil, configError("Next.Signer", fmt.Sprintf("has a CA that expires at %s, before the current CA retires (%s)",
-			ca.NotAfter.UTC().Format(time.RFC3339), rot.retireAt.UTC().Format(time.RFC3339)))
-	}
-	return rot, nil
+	return nil
 }
 
 func sameKey(a, b *x509.Certificate) bool {
@@ -230,52 +277,22 @@ func (c *Controller) signer() (*podcert.Signer, crypto.Signer) {
 	return c.cfg.Signer, c.cfg.CAKey
 }
 
-// bundleAt returns the certificates published at t: the current CA's
-// trust bundle, then the next CA's, each certificate once; the next CA's
-// alone from the retirement.
+// bundleAt returns the certificates published at t: the trust bundle of
+// each CA the schedule lists then (both, the current one first, until the
+// retirement; the next one alone from then), each certificate once.
 func (c *Controller) bundleAt(t time.Time) string {
 	if c.rot == nil {
 		return string(c.cfg.Signer.TrustBundle())
 	}
-	if _, retireAt := c.rot.times(); !t.Before(retireAt) {
-		return string(c.rot.Signer.TrustBundle())
+	var lists [][]byte
+	for _, id := range c.rot.schedule().At(t).Listed() {
+		lists = append(lists, c.rot.signerOf(id).TrustBundle())
 	}
-	return string(joinPEM(c.cfg.Signer.TrustBundle(), c.rot.Signer.TrustBundle()))
+	return string(joinPEM(lists...))
 }
 
-// joinPEM concatenates PEM certificate lists, dropping repeated
-// certificates.
-func joinPEM(lists ...[]byte) []byte {
-	var out []byte
-	var seen [][]byte
-	for _, l := range lists {
-		for rest := l; ; {
-			var b *pem.Block
-			b, rest = pem.Decode(rest)
-			if b == nil {
-				break
-			}
-			dup := false
-			for _, s := range seen {
-				dup = dup || bytes.Equal(s, b.Bytes)
-			}
-			if !dup {
-				seen = append(seen, b.Bytes)
-				out = append(out, pem.EncodeToMemory(b)...)
-			}
-		}
-	}
-	return out
-}
-
-// labels are the labels of the published bundle.
-func (c *Controller) labels() map[string]string {
-	l := map[string]string{CanaryingLabel: "live"}
-	if td := c.cfg.Signer.TrustDomain(); len(validation.IsValidLabelValue(td)) == 0 {
-		l[TrustDomainLabel] = td
-	}
-	return l
-}
+// caStates names the schedule's roles as CAs' states.
+var caStates = map[rotation.Role]string{rotation.RoleSigning: CASigning, rotation.RoleStaged: CANext, rotation.RolePrevious: CARetiring}
 
 // CAs returns the CAs the controller signs with or publishes now, the
 // signing one first.
@@ -283,222 +300,26 @@ func (c *Controller) CAs() []CAState {
 	state := func(s *podcert.Signer, st string) CAState {
 		return CAState{Fingerprint: fingerprint(s.CA()), Subject: s.CA().Subject.String(), State: st}
 	}
-	if c.rot == nil {
+	r := c.rot
+	if r == nil {
 		return []CAState{state(c.cfg.Signer, CASigning)}
 	}
-	_, retireAt := c.rot.times()
-	switch {
-	case !c.rot.switched.Load():
-		return []CAState{state(c.cfg.Signer, CASigning), state(c.rot.Signer, CANext)}
-	case c.cfg.Now().Before(retireAt):
-		return []CAState{state(c.rot.Signer, CASigning), state(c.cfg.Signer, CARetiring)}
-	}
-	return []CAState{state(c.rot.Signer, CASigning)}
-}
-
-// checkPublished reads the published bundle at the start of a rotation:
-// it keeps a later switch the bundle records for the same next CA
-// ([SwitchAtAnnotation]), and refuses to start a rotation whose next CA
-// signs sooner than Propagation from now unless the published bundle holds
-// it already (a controller started again mid-rotation). Past the
-// retirement too: a start then publishes the next CA alone, which only a
-// bundle holding the next CA already (both CAs, or the next alone after
-// the retirement) makes safe; else SignsAt is a mistake (a wrong year) and
-// every live certificate of the current CA would fail. The refusal goes by
-// SignsAt, not by a recorded switch: a record never makes a start safe.
-func (c *Controller) checkPublished(ctx context.Context, api versionAPI, now time.Time) error {
-	r := c.rot
-	if r == nil {
-		return nil
-	}
-	have, annotations, err := api.published(ctx, c.cfg.Client, c.cfg.TrustBundleName)
-	if err != nil {
-		return fmt.Errorf("podcertctl: reading ClusterTrustBundle %s: %w", c.cfg.TrustBundleName, err)
-	}
-	c.recall(annotations)
-	if !now.Add(r.Propagation).After(r.SignsAt) || holds(have, r.Signer.TrustBundle()) {
-		return nil
-	}
-	return fmt.Errorf("%w: it signs at %s, less than %s from now, and ClusterTrustBundle %s does not hold it",
-		ErrNextCANotPublished, r.SignsAt.UTC().Format(time.RFC3339), r.Propagation, c.cfg.TrustBundleName)
-}
-
-// holds reports whether the PEM bundle have holds every certificate of
-// want.
-func holds(have string, want []byte) bool {
-	return bytes.Equal(joinPEM([]byte(have), want), joinPEM([]byte(have)))
-}
-
-// othersKept returns the CA certificates of the published bundle have
-// that mine lacks and that are valid at now, as PEM, with their
-// fingerprints.
-func othersKept(have string, mine []byte, now time.Time) ([]byte, []string) {
-	var out []byte
-	var fps []string
-	for rest := []byte(have); ; {
-		var b *pem.Block
-		b, rest = pem.Decode(rest)
-		if b == nil {
-			return out, fps
-		}
-		one := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: b.Bytes})
-		if b.Type != "CERTIFICATE" || holds(string(mine), one) {
-			continue
-		}
-		cert, err := x509.ParseCertificate(b.Bytes)
-		if err != nil || !cert.IsCA || now.Before(cert.NotBefore) || now.After(cert.NotAfter) {
-			continue
-		}
-		out = append(out, one...)
-		fps = append(fps, fingerprint(cert))
-	}
-}
-
-// publish writes the bundle of now, logging and observing a write. A
-// controller without a rotation keeps the valid CAs of the published
-// bundle it does not sign with, after its own (another replica's next CA
-// of a rotation, a former CA whose certificates are alive): dropping a CA
-// whose certificates are valid breaks handshakes, so only a rotation's
-// retirement, or deleting the ClusterTrustBundle, drops a CA.
-func (c *Controller) publish(ctx context.Context, api versionAPI, version string, now time.Time) error {
-	bundle := c.bundleAt(now)
-	if c.rot == nil {
-		have, _, err := api.published(ctx, c.cfg.Client, c.cfg.TrustBundleName)
-		if err != nil {
-			return fmt.Errorf("podcertctl: reading ClusterTrustBundle %s: %w", c.cfg.TrustBundleName, err)
-		}
-		if kept, fps := othersKept(have, []byte(bundle), now); len(kept) > 0 {
-			c.log.Warn("the published trust bundle holds valid CAs this controller does not sign with; keeping them",
-				"trustBundle", c.cfg.TrustBundleName, "kept", fps,
-				"hint", "run every replica with the same --ca-* and --next-ca-* flags; delete the ClusterTrustBundle to drop a CA at once")
-			bundle += string(kept)
-		}
-	}
-	written, err := api.publish(ctx, c.cfg.Client, c.cfg.TrustBundleName, c.cfg.Signer.SignerName(), bundle, c.ours(now))
-	if err != nil {
-		return fmt.Errorf("podcertctl: publishing ClusterTrustBundle %s: %w", c.cfg.TrustBundleName, err)
-	}
-	if written {
-		c.log.Info("trust bundle written", "trustBundle", c.cfg.TrustBundleName, "version", version)
-		c.observe(Event{Kind: TrustBundleWritten})
-	} else {
-		c.log.Info("trust bundle up to date", "trustBundle", c.cfg.TrustBundleName, "version", version)
-	}
-	return nil
-}
-
-// rotate makes the rotation's changes at their times: the next CA signs,
-// then the current CA leaves the trust bundle (tried again until written).
-// Until the retirement it reads the published bundle again before the
-// switch and every Config.Resync, and publishes it again when another
-// writer (a replica without the rotation, a rollback) left a CA out; a
-// bundle found without the next CA before the switch postpones the switch
-// to Propagation after it was published again. It returns when the
-// retirement is done or ctx ends. Run published the bundle of its start
-// already.
-func (c *Controller) rotate(ctx context.Context, api versionAPI, version string) {
-	r := c.rot
-	if r == nil {
-		return
-	}
-	wait := func(d time.Duration) bool {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-c.cfg.After(d):
-			return true
-		}
-	}
-	retry := RetryDelay
-	for {
-		now := c.cfg.Now()
-		_, retireAt := r.times()
-		if !now.Before(retireAt) {
-			if err := c.publish(ctx, api, version, now); err != nil {
-				// Logged only: Errored events count status writes.
-				c.log.Error("retiring the former CA from the trust bundle; trying again", "err", err, "in", retry)
-				if !wait(retry) {
-					return
-				}
-				retry = min(2*retry, MaxRetryDelay)
-				continue
-			}
-			c.log.Info("the former CA is retired from the trust bundle", "ca", fingerprint(c.cfg.Signer.CA()))
-			c.observe(Event{Kind: CARetired})
-			return
-		}
-		if err := c.keepPublished(ctx, api, version, now); err != nil {
-			// Fail closed: the switch waits for a bundle seen to hold the
-			// next CA.
-			c.log.Error("checking the published trust bundle; trying again", "err", err, "in", retry)
-			if !wait(retry) {
-				return
-			}
-			retry = min(2*retry, MaxRetryDelay)
-			continue
-		}
-		retry = RetryDelay
-		switchAt, retireAt := r.times()
-		if !r.switched.Load() && !now.Before(switchAt) {
-			r.switched.Store(true)
-			c.log.Info("the next CA signs from now", "ca", fingerprint(r.Signer.CA()), "retiring", fingerprint(c.cfg.Signer.CA()),
-				"retireAt", retireAt.UTC().Format(time.RFC3339))
-			c.observe(Event{Kind: CASwitched})
-			continue
-		}
-		at := retireAt
+	var out []CAState
+	for _, k := range r.schedule().At(c.cfg.Now()).Keys {
+		st := caStates[k.Role]
 		if !r.switched.Load() {
-			at = switchAt
+			// The schedule's switch is made once the bundle is seen to
+			// hold the next CA: until then the current CA signs.
+			st = CASigning
+			if k.ID == r.nextID {
+				st = CANext
+			}
 		}
-		if !wait(min(at.Sub(now), c.cfg.Resync)) {
-			return
+		if s := state(r.signerOf(k.ID), st); st == CASigning {
+			out = append([]CAState{s}, out...)
+		} else {
+			out = append(out, s)
 		}
 	}
-}
-
-// keepPublished reads the published bundle, keeps a later switch it
-// records, and, when it lacks a CA of the bundle of now or the record of
-// the switch, publishes that again; a next CA missing before the switch
-// postpones the switch to Propagation from now, recorded in the bundle
-// published again.
-func (c *Controller) keepPublished(ctx context.Context, api versionAPI, version string, now time.Time) error {
-	r := c.rot
-	have, annotations, err := api.published(ctx, c.cfg.Client, c.cfg.TrustBundleName)
-	if err != nil {
-		return fmt.Errorf("podcertctl: reading ClusterTrustBundle %s: %w", c.cfg.TrustBundleName, err)
-	}
-	c.recall(annotations)
-	complete := holds(have, []byte(c.bundleAt(now)))
-	if complete && c.recorded(annotations) {
-		return nil
-	}
-	nextMissing := !holds(have, r.Signer.TrustBundle())
-	postponing := nextMissing && !r.switched.Load()
-	if postponing {
-		// Before publishing, so the bundle records the postponed switch.
-		r.postpone(now.Add(r.Propagation))
-	}
-	if err := c.publish(ctx, api, version, now); err != nil {
-		return err
-	}
-	const hint = "another writer changed it: run every replica with the same --next-ca-* flags"
-	switch {
-	case complete:
-		c.log.Info("the published trust bundle lacked the record of the switch; recorded it again",
-			"trustBundle", c.cfg.TrustBundleName, "ca", fingerprint(r.Signer.CA()))
-	case postponing:
-		switchAt, retireAt := r.times()
-		c.log.Warn("the published trust bundle lacked the next CA; published it again and postponed the switch",
-			"trustBundle", c.cfg.TrustBundleName, "ca", fingerprint(r.Signer.CA()), "signsAt", switchAt.UTC().Format(time.RFC3339),
-			"retireAt", retireAt.UTC().Format(time.RFC3339), "hint", hint)
-		c.warnExpiry()
-		c.observe(Event{Kind: CASwitchPostponed})
-	case nextMissing:
-		c.log.Error("the published trust bundle lacked the next CA, which signs already; published it again",
-			"trustBundle", c.cfg.TrustBundleName, "ca", fingerprint(r.Signer.CA()), "hint", hint)
-	default:
-		c.log.Warn("the published trust bundle lacked the current CA; published it again",
-			"trustBundle", c.cfg.TrustBundleName, "ca", fingerprint(c.cfg.Signer.CA()), "hint", hint)
-	}
-	return nil
+	return out
 }

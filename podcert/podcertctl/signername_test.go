@@ -9,8 +9,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/ksa-go/ksa"
-	"github.com/ksa-go/ksa/podcert/podcertctl"
 	"github.com/ksa-go/ksa/podcert"
+	"github.com/ksa-go/ksa/podcert/podcertctl"
 )
 
 // TestReservedSignerNames: names whose domain is kubernetes.io or a

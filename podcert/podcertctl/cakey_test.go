@@ -170,7 +170,7 @@ func TestReady(t *testing.T) {
 	// The API server's answer is kept an hour: the probes below are the
 	// CA key's (TestReadyListsOncePerInterval tests the lists).
 	const apiInterval = time.Hour
-	cfg := podcertctl.Config{Client: fakeClient{cs}, Signer: signer, CAKey: key, APIVersion: podcertctl.V1, Now: clk.Now, APICheckInterval: apiInterval}
+	cfg := podcertctl.Config{Client: fakeClient(t, cs), Signer: signer, CAKey: key, APIVersion: podcertctl.V1, Now: clk.Now, APICheckInterval: apiInterval}
 	events := make(chan podcertctl.Event, 16)
 	cfg.Observe = func(e podcertctl.Event) { events <- e }
 	ctl, err := podcertctl.New(cfg)

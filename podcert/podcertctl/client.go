@@ -20,13 +20,17 @@ import (
 
 // Client is what the controller asks of the API server: which resources
 // certificates.k8s.io/v1 serves, and the PodCertificateRequests and
-// ClusterTrustBundles of each version. [NewRESTClient] makes one from a
-// rest.Config. Its methods are those of client-go's clientset, so a test
-// can hand the controller a fake clientset through a few one-line methods.
+// ClusterTrustBundles of each version, through the typed clients of
+// client-go's clientset ([Requests] and [TrustBundles] are the methods the
+// controller calls). [NewRESTClient] makes one from a rest.Config;
+// package clientgo makes one of a clientset (kubernetes.Interface, a fake
+// one in tests).
 //
-// The controller does not take client-go's kubernetes.Interface: that
-// package registers every API group, and linking it made the ksa binary
-// twice as large.
+// The controller does not take client-go's kubernetes.Interface itself:
+// that package registers every API group, and linking it made the ksa
+// binary twice as large. A Client may also implement
+// IsWatchListSemanticsUnSupported() bool, as client-go's fake clientset
+// does: true makes the informer list rather than stream its initial list.
 type Client interface {
 	// ServerResourcesForGroupVersion lists the resources the API server
 	// serves in groupVersion, as client-go's discovery does; the error is

@@ -289,7 +289,7 @@ func TestControllerRefusesUnpublishedNextCA(t *testing.T) {
 				cs = fake.NewClientset(&certificatesv1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: bundleName},
 					Spec: certificatesv1.ClusterTrustBundleSpec{SignerName: signerName, TrustBundle: tc.have}})
 			}
-			ctl, err := podcertctl.New(podcertctl.Config{Client: fakeClient{cs}, Signer: cur.signer, APIVersion: podcertctl.V1,
+			ctl, err := podcertctl.New(podcertctl.Config{Client: fakeClient(t, cs), Signer: cur.signer, APIVersion: podcertctl.V1,
 				Next: &podcertctl.Rotation{Signer: nxt.signer, SignsAt: tc.signsAt}, Now: clock.Now, After: clock.After,
 				Log: slog.New(slog.DiscardHandler)})
 			require.NoError(t, err)
@@ -312,7 +312,7 @@ func TestControllerRefusesUnpublishedNextCA(t *testing.T) {
 }
 
 func TestNewValidatesRotation(t *testing.T) {
-	cs := fakeClient{fake.NewClientset()}
+	cs := fakeClient(t, fake.NewClientset())
 	now := func() time.Time { return t0 }
 	cur := newRotationCA(t, "CA 1", now, t0.Add(-time.Hour), nil)
 	nxt := newRotationCA(t, "CA 2", now, t0.Add(-time.Hour), nil)

@@ -93,6 +93,17 @@
 //     projected tokens for Entra ID access tokens, checking them first.
 //   - federation/entratest: a local Entra ID token endpoint.
 //
+// The controllers over client-go are leaf packages too, for a program
+// that runs them in a manager of its own:
+//
+//   - podcert/podcertctl (client-go): the pod-certificate controller: an
+//     informer and work queue over a podcert.Signer, certificates.k8s.io
+//     v1 or v1beta1, the CA published as a ClusterTrustBundle, the CA
+//     rotated on package rotation's schedule, readiness, events, its RBAC
+//     as data.
+//   - podcert/podcertctl/clientgo (client-go's clientset): a clientset
+//     (a fake one in tests) handed to the controller.
+//
 // And the programs:
 //
 //   - cmd/ksa (a module of its own): the operator's command: issuer keys

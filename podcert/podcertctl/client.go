@@ -3,7 +3,6 @@ package podcertctl
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -76,7 +75,7 @@ func NewRESTClient(rc *rest.Config) (*RESTClient, error) {
 	scheme := runtime.NewScheme()
 	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
 	if err := errors.Join(certificatesv1.AddToScheme(scheme), certificatesv1beta1.AddToScheme(scheme)); err != nil {
-		return nil, fmt.Errorf("podcertctl: registering certificates.k8s.io: %w", err)
+		return nil, wrap(err, "registering certificates.k8s.io")
 	}
 	codecs := rest.CodecFactoryForGeneratedClient(scheme, serializer.NewCodecFactory(scheme)).WithoutConversion()
 	cfg := *rc
@@ -85,7 +84,7 @@ func NewRESTClient(rc *rest.Config) (*RESTClient, error) {
 	}
 	if cfg.RateLimiter == nil && cfg.QPS > 0 {
 		if cfg.Burst <= 0 {
-			return nil, fmt.Errorf("podcertctl: client burst %d: must be positive when QPS is", cfg.Burst)
+			return nil, wrap(nil, "client burst %d: must be positive when QPS is", cfg.Burst)
 		}
 		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
 	}
@@ -93,7 +92,7 @@ func NewRESTClient(rc *rest.Config) (*RESTClient, error) {
 	cfg.NegotiatedSerializer = codecs
 	httpClient, err := rest.HTTPClientFor(&cfg)
 	if err != nil {
-		return nil, fmt.Errorf("podcertctl: client transport: %w", err)
+		return nil, wrap(err, "client transport")
 	}
 	c := &RESTClient{params: runtime.NewParameterCodec(scheme)}
 	if c.v1, err = restFor(cfg, httpClient, certificatesv1.SchemeGroupVersion); err != nil {
@@ -109,7 +108,7 @@ func restFor(cfg rest.Config, httpClient *http.Client, gv schema.GroupVersion) (
 	cfg.GroupVersion = &gv
 	c, err := rest.RESTClientForConfigAndClient(&cfg, httpClient)
 	if err != nil {
-		return nil, fmt.Errorf("podcertctl: client of %s: %w", gv, err)
+		return nil, wrap(err, "client of %s", gv)
 	}
 	return c, nil
 }

@@ -12,7 +12,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/podcert"
 )
 
@@ -153,10 +152,6 @@ type watching struct {
 	synced cache.InformerSynced
 }
 
-func configError(field, reason string) error {
-	return &ksa.ConfigError{Field: "podcertctl.Config." + field, Reason: reason}
-}
-
 // New checks cfg and returns a Controller. A config it refuses is a
 // *ksa.ConfigError.
 func New(cfg Config) (*Controller, error) {
@@ -250,7 +245,7 @@ func (c *Controller) APIVersion() (string, error) {
 	}
 	res, err := c.cfg.Client.ServerResourcesForGroupVersion("certificates.k8s.io/v1")
 	if err != nil && !apierrors.IsNotFound(err) {
-		return "", fmt.Errorf("podcertctl: discovering certificates.k8s.io/v1: %w", err)
+		return "", wrap(err, "discovering certificates.k8s.io/v1")
 	}
 	if res != nil {
 		for _, r := range res.APIResources {

@@ -3,7 +3,6 @@ package podcertctl
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -14,6 +13,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/podcert"
 	"github.com/ksa-go/ksa/x509sa"
 )
@@ -43,7 +43,7 @@ type RBACConfig struct {
 // such as certificates of 24 hours at most): a signer of ours must not
 // answer for them. [New] and [Manifests] refuse such a name with a
 // *ksa.ConfigError wrapping it.
-var ErrReservedSignerName = errors.New("podcertctl: the signer name is reserved for the Kubernetes project")
+var ErrReservedSignerName = errs.New(prefix, "the signer name is reserved for the Kubernetes project")
 
 // checkSignerName refuses a signer name of the Kubernetes project; field
 // names the configuration field.
@@ -178,7 +178,7 @@ func ManifestsJSON(cfg RBACConfig) ([]byte, error) {
 	items := make([]json.RawMessage, len(docs))
 	for i, d := range docs {
 		if items[i], err = yaml.YAMLToJSON(d); err != nil {
-			return nil, fmt.Errorf("podcertctl: rendering RBAC: %w", err)
+			return nil, wrap(err, "rendering RBAC")
 		}
 	}
 	out, err := json.MarshalIndent(struct {
@@ -187,7 +187,7 @@ func ManifestsJSON(cfg RBACConfig) ([]byte, error) {
 		Items      []json.RawMessage `json:"items"`
 	}{"v1", "List", items}, "", "  ")
 	if err != nil {
-		return nil, fmt.Errorf("podcertctl: rendering RBAC: %w", err)
+		return nil, wrap(err, "rendering RBAC")
 	}
 	return append(out, '\n'), nil
 }
@@ -202,7 +202,7 @@ func (cfg RBACConfig) documents() ([][]byte, error) {
 	for i, o := range objs {
 		b, err := yaml.Marshal(o)
 		if err != nil {
-			return nil, fmt.Errorf("podcertctl: rendering RBAC: %w", err)
+			return nil, wrap(err, "rendering RBAC")
 		}
 		docs[i] = dropEmptyFields(b)
 	}

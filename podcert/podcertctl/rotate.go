@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/rotation"
 )
 
@@ -27,15 +28,15 @@ func (c *Controller) checkPublished(ctx context.Context, api versionAPI, now tim
 	}
 	have, annotations, err := api.published(ctx, c.cfg.Client, c.cfg.TrustBundleName)
 	if err != nil {
-		return fmt.Errorf("podcertctl: reading ClusterTrustBundle %s: %w", c.cfg.TrustBundleName, err)
+		return wrap(err, "reading ClusterTrustBundle %s", c.cfg.TrustBundleName)
 	}
 	a, err := r.next(have, now)
 	if err != nil {
 		return err
 	}
 	if slices.Contains(a.Missing, r.nextID) && (!a.Restart || a.SignsAt.After(r.SignsAt)) {
-		return fmt.Errorf("%w: it signs at %s, less than %s from now, and ClusterTrustBundle %s does not hold it",
-			ErrNextCANotPublished, r.SignsAt.UTC().Format(time.RFC3339), r.Propagation, c.cfg.TrustBundleName)
+		return errs.Wrap(prefix, ErrNextCANotPublished, fmt.Sprintf("%s: it signs at %s, less than %s from now, and ClusterTrustBundle %s does not hold it",
+			errs.Text(ErrNextCANotPublished), r.SignsAt.UTC().Format(time.RFC3339), r.Propagation, c.cfg.TrustBundleName), nil)
 	}
 	c.recall(annotations)
 	return nil
@@ -52,7 +53,7 @@ func (c *Controller) publish(ctx context.Context, api versionAPI, version string
 	if c.rot == nil {
 		have, _, err := api.published(ctx, c.cfg.Client, c.cfg.TrustBundleName)
 		if err != nil {
-			return fmt.Errorf("podcertctl: reading ClusterTrustBundle %s: %w", c.cfg.TrustBundleName, err)
+			return wrap(err, "reading ClusterTrustBundle %s", c.cfg.TrustBundleName)
 		}
 		if kept, fps := othersKept(have, []byte(bundle), now); len(kept) > 0 {
 			c.log.Warn("the published trust bundle holds valid CAs this controller does not sign with; keeping them",
@@ -63,7 +64,7 @@ func (c *Controller) publish(ctx context.Context, api versionAPI, version string
 	}
 	written, err := api.publish(ctx, c.cfg.Client, c.cfg.TrustBundleName, c.cfg.Signer.SignerName(), bundle, c.ours(now))
 	if err != nil {
-		return fmt.Errorf("podcertctl: publishing ClusterTrustBundle %s: %w", c.cfg.TrustBundleName, err)
+		return wrap(err, "publishing ClusterTrustBundle %s", c.cfg.TrustBundleName)
 	}
 	if written {
 		c.log.Info("trust bundle written", "trustBundle", c.cfg.TrustBundleName, "version", version)
@@ -143,7 +144,7 @@ func (c *Controller) keepPublished(ctx context.Context, api versionAPI, version 
 	r := c.rot
 	have, annotations, err := api.published(ctx, c.cfg.Client, c.cfg.TrustBundleName)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("podcertctl: reading ClusterTrustBundle %s: %w", c.cfg.TrustBundleName, err)
+		return time.Time{}, wrap(err, "reading ClusterTrustBundle %s", c.cfg.TrustBundleName)
 	}
 	c.recall(annotations)
 	a, err := r.next(have, now)
@@ -186,7 +187,7 @@ func (r *caRotation) postpone(a rotation.Action, now time.Time) error {
 		sched, err = r.schedule().Postpone(r.nextID, now.Add(r.Propagation))
 	}
 	if err != nil {
-		return fmt.Errorf("podcertctl: postponing the switch to the next CA: %w", err)
+		return wrap(err, "postponing the switch to the next CA")
 	}
 	r.sched.Store(sched)
 	return nil

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/podcert"
 	"github.com/ksa-go/ksa/rotation"
 )
@@ -34,7 +35,7 @@ const (
 // Rotation.Propagation from now, and the published trust bundle does not
 // hold it yet, so peers would refuse its certificates. [Controller.Run]
 // returns it before deciding anything.
-var ErrNextCANotPublished = errors.New("podcertctl: the next CA is not in the published trust bundle early enough")
+var ErrNextCANotPublished = errs.New(prefix, "the next CA is not in the published trust bundle early enough")
 
 // Rotation hands signing over from Config.Signer's CA (the current CA) to
 // the next CA, without a certificate that any peer refuses:
@@ -158,7 +159,7 @@ func (r *caRotation) held(have string) []string {
 func (r *caRotation) next(have string, now time.Time) (rotation.Action, error) {
 	a, err := r.schedule().Next([][]string{r.held(have)}, now, rotation.Cadence{})
 	if err != nil {
-		return a, fmt.Errorf("podcertctl: the CA rotation at %s: %w", now.UTC().Format(time.RFC3339), err)
+		return a, wrap(err, "the CA rotation at %s", now.UTC().Format(time.RFC3339))
 	}
 	return a, nil
 }

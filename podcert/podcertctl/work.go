@@ -3,7 +3,6 @@ package podcertctl
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 
@@ -38,7 +37,7 @@ func (c *Controller) work(ctx context.Context, api versionAPI, version string) e
 		AddFunc:    enqueue,
 		UpdateFunc: func(_, obj any) { enqueue(obj) },
 	}); err != nil {
-		return fmt.Errorf("podcertctl: watching requests: %w", err)
+		return wrap(err, "watching requests")
 	}
 	c.watch.Store(&watching{api: api, store: inf.GetStore(), synced: inf.HasSynced})
 	go inf.RunWithContext(ctx)

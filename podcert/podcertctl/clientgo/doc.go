@@ -10,7 +10,7 @@
 //	if err != nil {
 //		return err
 //	}
-//	ctl, err := podcertctl.New(podcertctl.Config{Client: client, Signer: signer})
+//	ctl, err := podcertctl.New(podcertctl.Config{Client: client, Signer: podSigner})
 //
 // It is a package of its own because client-go's kubernetes package
 // registers every API group of Kubernetes: a program that has no

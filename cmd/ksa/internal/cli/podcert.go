@@ -180,10 +180,10 @@ change happens at its time, logged; started again with the same flags, at
 any time, the command does what it would have done then (a start nearer
 --next-ca-signs-at than --ca-propagation, or after it, even past the
 retirement, needs the next CA published already). Until the retirement
-the bundle is read again before the switch and every ` + podcertctl.DefaultResync.String() + `: one that
+the bundle is read again at the switch and every ` + podcertctl.DefaultResync.String() + `: one that
 another writer reverted (a replica without these flags, a rollback) is
 published again, and a next CA missing before the switch postpones the
-switch, and the retirement, to --ca-propagation after that (logged,
+switch, and the retirement, to --ca-propagation after that when later (logged,
 counted). Run every replica with the same flags; do not change
 --max-lifetime mid-rotation (it moves the retirement). The bundle records
 the switch (annotations ` + podcertctl.SwitchAtAnnotation + ` and

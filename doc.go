@@ -113,6 +113,17 @@
 //   - keystore/azurekms (go.step.sm/crypto, azkeys): keys in Azure Key
 //     Vault.
 //
+// The controllers over client-go are leaf packages too, for a program
+// that runs them in a manager of its own:
+//
+//   - podcert/podcertctl (client-go): the pod-certificate controller: an
+//     informer and work queue over a podcert.Signer, certificates.k8s.io
+//     v1 or v1beta1, the CA published as a ClusterTrustBundle, the CA
+//     rotated on package rotation's schedule, readiness, events, its RBAC
+//     as data.
+//   - podcert/podcertctl/clientgo (client-go's clientset): a clientset
+//     (a fake one in tests) handed to the controller.
+//
 // And the programs:
 //
 //   - cmd/ksa (a module of its own): the operator's command. A

@@ -31,8 +31,8 @@ import (
 // uses it declares, or it does not compile.
 
 // docGlossary declares the names doc blocks use without declaring them.
-// The clients are stand-ins with client-go's method signatures, which the
-// module does not import.
+// The clients are stand-ins with client-go's method signatures, which only
+// the controller's leaf package (podcertctl) imports.
 const docGlossary = `package doccode
 
 import (
@@ -51,6 +51,7 @@ import (
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/credspec"
@@ -61,6 +62,7 @@ import (
 	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/oidc/oidctest"
 	"github.com/ksa-go/ksa/publish"
+	"github.com/ksa-go/ksa/podcert"
 	"github.com/ksa-go/ksa/rotation"
 	"github.com/ksa-go/ksa/tokenreview"
 	"github.com/ksa-go/ksa/tokens"
@@ -101,6 +103,9 @@ var (
 	ringStore publish.RingStore
 	opener    keystore.Opener
 	newKey    func(context.Context, publish.KeyRequest) (string, error)
+	// Pod certificates: a signer, a cluster's client configuration.
+	podSigner  *podcert.Signer
+	restConfig *rest.Config
 
 	// Servers and clients.
 	srv        *oidctest.Server
@@ -169,10 +174,11 @@ var docImports = map[string]string{
 	"x509sa": "github.com/ksa-go/ksa/x509sa", "grpcserver": "github.com/ksa-go/ksa/extsigner/grpcserver",
 	"podcerttest": "github.com/ksa-go/ksa/podcert/podcerttest", "rotation": "github.com/ksa-go/ksa/rotation", "workloadapi": "github.com/ksa-go/ksa/podcert/workloadapi",
 	"publish": "github.com/ksa-go/ksa/publish", "azblob": "github.com/ksa-go/ksa/publish/azblob", "s3": "github.com/ksa-go/ksa/publish/s3", "gcs": "github.com/ksa-go/ksa/publish/gcs",
+	"podcertctl": "github.com/ksa-go/ksa/podcert/podcertctl", "clientgo": "github.com/ksa-go/ksa/podcert/podcertctl/clientgo",
 
 	"jwt": "github.com/golang-jwt/jwt/v5", "policy": "github.com/Azure/azure-sdk-for-go/sdk/azcore/policy",
 	"prometheus": "github.com/prometheus/client_golang/prometheus", "promhttp": "github.com/prometheus/client_golang/prometheus/promhttp",
-	"metav1": "k8s.io/apimachinery/pkg/apis/meta/v1", "authenticationv1": "k8s.io/api/authentication/v1",
+	"metav1": "k8s.io/apimachinery/pkg/apis/meta/v1", "kubernetes": "k8s.io/client-go/kubernetes", "slog": "log/slog", "authenticationv1": "k8s.io/api/authentication/v1",
 	"authorizationv1": "k8s.io/api/authorization/v1", "corev1": "k8s.io/api/core/v1", "certificatesv1": "k8s.io/api/certificates/v1",
 }
 

@@ -32,6 +32,8 @@ import (
 	"github.com/stretchr/testify/require"
 	certificatesv1 "k8s.io/api/certificates/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/clusterapi"
@@ -55,6 +57,8 @@ import (
 	"github.com/ksa-go/ksa/oidc"
 	"github.com/ksa-go/ksa/oidc/oidctest"
 	"github.com/ksa-go/ksa/podcert"
+	"github.com/ksa-go/ksa/podcert/podcertctl"
+	"github.com/ksa-go/ksa/podcert/podcertctl/clientgo"
 	"github.com/ksa-go/ksa/podcert/podcerttest"
 	"github.com/ksa-go/ksa/podcert/workloadapi"
 	"github.com/ksa-go/ksa/publish"
@@ -596,6 +600,37 @@ func TestErrorMessages(t *testing.T) {
 	require.NoError(t, os.WriteFile(bigTrust, make([]byte, podcert.MaxTrustBundleSize+1), 0o600))
 	_, err = podcert.NewTrustFile(podcert.TrustFileConfig{Path: bigTrust})
 	add("podcert trust file too large", err)
+	_, err = podcert.NewHostPolicy(podcert.HostPolicyConfig{Hosts: []string{"{serviceaccount}-{namespace}.svc"}})
+	add("podcert host pattern", err)
+	_, err = podcert.NewHostPolicy(podcert.HostPolicyConfig{IPRanges: []string{"10.0.0.0/8", "10.0.0.1"}})
+	add("podcert IP range", err)
+
+	// podcertctl
+	_, err = podcertctl.New(podcertctl.Config{})
+	add("podcertctl config", err)
+	pcSigner := func(caKey *ecdsa.PrivateKey) *podcert.Signer {
+		s, err := podcert.NewSigner(podcert.SignerConfig{SignerName: "example.com/x", Key: caKey, Chain: []*x509.Certificate{caCertFor(t, caKey, now)},
+			MaxLifetime: time.Hour, Now: func() time.Time { return now }})
+		require.NoError(t, err)
+		return s
+	}
+	nextKey, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	pcClient, err := clientgo.New(fake.NewClientset())
+	require.NoError(t, err)
+	_, err = podcertctl.New(podcertctl.Config{Client: pcClient, Signer: pcSigner(key),
+		Next: &podcertctl.Rotation{Signer: pcSigner(nextKey), SignsAt: time.Date(1969, 1, 1, 0, 0, 0, 0, time.UTC)}})
+	add("podcertctl rotation before 1970", err)
+	ctl, err := podcertctl.New(podcertctl.Config{Client: pcClient, Signer: pcSigner(key), APIVersion: podcertctl.V1, Now: func() time.Time { return now },
+		Next: &podcertctl.Rotation{Signer: pcSigner(nextKey), SignsAt: now.Add(time.Minute)}})
+	require.NoError(t, err)
+	add("podcertctl next CA not published", ctl.Run(ctx))
+	add("podcertctl not ready", ctl.Ready(ctx))
+	_, err = podcertctl.Manifests(podcertctl.RBACConfig{SignerName: "kubernetes.io/x", Namespace: "ns", ServiceAccount: "sa"})
+	add("podcertctl reserved signer name", err)
+	_, err = podcertctl.NewRESTClient(&rest.Config{Host: "https://127.0.0.1:6443", QPS: 5})
+	add("podcertctl client burst", err)
+	_, err = clientgo.New(nil)
+	add("clientgo nil clientset", err)
 	_, err = podcerttest.NewSigner(podcerttest.Config{Lifetime: time.Minute})
 	add("podcerttest config", err)
 	testCA, err := podcerttest.NewSigner(podcerttest.Config{})

@@ -60,6 +60,19 @@
 // [DefaultExtensionsKey]). Nothing there is verified, so only a [Policy]
 // the operator supplies admits them; without one, any annotation denies the
 // request with InvalidUnverifiedUserAnnotations, as does an unknown key.
+// [HostPolicy] is the policy of an operator's settings: DNS name patterns
+// whose placeholders ({namespace}, {serviceaccount}, {pod}) each stand for
+// one whole, non-empty DNS label of the request, CIDRs for IP addresses,
+// and extensions when allowed:
+//
+//	policy, err := podcert.NewHostPolicy(podcert.HostPolicyConfig{
+//		Hosts:    []string{"{serviceaccount}.{namespace}.svc"},
+//		IPRanges: []string{"10.244.0.0/16"},
+//	})
+//	if err != nil {
+//		return err // a *ksa.ConfigError naming the pattern or range
+//	}
+//	cfg := podcert.SignerConfig{Policy: policy} // with the signer name and the CA
 //
 // # Checking a status
 //

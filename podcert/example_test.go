@@ -95,6 +95,29 @@ func ExamplePolicyFunc() {
 	// host bank.shop.svc is not the pod's service name
 }
 
+// A host policy from an operator's settings: each pod may serve the name
+// of the service named after its service account, and addresses of the
+// pod network.
+func ExampleHostPolicy() {
+	policy, err := podcert.NewHostPolicy(podcert.HostPolicyConfig{
+		Hosts:    []string{"{serviceaccount}.{namespace}.svc", "{serviceaccount}.{namespace}.svc.cluster.local"},
+		IPRanges: []string{"10.244.0.0/16"},
+	})
+	if err != nil {
+		panic(err)
+	}
+	req := &podcert.Request{Namespace: "shop", ServiceAccountName: "cart", PodName: "cart-0"}
+	fmt.Println(policy.AllowHost(req, "cart.shop.svc"), policy.AllowHost(req, "bank.shop.svc"), policy.AllowHost(req, "10.244.1.7"))
+	fmt.Println(policy.Admit(req, podcert.Asked{DNSNames: []string{"cart.shop.svc.cluster.local", "bank.shop.svc"}}))
+
+	_, err = podcert.NewHostPolicy(podcert.HostPolicyConfig{Hosts: []string{"{serviceaccount}-{namespace}.svc"}})
+	fmt.Println(err)
+	// Output:
+	// true false true
+	// DNS name "bank.shop.svc" matches no allowed host pattern
+	// podcert: HostPolicyConfig.Hosts[0] "{serviceaccount}-{namespace}.svc" joins a placeholder to other text in "{serviceaccount}-{namespace}": two requests could then get the same name
+}
+
 // A server without a certificate of its own serves a self-signed one and
 // hands its PEM to the clients that must trust it.
 func ExampleSelfSigned() {

@@ -5,8 +5,11 @@ import (
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
+	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -169,6 +172,74 @@ func FuzzParseTrustBundle(f *testing.F) {
 		require.LessOrEqual(t, len(b.Certificates), podcert.MaxTrustBundleCertificates)
 		for _, c := range b.Certificates {
 			require.True(t, b.Contains(c))
+		}
+	})
+}
+
+// FuzzAllowHost feeds arbitrary host patterns and request names to the
+// host policy: it never panics, a pattern it accepts has each placeholder
+// as a whole label, and a request never gets a name through a placeholder
+// that would stand for an empty or dotted value.
+func FuzzAllowHost(f *testing.F) {
+	f.Add("{serviceaccount}.{namespace}.svc", "checkout", "shop", "checkout-0", "checkout.shop.svc")
+	f.Add(".{namespace}.svc", "a", "shop", "", "cart.shop.svc")
+	f.Add("{pod}.{namespace}.svc", "a", "shop", "", "cart.shop.svc")
+	f.Add("{serviceaccount}-{namespace}.svc", "a-b", "c", "p", "a-b-c.svc")
+	f.Add("{pod.example.com", "a", "b", "c", "x")
+	f.Add("{serviceaccount}.svc.cluster.local", "checkout.shop", "evil", "p", "checkout.shop.svc.cluster.local")
+	f.Add("{POD}.Example.COM", "a", "b", "Cart-0", "cart-0.EXAMPLE.com")
+	places := []string{podcert.PlaceholderNamespace, podcert.PlaceholderServiceAccount, podcert.PlaceholderPod}
+	f.Fuzz(func(t *testing.T, pattern, sa, ns, pod, name string) {
+		p, err := podcert.NewHostPolicy(podcert.HostPolicyConfig{Hosts: []string{pattern}})
+		if err != nil {
+			return
+		}
+		for _, label := range strings.Split(strings.ToLower(pattern), ".") {
+			if strings.ContainsAny(label, "{}") && !slices.Contains(places, label) {
+				t.Fatalf("%q accepted with the label %q", pattern, label)
+			}
+		}
+		req := &podcert.Request{Namespace: ns, ServiceAccountName: sa, PodName: pod}
+		if !p.AllowHost(req, name) {
+			return
+		}
+		lower := strings.ToLower(pattern)
+		for _, v := range []struct{ place, value string }{{places[0], ns}, {places[1], sa}, {places[2], pod}} {
+			if strings.Contains(lower, v.place) && !isLabel(v.value) {
+				t.Fatalf("%q admitted %q for %s %q, not one DNS label", pattern, name, v.place, v.value)
+			}
+		}
+	})
+}
+
+// isLabel reports whether s is one RFC 1123 label.
+func isLabel(s string) bool {
+	if len(s) == 0 || len(s) > 63 || s[0] == '-' || s[len(s)-1] == '-' {
+		return false
+	}
+	return strings.Trim(strings.ToLower(s), "abcdefghijklmnopqrstuvwxyz0123456789-") == ""
+}
+
+// FuzzAllowIPHosts feeds arbitrary IP ranges and addresses: an accepted
+// range is a CIDR, and an address is admitted only inside it.
+func FuzzAllowIPHosts(f *testing.F) {
+	f.Add("10.0.0.0/8", "10.1.2.3")
+	f.Add("10.0.0.1/8", "10.0.0.1")
+	f.Add("fd00::/8", "::ffff:10.0.0.1")
+	f.Add("10.0.0.5", "10.0.0.5")
+	f.Fuzz(func(t *testing.T, cidr, addr string) {
+		p, err := podcert.NewHostPolicy(podcert.HostPolicyConfig{IPRanges: []string{cidr}})
+		if err != nil {
+			return
+		}
+		prefix := netip.MustParsePrefix(cidr)
+		ip, err := netip.ParseAddr(addr)
+		if err != nil {
+			return
+		}
+		admitted := p.Admit(&podcert.Request{}, podcert.Asked{IPAddresses: []netip.Addr{ip}}) == nil
+		if admitted != prefix.Contains(ip) || p.AllowHost(&podcert.Request{}, addr) != admitted {
+			t.Fatalf("%s in %s: admitted %t", ip, prefix, admitted)
 		}
 	})
 }

@@ -90,13 +90,13 @@ func libText(err error) string {
 	return msg
 }
 
-// isLibPackage reports whether name is a package of the ksa library (or
-// the command's own podcertctl) whose errors start with "<name>: ".
+// isLibPackage reports whether name is a package of the ksa library
+// whose errors start with "<name>: ".
 func isLibPackage(name string) bool {
 	switch name {
 	case "ksa", "jwks", "tokens", "oidc", "oidctest", "x509sa", "credspec", "federation", "entratest",
 		"kubeapi", "extsigner", "signertest", "podcert", "podcerttest", "workloadapi", "golangjwt", "jwxkeys", "ksaprom", "tokenreview", "publish",
-		"podcertctl":
+		"podcertctl", "rotation":
 		return true
 	}
 	return false

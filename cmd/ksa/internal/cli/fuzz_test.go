@@ -2,13 +2,10 @@ package cli
 
 import (
 	"bytes"
-	"net/netip"
 	"os"
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/ksa-go/ksa/podcert"
 )
 
 // fuzzInput runs the command with input on standard input: whatever the
@@ -80,68 +77,6 @@ func FuzzCredspecFromFile(f *testing.F) {
 		assertTerminalSafe(t, errOut.String())
 		if len(errOut.String()) > 600 {
 			t.Fatalf("an error of %d bytes: %q", errOut.Len(), errOut.String())
-		}
-	})
-}
-
-// FuzzAllowHost feeds arbitrary --allow-host patterns and request names
-// to the host policy: it never panics, a pattern it accepts has each
-// placeholder as a whole label, and a request never gets a name through a
-// placeholder that would stand for an empty or dotted value.
-func FuzzAllowHost(f *testing.F) {
-	f.Add("{serviceaccount}.{namespace}.svc", "checkout", "shop", "checkout-0", "checkout.shop.svc")
-	f.Add(".{namespace}.svc", "a", "shop", "", "cart.shop.svc")
-	f.Add("{pod}.{namespace}.svc", "a", "shop", "", "cart.shop.svc")
-	f.Add("{serviceaccount}-{namespace}.svc", "a-b", "c", "p", "a-b-c.svc")
-	f.Add("{pod.example.com", "a", "b", "c", "x")
-	f.Add("{serviceaccount}.svc.cluster.local", "checkout.shop", "evil", "p", "checkout.shop.svc.cluster.local")
-	f.Fuzz(func(t *testing.T, pattern, sa, ns, pod, name string) {
-		p, err := (&podcertFlags{hosts: []string{pattern}}).policy()
-		if err != nil {
-			return
-		}
-		hp, err := parseHostPattern(pattern)
-		if err != nil {
-			t.Fatalf("policy accepted %q, parseHostPattern refused it: %v", pattern, err)
-		}
-		for _, label := range hp.labels {
-			if strings.Contains(label, "{") && label != placeNamespace && label != placeServiceAccount && label != placePod {
-				t.Fatalf("%q kept the label %q", pattern, label)
-			}
-		}
-		req := &podcert.Request{Namespace: ns, ServiceAccountName: sa, PodName: pod}
-		if p.Admit(req, podcert.Asked{DNSNames: []string{name}}) != nil {
-			return
-		}
-		lower := strings.ToLower(pattern)
-		for _, v := range []struct{ place, value string }{{placeNamespace, ns}, {placeServiceAccount, sa}, {placePod, pod}} {
-			if strings.Contains(lower, v.place) && !isDNSLabel(v.value) {
-				t.Fatalf("%q admitted %q for %s %q, not one DNS label", pattern, name, v.place, v.value)
-			}
-		}
-	})
-}
-
-// FuzzAllowIPHosts feeds arbitrary --allow-ip-hosts values and addresses:
-// an accepted value is a CIDR, and an address is admitted only inside it.
-func FuzzAllowIPHosts(f *testing.F) {
-	f.Add("10.0.0.0/8", "10.1.2.3")
-	f.Add("10.0.0.1/8", "10.0.0.1")
-	f.Add("fd00::/8", "::ffff:10.0.0.1")
-	f.Add("10.0.0.5", "10.0.0.5")
-	f.Fuzz(func(t *testing.T, cidr, addr string) {
-		p, err := (&podcertFlags{ipRanges: []string{cidr}}).policy()
-		if err != nil {
-			return
-		}
-		prefix := netip.MustParsePrefix(cidr)
-		ip, err := netip.ParseAddr(addr)
-		if err != nil {
-			return
-		}
-		admitted := p.Admit(&podcert.Request{}, podcert.Asked{IPAddresses: []netip.Addr{ip}}) == nil
-		if admitted != prefix.Contains(ip) {
-			t.Fatalf("%s in %s: admitted %t", ip, prefix, admitted)
 		}
 	})
 }

@@ -21,9 +21,9 @@ import (
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/cmd/ksa/internal/ops"
-	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
 	"github.com/ksa-go/ksa/ksaprom"
 	"github.com/ksa-go/ksa/podcert"
+	"github.com/ksa-go/ksa/podcert/podcertctl"
 )
 
 func newPodcertCmd(a *app) *cobra.Command {
@@ -72,31 +72,9 @@ func (f *podcertFlags) signerOf(a *app, keyRef, certPath, keyFlag, certFlag stri
 	if err != nil {
 		return nil, nil, err
 	}
-	data, err := readInput(certPath, nil, maxCertFile)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, nil, fail(nil, "check the path", "CA certificate file %s does not exist", certPath)
-	case err != nil:
-		return nil, nil, fail(err, "pass a readable PEM certificate file", "reading %s", certPath)
-	}
-	var chain []*x509.Certificate
-	for rest := data; ; {
-		var b *pem.Block
-		b, rest = pem.Decode(rest)
-		if b == nil {
-			break
-		}
-		if b.Type != "CERTIFICATE" {
-			continue
-		}
-		c, err := x509.ParseCertificate(b.Bytes)
-		if err != nil {
-			return nil, nil, fail(err, "pass the CA's PEM certificate, then its issuers", "%s holds a damaged certificate", certPath)
-		}
-		chain = append(chain, c)
-	}
-	if len(chain) == 0 {
-		return nil, nil, fail(nil, "pass the CA's PEM certificate, then its issuers", "%s holds no certificate", certPath)
+	chain, err := readChain(certPath)
+	if err != nil {
+		return nil, nil, err
 	}
 	cfg := podcert.SignerConfig{SignerName: f.signerName, Key: key, Chain: chain, TrustDomain: f.trustDomain,
 		MaxLifetime: f.maxLifetime, Policy: policy}
@@ -120,6 +98,38 @@ func (f *podcertFlags) signerOf(a *app, keyRef, certPath, keyFlag, certFlag stri
 			"SignerConfig.TrustDomain": "--trust-domain", "SignerConfig.MaxLifetime": "--max-lifetime", "SignerConfig.Policy": "--allow-host"}, "ksa podcert serve")
 	}
 	return s, key, nil
+}
+
+// readChain reads the CA's certificate, then its issuers, from a PEM
+// file.
+func readChain(certPath string) ([]*x509.Certificate, error) {
+	data, err := readInput(certPath, nil, maxCertFile)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fail(nil, "check the path", "CA certificate file %s does not exist", certPath)
+	case err != nil:
+		return nil, fail(err, "pass a readable PEM certificate file", "reading %s", certPath)
+	}
+	var chain []*x509.Certificate
+	for rest := data; ; {
+		var b *pem.Block
+		b, rest = pem.Decode(rest)
+		if b == nil {
+			break
+		}
+		if b.Type != "CERTIFICATE" {
+			continue
+		}
+		c, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			return nil, fail(err, "pass the CA's PEM certificate, then its issuers", "%s holds a damaged certificate", certPath)
+		}
+		chain = append(chain, c)
+	}
+	if len(chain) == 0 {
+		return nil, fail(nil, "pass the CA's PEM certificate, then its issuers", "%s holds no certificate", certPath)
+	}
+	return chain, nil
 }
 
 func newPodcertServeCmd(a *app) *cobra.Command {
@@ -170,10 +180,10 @@ change happens at its time, logged; started again with the same flags, at
 any time, the command does what it would have done then (a start nearer
 --next-ca-signs-at than --ca-propagation, or after it, even past the
 retirement, needs the next CA published already). Until the retirement
-the bundle is read again before the switch and every ` + podcertctl.DefaultResync.String() + `: one that
+the bundle is read again at the switch and every ` + podcertctl.DefaultResync.String() + `: one that
 another writer reverted (a replica without these flags, a rollback) is
 published again, and a next CA missing before the switch postpones the
-switch, and the retirement, to --ca-propagation after that (logged,
+switch, and the retirement, to --ca-propagation after that when later (logged,
 counted). Run every replica with the same flags; do not change
 --max-lifetime mid-rotation (it moves the retirement). The bundle records
 the switch (annotations ` + podcertctl.SwitchAtAnnotation + ` and
@@ -263,6 +273,50 @@ line about a request names its namespace, name and uid.
 }
 
 func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
+	if err := f.check(cmd); err != nil {
+		return err
+	}
+	log := slog.New(slog.NewTextHandler(a.stderr, nil))
+	cfg, rc, err := f.config(a, cmd, log)
+	if err != nil {
+		return err
+	}
+	var ctl *podcertctl.Controller
+	var reg *prometheus.Registry
+	if f.opsAddr != "" {
+		reg = prometheus.NewRegistry()
+		// Gathered once ctl is made: the server starts after.
+		cfg.Observe, err = newPodcertMetrics(reg, cfg.Now, func() time.Time { return ctl.OldestUndecided() },
+			func() []podcertctl.CAState { return ctl.CAs() })
+		if err != nil {
+			return fail(err, bugFix, "registering the metrics")
+		}
+	}
+	if ctl, err = podcertctl.New(cfg); err != nil {
+		return f.configError(err)
+	}
+	ctx, stop := signalContext(cmd)
+	defer stop()
+	if f.opsAddr != "" {
+		stopOps, err := serveOps(ctx, f.opsAddr, ctl.Ready, reg, log)
+		if err != nil {
+			return err
+		}
+		defer stopOps()
+	}
+	if err := ctl.Run(ctx); err != nil {
+		if e, ok := rotationError(err, f.propagation); ok {
+			return e
+		}
+		return connectError(err, rc.Host)
+	}
+	st := ctl.Stats()
+	fmt.Fprintf(a.stderr, "stopped: %d issued, %d denied, %d failed\n", st.Issued, st.Denied, st.Failed)
+	return nil
+}
+
+// check refuses flags out of range before anything is read.
+func (f *podcertServeFlags) check(cmd *cobra.Command) error {
 	if err := onlyWithout(cmd, "trust-bundle", "no-trust-bundle"); err != nil {
 		return err
 	}
@@ -276,19 +330,25 @@ func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
 	case f.opsAddr != "" && !isHostPort(f.opsAddr):
 		return usage("give --ops-addr a host and a port, e.g. 127.0.0.1:9090", "--ops-addr %s is not host:port", quoted(f.opsAddr))
 	}
+	return nil
+}
+
+// config reads the CAs and the cluster's configuration of the flags into
+// the controller's config (Observe left to the metrics), and returns the
+// rest.Config its client was made of.
+func (f *podcertServeFlags) config(a *app, cmd *cobra.Command, log *slog.Logger) (podcertctl.Config, *rest.Config, error) {
 	s, caKey, err := f.podcertFlags.signer(a)
 	if err != nil {
-		return err
+		return podcertctl.Config{}, nil, err
 	}
 	next, err := f.rotation(a, cmd, caKey)
 	if err != nil {
-		return err
+		return podcertctl.Config{}, nil, err
 	}
 	rc, err := clusterConfig(f.kubeconfig)
 	if err != nil {
-		return err
+		return podcertctl.Config{}, nil, err
 	}
-	log := slog.New(slog.NewTextHandler(a.stderr, nil))
 	rc.UserAgent = "ksa-podcert"
 	rc.WarningHandler = slogWarnings{log}
 	rc.QPS, rc.Burst = f.qps, f.burst
@@ -298,65 +358,44 @@ func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
 	}
 	cs, err := newClient(rc)
 	if err != nil {
-		return fail(err, "check the cluster's address and credentials in the kubeconfig (--kubeconfig)", "configuring the client")
+		return podcertctl.Config{}, nil, fail(err, "check the cluster's address and credentials in the kubeconfig (--kubeconfig)", "configuring the client")
 	}
 	now := time.Now
 	if a.nowFlag != "" {
 		now = a.now
 	}
-	var (
-		ctl     *podcertctl.Controller
-		reg     *prometheus.Registry
-		observe func(podcertctl.Event)
-	)
-	if f.opsAddr != "" {
-		reg = prometheus.NewRegistry()
-		m, err := newPodcertMetrics(reg, now, func() time.Time { return ctl.OldestUndecided() })
-		if err != nil {
-			return fail(err, bugFix, "registering the metrics")
-		}
-		observe = m
-		if err := newCAInfo(reg, func() []podcertctl.CAState { return ctl.CAs() }); err != nil {
-			return fail(err, bugFix, "registering the metrics")
-		}
-	}
-	ctl, err = podcertctl.New(podcertctl.Config{Client: cs, Signer: s, CAKey: caKey, APIVersion: f.apiVersion,
-		TrustBundleName: f.bundle, NoTrustBundle: f.noBundle, Workers: f.workers, Next: next, Now: now, Log: log, Observe: observe})
+	return podcertctl.Config{Client: cs, Signer: s, CAKey: caKey, APIVersion: f.apiVersion, TrustBundleName: f.bundle,
+		NoTrustBundle: f.noBundle, Workers: f.workers, Next: next, Now: now, Log: log}, rc, nil
+}
+
+// configError says, in the flags' words, why the controller refused its
+// config.
+func (f *podcertServeFlags) configError(err error) error {
 	if errors.Is(err, podcertctl.ErrReservedSignerName) {
 		return reservedSignerName(f.signerName)
 	}
+	return configError(err, flagFor{"APIVersion": "--api-version", "Workers": "--workers",
+		"TrustBundleName": "--trust-bundle", "Next": "--next-ca-key", "Next.Signer": "--next-ca-cert",
+		"Next.SignsAt": "--next-ca-signs-at", "Next.Propagation": "--ca-propagation"}, "ksa podcert serve")
+}
+
+// serveOps serves /healthz, /readyz and /metrics on addr until ctx ends
+// or the function returned is called, which waits for the server.
+func serveOps(ctx context.Context, addr string, ready func(context.Context) error, reg *prometheus.Registry, log *slog.Logger) (stop func(), err error) {
+	srv, err := ops.Listen(ops.Config{Addr: addr, Ready: ready, Gatherer: reg, Log: log})
 	if err != nil {
-		return configError(err, flagFor{"APIVersion": "--api-version", "Workers": "--workers",
-			"TrustBundleName": "--trust-bundle", "Next": "--next-ca-key", "Next.Signer": "--next-ca-cert",
-			"Next.SignsAt": "--next-ca-signs-at", "Next.Propagation": "--ca-propagation"}, "ksa podcert serve")
+		return nil, fail(err, "give --ops-addr a free host:port, e.g. 127.0.0.1:9090", "listening on --ops-addr %s", addr)
 	}
-	ctx, stop := signalContext(cmd)
-	defer stop()
-	if f.opsAddr != "" {
-		srv, err := ops.Listen(ops.Config{Addr: f.opsAddr, Ready: ctl.Ready, Gatherer: reg, Log: log})
-		if err != nil {
-			return fail(err, "give --ops-addr a free host:port, e.g. 127.0.0.1:9090", "listening on --ops-addr %s", f.opsAddr)
+	opsCtx, stopOps := context.WithCancel(ctx)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(opsCtx) }()
+	log.Info("serving /healthz, /readyz and /metrics", "addr", srv.Addr())
+	return func() {
+		stopOps()
+		if err := <-served; err != nil {
+			log.Error("serving --ops-addr", "err", err)
 		}
-		opsCtx, stopOps := context.WithCancel(ctx)
-		served := make(chan error, 1)
-		go func() { served <- srv.Serve(opsCtx) }()
-		defer func() {
-			stopOps()
-			if err := <-served; err != nil {
-				log.Error("serving --ops-addr", "err", err)
-			}
-		}()
-		log.Info("serving /healthz, /readyz and /metrics", "addr", srv.Addr())
-	}
-	if err := ctl.Run(ctx); err != nil {
-		if e, ok := rotationError(err, f.propagation); ok {
-			return e
-		}
-		return connectError(err, rc.Host)
-	}
-	st := ctl.Stats()
-	fmt.Fprintf(a.stderr, "stopped: %d issued, %d denied, %d failed\n", st.Issued, st.Denied, st.Failed)
-	return nil
+	}, nil
 }
 
 // isHostPort reports whether addr is a host (possibly empty) and a port
@@ -371,10 +410,10 @@ func isHostPort(addr string) bool {
 }
 
 // newPodcertMetrics registers the command's metrics with reg: the Go
-// runtime's, the process's and ksaprom's pod-certificate metrics, fed by
-// the controller's events (the function returned) and its oldest
-// undecided request.
-func newPodcertMetrics(reg *prometheus.Registry, now func() time.Time, oldest func() time.Time) (func(podcertctl.Event), error) {
+// runtime's, the process's, ksaprom's pod-certificate metrics and the CA
+// rotation's, fed by the controller's events (the function returned), its
+// oldest undecided request and its CAs.
+func newPodcertMetrics(reg *prometheus.Registry, now, oldest func() time.Time, cas func() []podcertctl.CAState) (func(podcertctl.Event), error) {
 	if err := errors.Join(reg.Register(collectors.NewGoCollector()), reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))); err != nil {
 		return nil, err
 	}
@@ -382,11 +421,8 @@ func newPodcertMetrics(reg *prometheus.Registry, now func() time.Time, oldest fu
 	if err != nil {
 		return nil, err
 	}
-	postponed := prometheus.NewCounter(prometheus.CounterOpts{Name: "ksa_podcert_ca_switch_postponements_total",
-		Help: "Switches to the next CA postponed because the published trust bundle lacked it."})
-	capped := prometheus.NewCounter(prometheus.CounterOpts{Name: "ksa_podcert_ca_switch_records_capped_total",
-		Help: "Switch records of the published trust bundle later than the rotation allows, capped at the latest safe switch."})
-	if err := errors.Join(reg.Register(postponed), reg.Register(capped)); err != nil {
+	rot, err := newRotationMetrics(reg, cas)
+	if err != nil {
 		return nil, err
 	}
 	return func(e podcertctl.Event) {
@@ -401,10 +437,8 @@ func newPodcertMetrics(reg *prometheus.Registry, now func() time.Time, oldest fu
 			m.ObserveStatusError()
 		case podcertctl.TrustBundleWritten:
 			m.ObserveTrustBundleUpdate()
-		case podcertctl.CASwitchPostponed:
-			postponed.Inc()
-		case podcertctl.CASwitchRecordCapped:
-			capped.Inc()
+		default:
+			rot(e)
 		}
 	}, nil
 }

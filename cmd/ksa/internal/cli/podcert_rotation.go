@@ -8,7 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
-	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
+	"github.com/ksa-go/ksa/podcert/podcertctl"
 )
 
 // rotationFlags are the settings of a CA rotation in "ksa podcert serve".
@@ -66,12 +66,29 @@ func rotationError(err error, propagation time.Duration) (error, bool) {
 		"starting the CA rotation"), true
 }
 
-// newCAInfo registers ksa_podcert_ca_info with reg: one series per CA the
-// controller signs with or publishes, as cas returns them.
-func newCAInfo(reg prometheus.Registerer, cas func() []podcertctl.CAState) error {
-	return reg.Register(caInfo{cas: cas, desc: prometheus.NewDesc("ksa_podcert_ca_info",
+// newRotationMetrics registers the CA rotation's metrics with reg:
+// ksa_podcert_ca_info, one series per CA the controller signs with or
+// publishes as cas returns them, and the counters of switches postponed
+// and records capped, fed by the function returned.
+func newRotationMetrics(reg prometheus.Registerer, cas func() []podcertctl.CAState) (func(podcertctl.Event), error) {
+	postponed := prometheus.NewCounter(prometheus.CounterOpts{Name: "ksa_podcert_ca_switch_postponements_total",
+		Help: "Switches to the next CA postponed because the published trust bundle lacked it."})
+	capped := prometheus.NewCounter(prometheus.CounterOpts{Name: "ksa_podcert_ca_switch_records_capped_total",
+		Help: "Switch records of the published trust bundle later than the rotation allows, capped at the latest safe switch."})
+	info := caInfo{cas: cas, desc: prometheus.NewDesc("ksa_podcert_ca_info",
 		"The CAs signing or published: 1 per CA, by the SHA-256 fingerprint of its certificate and its state (signing, next, retiring).",
-		[]string{"fingerprint", "subject", "state"}, nil)})
+		[]string{"fingerprint", "subject", "state"}, nil)}
+	if err := errors.Join(reg.Register(postponed), reg.Register(capped), reg.Register(info)); err != nil {
+		return nil, err
+	}
+	return func(e podcertctl.Event) {
+		switch e.Kind {
+		case podcertctl.CASwitchPostponed:
+			postponed.Inc()
+		case podcertctl.CASwitchRecordCapped:
+			capped.Inc()
+		}
+	}, nil
 }
 
 type caInfo struct {

@@ -29,7 +29,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 
-	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
+	"github.com/ksa-go/ksa/podcert/podcertctl"
+	"github.com/ksa-go/ksa/podcert/podcertctl/clientgo"
 )
 
 // writeRotationCA writes a self-signed CA's key and certificate as
@@ -59,7 +60,7 @@ func serveOnce(t *testing.T, cs *fake.Clientset, args ...string) (decided, metri
 	t.Helper()
 	logs, logw := io.Pipe()
 	a := &app{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: logw,
-		podcertClient: func(*rest.Config) (podcertctl.Client, error) { return fakePodcertClient{cs}, nil }}
+		podcertClient: func(*rest.Config) (podcertctl.Client, error) { return clientgo.New(cs) }}
 	root := newRoot(a)
 	root.SetArgs(append([]string{"podcert", "serve", "--api-version", "v1", "--ops-addr", "127.0.0.1:0"}, args...))
 	ctx, cancel := context.WithCancel(t.Context())
@@ -181,7 +182,7 @@ current-context: c
 	cs := fake.NewClientset()
 	var stderr bytes.Buffer
 	a := &app{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &stderr,
-		podcertClient: func(*rest.Config) (podcertctl.Client, error) { return fakePodcertClient{cs}, nil }}
+		podcertClient: func(*rest.Config) (podcertctl.Client, error) { return clientgo.New(cs) }}
 	root := newRoot(a)
 	root.SetArgs([]string{"podcert", "serve", "--api-version", "v1", "--now", now.Format(time.RFC3339), "--kubeconfig", kubeconfig,
 		"--signer-name", "example.com/pods", "--ca-key", filepath.Join(dir, "ca.key"), "--ca-cert", filepath.Join(dir, "ca.crt"),

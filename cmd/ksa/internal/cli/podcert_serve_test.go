@@ -24,38 +24,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	certificatesv1 "k8s.io/api/certificates/v1"
-	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 
-	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
 	"github.com/ksa-go/ksa/podcert"
+	"github.com/ksa-go/ksa/podcert/podcertctl"
+	"github.com/ksa-go/ksa/podcert/podcertctl/clientgo"
 )
-
-// fakePodcertClient hands client-go's fake clientset to the controller.
-type fakePodcertClient struct{ *fake.Clientset }
-
-func (f fakePodcertClient) ServerResourcesForGroupVersion(gv string) (*metav1.APIResourceList, error) {
-	return f.Discovery().ServerResourcesForGroupVersion(gv)
-}
-
-func (f fakePodcertClient) RequestsV1(ns string) podcertctl.Requests[*certificatesv1.PodCertificateRequest, *certificatesv1.PodCertificateRequestList] {
-	return f.CertificatesV1().PodCertificateRequests(ns)
-}
-
-func (f fakePodcertClient) RequestsV1beta1(ns string) podcertctl.Requests[*certificatesv1beta1.PodCertificateRequest, *certificatesv1beta1.PodCertificateRequestList] {
-	return f.CertificatesV1beta1().PodCertificateRequests(ns)
-}
-
-func (f fakePodcertClient) TrustBundlesV1() podcertctl.TrustBundles[*certificatesv1.ClusterTrustBundle] {
-	return f.CertificatesV1().ClusterTrustBundles()
-}
-
-func (f fakePodcertClient) TrustBundlesV1beta1() podcertctl.TrustBundles[*certificatesv1beta1.ClusterTrustBundle] {
-	return f.CertificatesV1beta1().ClusterTrustBundles()
-}
 
 // TestPodcertServeOps runs ksa podcert serve --ops-addr over a fake API
 // server holding one request: once it is issued, /healthz and /readyz
@@ -100,7 +77,7 @@ current-context: c
 
 	logs, logw := io.Pipe()
 	a := &app{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: logw,
-		podcertClient: func(*rest.Config) (podcertctl.Client, error) { return fakePodcertClient{cs}, nil }}
+		podcertClient: func(*rest.Config) (podcertctl.Client, error) { return clientgo.New(cs) }}
 	root := newRoot(a)
 	root.SetArgs([]string{"podcert", "serve", "--now", now.Format(time.RFC3339), "--signer-name", "example.com/pods",
 		"--ca-key", filepath.Join(dir, "ca.key"), "--ca-cert", filepath.Join(dir, "ca.crt"), "--kubeconfig", kubeconfig,
@@ -174,7 +151,7 @@ current-context: c
 // failures are N on the counter.
 func TestPodcertMetricsObserve(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	observe, err := newPodcertMetrics(reg, time.Now, func() time.Time { return time.Time{} })
+	observe, err := newPodcertMetrics(reg, time.Now, func() time.Time { return time.Time{} }, func() []podcertctl.CAState { return nil })
 	require.NoError(t, err)
 	for range 3 {
 		observe(podcertctl.Event{Kind: podcertctl.CAKeyFailed, Retry: true})
@@ -221,7 +198,10 @@ ksa_podcert_requests_total{outcome="issued",reason="Issued"} 0
 // The help of ksa podcert serve names every metric --ops-addr serves.
 func TestPodcertServeHelpNamesMetrics(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	observe, err := newPodcertMetrics(reg, time.Now, func() time.Time { return time.Time{} })
+	observe, err := newPodcertMetrics(reg, time.Now, func() time.Time { return time.Time{} },
+		func() []podcertctl.CAState {
+			return []podcertctl.CAState{{Fingerprint: "ab", Subject: "CN=pods CA", State: podcertctl.CASigning}}
+		})
 	require.NoError(t, err)
 	observe(podcertctl.Event{Kind: podcertctl.Decided, Decision: &podcert.Decision{Outcome: podcert.Issued, Reason: podcert.ReasonIssued}})
 	families, err := reg.Gather()
@@ -234,5 +214,5 @@ func TestPodcertServeHelpNamesMetrics(t *testing.T) {
 			assert.Contains(t, help, f.GetName())
 		}
 	}
-	assert.Equal(t, 9, n)
+	assert.Equal(t, 10, n)
 }

@@ -3,7 +3,6 @@ package podcertctl
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -20,13 +19,17 @@ import (
 
 // Client is what the controller asks of the API server: which resources
 // certificates.k8s.io/v1 serves, and the PodCertificateRequests and
-// ClusterTrustBundles of each version. [NewRESTClient] makes one from a
-// rest.Config. Its methods are those of client-go's clientset, so a test
-// can hand the controller a fake clientset through a few one-line methods.
+// ClusterTrustBundles of each version, through the typed clients of
+// client-go's clientset ([Requests] and [TrustBundles] are the methods the
+// controller calls). [NewRESTClient] makes one from a rest.Config;
+// package clientgo makes one of a clientset (kubernetes.Interface, a fake
+// one in tests).
 //
-// The controller does not take client-go's kubernetes.Interface: that
-// package registers every API group, and linking it made the ksa binary
-// twice as large.
+// The controller does not take client-go's kubernetes.Interface itself:
+// that package registers every API group, and linking it made the ksa
+// binary twice as large. A Client may also implement
+// IsWatchListSemanticsUnSupported() bool, as client-go's fake clientset
+// does: true makes the informer list rather than stream its initial list.
 type Client interface {
 	// ServerResourcesForGroupVersion lists the resources the API server
 	// serves in groupVersion, as client-go's discovery does; the error is
@@ -72,7 +75,7 @@ func NewRESTClient(rc *rest.Config) (*RESTClient, error) {
 	scheme := runtime.NewScheme()
 	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
 	if err := errors.Join(certificatesv1.AddToScheme(scheme), certificatesv1beta1.AddToScheme(scheme)); err != nil {
-		return nil, fmt.Errorf("podcertctl: registering certificates.k8s.io: %w", err)
+		return nil, wrap(err, "registering certificates.k8s.io")
 	}
 	codecs := rest.CodecFactoryForGeneratedClient(scheme, serializer.NewCodecFactory(scheme)).WithoutConversion()
 	cfg := *rc
@@ -81,7 +84,7 @@ func NewRESTClient(rc *rest.Config) (*RESTClient, error) {
 	}
 	if cfg.RateLimiter == nil && cfg.QPS > 0 {
 		if cfg.Burst <= 0 {
-			return nil, fmt.Errorf("podcertctl: client burst %d: must be positive when QPS is", cfg.Burst)
+			return nil, wrap(nil, "client burst %d: must be positive when QPS is", cfg.Burst)
 		}
 		cfg.RateLimiter = flowcontrol.NewTokenBucketRateLimiter(cfg.QPS, cfg.Burst)
 	}
@@ -89,7 +92,7 @@ func NewRESTClient(rc *rest.Config) (*RESTClient, error) {
 	cfg.NegotiatedSerializer = codecs
 	httpClient, err := rest.HTTPClientFor(&cfg)
 	if err != nil {
-		return nil, fmt.Errorf("podcertctl: client transport: %w", err)
+		return nil, wrap(err, "client transport")
 	}
 	c := &RESTClient{params: runtime.NewParameterCodec(scheme)}
 	if c.v1, err = restFor(cfg, httpClient, certificatesv1.SchemeGroupVersion); err != nil {
@@ -105,7 +108,7 @@ func restFor(cfg rest.Config, httpClient *http.Client, gv schema.GroupVersion) (
 	cfg.GroupVersion = &gv
 	c, err := rest.RESTClientForConfigAndClient(&cfg, httpClient)
 	if err != nil {
-		return nil, fmt.Errorf("podcertctl: client of %s: %w", gv, err)
+		return nil, wrap(err, "client of %s", gv)
 	}
 	return c, nil
 }

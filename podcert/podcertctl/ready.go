@@ -12,20 +12,22 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/ksa-go/ksa/internal/errs"
 )
 
 // Reasons [Controller.Ready] gives; each error it returns matches one.
 var (
 	// ErrNotSynced: Run has not listed the requests yet (or has not
 	// started).
-	ErrNotSynced = errors.New("podcertctl: the requests are not listed yet")
+	ErrNotSynced = errs.New(prefix, "the requests are not listed yet")
 	// ErrAPIServer: the API server did not answer the last list of the
 	// requests (made within Config.APICheckInterval).
-	ErrAPIServer = errors.New("podcertctl: the API server does not answer")
+	ErrAPIServer = errs.New(prefix, "the API server does not answer")
 	// ErrCAKey: the CA key's last signature failed, or its probe signature
 	// failed, did not verify or did not come within the readiness check's
 	// time.
-	ErrCAKey = errors.New("podcertctl: the CA key does not sign")
+	ErrCAKey = errs.New(prefix, "the CA key does not sign")
 )
 
 // probeMessage is what a probe signs (its SHA-256 digest, or itself for
@@ -51,7 +53,7 @@ func (c *Controller) Ready(ctx context.Context) error {
 		return ErrNotSynced
 	}
 	if err := c.apiAnswers(ctx, w); err != nil {
-		return fmt.Errorf("%w: %w", ErrAPIServer, err)
+		return errs.Wrap(prefix, ErrAPIServer, "", err)
 	}
 	now := c.cfg.Now()
 	_, key := c.signer()
@@ -60,12 +62,12 @@ func (c *Controller) Ready(ctx context.Context) error {
 	case err == nil && !at.IsZero() && now.Sub(at) < c.cfg.CAProbeInterval:
 		return nil
 	case key == nil && err != nil:
-		return fmt.Errorf("%w: %w", ErrCAKey, err)
+		return errs.Wrap(prefix, ErrCAKey, "", err)
 	case key == nil:
 		return nil
 	}
 	if err := c.probe(ctx, key); err != nil {
-		return fmt.Errorf("%w: %w", ErrCAKey, err)
+		return errs.Wrap(prefix, ErrCAKey, "", err)
 	}
 	return nil
 }

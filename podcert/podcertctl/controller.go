@@ -3,21 +3,15 @@ package podcertctl
 import (
 	"context"
 	"crypto"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	"golang.org/x/time/rate"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
 
-	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/podcert"
 )
 
@@ -147,7 +141,7 @@ type Controller struct {
 	ca    caHealth
 	api   apiCheck
 	// rot is the checked Config.Next.
-	rot *rotation
+	rot *caRotation
 }
 
 // watching is what Run watches: readiness and the age of the oldest
@@ -158,60 +152,76 @@ type watching struct {
 	synced cache.InformerSynced
 }
 
-func configError(field, reason string) error {
-	return &ksa.ConfigError{Field: "podcertctl.Config." + field, Reason: reason}
-}
-
 // New checks cfg and returns a Controller. A config it refuses is a
 // *ksa.ConfigError.
 func New(cfg Config) (*Controller, error) {
-	switch {
-	case cfg.Client == nil:
-		return nil, configError("Client", "is nil")
-	case cfg.Signer == nil:
-		return nil, configError("Signer", "is nil")
-	case cfg.APIVersion != "" && cfg.APIVersion != V1 && cfg.APIVersion != V1beta1:
-		return nil, configError("APIVersion", fmt.Sprintf("%q is not %q or %q", cfg.APIVersion, V1, V1beta1))
-	case cfg.Workers < 0:
-		return nil, configError("Workers", "is negative")
-	case cfg.MaxRetries < 0:
-		return nil, configError("MaxRetries", "is negative")
-	case cfg.Resync < 0:
-		return nil, configError("Resync", "is negative")
-	case cfg.CAProbeInterval < 0:
-		return nil, configError("CAProbeInterval", "is negative")
-	case cfg.APICheckInterval < 0:
-		return nil, configError("APICheckInterval", "is negative")
-	}
-	if err := checkSignerName("podcertctl.Config.Signer", cfg.Signer.SignerName()); err != nil {
+	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	if cfg.TrustBundleName == "" {
-		cfg.TrustBundleName = DefaultTrustBundleName(cfg.Signer.SignerName())
-	} else if prefix := strings.ReplaceAll(cfg.Signer.SignerName(), "/", ":") + ":"; !strings.HasPrefix(cfg.TrustBundleName, prefix) {
-		return nil, configError("TrustBundleName", fmt.Sprintf("%q does not start with %q, as the API server requires for the signer's bundles", cfg.TrustBundleName, prefix))
-	}
-	var rot *rotation
+	var rot *caRotation
 	if cfg.Next != nil {
 		var err error
 		if rot, err = checkRotation(cfg.Next, cfg.Signer, cfg.NoTrustBundle); err != nil {
 			return nil, err
 		}
 	}
-	if cfg.Workers == 0 {
-		cfg.Workers = DefaultWorkers
+	cfg.setDefaults()
+	log := cfg.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
-	if cfg.MaxRetries == 0 {
-		cfg.MaxRetries = DefaultMaxRetries
+	return &Controller{cfg: cfg, log: log, rot: rot}, nil
+}
+
+// check checks the fields of cfg but Next.
+func (cfg *Config) check() error {
+	switch {
+	case cfg.Client == nil:
+		return configError("Client", "is nil")
+	case cfg.Signer == nil:
+		return configError("Signer", "is nil")
+	case cfg.APIVersion != "" && cfg.APIVersion != V1 && cfg.APIVersion != V1beta1:
+		return configError("APIVersion", fmt.Sprintf("%q is not %q or %q", cfg.APIVersion, V1, V1beta1))
+	case cfg.Workers < 0:
+		return configError("Workers", "is negative")
+	case cfg.MaxRetries < 0:
+		return configError("MaxRetries", "is negative")
+	case cfg.Resync < 0:
+		return configError("Resync", "is negative")
+	case cfg.CAProbeInterval < 0:
+		return configError("CAProbeInterval", "is negative")
+	case cfg.APICheckInterval < 0:
+		return configError("APICheckInterval", "is negative")
 	}
-	if cfg.Resync == 0 {
-		cfg.Resync = DefaultResync
+	if err := checkSignerName("podcertctl.Config.Signer", cfg.Signer.SignerName()); err != nil {
+		return err
 	}
-	if cfg.CAProbeInterval == 0 {
-		cfg.CAProbeInterval = DefaultCAProbeInterval
+	if prefix := strings.ReplaceAll(cfg.Signer.SignerName(), "/", ":") + ":"; cfg.TrustBundleName != "" && !strings.HasPrefix(cfg.TrustBundleName, prefix) {
+		return configError("TrustBundleName", fmt.Sprintf("%q does not start with %q, as the API server requires for the signer's bundles", cfg.TrustBundleName, prefix))
 	}
-	if cfg.APICheckInterval == 0 {
-		cfg.APICheckInterval = DefaultAPICheckInterval
+	return nil
+}
+
+// setDefaults sets the documented default of each zero field.
+func (cfg *Config) setDefaults() {
+	if cfg.TrustBundleName == "" {
+		cfg.TrustBundleName = DefaultTrustBundleName(cfg.Signer.SignerName())
+	}
+	for _, d := range []struct {
+		v   *int
+		def int
+	}{{&cfg.Workers, DefaultWorkers}, {&cfg.MaxRetries, DefaultMaxRetries}} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
+	}
+	for _, d := range []struct {
+		v   *time.Duration
+		def time.Duration
+	}{{&cfg.Resync, DefaultResync}, {&cfg.CAProbeInterval, DefaultCAProbeInterval}, {&cfg.APICheckInterval, DefaultAPICheckInterval}} {
+		if *d.v == 0 {
+			*d.v = d.def
+		}
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -219,11 +229,6 @@ func New(cfg Config) (*Controller, error) {
 	if cfg.After == nil {
 		cfg.After = time.After
 	}
-	log := cfg.Log
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	return &Controller{cfg: cfg, log: log, rot: rot}, nil
 }
 
 // Stats returns the counts so far.
@@ -240,7 +245,7 @@ func (c *Controller) APIVersion() (string, error) {
 	}
 	res, err := c.cfg.Client.ServerResourcesForGroupVersion("certificates.k8s.io/v1")
 	if err != nil && !apierrors.IsNotFound(err) {
-		return "", fmt.Errorf("podcertctl: discovering certificates.k8s.io/v1: %w", err)
+		return "", wrap(err, "discovering certificates.k8s.io/v1")
 	}
 	if res != nil {
 		for _, r := range res.APIResources {
@@ -270,160 +275,30 @@ func (c *Controller) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	if r := c.rot; r != nil {
-		// The bundle just published holds the next CA: past the switch
-		// (SignsAt, or the later one the bundle recorded) it signs at once.
-		switchAt, retireAt := r.times()
-		r.switched.Store(!c.cfg.Now().Before(switchAt))
-		c.log.Info("rotating the CA", "ca", fingerprint(c.cfg.Signer.CA()), "next", fingerprint(r.Signer.CA()),
-			"signsAt", switchAt.UTC().Format(time.RFC3339), "retireAt", retireAt.UTC().Format(time.RFC3339))
-		rctx, stopRotating := context.WithCancel(ctx)
-		rotated := make(chan struct{})
-		defer func() {
-			stopRotating()
-			<-rotated
-		}()
-		go func() {
-			defer close(rotated)
-			c.rotate(rctx, api, version)
-		}()
+	if c.rot != nil {
+		defer c.startRotating(ctx, api, version)()
 	}
-	queue := workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedMaxOfRateLimiter(
-		workqueue.NewTypedItemExponentialFailureRateLimiter[string](RetryDelay, MaxRetryDelay),
-		&workqueue.TypedBucketRateLimiter[string]{Limiter: rate.NewLimiter(rate.Limit(10), 100)},
-	))
-	defer queue.ShutDown()
-	inf := api.informer(c.cfg.Client, c.cfg.Signer.SignerName(), c.cfg.Resync)
-	enqueue := func(obj any) {
-		if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
-			queue.Add(key)
-		}
-	}
-	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    enqueue,
-		UpdateFunc: func(_, obj any) { enqueue(obj) },
-	}); err != nil {
-		return fmt.Errorf("podcertctl: watching requests: %w", err)
-	}
-	c.watch.Store(&watching{api: api, store: inf.GetStore(), synced: inf.HasSynced})
-	go inf.RunWithContext(ctx)
-	if !cache.WaitForCacheSync(ctx.Done(), inf.HasSynced) {
-		return nil // ctx ended
-	}
-	c.log.Info("deciding requests", "signer", c.cfg.Signer.SignerName(), "version", version, "workers", c.cfg.Workers)
-	// A write under way when ctx ends is finished (within
-	// writeTimeout), so the count of statuses written is exact.
-	writes := context.WithoutCancel(ctx)
-	var wg sync.WaitGroup
-	for range c.cfg.Workers {
-		wg.Go(func() {
-			for c.next(writes, queue, inf.GetStore(), api) {
-			}
-		})
-	}
-	<-ctx.Done()
-	queue.ShutDown()
-	wg.Wait()
-	return nil
+	return c.work(ctx, api, version)
 }
 
-// next decides one queued request; false when the queue is shut down.
-func (c *Controller) next(ctx context.Context, queue workqueue.TypedRateLimitingInterface[string], store cache.Store, api versionAPI) bool {
-	key, quit := queue.Get()
-	if quit {
-		return false
-	}
-	defer queue.Done(key)
-	obj, ok, err := store.GetByKey(key)
-	if err != nil || !ok {
-		queue.Forget(key)
-		return true
-	}
-	ev := Event{}
-	if m, err := meta.Accessor(obj); err == nil {
-		ev.Namespace, ev.Name, ev.UID = m.GetNamespace(), m.GetName(), m.GetUID()
-	}
-	log := c.log.With("namespace", ev.Namespace, "name", ev.Name, "uid", string(ev.UID))
-	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
-	defer cancel()
-	start := c.cfg.Now()
-	signer, _ := c.signer()
-	d, err := api.decide(ctx, c.cfg.Client, signer, obj)
-	at := c.cfg.Now()
-	ev.Duration, ev.Err = at.Sub(start), err
-	if d != nil && d.Outcome == podcert.Issued {
-		c.ca.record(at, nil) // the CA key signed, whatever became of the write
-	}
-	// What the line about the request says, written once the event is
-	// observed: metrics are never behind the log.
-	level, msg, attrs := slog.LevelInfo, "", []any(nil)
-	switch {
-	case err == nil && d == nil:
-		ev.Kind = Skipped
-		queue.Forget(key)
-	case err == nil:
-		ev.Kind, ev.Decision = Decided, d
-		queue.Forget(key)
-		c.count(d.Outcome)
-		msg, attrs = "decided", []any{"outcome", d.Outcome.String(), "reason", d.Reason, "message", d.Message, "took", ev.Duration}
-		if d.Outcome == podcert.Issued {
-			attrs = append(attrs, "ca", fingerprint(signer.CA()))
-		}
-	case apierrors.IsNotFound(err):
-		ev.Kind, ev.Err = Skipped, nil
-		queue.Forget(key)
-		msg = "request deleted before its status was written"
-	case apierrors.IsConflict(err):
-		ev.Kind, ev.Retry = Conflict, true
-		c.stats.conflicts.Add(1)
-		level, msg = slog.LevelDebug, "request changed meanwhile; reading it again"
-		queue.AddRateLimited(key)
-	case caKeyError(err):
-		// Not the request's fault: tried again for as long as the key
-		// fails, MaxRetries or not.
-		ev.Kind, ev.Retry = CAKeyFailed, true
-		c.stats.caKeyErrors.Add(1)
-		c.ca.record(at, err)
-		level, msg, attrs = slog.LevelWarn, "the CA key failed to sign; trying again", []any{"attempt", queue.NumRequeues(key) + 1, "err", err}
-		queue.AddRateLimited(key)
-	case queue.NumRequeues(key) < c.cfg.MaxRetries && retriable(err):
-		ev.Kind, ev.Retry = Errored, true
-		c.stats.errors.Add(1)
-		level, msg, attrs = slog.LevelError, "writing status; trying again", []any{"attempt", queue.NumRequeues(key) + 1, "err", err}
-		queue.AddRateLimited(key)
-	default:
-		ev.Kind = Errored
-		c.stats.errors.Add(1)
-		level, msg, attrs = slog.LevelError, "giving up on request until it changes or is resynced", []any{"err", err}
-		queue.Forget(key)
-	}
-	c.observe(ev)
-	if msg != "" {
-		log.Log(ctx, level, msg, attrs...)
-	}
-	return true
-}
-
-func (c *Controller) observe(ev Event) {
-	if c.cfg.Observe != nil {
-		c.cfg.Observe(ev)
-	}
-}
-
-// retriable: errors of the request itself (a status our checker refuses,
-// a request for another signer) will not change by trying again.
-func retriable(err error) bool {
-	var se *podcert.StatusError
-	return !errors.Is(err, podcert.ErrInvalidRequest) && !errors.As(err, &se) && !apierrors.IsInvalid(err)
-}
-
-func (c *Controller) count(o podcert.Outcome) {
-	switch o {
-	case podcert.Issued:
-		c.stats.issued.Add(1)
-	case podcert.Denied:
-		c.stats.denied.Add(1)
-	case podcert.Failed:
-		c.stats.failed.Add(1)
+// startRotating starts the rotation's loop (rotate) on the bundle Run
+// published, and returns the function that stops it and waits for it.
+func (c *Controller) startRotating(ctx context.Context, api versionAPI, version string) (stop func()) {
+	r := c.rot
+	// The bundle just published holds the next CA: past the switch
+	// (SignsAt, or the later one the bundle recorded) it signs at once.
+	switchAt, retireAt := r.times()
+	r.switched.Store(!c.cfg.Now().Before(switchAt))
+	c.log.Info("rotating the CA", "ca", r.curID, "next", r.nextID,
+		"signsAt", switchAt.UTC().Format(time.RFC3339), "retireAt", retireAt.UTC().Format(time.RFC3339))
+	rctx, stopRotating := context.WithCancel(ctx)
+	rotated := make(chan struct{})
+	go func() {
+		defer close(rotated)
+		c.rotate(rctx, api, version)
+	}()
+	return func() {
+		stopRotating()
+		<-rotated
 	}
 }

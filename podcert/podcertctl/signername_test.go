@@ -9,8 +9,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 
 	"github.com/ksa-go/ksa"
-	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
 	"github.com/ksa-go/ksa/podcert"
+	"github.com/ksa-go/ksa/podcert/podcertctl"
 )
 
 // TestReservedSignerNames: names whose domain is kubernetes.io or a
@@ -30,7 +30,7 @@ func TestReservedSignerNames(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := podcertctl.Manifests(podcertctl.RBACConfig{SignerName: tc.name, Namespace: "ksa-system", ServiceAccount: "signer"})
 			ca := newRotationCA(t, "CA", time.Now, t0.Add(-time.Hour), func(c *podcert.SignerConfig) { c.SignerName = tc.name })
-			_, newErr := podcertctl.New(podcertctl.Config{Client: fakeClient{fake.NewClientset()}, Signer: ca.signer})
+			_, newErr := podcertctl.New(podcertctl.Config{Client: fakeClient(t, fake.NewClientset()), Signer: ca.signer})
 			if !tc.reserved {
 				assert.NoError(t, err)
 				assert.NoError(t, newErr)

@@ -13,7 +13,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	certificatesv1 "k8s.io/api/certificates/v1"
-	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,34 +20,21 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 
-	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
 	"github.com/ksa-go/ksa/kubeapi"
 	"github.com/ksa-go/ksa/podcert"
+	"github.com/ksa-go/ksa/podcert/podcertctl"
+	"github.com/ksa-go/ksa/podcert/podcertctl/clientgo"
 )
 
-// fakeClient hands client-go's fake clientset to the controller. Its
-// IsWatchListSemanticsUnSupported, promoted from the clientset, tells the
-// informer to list rather than stream.
-type fakeClient struct{ *fake.Clientset }
-
-func (f fakeClient) ServerResourcesForGroupVersion(gv string) (*metav1.APIResourceList, error) {
-	return f.Discovery().ServerResourcesForGroupVersion(gv)
-}
-
-func (f fakeClient) RequestsV1(ns string) podcertctl.Requests[*certificatesv1.PodCertificateRequest, *certificatesv1.PodCertificateRequestList] {
-	return f.CertificatesV1().PodCertificateRequests(ns)
-}
-
-func (f fakeClient) RequestsV1beta1(ns string) podcertctl.Requests[*certificatesv1beta1.PodCertificateRequest, *certificatesv1beta1.PodCertificateRequestList] {
-	return f.CertificatesV1beta1().PodCertificateRequests(ns)
-}
-
-func (f fakeClient) TrustBundlesV1() podcertctl.TrustBundles[*certificatesv1.ClusterTrustBundle] {
-	return f.CertificatesV1().ClusterTrustBundles()
-}
-
-func (f fakeClient) TrustBundlesV1beta1() podcertctl.TrustBundles[*certificatesv1beta1.ClusterTrustBundle] {
-	return f.CertificatesV1beta1().ClusterTrustBundles()
+// fakeClient hands client-go's fake clientset to the controller, as an
+// importer's program does with its clientset. The fake's
+// IsWatchListSemanticsUnSupported, passed on, tells the informer to list
+// rather than stream.
+func fakeClient(t *testing.T, cs *fake.Clientset) podcertctl.Client {
+	t.Helper()
+	c, err := clientgo.New(cs)
+	require.NoError(t, err)
+	return c
 }
 
 // apiServer answers the requests the controller makes of

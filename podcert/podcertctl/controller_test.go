@@ -27,9 +27,9 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/ksa-go/ksa"
-	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
 	"github.com/ksa-go/ksa/kubeapi"
 	"github.com/ksa-go/ksa/podcert"
+	"github.com/ksa-go/ksa/podcert/podcertctl"
 )
 
 const signerName = "example.com/pods"
@@ -99,7 +99,7 @@ func run(t *testing.T, cs *fake.Clientset, cfg podcertctl.Config) (*podcertctl.C
 func start(t *testing.T, cs *fake.Clientset, cfg podcertctl.Config) (*podcertctl.Controller, <-chan podcertctl.Event, func()) {
 	t.Helper()
 	events := make(chan podcertctl.Event, 16)
-	cfg.Client = fakeClient{cs}
+	cfg.Client = fakeClient(t, cs)
 	if cfg.Signer == nil {
 		cfg.Signer = newSigner(t)
 	}
@@ -290,7 +290,7 @@ func TestAPIVersionDiscovery(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := fake.NewClientset()
 			cs.Resources = tc.resources
-			ctl, err := podcertctl.New(podcertctl.Config{Client: fakeClient{cs}, Signer: newSigner(t)})
+			ctl, err := podcertctl.New(podcertctl.Config{Client: fakeClient(t, cs), Signer: newSigner(t)})
 			require.NoError(t, err)
 			got, err := ctl.APIVersion()
 			require.NoError(t, err)
@@ -300,7 +300,7 @@ func TestAPIVersionDiscovery(t *testing.T) {
 }
 
 func TestNewValidates(t *testing.T) {
-	cs := fakeClient{fake.NewClientset()}
+	cs := fakeClient(t, fake.NewClientset())
 	signer := newSigner(t)
 	for _, tc := range []struct {
 		name  string

@@ -33,36 +33,42 @@ func (c *Controller) ours(t time.Time) ours {
 		return m
 	}
 	m.annotations = map[string]string{
-		NextCAAnnotation:   fingerprint(c.rot.Signer.CA()),
+		NextCAAnnotation:   c.rot.nextID,
 		SwitchAtAnnotation: switchAt.UTC().Format(time.RFC3339),
 	}
 	return m
 }
 
 // recorded reports whether annotations hold the record of the rotation's
-// switch as it is now.
-func (c *Controller) recorded(annotations map[string]string) bool {
-	want := c.ours(time.Time{}).annotations
-	return annotations[NextCAAnnotation] == want[NextCAAnnotation] && annotations[SwitchAtAnnotation] == want[SwitchAtAnnotation]
+// switch as the bundle of t records it: the switch until the retirement,
+// no record from then.
+func (c *Controller) recorded(annotations map[string]string, t time.Time) bool {
+	want := c.ours(t).annotations
+	for _, k := range []string{NextCAAnnotation, SwitchAtAnnotation} {
+		if have, ok := annotations[k]; have != want[k] || ok != (want != nil) {
+			return false
+		}
+	}
+	return true
 }
 
 // recall postpones the switch to the one a published bundle's annotations
-// record for the same next CA, when that is later: a controller started
-// again after a postponement, or a replica that postponed, moves the
-// switch and the retirement only later, never earlier, and never past
-// [Controller.latestSwitch] (a later record is capped there, with a
-// warning and a CASwitchRecordCapped event). A record of another next CA
-// is ignored; a malformed one is ignored with a warning.
+// record for the same next CA, when that is later (Schedule.Postpone): a
+// controller started again after a postponement, or a replica that
+// postponed, moves the switch and the retirement only later, never
+// earlier, and never past [Controller.latestSwitch] (a later record is
+// capped there, with a warning and a CASwitchRecordCapped event). A record
+// of another next CA is ignored; a malformed one is ignored with a
+// warning.
 func (c *Controller) recall(annotations map[string]string) {
 	r := c.rot
 	fp, at := annotations[NextCAAnnotation], annotations[SwitchAtAnnotation]
 	if r == nil || (fp == "" && at == "") {
 		return
 	}
-	next := fingerprint(r.Signer.CA())
-	if fp != "" && fp != next {
+	if fp != "" && fp != r.nextID {
 		c.log.Info("the published trust bundle records the switch of another rotation; ignoring it",
-			"trustBundle", c.cfg.TrustBundleName, "recordedCA", fp, "ca", next)
+			"trustBundle", c.cfg.TrustBundleName, "recordedCA", fp, "ca", r.nextID)
 		return
 	}
 	t, err := time.Parse(time.RFC3339, at)
@@ -77,16 +83,23 @@ func (c *Controller) recall(annotations map[string]string) {
 	}
 	if latest := c.latestSwitch(); t.After(latest) {
 		c.log.Warn("the published trust bundle records a switch later than the rotation allows; keeping the latest safe switch instead",
-			"trustBundle", c.cfg.TrustBundleName, "ca", next, "recorded", at, "latest", latest.UTC().Format(time.RFC3339),
+			"trustBundle", c.cfg.TrustBundleName, "ca", r.nextID, "recorded", at, "latest", latest.UTC().Format(time.RFC3339),
 			"hint", "another writer set "+SwitchAtAnnotation+": run every replica with the same --next-ca-* flags")
 		c.observe(Event{Kind: CASwitchRecordCapped})
 		if t = latest; !t.After(before) {
 			return
 		}
 	}
-	switchAt, retireAt := r.postpone(t)
+	sched, err := r.schedule().Postpone(r.nextID, t)
+	if err != nil {
+		c.log.Warn("the published trust bundle records a switch the rotation cannot keep; ignoring it",
+			"trustBundle", c.cfg.TrustBundleName, "ca", r.nextID, "recorded", at, "err", err)
+		return
+	}
+	r.sched.Store(sched)
+	switchAt, retireAt := r.times()
 	c.log.Info("the published trust bundle records a later switch; keeping it",
-		"trustBundle", c.cfg.TrustBundleName, "ca", next, "signsAt", switchAt.UTC().Format(time.RFC3339),
+		"trustBundle", c.cfg.TrustBundleName, "ca", r.nextID, "signsAt", switchAt.UTC().Format(time.RFC3339),
 		"retireAt", retireAt.UTC().Format(time.RFC3339))
 	c.warnExpiry()
 }
@@ -96,13 +109,14 @@ func (c *Controller) recall(annotations map[string]string) {
 // NotAfter less MaxLifetime; later, its certificates are cut short and,
 // in the end, it cannot sign), and the next CA is valid until the
 // retirement that follows (its NotAfter less MaxLifetime and Skew, the
-// bound Run holds SignsAt to). A record is a claim of whoever may update
+// bound New holds SignsAt to). A record is a claim of whoever may update
 // the bundle, not a postponement this controller saw: it never moves the
 // switch past that.
 func (c *Controller) latestSwitch() time.Time {
 	r := c.rot
-	latest := c.cfg.Signer.CA().NotAfter.Add(-r.maxLifetime)
-	if next := r.Signer.CA().NotAfter.Add(-(r.maxLifetime + r.Skew)); next.Before(latest) {
+	p := r.schedule().Policy()
+	latest := r.cur.CA().NotAfter.Add(-p.MaxLifetime)
+	if next := r.Signer.CA().NotAfter.Add(-p.RetireWait()); next.Before(latest) {
 		latest = next
 	}
 	return latest
@@ -112,7 +126,7 @@ func (c *Controller) latestSwitch() time.Time {
 func (c *Controller) warnExpiry() {
 	r := c.rot
 	if _, retireAt := r.times(); r.Signer.CA().NotAfter.Before(retireAt) {
-		c.log.Warn("the next CA expires before the postponed retirement", "ca", fingerprint(r.Signer.CA()),
+		c.log.Warn("the next CA expires before the postponed retirement", "ca", r.nextID,
 			"notAfter", r.Signer.CA().NotAfter.UTC().Format(time.RFC3339))
 	}
 }

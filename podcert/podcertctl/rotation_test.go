@@ -27,8 +27,8 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/ksa-go/ksa"
-	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
 	"github.com/ksa-go/ksa/podcert"
+	"github.com/ksa-go/ksa/podcert/podcertctl"
 )
 
 // timer is a settable clock whose After fires when the clock is moved past
@@ -289,7 +289,7 @@ func TestControllerRefusesUnpublishedNextCA(t *testing.T) {
 				cs = fake.NewClientset(&certificatesv1.ClusterTrustBundle{ObjectMeta: metav1.ObjectMeta{Name: bundleName},
 					Spec: certificatesv1.ClusterTrustBundleSpec{SignerName: signerName, TrustBundle: tc.have}})
 			}
-			ctl, err := podcertctl.New(podcertctl.Config{Client: fakeClient{cs}, Signer: cur.signer, APIVersion: podcertctl.V1,
+			ctl, err := podcertctl.New(podcertctl.Config{Client: fakeClient(t, cs), Signer: cur.signer, APIVersion: podcertctl.V1,
 				Next: &podcertctl.Rotation{Signer: nxt.signer, SignsAt: tc.signsAt}, Now: clock.Now, After: clock.After,
 				Log: slog.New(slog.DiscardHandler)})
 			require.NoError(t, err)
@@ -312,7 +312,7 @@ func TestControllerRefusesUnpublishedNextCA(t *testing.T) {
 }
 
 func TestNewValidatesRotation(t *testing.T) {
-	cs := fakeClient{fake.NewClientset()}
+	cs := fakeClient(t, fake.NewClientset())
 	now := func() time.Time { return t0 }
 	cur := newRotationCA(t, "CA 1", now, t0.Add(-time.Hour), nil)
 	nxt := newRotationCA(t, "CA 2", now, t0.Add(-time.Hour), nil)
@@ -349,6 +349,9 @@ func TestNewValidatesRotation(t *testing.T) {
 		{name: "negative skew", next: podcertctl.Rotation{Signer: nxt.signer, SignsAt: signsAt, Skew: -1}, field: "Next.Skew"},
 		{name: "CA not valid yet when it signs", next: podcertctl.Rotation{Signer: late.signer, SignsAt: signsAt}, field: "Next.Signer"},
 		{name: "CA expires before the retirement", next: podcertctl.Rotation{Signer: nxt.signer, SignsAt: t0.Add(364 * 24 * time.Hour)}, field: "Next.Signer"},
+		{name: "a time before 1970", next: podcertctl.Rotation{Signer: nxt.signer, SignsAt: time.Date(1969, 12, 31, 0, 0, 0, 0, time.UTC)}, field: "Next.SignsAt"},
+		{name: "a propagation over 2^32 seconds", next: podcertctl.Rotation{Signer: nxt.signer, SignsAt: signsAt, Propagation: 1 << 62}, field: "Next.Propagation"},
+		{name: "a skew over 2^32 seconds", next: podcertctl.Rotation{Signer: nxt.signer, SignsAt: signsAt, Skew: 1 << 62}, field: "Next.Skew"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			next := tc.next
@@ -510,4 +513,53 @@ func TestControllerWithoutRotationKeepsOtherCAs(t *testing.T) {
 			assert.Equal(t, tc.want, bundleOf(t, cs).Spec.TrustBundle)
 		})
 	}
+}
+
+// TestControllerRestartsWaitOnResync: a bundle found without the next CA
+// on a resync before the switch, nearer the switch than Propagation, is
+// published again and the next CA's wait starts again (the schedule's
+// Repair with Restart): the switch moves to Propagation from then, the
+// retirement with it. One found so far ahead that the wait is over before
+// the switch is published again and the switch stays.
+func TestControllerRestartsWaitOnResync(t *testing.T) {
+	clock := newTimer(t0)
+	cur := newRotationCA(t, "CA 1", clock.Now, t0.Add(-time.Hour), nil)
+	nxt := newRotationCA(t, "CA 2", clock.Now, t0.Add(-time.Hour), nil)
+	signsAt := t0.Add(2 * time.Hour)
+	cs := fake.NewClientset()
+	ctl, events := run(t, cs, podcertctl.Config{Signer: cur.signer, CAKey: cur.key, APIVersion: podcertctl.V1,
+		Next:   &podcertctl.Rotation{Signer: nxt.signer, CAKey: nxt.key, SignsAt: signsAt},
+		Resync: 30 * time.Minute, Now: clock.Now, After: clock.After})
+	require.Equal(t, podcertctl.TrustBundleWritten, nextEvent(t, events).Kind)
+	assert.Equal(t, 30*time.Minute, clock.wait(t))
+	revert := func() {
+		b := bundleOf(t, cs)
+		b.Spec.TrustBundle = pemOf(cur)
+		_, err := cs.CertificatesV1().ClusterTrustBundles().Update(context.Background(), b, metav1.UpdateOptions{})
+		require.NoError(t, err)
+	}
+
+	revert() // an hour and a half before the switch: the wait is over in time
+	clock.set(t0.Add(30 * time.Minute))
+	require.Equal(t, podcertctl.TrustBundleWritten, rotationEvent(t, events))
+	assert.Equal(t, 30*time.Minute, clock.wait(t))
+	assert.Equal(t, signsAt, ctl.SwitchAt(), "the switch stays")
+	assert.Equal(t, pemOf(cur, nxt), bundleOf(t, cs).Spec.TrustBundle)
+
+	revert() // half an hour before the switch: the wait starts again
+	clock.set(t0.Add(90 * time.Minute))
+	require.Equal(t, podcertctl.TrustBundleWritten, rotationEvent(t, events))
+	require.Equal(t, podcertctl.CASwitchPostponed, rotationEvent(t, events))
+	postponed := t0.Add(90*time.Minute + podcertctl.DefaultPropagation)
+	assert.Equal(t, postponed, ctl.SwitchAt())
+	assert.Equal(t, postponed.Add(podcert.DefaultMaxLifetime+podcertctl.DefaultRotationSkew), ctl.RetireAt())
+	assert.Equal(t, 30*time.Minute, clock.wait(t), "read again every Resync")
+	assert.Equal(t, map[string]string{"CN=CA 1": podcertctl.CASigning, "CN=CA 2": podcertctl.CANext}, states(ctl))
+
+	clock.set(signsAt) // the flag's switch is past, the schedule's to come
+	assert.Equal(t, 30*time.Minute, clock.wait(t))
+	require.NoError(t, issue(t, cs, events, "req-1").CheckSignatureFrom(cur.cert))
+	clock.set(postponed)
+	require.Equal(t, podcertctl.CASwitched, rotationEvent(t, events))
+	require.NoError(t, issue(t, cs, events, "req-2").CheckSignatureFrom(nxt.cert))
 }

@@ -3,16 +3,17 @@ package podcertctl
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"sigs.k8s.io/yaml"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/internal/errs"
 	"github.com/ksa-go/ksa/podcert"
 	"github.com/ksa-go/ksa/x509sa"
 )
@@ -42,7 +43,7 @@ type RBACConfig struct {
 // such as certificates of 24 hours at most): a signer of ours must not
 // answer for them. [New] and [Manifests] refuse such a name with a
 // *ksa.ConfigError wrapping it.
-var ErrReservedSignerName = errors.New("podcertctl: the signer name is reserved for the Kubernetes project")
+var ErrReservedSignerName = errs.New(prefix, "the signer name is reserved for the Kubernetes project")
 
 // checkSignerName refuses a signer name of the Kubernetes project; field
 // names the configuration field.
@@ -56,10 +57,7 @@ func checkSignerName(field, name string) error {
 
 // check validates the names as the API server would.
 func (cfg RBACConfig) check() error {
-	if err := x509sa.CheckSignerName(cfg.SignerName); err != nil {
-		return &ksa.ConfigError{Field: "podcertctl.RBACConfig.SignerName", Reason: "is not a signer name Kubernetes accepts", Err: err}
-	}
-	if err := checkSignerName("podcertctl.RBACConfig.SignerName", cfg.SignerName); err != nil {
+	if err := cfg.checkRuleNames(); err != nil {
 		return err
 	}
 	if !ksa.IsNamespace(cfg.Namespace) {
@@ -67,6 +65,18 @@ func (cfg RBACConfig) check() error {
 	}
 	if !ksa.IsObjectName(cfg.ServiceAccount) {
 		return &ksa.ConfigError{Field: "podcertctl.RBACConfig.ServiceAccount", Reason: fmt.Sprintf("%q is not a service account name (a DNS-1123 subdomain)", cfg.ServiceAccount)}
+	}
+	return nil
+}
+
+// checkRuleNames validates the names the rules hold: the signer name and
+// the trust bundle's.
+func (cfg RBACConfig) checkRuleNames() error {
+	if err := x509sa.CheckSignerName(cfg.SignerName); err != nil {
+		return &ksa.ConfigError{Field: "podcertctl.RBACConfig.SignerName", Reason: "is not a signer name Kubernetes accepts", Err: err}
+	}
+	if err := checkSignerName("podcertctl.RBACConfig.SignerName", cfg.SignerName); err != nil {
+		return err
 	}
 	if cfg.TrustBundleName != "" {
 		prefix := strings.ReplaceAll(cfg.SignerName, "/", ":") + ":"
@@ -77,19 +87,46 @@ func (cfg RBACConfig) check() error {
 	return nil
 }
 
-// objects returns the objects of the manifests, in the order to create
-// them.
-func (cfg RBACConfig) objects() ([]any, error) {
-	if err := cfg.check(); err != nil {
+// Rules returns the rules of the controller's ClusterRole, as data for a
+// role of one's own (a Helm chart, a manager's manifests): read and watch
+// PodCertificateRequests and update their status (both API versions), the
+// sign verb on the signer name (checked on every status change) and the
+// attest verb (checked when a ClusterTrustBundle names the signer), create
+// trust bundles and read and update the controller's by name. It reads
+// cfg.SignerName and cfg.TrustBundleName alone; names the API server
+// would refuse are a *ksa.ConfigError.
+func Rules(cfg RBACConfig) ([]rbacv1.PolicyRule, error) {
+	if err := cfg.checkRuleNames(); err != nil {
 		return nil, err
 	}
 	bundle := cfg.TrustBundleName
 	if bundle == "" {
 		bundle = DefaultTrustBundleName(cfg.SignerName)
 	}
-	name := "ksa-podcert-signer:" + strings.ReplaceAll(cfg.SignerName, "/", ":")
 	const group = "certificates.k8s.io"
-	var objs []any
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{group}, Resources: []string{"podcertificaterequests"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{group}, Resources: []string{"podcertificaterequests/status"}, Verbs: []string{"update"}},
+		{APIGroups: []string{group}, Resources: []string{"signers"}, ResourceNames: []string{cfg.SignerName}, Verbs: []string{"sign", "attest"}},
+		{APIGroups: []string{group}, Resources: []string{"clustertrustbundles"}, Verbs: []string{"create"}},
+		{APIGroups: []string{group}, Resources: []string{"clustertrustbundles"}, ResourceNames: []string{bundle}, Verbs: []string{"get", "update"}},
+	}, nil
+}
+
+// Objects returns what [Manifests] renders, as API objects in the order to
+// create them: the Namespace (unless OmitNamespace), the ServiceAccount,
+// the ClusterRole of [Rules] and its ClusterRoleBinding. Names the API
+// server would refuse are a *ksa.ConfigError.
+func Objects(cfg RBACConfig) ([]runtime.Object, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	rules, err := Rules(cfg)
+	if err != nil {
+		return nil, err
+	}
+	name := "ksa-podcert-signer:" + strings.ReplaceAll(cfg.SignerName, "/", ":")
+	var objs []runtime.Object
 	if !cfg.OmitNamespace {
 		objs = append(objs, &corev1.Namespace{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"},
@@ -104,13 +141,7 @@ func (cfg RBACConfig) objects() ([]any, error) {
 		&rbacv1.ClusterRole{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
 			ObjectMeta: metav1.ObjectMeta{Name: name},
-			Rules: []rbacv1.PolicyRule{
-				{APIGroups: []string{group}, Resources: []string{"podcertificaterequests"}, Verbs: []string{"get", "list", "watch"}},
-				{APIGroups: []string{group}, Resources: []string{"podcertificaterequests/status"}, Verbs: []string{"update"}},
-				{APIGroups: []string{group}, Resources: []string{"signers"}, ResourceNames: []string{cfg.SignerName}, Verbs: []string{"sign", "attest"}},
-				{APIGroups: []string{group}, Resources: []string{"clustertrustbundles"}, Verbs: []string{"create"}},
-				{APIGroups: []string{group}, Resources: []string{"clustertrustbundles"}, ResourceNames: []string{bundle}, Verbs: []string{"get", "update"}},
-			},
+			Rules:      rules,
 		},
 		&rbacv1.ClusterRoleBinding{
 			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
@@ -147,7 +178,7 @@ func ManifestsJSON(cfg RBACConfig) ([]byte, error) {
 	items := make([]json.RawMessage, len(docs))
 	for i, d := range docs {
 		if items[i], err = yaml.YAMLToJSON(d); err != nil {
-			return nil, fmt.Errorf("podcertctl: rendering RBAC: %w", err)
+			return nil, wrap(err, "rendering RBAC")
 		}
 	}
 	out, err := json.MarshalIndent(struct {
@@ -156,14 +187,14 @@ func ManifestsJSON(cfg RBACConfig) ([]byte, error) {
 		Items      []json.RawMessage `json:"items"`
 	}{"v1", "List", items}, "", "  ")
 	if err != nil {
-		return nil, fmt.Errorf("podcertctl: rendering RBAC: %w", err)
+		return nil, wrap(err, "rendering RBAC")
 	}
 	return append(out, '\n'), nil
 }
 
 // documents renders each object as a YAML document.
 func (cfg RBACConfig) documents() ([][]byte, error) {
-	objs, err := cfg.objects()
+	objs, err := Objects(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -171,7 +202,7 @@ func (cfg RBACConfig) documents() ([][]byte, error) {
 	for i, o := range objs {
 		b, err := yaml.Marshal(o)
 		if err != nil {
-			return nil, fmt.Errorf("podcertctl: rendering RBAC: %w", err)
+			return nil, wrap(err, "rendering RBAC")
 		}
 		docs[i] = dropEmptyFields(b)
 	}

@@ -23,8 +23,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
-	"github.com/ksa-go/ksa/cmd/ksa/internal/podcertctl"
 	"github.com/ksa-go/ksa/podcert"
+	"github.com/ksa-go/ksa/podcert/podcertctl"
 )
 
 // storeKey is a CA key in a key store: it fails its next fails
@@ -170,7 +170,7 @@ func TestReady(t *testing.T) {
 	// The API server's answer is kept an hour: the probes below are the
 	// CA key's (TestReadyListsOncePerInterval tests the lists).
 	const apiInterval = time.Hour
-	cfg := podcertctl.Config{Client: fakeClient{cs}, Signer: signer, CAKey: key, APIVersion: podcertctl.V1, Now: clk.Now, APICheckInterval: apiInterval}
+	cfg := podcertctl.Config{Client: fakeClient(t, cs), Signer: signer, CAKey: key, APIVersion: podcertctl.V1, Now: clk.Now, APICheckInterval: apiInterval}
 	events := make(chan podcertctl.Event, 16)
 	cfg.Observe = func(e podcertctl.Event) { events <- e }
 	ctl, err := podcertctl.New(cfg)

@@ -141,9 +141,9 @@ func parse(args []string, stderr io.Writer) (*flags, error) {
 	fs.StringVar(&f.module, "pkcs11-module", "", "the PKCS #11 module (such as /usr/lib/softhsm/libsofthsm2.so)")
 	fs.StringVar(&f.token, "pkcs11-token", "", "the label of the PKCS #11 token to make the keys on (default: keys made in memory, handed over in the <cluster>-sa Secret)")
 	fs.StringVar(&f.pinFile, "pkcs11-pin-file", "", "the file holding the token's user PIN")
-	fs.DurationVar(&f.every, "every", capiflow.DefaultCadence.Every, "the rotation period: a key signs this long before the next one is published")
-	fs.DurationVar(&f.propagation, "propagation", capiflow.DefaultCadence.Propagation, "how long the next key is published before it signs")
-	fs.DurationVar(&f.delay, "publish-delay", capiflow.DefaultCadence.Delay, "how long signers take to read a changed ring file")
+	fs.DurationVar(&f.every, "every", capiflow.DefaultCadence().Every, "the rotation period: a key signs this long before the next one is published")
+	fs.DurationVar(&f.propagation, "propagation", capiflow.DefaultCadence().Propagation, "how long the next key is published before it signs")
+	fs.DurationVar(&f.delay, "publish-delay", capiflow.DefaultCadence().Delay, "how long signers take to read a changed ring file")
 	fs.StringVar(&f.now, "insecure-now", "", "the run's clock (RFC 3339), to try a rotation without waiting; ahead of the real clock, keys switch before relying parties have them")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -205,6 +205,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return usage("-to: %s", pe.What)
 	case err != nil:
 		return usage("-to: %v", err)
+	}
+	if loc.Kind == publish.Dir && f.issuer == "" {
+		return usage("give -issuer, the https URL the directory -to is served at")
 	}
 	if cfg.HTTPClient, err = httpClient(f.caFile); err != nil {
 		return err

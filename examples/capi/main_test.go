@@ -18,7 +18,7 @@ func TestExitStatus(t *testing.T) {
 	if err := os.WriteFile(noPEM, []byte("not a certificate\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	base := []string{"-cluster", "cluster-1", "-to", filepath.Join(dir, "site")}
+	base := []string{"-cluster", "cluster-1", "-to", filepath.Join(dir, "site"), "-issuer", "https://oidc.example.com/cluster-1"}
 	for _, tt := range []struct {
 		name   string
 		args   []string
@@ -32,6 +32,7 @@ func TestExitStatus(t *testing.T) {
 		{name: "bad cluster", args: []string{"-cluster", "Cluster_1", "-to", "site"}, status: 2, stderr: `capi: -cluster "Cluster_1" must be dot-separated parts of lower-case letters`},
 		{name: "bad namespace", args: append(base, "-namespace", "Fleet"), status: 2, stderr: `capi: -namespace "Fleet" must be lower-case letters`},
 		{name: "no location", args: []string{"-cluster", "cluster-1"}, status: 2, stderr: "capi: give -to, where the issuer is published"},
+		{name: "directory without issuer", args: []string{"-cluster", "cluster-1", "-to", "site"}, status: 2, stderr: "capi: give -issuer, the https URL the directory -to is served at (see capi -h)"},
 		{name: "bad location", args: []string{"-cluster", "cluster-1", "-to", "ftp://host/x"}, status: 2, stderr: `capi: -to: location "ftp://host/x" has an unknown scheme "ftp" (see capi -h)`},
 		{name: "module alone", args: append(base, "-pkcs11-module", "/lib.so"), status: 2, stderr: "-pkcs11-module and -pkcs11-pin-file go with -pkcs11-token"},
 		{name: "token without PIN", args: append(base, "-pkcs11-token", "ksa"), status: 2, stderr: "-pkcs11-token needs -pkcs11-pin-file"},

@@ -392,7 +392,7 @@ func (p *peers) goOIDCVerifies(t *testing.T, issuer string, signer crypto.Signer
 	clock := func() time.Time { return now }
 	m, err := tokens.NewMinter(tokens.MinterConfig{Issuer: issuer, Signer: signer, Now: clock})
 	require.NoError(t, err)
-	sa := capiflow.TokenServiceAccount
+	sa := capiflow.TokenServiceAccount()
 	sa.UID = "0e1f3c7a-52b4-4d5e-8f6a-1b2c3d4e5f60"
 	tok, err := m.Mint(t.Context(), tokens.Request{ServiceAccount: sa, Audiences: []string{publish.EntraAudience}, ExpirationSeconds: 3600})
 	require.NoError(t, err)

@@ -35,15 +35,17 @@ type Kube interface {
 	corev1client.SecretsGetter
 }
 
-// KeySpec is the kind of every key the flow makes: RSA 2048, since
+// KeySpec returns the kind of every key the flow makes: RSA 2048, since
 // Microsoft Entra ID accepts RS256 tokens only.
-var KeySpec = keystore.KeySpec{RSA: true, Bits: 2048}
+func KeySpec() keystore.KeySpec { return keystore.KeySpec{RSA: true, Bits: 2048} }
 
-// DefaultCadence is the rotation's cadence when Config.Cadence is zero:
-// a new key every 90 days, published an hour before it signs (the
+// DefaultCadence returns the rotation's cadence when Config.Cadence is
+// zero: a new key every 90 days, published an hour before it signs (the
 // max-age the key set is served with), signing a minute after the ring
 // file says so (the time a signer takes to read it).
-var DefaultCadence = rotation.Cadence{Every: 90 * 24 * time.Hour, Delay: time.Minute, Propagation: time.Hour}
+func DefaultCadence() rotation.Cadence {
+	return rotation.Cadence{Every: 90 * 24 * time.Hour, Delay: time.Minute, Propagation: time.Hour}
+}
 
 // Config is what a [Flow] works with.
 type Config struct {
@@ -56,14 +58,16 @@ type Config struct {
 	// location). Required.
 	Store publish.Store
 	// Issuer is the URL relying parties read the issuer at; empty means
-	// Store.PublicURL(), where the cloud serves the location.
+	// Store.PublicURL(), where the cloud serves the location (required
+	// for a directory, which has none).
 	Issuer string
 	// HTTPClient reads the issuer as relying parties do (the check and
 	// the verification); nil means one with a 30-second timeout and the
 	// system's roots.
 	HTTPClient *http.Client
-	// Keys is the key store the issuer's keys are made in; nil means
-	// memory, and the keys go to the cluster in the <cluster>-sa Secret.
+	// Keys is the key store the issuer's keys are made in ([KeySpec]);
+	// nil means memory, and the key goes to the cluster in the
+	// <cluster>-sa Secret.
 	Keys Keys
 	// NewKeyRef returns the reference of a new key named name in Keys
 	// (name is the cluster's name, "-sa-" and the time, such as
@@ -100,11 +104,14 @@ func New(cfg Config) (*Flow, error) {
 	if cfg.Issuer == "" {
 		cfg.Issuer = cfg.Store.PublicURL()
 	}
+	if cfg.Issuer == "" {
+		return nil, &ksa.ConfigError{Field: "capiflow.Config.Issuer", Reason: "is required for a store served nowhere of its own (a directory)"}
+	}
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 30 * time.Second}
 	}
 	if cfg.Cadence == (rotation.Cadence{}) {
-		cfg.Cadence = DefaultCadence
+		cfg.Cadence = DefaultCadence()
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
@@ -165,7 +172,7 @@ func (f *Flow) Reconcile(ctx context.Context) (*Result, error) {
 		step, v, err := f.Rotate(ctx)
 		return &Result{Distribution: ExternalSigner, Step: step, Verified: v}, err
 	case !errors.Is(err, publish.ErrNotFound):
-		return nil, fmt.Errorf("capiflow: %w", err)
+		return nil, fmt.Errorf("reading the ring file: %w", err)
 	}
 	pair, v, err := f.Read(ctx)
 	if !errors.Is(err, ErrNoSecret) {
@@ -177,7 +184,7 @@ func (f *Flow) Reconcile(ctx context.Context) (*Result, error) {
 
 // newSoftwareKey makes a key in memory, for the Secret.
 func newSoftwareKey() (*rsa.PrivateKey, error) {
-	return rsa.GenerateKey(rand.Reader, KeySpec.Bits)
+	return rsa.GenerateKey(rand.Reader, KeySpec().Bits)
 }
 
 // keyName names a key made at now: the cluster's name, "-sa-" and the

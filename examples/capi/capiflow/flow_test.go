@@ -308,7 +308,7 @@ func TestRingRefusesBadConfigMaps(t *testing.T) {
 func TestNewRefusesConfigs(t *testing.T) {
 	store := publishtest.NewStore("c")
 	kube := fake.NewClientset().CoreV1()
-	good := capiflow.Config{Cluster: "cluster-1", Namespace: "fleet", Kube: kube, Store: store}
+	good := capiflow.Config{Cluster: "cluster-1", Namespace: "fleet", Kube: kube, Store: store, Issuer: "https://oidc.example.com/c"}
 	for _, tt := range []struct {
 		name  string
 		edit  func(c *capiflow.Config)
@@ -319,6 +319,7 @@ func TestNewRefusesConfigs(t *testing.T) {
 		{name: "kube", edit: func(c *capiflow.Config) { c.Kube = nil }, field: "capiflow.Config.Kube"},
 		{name: "store", edit: func(c *capiflow.Config) { c.Store = nil }, field: "capiflow.Config.Store"},
 		{name: "key refs", edit: func(c *capiflow.Config) { c.Keys = newHSM() }, field: "capiflow.Config.NewKeyRef"},
+		{name: "issuer", edit: func(c *capiflow.Config) { c.Issuer = "" }, field: "capiflow.Config.Issuer"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := good

@@ -56,7 +56,7 @@ func (f *Flow) Rotate(ctx context.Context) (*publish.StepResult, *tokens.Result,
 
 // newKey makes the rotation's next key in the key store.
 func (f *Flow) newKey(ctx context.Context, r publish.KeyRequest) (string, error) {
-	created, err := f.cfg.Keys.Create(ctx, f.cfg.NewKeyRef(f.keyName(r.Now)), KeySpec)
+	created, err := f.cfg.Keys.Create(ctx, f.cfg.NewKeyRef(f.keyName(r.Now)), KeySpec())
 	if err != nil {
 		return "", err
 	}

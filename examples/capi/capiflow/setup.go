@@ -78,7 +78,9 @@ type Setup struct {
 // <cluster>-sa Secret, which is created and read back, or refuses the key
 // (clusterapi.ErrKeyNotExportable), and the ring file the external
 // signers follow is created instead. It ends by verifying a token minted
-// with the key.
+// with the key. A setup that fails leaves what it wrote (the key, the
+// documents), which a later setup does not write over: remove them before
+// running it again.
 func (f *Flow) Setup(ctx context.Context) (*Setup, error) {
 	now := f.now()
 	s := &Setup{}
@@ -128,7 +130,7 @@ func (f *Flow) firstKey(ctx context.Context, now time.Time, s *Setup) (crypto.Si
 	if f.cfg.Keys == nil {
 		return newSoftwareKey()
 	}
-	created, err := f.cfg.Keys.Create(ctx, f.cfg.NewKeyRef(f.keyName(now)), KeySpec)
+	created, err := f.cfg.Keys.Create(ctx, f.cfg.NewKeyRef(f.keyName(now)), KeySpec())
 	if err != nil {
 		return nil, fmt.Errorf("creating the first key: %w", err)
 	}

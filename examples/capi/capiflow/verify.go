@@ -13,13 +13,15 @@ import (
 	"github.com/ksa-go/ksa/tokens"
 )
 
-// TokenServiceAccount is the workload cluster's service account the
-// flow's test tokens are for: default/default, as a pod's projected token
-// names it.
-var TokenServiceAccount = ksa.ServiceAccount{Namespace: "default", Name: "default"}
+// TokenServiceAccount returns the workload cluster's service account the
+// flow's tokens are for: default/default, without a UID (each token gets
+// a new one).
+func TokenServiceAccount() ksa.ServiceAccount {
+	return ksa.ServiceAccount{Namespace: "default", Name: "default"}
+}
 
 // Verify mints a token with signer as the cluster's kube-apiserver would
-// (issuer, TokenServiceAccount, audience publish.EntraAudience, an hour)
+// (issuer, TokenServiceAccount with a new UID, audience publish.EntraAudience, an hour)
 // and verifies it as a relying party does: discovering the issuer over
 // https and fetching its published key set with Config.HTTPClient. The
 // result names the key that verified it, signer's.
@@ -32,7 +34,7 @@ func (f *Flow) Verify(ctx context.Context, signer crypto.Signer) (*tokens.Result
 	if err != nil {
 		return nil, fmt.Errorf("minting with kid %s: %w", kid, err)
 	}
-	sa := TokenServiceAccount
+	sa := TokenServiceAccount()
 	sa.UID = newUID()
 	tok, err := minter.Mint(ctx, tokens.Request{ServiceAccount: sa, Audiences: []string{publish.EntraAudience}, ExpirationSeconds: 3600})
 	if err != nil {

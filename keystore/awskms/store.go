@@ -51,78 +51,51 @@ func NewStore(cfg Config) (*Store, error) {
 // Config.MaxCalls signatures per key are in flight. The errors are a
 // *keystore.RefError or a *keystore.StoreError.
 func (s *Store) Open(ctx context.Context, ref string) (crypto.Signer, error) {
-	return stepkms.Open(ctx, ref, keystore.SchemeAWSKMS, s.open)
+	return s.cloud().Open(ctx, ref, &s.clients)
 }
 
 // Create makes a key of spec (RSA 2048, 3072 or 4096; ECDSA P-256, P-384
 // or P-521) with the reference's name as its description and alias
 // prefix, and returns its reference by key ID.
 func (s *Store) Create(ctx context.Context, ref string, spec keystore.KeySpec) (keystore.Created, error) {
-	return stepkms.Create(ctx, ref, keystore.SchemeAWSKMS, spec, s.create)
+	return s.cloud().Create(ctx, ref, spec, &s.clients)
 }
 
 // Close closes the Store's clients; later opens fail.
 func (s *Store) Close() error { return s.clients.Close() }
 
-// client returns the AWS KMS client of r's region, profile and
-// credentials file.
-func (s *Store) client(ctx context.Context, r keystore.Ref) (*stepawskms.KMS, error) {
-	var attrs []string
-	for _, n := range []string{"region", "profile", "credentials-file"} {
-		if v := r.Attr(n); v != "" {
-			attrs = append(attrs, n+"="+url.QueryEscape(v))
-		}
+// cloud is AWS KMS for stepkms: a client per region, profile and
+// credentials file, keys by key ID, created under an alias of their name.
+func (s *Store) cloud() stepkms.Cloud[*stepawskms.KMS] {
+	return stepkms.Cloud[*stepawskms.KMS]{
+		Scheme: keystore.SchemeAWSKMS, Name: "AWS KMS",
+		Bits: []int{2048, 3072, 4096}, Curves: []elliptic.Curve{elliptic.P256(), elliptic.P384(), elliptic.P521()},
+		ClientKey: func(r keystore.Ref) string {
+			var attrs []string
+			for _, n := range []string{"region", "profile", "credentials-file"} {
+				if v := r.Attr(n); v != "" {
+					attrs = append(attrs, n+"="+url.QueryEscape(v))
+				}
+			}
+			if len(attrs) == 0 {
+				return ""
+			}
+			return "awskms:" + strings.Join(attrs, ";")
+		},
+		NewClient: func(ctx context.Context, uri string) (*stepawskms.KMS, error) {
+			return stepawskms.New(ctx, apiv1.Options{Type: apiv1.AmazonKMS, URI: uri})
+		},
+		ClientFailed: "the AWS configuration cannot be loaded",
+		SigningKey:   func(r keystore.Ref) string { return "awskms:key-id=" + url.QueryEscape(r.Attr("key-id")) },
+		CreateRequest: func(r keystore.Ref, alg apiv1.SignatureAlgorithm, bits int) *apiv1.CreateKeyRequest {
+			return &apiv1.CreateKeyRequest{Name: "awskms:name=" + url.QueryEscape(r.Attr("name")), SignatureAlgorithm: alg, Bits: bits}
+		},
+		Created: func(r, name keystore.Ref) string {
+			if name.Attr("key-id") == "" {
+				return ""
+			}
+			return r.With("name", "").With("key-id", name.Attr("key-id")).String()
+		},
+		Classify: classify, MaxCalls: s.cfg.MaxCalls,
 	}
-	uri := ""
-	if len(attrs) > 0 {
-		uri = "awskms:" + strings.Join(attrs, ";")
-	}
-	km, err := s.clients.Get(uri, func() (*stepawskms.KMS, error) {
-		return stepkms.Aside(ctx, func() (*stepawskms.KMS, error) {
-			return stepawskms.New(context.WithoutCancel(ctx), apiv1.Options{Type: apiv1.AmazonKMS, URI: uri})
-		})
-	})
-	if err != nil {
-		if s.clients.Closed() {
-			return nil, stepkms.Closed(r)
-		}
-		return nil, classify(r, "the AWS configuration cannot be loaded", err)
-	}
-	return km, nil
-}
-
-func (s *Store) open(ctx context.Context, r keystore.Ref) (crypto.Signer, error) {
-	km, err := s.client(ctx, r)
-	if err != nil {
-		return nil, err
-	}
-	signer, err := stepkms.Aside(ctx, func() (crypto.Signer, error) {
-		return km.CreateSigner(&apiv1.CreateSignerRequest{SigningKey: "awskms:key-id=" + url.QueryEscape(r.Attr("key-id"))})
-	})
-	if err != nil {
-		return nil, classify(r, "cannot be opened", err)
-	}
-	return stepkms.NewRemoteSigner(r, signer, classify, s.cfg.MaxCalls), nil
-}
-
-func (s *Store) create(ctx context.Context, r keystore.Ref, spec keystore.KeySpec) (keystore.Created, error) {
-	if err := stepkms.Supports(r, "AWS KMS", spec, []int{2048, 3072, 4096}, elliptic.P256(), elliptic.P384(), elliptic.P521()); err != nil {
-		return keystore.Created{}, err
-	}
-	km, err := s.client(ctx, r)
-	if err != nil {
-		return keystore.Created{}, err
-	}
-	alg, bits := stepkms.Algorithm(spec)
-	resp, err := stepkms.Aside(ctx, func() (*apiv1.CreateKeyResponse, error) {
-		return km.CreateKey(&apiv1.CreateKeyRequest{Name: "awskms:name=" + url.QueryEscape(r.Attr("name")), SignatureAlgorithm: alg, Bits: bits})
-	})
-	if err != nil {
-		return keystore.Created{}, classify(r, "the key cannot be created", err)
-	}
-	created, err := keystore.ParseRef(resp.Name)
-	if err != nil || created.Attr("key-id") == "" {
-		return keystore.Created{}, stepkms.StoreError(r, "AWS KMS named the new key in a way ksa cannot read", stepkms.BugFix, err)
-	}
-	return keystore.Created{Ref: r.With("name", "").With("key-id", created.Attr("key-id")).String(), Public: resp.PublicKey}, nil
 }

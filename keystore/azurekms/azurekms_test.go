@@ -50,10 +50,10 @@ func TestWiring(t *testing.T) {
 
 	s := &Store{}
 	defer s.Close()
-	km, err := s.client(t.Context(), ref)
+	km, err := s.cloud().Client(t.Context(), ref, &s.clients)
 	require.NoError(t, err)
 	require.NoError(t, km.ValidateName(keyURI(ref)))
-	again, err := s.client(t.Context(), ref)
+	again, err := s.cloud().Client(t.Context(), ref, &s.clients)
 	require.NoError(t, err)
 	assert.Same(t, km, again, "one client per cloud and identity")
 	_, err = s.Create(t.Context(), "azurekms:name=sa;vault=my-vault", keystore.KeySpec{RSA: true, Bits: 8192})

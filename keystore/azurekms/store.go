@@ -52,14 +52,14 @@ func NewStore(cfg Config) (*Store, error) {
 // aside; at most Config.MaxCalls signatures per key are in flight. The
 // errors are a *keystore.RefError or a *keystore.StoreError.
 func (s *Store) Open(ctx context.Context, ref string) (crypto.Signer, error) {
-	return stepkms.Open(ctx, ref, keystore.SchemeAzureKMS, s.open)
+	return s.cloud().Open(ctx, ref, &s.clients)
 }
 
 // Create makes a key of spec (RSA 2048, 3072 or 4096; ECDSA P-256, P-384
 // or P-521) under the reference's name, in an HSM with hsm=true, and
 // returns its reference with the version Key Vault gave it.
 func (s *Store) Create(ctx context.Context, ref string, spec keystore.KeySpec) (keystore.Created, error) {
-	return stepkms.Create(ctx, ref, keystore.SchemeAzureKMS, spec, s.create)
+	return s.cloud().Create(ctx, ref, spec, &s.clients)
 }
 
 // Close closes the Store's clients; later opens fail.
@@ -89,57 +89,26 @@ func keyURI(r keystore.Ref) string {
 	return uri
 }
 
-// client returns the Key Vault client of r's cloud and identity.
-func (s *Store) client(ctx context.Context, r keystore.Ref) (*stepazurekms.KeyVault, error) {
-	uri := clientURI(r)
-	km, err := s.clients.Get(uri, func() (*stepazurekms.KeyVault, error) {
-		return stepkms.Aside(ctx, func() (*stepazurekms.KeyVault, error) {
-			return stepazurekms.New(context.WithoutCancel(ctx), apiv1.Options{Type: apiv1.AzureKMS, URI: uri})
-		})
-	})
-	if err != nil {
-		if s.clients.Closed() {
-			return nil, stepkms.Closed(r)
-		}
-		return nil, classify(r, "the Azure Key Vault client cannot be made", err)
+// cloud is Azure Key Vault for stepkms: a client per cloud and identity,
+// keys by vault, name and version, in an HSM with hsm=true.
+func (s *Store) cloud() stepkms.Cloud[*stepazurekms.KeyVault] {
+	return stepkms.Cloud[*stepazurekms.KeyVault]{
+		Scheme: keystore.SchemeAzureKMS, Name: "Azure Key Vault",
+		Bits: []int{2048, 3072, 4096}, Curves: []elliptic.Curve{elliptic.P256(), elliptic.P384(), elliptic.P521()},
+		ClientKey: clientURI,
+		NewClient: func(ctx context.Context, uri string) (*stepazurekms.KeyVault, error) {
+			return stepazurekms.New(ctx, apiv1.Options{Type: apiv1.AzureKMS, URI: uri})
+		},
+		ClientFailed: "the Azure Key Vault client cannot be made",
+		SigningKey:   keyURI,
+		CreateRequest: func(r keystore.Ref, alg apiv1.SignatureAlgorithm, bits int) *apiv1.CreateKeyRequest {
+			req := &apiv1.CreateKeyRequest{Name: keyURI(r), SignatureAlgorithm: alg, Bits: bits}
+			if r.Attr("hsm") == "true" {
+				req.ProtectionLevel = apiv1.HSM
+			}
+			return req
+		},
+		Created:  func(r, name keystore.Ref) string { return r.With("version", name.Attr("version")).String() },
+		Classify: classify, MaxCalls: s.cfg.MaxCalls,
 	}
-	return km, nil
-}
-
-func (s *Store) open(ctx context.Context, r keystore.Ref) (crypto.Signer, error) {
-	km, err := s.client(ctx, r)
-	if err != nil {
-		return nil, err
-	}
-	signer, err := stepkms.Aside(ctx, func() (crypto.Signer, error) {
-		return km.CreateSigner(&apiv1.CreateSignerRequest{SigningKey: keyURI(r)})
-	})
-	if err != nil {
-		return nil, classify(r, "cannot be opened", err)
-	}
-	return stepkms.NewRemoteSigner(r, signer, classify, s.cfg.MaxCalls), nil
-}
-
-func (s *Store) create(ctx context.Context, r keystore.Ref, spec keystore.KeySpec) (keystore.Created, error) {
-	if err := stepkms.Supports(r, "Azure Key Vault", spec, []int{2048, 3072, 4096}, elliptic.P256(), elliptic.P384(), elliptic.P521()); err != nil {
-		return keystore.Created{}, err
-	}
-	km, err := s.client(ctx, r)
-	if err != nil {
-		return keystore.Created{}, err
-	}
-	alg, bits := stepkms.Algorithm(spec)
-	req := &apiv1.CreateKeyRequest{Name: keyURI(r), SignatureAlgorithm: alg, Bits: bits}
-	if r.Attr("hsm") == "true" {
-		req.ProtectionLevel = apiv1.HSM
-	}
-	resp, err := stepkms.Aside(ctx, func() (*apiv1.CreateKeyResponse, error) { return km.CreateKey(req) })
-	if err != nil {
-		return keystore.Created{}, classify(r, "the key cannot be created", err)
-	}
-	created, err := keystore.ParseRef(resp.Name)
-	if err != nil {
-		return keystore.Created{}, stepkms.StoreError(r, "Key Vault named the new key in a way ksa cannot read", stepkms.BugFix, err)
-	}
-	return keystore.Created{Ref: r.With("version", created.Attr("version")).String(), Public: resp.PublicKey}, nil
 }

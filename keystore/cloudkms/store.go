@@ -60,89 +60,62 @@ func NewStore(cfg Config) (*Store, error) {
 // Config.MaxCalls signatures per key are in flight. The errors are a
 // *keystore.RefError or a *keystore.StoreError.
 func (s *Store) Open(ctx context.Context, ref string) (crypto.Signer, error) {
-	return stepkms.Open(ctx, ref, keystore.SchemeCloudKMS, s.open)
+	return s.cloud().Open(ctx, ref, &s.clients)
 }
 
 // Create makes the cryptoKey ref names (its key ring must exist) with a
 // first version of spec (RSA 2048, 3072 or 4096; ECDSA P-256 or P-384),
 // software-protected, and returns that version's reference.
 func (s *Store) Create(ctx context.Context, ref string, spec keystore.KeySpec) (keystore.Created, error) {
-	return stepkms.Create(ctx, ref, keystore.SchemeCloudKMS, spec, s.create)
+	return s.cloud().Create(ctx, ref, spec, &s.clients)
 }
 
 // Close closes the Store's clients; later opens fail.
 func (s *Store) Close() error { return s.clients.Close() }
 
-// client returns the Cloud KMS client of r's credentials file, or of the
-// application default credentials.
-func (s *Store) client(ctx context.Context, r keystore.Ref) (*stepcloudkms.CloudKMS, error) {
-	file := r.Attr("credentials-file")
-	km, err := s.clients.Get(file, func() (*stepcloudkms.CloudKMS, error) {
-		return stepkms.Aside(ctx, func() (*stepcloudkms.CloudKMS, error) {
-			opts := slices.Clone(s.cfg.ClientOptions)
-			if file != "" {
-				opts = append(opts, option.WithAuthCredentialsFile(option.ServiceAccount, file))
-			}
-			client, err := kmsapi.NewKeyManagementClient(context.WithoutCancel(ctx), opts...)
-			if err != nil {
-				return nil, err
-			}
-			return stepcloudkms.NewCloudKMS(client), nil
-		})
-	})
-	if err != nil {
-		if s.clients.Closed() {
-			return nil, stepkms.Closed(r)
-		}
-		e := classify(r, "the Google Cloud KMS client cannot be made", err)
-		e.Fix = "give ksa Google credentials: GOOGLE_APPLICATION_CREDENTIALS, credentials-file= in the reference, or a service account of the machine or pod"
-		return nil, e
-	}
-	return km, nil
-}
-
 // algorithms are the algorithms of the key versions ksa signs with: RS256
 // and ES256/ES384 (Cloud KMS has no P-521).
 var algorithms = []x509.SignatureAlgorithm{x509.SHA256WithRSA, x509.ECDSAWithSHA256, x509.ECDSAWithSHA384}
 
-func (s *Store) open(ctx context.Context, r keystore.Ref) (crypto.Signer, error) {
-	km, err := s.client(ctx, r)
-	if err != nil {
-		return nil, err
+// cloud is Google Cloud KMS for stepkms: a client per credentials file
+// (the application default credentials for none), key versions by
+// resource name, created software-protected.
+func (s *Store) cloud() stepkms.Cloud[*stepcloudkms.CloudKMS] {
+	return stepkms.Cloud[*stepcloudkms.CloudKMS]{
+		Scheme: keystore.SchemeCloudKMS, Name: "Google Cloud KMS",
+		Bits: []int{2048, 3072, 4096}, Curves: []elliptic.Curve{elliptic.P256(), elliptic.P384()},
+		ClientKey: func(r keystore.Ref) string { return r.Attr("credentials-file") },
+		NewClient: func(ctx context.Context, file string) (*stepcloudkms.CloudKMS, error) {
+			opts := slices.Clone(s.cfg.ClientOptions)
+			if file != "" {
+				opts = append(opts, option.WithAuthCredentialsFile(option.ServiceAccount, file))
+			}
+			client, err := kmsapi.NewKeyManagementClient(ctx, opts...)
+			if err != nil {
+				return nil, err
+			}
+			return stepcloudkms.NewCloudKMS(client), nil
+		},
+		ClientFailed: "the Google Cloud KMS client cannot be made",
+		ClientFix:    "give ksa Google credentials: GOOGLE_APPLICATION_CREDENTIALS, credentials-file= in the reference, or a service account of the machine or pod",
+		SigningKey:   func(r keystore.Ref) string { return "cloudkms:" + r.Attr("resource") },
+		CheckSigner:  checkAlgorithm,
+		CreateRequest: func(r keystore.Ref, alg apiv1.SignatureAlgorithm, bits int) *apiv1.CreateKeyRequest {
+			return &apiv1.CreateKeyRequest{Name: r.Attr("resource"), SignatureAlgorithm: alg, Bits: bits, ProtectionLevel: apiv1.Software}
+		},
+		Created:  func(r, name keystore.Ref) string { return r.With("resource", name.Attr("resource")).String() },
+		Classify: classify, MaxCalls: s.cfg.MaxCalls,
 	}
-	signer, err := stepkms.Aside(ctx, func() (crypto.Signer, error) {
-		return km.CreateSigner(&apiv1.CreateSignerRequest{SigningKey: "cloudkms:" + r.Attr("resource")})
-	})
-	if err != nil {
-		return nil, classify(r, "cannot be opened", err)
-	}
+}
+
+// checkAlgorithm refuses a key version of an algorithm no JWT algorithm
+// kube-apiserver accepts uses.
+func checkAlgorithm(r keystore.Ref, signer crypto.Signer) error {
 	if a, ok := signer.(interface {
 		SignatureAlgorithm() x509.SignatureAlgorithm
 	}); ok && !slices.Contains(algorithms, a.SignatureAlgorithm()) {
-		return nil, stepkms.StoreError(r, "the key version signs with "+a.SignatureAlgorithm().String()+", which no JWT algorithm kube-apiserver accepts uses",
+		return stepkms.StoreError(r, "the key version signs with "+a.SignatureAlgorithm().String()+", which no JWT algorithm kube-apiserver accepts uses",
 			"use a version of algorithm RSA_SIGN_PKCS1_2048_SHA256 (3072, 4096), EC_SIGN_P256_SHA256 or EC_SIGN_P384_SHA384", nil)
 	}
-	return stepkms.NewRemoteSigner(r, signer, classify, s.cfg.MaxCalls), nil
-}
-
-func (s *Store) create(ctx context.Context, r keystore.Ref, spec keystore.KeySpec) (keystore.Created, error) {
-	if err := stepkms.Supports(r, "Google Cloud KMS", spec, []int{2048, 3072, 4096}, elliptic.P256(), elliptic.P384()); err != nil {
-		return keystore.Created{}, err
-	}
-	km, err := s.client(ctx, r)
-	if err != nil {
-		return keystore.Created{}, err
-	}
-	alg, bits := stepkms.Algorithm(spec)
-	resp, err := stepkms.Aside(ctx, func() (*apiv1.CreateKeyResponse, error) {
-		return km.CreateKey(&apiv1.CreateKeyRequest{Name: r.Attr("resource"), SignatureAlgorithm: alg, Bits: bits, ProtectionLevel: apiv1.Software})
-	})
-	if err != nil {
-		return keystore.Created{}, classify(r, "the key cannot be created", err)
-	}
-	created, err := keystore.ParseRef(resp.Name)
-	if err != nil {
-		return keystore.Created{}, stepkms.StoreError(r, "Cloud KMS named the new key version in a way ksa cannot read", stepkms.BugFix, err)
-	}
-	return keystore.Created{Ref: r.With("resource", created.Attr("resource")).String(), Public: resp.PublicKey}, nil
+	return nil
 }

@@ -5,11 +5,10 @@
 #
 #   containerd, runc  from Debian/Ubuntu's packages of those names, unless
 #                     already on PATH (or named by KSA_CONTAINERD, KSA_RUNC);
-#                     iproute2 too, for `ip netns` (the teardown check);
 #   kubelet           built from the interop module, the one that requires
 #                     k8s.io/kubernetes v1.37.2 and builds kube-apiserver-1.37,
 #                     with the same build cache: interop/bin/kubelet-1.37,
-#                     unless up to date (or KSA_KUBELET_1_37 names one);
+#                     unless up to date (or KSA_KUBELET_1_37 names one).
 #
 # The node's own small programs (the CNI plugin, the pod sandbox's program,
 # the tests' workload: interop/node/cmd) are built by the harness as it
@@ -17,8 +16,9 @@
 # images made there (package interop/node/image): nothing is pulled, and
 # nothing here can go stale.
 #
-# containerd is not started and nothing is written outside interop/bin: the
-# harness runs its own containerd, with its own directories, per test run.
+# The harness uses no containerd it did not start (one the package starts
+# as a system service, on a machine with systemd, is left alone): it runs
+# its own containerd and kubelet, with their own directories, for each node.
 #
 # The script is idempotent: a second run installs and builds nothing. It
 # prints its progress on stderr and, on stdout, one line per binary that the
@@ -51,9 +51,10 @@ as_root() {
 	fi
 }
 
-# ---- containerd, runc, iproute2 -----------------------------------------
+# ---- containerd, runc ----------------------------------------------------
 # program VAR NAME: the path of NAME, from $VAR when set, else from PATH
-# (including sbin directories, which a non-root PATH may lack).
+# (and the sbin directories, which a non-root PATH may lack, where
+# apt-get would put it).
 program() {
 	local var="$1" name="$2"
 	if [ -n "${!var:-}" ]; then
@@ -70,7 +71,6 @@ program() {
 packages=()
 [ -n "$(program KSA_CONTAINERD containerd)" ] || packages+=(containerd)
 [ -n "$(program KSA_RUNC runc)" ] || packages+=(runc)
-[ -n "$(program KSA_IP ip)" ] || packages+=(iproute2)
 if [ "${#packages[@]}" -gt 0 ]; then
 	log "installing ${packages[*]}"
 	as_root env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2

@@ -46,9 +46,8 @@ type Binaries struct {
 // FindBinaries returns the node's programs, or an error matching
 // [ErrBinaryMissing] for each one missing (joined).
 //
-// containerd is $KSA_CONTAINERD when set, else found on $PATH (and
-// /usr/sbin, /sbin); ctr and containerd-shim-runc-v2 beside it, else on
-// $PATH. runc is $KSA_RUNC when set, else found the same way. The kubelet
+// containerd is $KSA_CONTAINERD when set, else found on $PATH; ctr and
+// containerd-shim-runc-v2 beside it, else on $PATH. runc is $KSA_RUNC when set, else found the same way. The kubelet
 // is $KSA_KUBELET_1_37 when set, else bin/kubelet-1.37 of the interop
 // module (where [InstallScript] builds it), else kubelet on $PATH; it
 // must report [Version].
@@ -71,7 +70,7 @@ func FindBinaries() (Binaries, error) {
 }
 
 // lookProgram finds name: at $env when env is set and the variable too,
-// else beside *near, else on $PATH or in the sbin directories.
+// else beside *near, else on $PATH.
 func lookProgram(name, env string, near *string) (string, error) {
 	missing := &BinaryMissingError{Name: name, Install: InstallScript}
 	if env != "" {
@@ -94,13 +93,6 @@ func lookProgram(name, env string, near *string) (string, error) {
 		return p, nil
 	}
 	missing.Looked = append(missing.Looked, "$PATH")
-	for _, d := range []string{"/usr/sbin", "/sbin"} {
-		p := filepath.Join(d, name)
-		if isExecutable(p) {
-			return p, nil
-		}
-		missing.Looked = append(missing.Looked, p)
-	}
 	return "", missing
 }
 

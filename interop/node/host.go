@@ -13,15 +13,16 @@ import (
 )
 
 // kernelTunables are the sysctls the kubelet sets as it starts (unless
-// protectKernelDefaults makes it refuse to start instead): [Node.Stop]
-// puts back what they were.
-var kernelTunables = []string{
-	"vm/overcommit_memory",
-	"vm/panic_on_oom",
-	"kernel/panic",
-	"kernel/panic_on_oops",
-	"kernel/keys/root_maxkeys",
-	"kernel/keys/root_maxbytes",
+// protectKernelDefaults makes it refuse to start instead), by name under
+// /proc/sys, with the values it sets: [Node.Stop] puts back what they
+// were.
+var kernelTunables = map[string]string{
+	"vm/overcommit_memory":      "1",
+	"vm/panic_on_oom":           "0",
+	"kernel/panic":              "10",
+	"kernel/panic_on_oops":      "1",
+	"kernel/keys/root_maxkeys":  "1000000",
+	"kernel/keys/root_maxbytes": "25000000",
 }
 
 // hostNetns is where `ip netns` keeps named network namespaces.
@@ -47,7 +48,7 @@ type hostState struct {
 // readHostState reads the machine's state.
 func readHostState() (hostState, error) {
 	h := hostState{sysctls: map[string]string{}}
-	for _, name := range kernelTunables {
+	for name := range kernelTunables {
 		b, err := os.ReadFile(filepath.Join("/proc/sys", name))
 		if err != nil {
 			return h, fmt.Errorf("node: %w", err)
@@ -71,21 +72,32 @@ func (h hostState) removeShimSockets() {
 	}
 }
 
-// restoreSysctls writes back the tunables that differ from h's.
+// restoreSysctls writes back the tunables the kubelet changed: those that
+// hold the kubelet's value now and held another before. A node started
+// while another ran saw the kubelet's values already, and leaves them to
+// the first, whichever stops first.
 func (h hostState) restoreSysctls() error {
 	var errs []error
-	for name, want := range h.sysctls {
+	for _, name := range h.changedSysctls() {
 		p := filepath.Join("/proc/sys", name)
-		b, err := os.ReadFile(p)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		if strings.TrimSpace(string(b)) != want {
-			errs = append(errs, os.WriteFile(p, []byte(want+"\n"), 0o644))
-		}
+		errs = append(errs, os.WriteFile(p, []byte(h.sysctls[name]+"\n"), 0o644))
 	}
 	return errors.Join(errs...)
+}
+
+// changedSysctls returns the tunables that hold the kubelet's value now
+// and held another when h was read.
+func (h hostState) changedSysctls() []string {
+	var changed []string
+	for name, was := range h.sysctls {
+		kubelet := kernelTunables[name]
+		b, err := os.ReadFile(filepath.Join("/proc/sys", name))
+		if err == nil && was != kubelet && strings.TrimSpace(string(b)) == kubelet {
+			changed = append(changed, name)
+		}
+	}
+	slices.Sort(changed)
+	return changed
 }
 
 // listDir returns the names in dir, or nil if it cannot be read.

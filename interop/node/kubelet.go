@@ -133,8 +133,10 @@ func (n *Node) kubeletConfig() ([]byte, error) {
 		VolumePluginDir:          f.VolumePlugins,
 		ContainerRuntimeEndpoint: "unix://" + f.ContainerdSocket,
 		ImageServiceEndpoint:     "unix://" + f.ContainerdSocket,
-		// Empty and not merged with the defaults: no eviction.
-		EvictionHard:                 map[string]string{},
+		// One threshold the kubelet ignores (0%), not merged with the
+		// defaults: no eviction. (An empty map is left out of the file,
+		// and the kubelet takes a missing one for its defaults.)
+		EvictionHard:                 map[string]string{"memory.available": "0%"},
 		MergeDefaultEvictionSettings: ptr.To(false),
 		ImageGCHighThresholdPercent:  ptr.To(int32(100)),
 		ImageGCLowThresholdPercent:   ptr.To(int32(99)),
@@ -188,7 +190,7 @@ func (n *Node) startKubelet(ctx context.Context) error {
 				if c.Status == corev1.ConditionTrue {
 					return nil
 				}
-				return fmt.Errorf("Ready %s: %s %s", c.Status, c.Reason, c.Message)
+				return fmt.Errorf("condition Ready is %s: %s %s", c.Status, c.Reason, c.Message)
 			}
 		}
 		return errors.New("no Ready condition yet")

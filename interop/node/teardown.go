@@ -340,10 +340,8 @@ func (n *Node) Leftovers() []string {
 	if _, err := os.Stat(shimSockets); err == nil && n.host.sysctls != nil && !n.host.shimSockets {
 		left = append(left, "directory "+shimSockets)
 	}
-	for name, want := range n.host.sysctls {
-		if b, err := os.ReadFile(filepath.Join("/proc/sys", name)); err == nil && strings.TrimSpace(string(b)) != want {
-			left = append(left, fmt.Sprintf("sysctl %s = %s, was %s", name, strings.TrimSpace(string(b)), want))
-		}
+	for _, name := range n.host.changedSysctls() {
+		left = append(left, fmt.Sprintf("sysctl %s = %s, was %s", strings.ReplaceAll(name, "/", "."), kernelTunables[name], n.host.sysctls[name]))
 	}
 	slices.Sort(left)
 	return left

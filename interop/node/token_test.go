@@ -72,6 +72,7 @@ func TestProjectedTokenVerifies(t *testing.T) {
 	assert.Equal(t, string(running.UID), k.Pod.UID)
 	require.NotNil(t, k.Node, "a pod-bound token names the pod's node")
 	assert.Equal(t, n.Name, k.Node.Name)
+	assert.True(t, strings.HasPrefix(n.Name, "ksa-node-"), "the default name: %s", n.Name)
 	assert.Equal(t, []string{tokenAudience}, res.Audiences)
 	assert.WithinDuration(t, res.Claims.IssuedAt.Add(time.Hour), res.Claims.Expiry, time.Second)
 }

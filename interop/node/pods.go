@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -289,4 +288,4 @@ func podContext(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // isNotFound reports whether err is the API server's 404.
-func isNotFound(err error) bool { return apierrors.IsNotFound(err) || errors.Is(err, os.ErrNotExist) }
+func isNotFound(err error) bool { return apierrors.IsNotFound(err) }

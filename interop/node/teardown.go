@@ -153,17 +153,12 @@ func (n *Node) removeSandboxes() error {
 // running with its directory on their command line (containerd's shims),
 // and waits for them to go.
 func (n *Node) killLeftProcesses() error {
-	pids := n.leftProcesses()
-	for _, pid := range pids {
+	for _, pid := range n.leftProcesses() {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
-	deadline := time.Now().Add(processGrace)
-	for len(pids) > 0 && time.Now().Before(deadline) {
-		time.Sleep(50 * time.Millisecond) // the kernel gives no event for another's process exit
-		pids = n.leftProcesses()
-	}
-	if len(pids) > 0 {
-		return fmt.Errorf("processes %v still running", pids)
+	// The kernel gives no event when another's process exits: poll.
+	if !poll(processGrace, func() bool { return len(n.leftProcesses()) == 0 }) {
+		return fmt.Errorf("processes %v still running", n.leftProcesses())
 	}
 	return nil
 }
@@ -268,16 +263,39 @@ func (n *Node) removeCgroups() error {
 // rmdirCgroup removes an empty cgroup, trying again for a while when it
 // is busy (the kernel frees a cgroup shortly after its last process).
 func rmdirCgroup(dir string) error {
-	deadline := time.Now().Add(5 * time.Second)
+	var err error
+	poll(5*time.Second, func() bool {
+		err = unix.Rmdir(dir)
+		if errors.Is(err, unix.ENOENT) {
+			err = nil
+		}
+		return !errors.Is(err, unix.EBUSY) // no event tells when a cgroup is free
+	})
+	if err != nil {
+		return fmt.Errorf("removing cgroup %s: %w", dir, err)
+	}
+	return nil
+}
+
+// poll calls done until it returns true, every 50 ms for at most timeout,
+// and returns its last answer.
+func poll(timeout time.Duration, done func() bool) bool {
+	if done() {
+		return true
+	}
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
 	for {
-		err := unix.Rmdir(dir)
-		if err == nil || errors.Is(err, unix.ENOENT) {
-			return nil
+		select {
+		case <-deadline.C:
+			return done()
+		case <-tick.C:
+			if done() {
+				return true
+			}
 		}
-		if !errors.Is(err, unix.EBUSY) || time.Now().After(deadline) {
-			return fmt.Errorf("removing cgroup %s: %w", dir, err)
-		}
-		time.Sleep(50 * time.Millisecond) // no event tells when a cgroup is free
 	}
 }
 

@@ -136,6 +136,15 @@
 //     podcert rbac; spiffe serve (the SPIFFE Workload API); and version.
 //   - examples/quickstart: the whole flow on loopback.
 //   - examples/gmsa-webhook: the GMSA admission webhook as a program.
+//   - examples/capi: a Cluster API controller's issuer for one cluster,
+//     one reconcile per run: the key made in memory and handed over as
+//     the <cluster>-sa Secret, or made in a key store and given to
+//     external signers as a ring file in a ConfigMap, rotated one step
+//     per run; the issuer published and checked; tokens verified through
+//     it.
+//   - examples/capi/capiflow: the program's work as a package, which
+//     interop/capiexample runs against SoftHSM2, Azurite and real
+//     kube-apiservers.
 //
 // # The flow
 //

@@ -47,6 +47,7 @@ func TestAPI(t *testing.T) {
 	m := apisnap.Module{API: apisnap.API{}, Deprecated: map[string]map[string]string{}}
 	for _, p := range pkgs {
 		require.NotEqual(t, apisnap.ReleaseFile, p.File(), "package %s would have the release's file as its snapshot: rename its directory", p.Path)
+		require.False(t, strings.HasPrefix(p.Rel, "examples/"), "package %s is an example's, not the library's", p.Path)
 		if p.Rel == "." {
 			m.Path = p.Path
 		}

@@ -45,8 +45,9 @@ type listed struct {
 }
 
 // Load type-checks the library packages of the module whose root is dir:
-// every package ./... matches but internal packages and commands (package
-// main). Dependencies are read from the export data the go command builds
+// every package ./... matches but internal packages, commands (package
+// main) and the packages of examples/ (an example program's own
+// packages, no API of the library). Dependencies are read from the export data the go command builds
 // (goTool is the go command); the packages themselves are parsed from
 // source, so a test calling Load opens every file it reports on.
 // buildFlags go to go list: a test built with -race passes -race, so that
@@ -122,9 +123,9 @@ func Load(goTool, dir string, buildFlags ...string) ([]Package, error) {
 }
 
 // library reports whether p is one of the module's library packages: not
-// a command, not internal.
+// a command, not internal, not under examples/.
 func library(p listed) bool {
-	if p.Standard || p.Module == nil || p.Name == "main" {
+	if p.Standard || p.Module == nil || p.Name == "main" || strings.HasPrefix(p.ImportPath, p.Module.Path+"/examples/") {
 		return false
 	}
 	for _, elem := range strings.Split(p.ImportPath, "/") {

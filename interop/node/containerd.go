@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -154,8 +155,8 @@ func (n *Node) startContainerd(ctx context.Context) error {
 	})
 }
 
-// importImages writes each image as a tarball and imports it into the
-// CRI's namespace with ctr.
+// importImages writes each image as an OCI archive and imports it into
+// the CRI's namespace with ctr.
 func (n *Node) importImages(ctx context.Context, images []image.Image) error {
 	for i, im := range images {
 		path := filepath.Join(n.Files.Dir, "images", strconv.Itoa(i)+".tar")
@@ -166,15 +167,15 @@ func (n *Node) importImages(ctx context.Context, images []image.Image) error {
 		if err != nil {
 			return fmt.Errorf("node: %w", err)
 		}
-		err = im.WriteTarball(f)
+		err = im.WriteOCI(f)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
 		if err != nil {
 			return fmt.Errorf("node: image %s: %w", im.Name, err)
 		}
-		if err := n.ctr(ctx, "images", "import", path); err != nil {
-			return fmt.Errorf("node: importing %s: %w", im.Name, err)
+		if err := n.ImportArchive(ctx, path); err != nil {
+			return err
 		}
 		if err := os.Remove(path); err != nil {
 			return fmt.Errorf("node: %w", err)
@@ -189,14 +190,46 @@ func (n *Node) ImportImage(ctx context.Context, im image.Image) error {
 	return n.importImages(ctx, []image.Image{im})
 }
 
+// ImportArchive imports the image archive at path (an OCI image layout or
+// a docker-archive, in a tar file) into the node's containerd as
+// `ctr -n k8s.io images import` does, for pods to run.
+func (n *Node) ImportArchive(ctx context.Context, path string) error {
+	if _, err := n.ctr(ctx, "images", "import", path); err != nil {
+		return fmt.Errorf("node: importing %s: %w", path, err)
+	}
+	return nil
+}
+
+// ImageDigest returns the digest of the image named ref in the node's
+// containerd ("sha256:..."), as `ctr -n k8s.io images ls` shows it. It
+// fails with an error matching [ErrImageNotFound] when there is no such
+// image.
+func (n *Node) ImageDigest(ctx context.Context, ref string) (string, error) {
+	out, err := n.ctr(ctx, "images", "ls", "name=="+ref)
+	if err != nil {
+		return "", fmt.Errorf("node: %w", err)
+	}
+	// REF TYPE DIGEST SIZE PLATFORMS LABELS, after a header line.
+	for _, line := range strings.Split(out, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) >= 3 && fields[0] == ref {
+			return fields[2], nil
+		}
+	}
+	return "", fmt.Errorf("%w: %s", ErrImageNotFound, ref)
+}
+
 // ctr runs ctr against the node's containerd, in the CRI's namespace.
-func (n *Node) ctr(ctx context.Context, args ...string) error {
+// It returns what ctr printed on stdout.
+func (n *Node) ctr(ctx context.Context, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
 	all := append([]string{"--address", n.Files.ContainerdSocket, "--namespace", criNamespace}, args...)
-	out, err := exec.CommandContext(ctx, n.bins.Ctr, all...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("ctr %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, n.bins.Ctr, all...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("ctr %s: %w: %s", strings.Join(args, " "), err, strings.TrimSpace(stderr.String()+stdout.String()))
 	}
-	return nil
+	return stdout.String(), nil
 }

@@ -19,6 +19,10 @@ var ErrUnsupported = errors.New("node: unsupported operating system")
 // does not run.
 var ErrNotReady = errors.New("node: not ready")
 
+// ErrImageNotFound is matched by the error of [Node.ImageDigest] when
+// the node's containerd has no image of that name.
+var ErrImageNotFound = errors.New("node: image not found")
+
 // ErrInvalidConfig is matched by errors about a [Config] or a pod that
 // cannot be used.
 var ErrInvalidConfig = errors.New("node: invalid config")

@@ -84,6 +84,23 @@ func ProbePod(name string, files ...string) *corev1.Pod {
 // start, naming the reason. Without a deadline in ctx, [PodTimeout]
 // applies.
 func (n *Node) RunPod(ctx context.Context, namespace string, pod *corev1.Pod) (*corev1.Pod, error) {
+	return n.runPod(ctx, namespace, pod, corev1.PodRunning)
+}
+
+// RunPodToCompletion is [Node.RunPod] for a pod whose containers exit:
+// restartPolicy Never where it is not set, and it waits until the pod has
+// Succeeded. A pod that fails matches [ErrNotReady].
+func (n *Node) RunPodToCompletion(ctx context.Context, namespace string, pod *corev1.Pod) (*corev1.Pod, error) {
+	pod = pod.DeepCopy()
+	if pod.Spec.RestartPolicy == "" {
+		pod.Spec.RestartPolicy = corev1.RestartPolicyNever
+	}
+	return n.runPod(ctx, namespace, pod, corev1.PodSucceeded)
+}
+
+// runPod creates pod as [Node.RunPod] says and waits until it is in phase
+// want.
+func (n *Node) runPod(ctx context.Context, namespace string, pod *corev1.Pod, want corev1.PodPhase) (*corev1.Pod, error) {
 	ctx, cancel := podContext(ctx)
 	defer cancel()
 	pod = pod.DeepCopy()
@@ -110,7 +127,7 @@ func (n *Node) RunPod(ctx context.Context, namespace string, pod *corev1.Pod) (*
 		p, err := pods.Get(ctx, created.Name, metav1.GetOptions{})
 		if err == nil {
 			last = p
-			if p.Status.Phase == corev1.PodRunning {
+			if p.Status.Phase == want {
 				return p, nil
 			}
 			if err := podFailure(p); err != nil {

@@ -1,14 +1,16 @@
 // Package image builds container images without a registry or a daemon:
-// one layer of files (usually one static binary), a configuration, and a
-// docker-archive tarball that `ctr images import` (and `docker load`)
-// accept. The node harness (package node) builds its pod sandbox image and
-// its test workload this way; so can any test that wants a pod to run a
-// program of its own, the ksa command included.
+// one layer of files (usually one static binary), a configuration, and
+// either a docker-archive tarball ([Image.WriteTarball]) or an OCI image
+// layout in a tar archive ([Image.WriteOCI]); `ctr images import`
+// accepts both. The node harness (package node) builds its
+// pod sandbox image and its test workload this way; package
+// interop/ksaimage builds the ksa command's image so.
 //
 // Images are reproducible: the same files and settings give the same
-// bytes, and so the same digest, on any machine at any time. Every file
-// is owned by root, dated the Unix epoch, and laid out in path order; the
-// configuration is dated the epoch too and carries no host name.
+// bytes, and so the same digest ([Image.Digest]), on any machine at any
+// time. Every file is owned by root, dated the Unix epoch, and laid out in
+// path order; the configuration is dated the epoch too and carries no host
+// name. The media types are OCI's.
 //
 //	img, err := image.Binary("ksa.local/probe:test", "/tmp/build/probe")
 //	if err != nil {
@@ -16,7 +18,7 @@
 //	}
 //	f, err := os.Create("probe.tar")
 //	...
-//	err = img.WriteTarball(f) // then: ctr -n k8s.io images import probe.tar
+//	err = img.WriteOCI(f) // then: ctr -n k8s.io images import probe.tar
 package image
 
 import (
@@ -39,6 +41,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // ErrInvalid is matched by every error about an [Image] that cannot be
@@ -107,11 +110,12 @@ func (im Image) Build() (v1.Image, error) {
 	}
 	layer, err := tarball.LayerFromOpener(func() (io.ReadCloser, error) {
 		return io.NopCloser(bytes.NewReader(layerTar)), nil
-	})
+	}, tarball.WithMediaType(types.OCILayer))
 	if err != nil {
 		return nil, fmt.Errorf("image: layer: %w", err)
 	}
-	img, err := mutate.Append(empty.Image, mutate.Addendum{
+	base := mutate.ConfigMediaType(mutate.MediaType(empty.Image, types.OCIManifestSchema1), types.OCIConfigJSON)
+	img, err := mutate.Append(base, mutate.Addendum{
 		Layer:   layer,
 		History: v1.History{Created: v1.Time{Time: epoch}, CreatedBy: "ksa interop/node/image"},
 	})

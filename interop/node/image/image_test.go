@@ -3,6 +3,8 @@ package image_test
 import (
 	"archive/tar"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -150,6 +152,83 @@ func TestInvalid(t *testing.T) {
 			_, err := im.Build()
 			assert.ErrorIs(t, err, image.ErrInvalid)
 			assert.ErrorIs(t, im.WriteTarball(io.Discard), image.ErrInvalid)
+			assert.ErrorIs(t, im.WriteOCI(io.Discard), image.ErrInvalid)
 		})
 	}
+}
+
+// TestOCI: an OCI image layout, byte for byte the same each time, whose
+// index names the manifest of [image.Image.Digest] with the image's name
+// and tag, and whose blobs are the manifest, its configuration and its
+// layer, each under its digest.
+func TestOCI(t *testing.T) {
+	var a, b bytes.Buffer
+	require.NoError(t, probeImage().WriteOCI(&a))
+	require.NoError(t, probeImage().WriteOCI(&b))
+	assert.Equal(t, a.Bytes(), b.Bytes())
+
+	files := map[string][]byte{}
+	var names []string
+	tr := tar.NewReader(&a)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		assert.Zero(t, h.ModTime.Unix())
+		assert.Zero(t, h.Uid)
+		names = append(names, h.Name)
+		data, err := io.ReadAll(tr)
+		require.NoError(t, err)
+		files[h.Name] = data
+	}
+	assert.IsNonDecreasing(t, names)
+	assert.JSONEq(t, `{"imageLayoutVersion":"1.0.0"}`, string(files["oci-layout"]))
+
+	var index struct {
+		MediaType string
+		Manifests []struct {
+			MediaType   string
+			Digest      string
+			Size        int
+			Annotations map[string]string
+			Platform    struct{ OS, Architecture string }
+		}
+	}
+	require.NoError(t, json.Unmarshal(files["index.json"], &index))
+	assert.Equal(t, "application/vnd.oci.image.index.v1+json", index.MediaType)
+	require.Len(t, index.Manifests, 1)
+	m := index.Manifests[0]
+	digest, err := probeImage().Digest()
+	require.NoError(t, err)
+	assert.Equal(t, digest, m.Digest)
+	assert.Equal(t, "application/vnd.oci.image.manifest.v1+json", m.MediaType)
+	assert.Equal(t, map[string]string{
+		"io.containerd.image.name":          "ksa.local/probe:test",
+		"org.opencontainers.image.ref.name": "test",
+	}, m.Annotations)
+	assert.Equal(t, "linux", m.Platform.OS)
+
+	blob := func(d string) []byte {
+		t.Helper()
+		data, ok := files["blobs/sha256/"+d[len("sha256:"):]]
+		require.True(t, ok, "blob %s", d)
+		sum := sha256.Sum256(data)
+		assert.Equal(t, d, "sha256:"+hex.EncodeToString(sum[:]))
+		return data
+	}
+	manifest := blob(m.Digest)
+	assert.Len(t, manifest, m.Size)
+	var mf struct {
+		Config struct{ MediaType, Digest string }
+		Layers []struct{ MediaType, Digest string }
+	}
+	require.NoError(t, json.Unmarshal(manifest, &mf))
+	assert.Equal(t, "application/vnd.oci.image.config.v1+json", mf.Config.MediaType)
+	blob(mf.Config.Digest)
+	require.Len(t, mf.Layers, 1)
+	assert.Equal(t, "application/vnd.oci.image.layer.v1.tar+gzip", mf.Layers[0].MediaType)
+	blob(mf.Layers[0].Digest)
+	assert.Len(t, names, 7, "the directories blobs/ and blobs/sha256/, three blobs, index.json, oci-layout: %v", names)
 }

@@ -87,9 +87,23 @@
 //	files, err := n.ProbeFiles(ctx, running)
 //	token := files["/var/run/ksa/token"].Data
 //
-// Other images (the ksa command's, say) are built with package
-// interop/node/image and imported with [Config.Images] or
-// [Node.ImportImage].
+// Other images are built with package interop/node/image and imported
+// with [Config.Images] or [Node.ImportImage]; an archive on disk (the ksa
+// command's image, which package interop/ksaimage builds and
+// `go run ./ci/image` writes) with [Node.ImportArchive], as
+// `ctr -n k8s.io images import` does, and [Node.ImageDigest] says what
+// containerd holds. A pod whose containers exit runs with
+// [Node.RunPodToCompletion].
+//
+// # Static pods and a restarted API server
+//
+// A manifest written in [Files.StaticPods] runs as a static pod, without
+// the API server: the kubelet starts it and reports it as a mirror pod.
+// TestSignerStaticPod runs `ksa signer serve` so (its manifest is
+// testdata/ksa-signer.yaml) and then restarts kube-apiserver with
+// --service-account-signing-endpoint at its socket; the kubelet, told by
+// [Config.APIServer] to reach kube-apiserver through a proxy, follows it
+// to its new port.
 //
 // # Teardown
 //

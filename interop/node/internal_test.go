@@ -175,3 +175,22 @@ func TestKubeletOfAnotherRelease(t *testing.T) {
 	require.True(t, errors.As(err, &m))
 	assert.Equal(t, []string{"$" + EnvKubelet + "=" + p + " (v1.36.3)"}, m.Looked)
 }
+
+// TestStartAPIServerInvalid: a Config.APIServer that is no https URL is
+// refused before anything starts.
+func TestStartAPIServerInvalid(t *testing.T) {
+	if procSupported() != nil {
+		t.Skip("Linux only")
+	}
+	for _, tt := range []struct{ name, url string }{
+		{name: "http", url: "http://127.0.0.1:6443"},
+		{name: "no host", url: "https://"},
+		{name: "not a URL", url: "127.0.0.1:6443"},
+		{name: "bad escape", url: "https://%zz"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Start(t.Context(), nil, Config{APIServer: tt.url})
+			assert.ErrorIs(t, err, ErrInvalidConfig)
+		})
+	}
+}

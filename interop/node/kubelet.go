@@ -73,8 +73,9 @@ func (n *Node) writeKubeletFiles() error {
 	return nil
 }
 
-// kubeconfig returns the kubelet's kubeconfig: the control plane's URL and
-// CA, the node's client certificate.
+// kubeconfig returns the kubelet's kubeconfig: the API server's URL
+// ([Config.APIServer]), the control plane's CA, the node's client
+// certificate.
 func (n *Node) kubeconfig() string {
 	f := &n.Files
 	return `apiVersion: v1
@@ -82,7 +83,7 @@ kind: Config
 clusters:
 - name: ksa
   cluster:
-    server: ` + n.cp.URL + `
+    server: ` + n.apiServer + `
     certificate-authority: ` + f.KubeletCA + `
 users:
 - name: node

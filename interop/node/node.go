@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
@@ -31,6 +32,12 @@ type Config struct {
 	// Images are imported besides [SandboxImage] and [ProbeImage], for
 	// pods to run. Zero: none.
 	Images []image.Image
+	// APIServer is the URL the kubelet reaches the API server at, such as
+	// a proxy's that stays put when the control plane's kube-apiserver
+	// restarts on another port (controlplane's RestartAPIServer); it must
+	// present the control plane's serving certificate. Zero: the control
+	// plane's URL.
+	APIServer string
 	// Output, when not nil, receives containerd's and the kubelet's output
 	// besides their log files; it must stay usable until [Node.Stop]
 	// returns. Zero: log files only.
@@ -57,6 +64,7 @@ type Node struct {
 	bins        Binaries
 	programs    map[string]string
 	output      io.Writer
+	apiServer   string
 	kubeletPort int
 	containerd  *proc.Process
 	kubelet     *proc.Process
@@ -113,6 +121,11 @@ func Start(ctx context.Context, cp *controlplane.ControlPlane, cfg Config) (*Nod
 	if proc.Supported() != nil {
 		return nil, ErrUnsupported
 	}
+	if cfg.APIServer != "" {
+		if u, err := url.Parse(cfg.APIServer); err != nil || u.Scheme != "https" || u.Host == "" {
+			return nil, fmt.Errorf("%w: APIServer %q is not an https URL, such as https://127.0.0.1:6443", ErrInvalidConfig, cfg.APIServer)
+		}
+	}
 	bins, err := FindBinaries()
 	if err != nil {
 		return nil, err
@@ -129,7 +142,10 @@ func Start(ctx context.Context, cp *controlplane.ControlPlane, cfg Config) (*Nod
 	if err != nil {
 		return nil, fmt.Errorf("node: %w", err)
 	}
-	n := &Node{Name: cfg.Name, cp: cp, bins: bins, output: cfg.Output}
+	n := &Node{Name: cfg.Name, cp: cp, bins: bins, output: cfg.Output, apiServer: cfg.APIServer}
+	if n.apiServer == "" {
+		n.apiServer = cp.URL
+	}
 	n.setFiles(dir)
 	n.CgroupRoot = "/" + filepath.Base(dir)
 	if n.Name == "" {

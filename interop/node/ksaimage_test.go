@@ -1,9 +1,12 @@
 package node_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"github.com/ksa-go/ksa/interop/ksaimage"
+	"github.com/ksa-go/ksa/interop/node"
 )
 
 // TestKsaImage: the ksa command's image (package interop/ksaimage, the
@@ -22,14 +26,7 @@ func TestKsaImage(t *testing.T) {
 	n := cluster.Get(t)
 	ns := n.Namespace(t)
 
-	res, err := ksaimage.Build(t.Context(), ksaimage.Config{})
-	require.NoError(t, err)
-	archive := filepath.Join(t.TempDir(), "ksa.oci.tar")
-	f, err := os.Create(archive)
-	require.NoError(t, err)
-	require.NoError(t, res.Image.WriteOCI(f))
-	require.NoError(t, f.Close())
-	require.NoError(t, n.ImportArchive(t.Context(), archive))
+	res := importKsaImage(t, n)
 	digest, err := n.ImageDigest(t.Context(), res.Image.Name)
 	require.NoError(t, err)
 	assert.Equal(t, res.Digest, digest)
@@ -61,4 +58,33 @@ func TestKsaImage(t *testing.T) {
 	assert.Equal(t, "github.com/ksa-go/ksa/cmd/ksa", v.Module)
 	assert.Equal(t, res.Revision, v.Revision)
 	assert.False(t, v.Modified, "built from a clean clone of the commit")
+}
+
+// ksaImage is the ksa image of this checkout's HEAD, built once for the
+// package's tests, and its archive (what `go run ./ci/image` writes).
+var ksaImage struct {
+	once    sync.Once
+	res     ksaimage.Result
+	archive []byte
+	err     error
+}
+
+// importKsaImage imports the ksa image's archive into n, as
+// `ctr -n k8s.io images import` does, and returns the image.
+func importKsaImage(t *testing.T, n *node.Node) ksaimage.Result {
+	t.Helper()
+	ksaImage.once.Do(func() {
+		// Not t.Context(): the image outlives t.
+		ksaImage.res, ksaImage.err = ksaimage.Build(context.Background(), ksaimage.Config{})
+		if ksaImage.err == nil {
+			var buf bytes.Buffer
+			ksaImage.err = ksaImage.res.Image.WriteOCI(&buf)
+			ksaImage.archive = buf.Bytes()
+		}
+	})
+	require.NoError(t, ksaImage.err)
+	archive := filepath.Join(t.TempDir(), "ksa.oci.tar")
+	require.NoError(t, os.WriteFile(archive, ksaImage.archive, 0o600))
+	require.NoError(t, n.ImportArchive(t.Context(), archive))
+	return ksaImage.res
 }

@@ -25,7 +25,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/ksa-go/ksa/interop/controlplane"
-	"github.com/ksa-go/ksa/interop/ksaimage"
 	"github.com/ksa-go/ksa/interop/node"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/oidc"
@@ -61,14 +60,7 @@ func TestSignerStaticPod(t *testing.T) {
 	require.NoError(t, os.Mkdir(keyDir, 0o700))
 	n := node.StartForTest(t, cp, node.Config{APIServer: proxy.URL()})
 
-	res, err := ksaimage.Build(t.Context(), ksaimage.Config{})
-	require.NoError(t, err)
-	archive := filepath.Join(t.TempDir(), "ksa.oci.tar")
-	f, err := os.Create(archive)
-	require.NoError(t, err)
-	require.NoError(t, res.Image.WriteOCI(f))
-	require.NoError(t, f.Close())
-	require.NoError(t, n.ImportArchive(t.Context(), archive))
+	res := importKsaImage(t, n)
 
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)

@@ -127,7 +127,9 @@ func TestSignerStaticPod(t *testing.T) {
 }
 
 // signerPod reads the static pod of signerManifest with the test's image
-// and host directories.
+// and host directories: the hostPath volume "socket" becomes socketDir,
+// and "key" keyDir, or the file key.pem in it when the volume is of type
+// File.
 func signerPod(t *testing.T, image, socketDir, keyDir string) *corev1.Pod {
 	t.Helper()
 	raw, err := os.ReadFile(signerManifest)
@@ -136,11 +138,15 @@ func signerPod(t *testing.T, image, socketDir, keyDir string) *corev1.Pod {
 	require.NoError(t, yaml.UnmarshalStrict(raw, &pod))
 	require.Len(t, pod.Spec.Containers, 1)
 	pod.Spec.Containers[0].Image = image
+	pod.Spec.Containers[0].ImagePullPolicy = corev1.PullNever
 	paths := map[string]string{"socket": socketDir, "key": keyDir}
 	for i := range pod.Spec.Volumes {
 		vol := &pod.Spec.Volumes[i]
 		p, ok := paths[vol.Name]
 		require.True(t, ok && vol.HostPath != nil, "volume %s of %s", vol.Name, signerManifest)
+		if vol.HostPath.Type != nil && *vol.HostPath.Type == corev1.HostPathFile {
+			p = filepath.Join(p, "key.pem")
+		}
 		vol.HostPath.Path = p
 		delete(paths, vol.Name)
 	}

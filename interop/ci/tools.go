@@ -2,7 +2,8 @@
 
 // Package ci pins the Kubernetes commands that the interop tests run as real
 // processes, so that "go mod tidy" keeps their packages in go.sum and
-// .ci/install-controlplane.sh can build them from this module.
+// .ci/install-controlplane.sh (kube-apiserver) and .ci/install-node.sh
+// (kubelet) can build them from this module.
 //
 // The build tag keeps the package out of every build, vet and test run
 // (./... skips it): it is never compiled, since a program cannot be
@@ -11,4 +12,5 @@ package ci
 
 import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kubelet"
 )

@@ -47,14 +47,14 @@ func (cp *ControlPlane) launchAPIServer(ctx context.Context, path string, cfg Co
 		if err == nil {
 			return p, url, args, nil
 		}
-		p.stop()
+		p.Kill()
 		if attempt < maxPortAttempts && portTaken(p) {
 			continue
 		}
 		return nil, "", nil, &StartError{
 			Component: KubeAPIServer,
 			Err:       err,
-			Logs:      cp.etcd.logTail(logTailLines/2) + p.logTail(logTailLines),
+			Logs:      cp.etcd.LogTail(logTailLines/2) + p.LogTail(logTailLines),
 		}
 	}
 }

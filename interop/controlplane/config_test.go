@@ -91,19 +91,6 @@ func TestNamespacePrefix(t *testing.T) {
 	}
 }
 
-func TestTailFile(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "log")
-	if err := os.WriteFile(p, []byte("1\n2\n3\n4\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if got := tailFile(p, 2); got != "3\n4\n" {
-		t.Errorf("tailFile = %q, want %q", got, "3\n4\n")
-	}
-	if got := tailFile(p, 10); got != "1\n2\n3\n4\n" {
-		t.Errorf("tailFile = %q, want the whole file", got)
-	}
-}
-
 // TestVersionsMatchModules checks that Versions names the k8s.io/kubernetes
 // releases of the modules the kube-apiservers are built from: the interop
 // module's first, then those of interop/apiservers/*, newest first.

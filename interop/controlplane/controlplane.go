@@ -17,6 +17,8 @@ import (
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+
+	"github.com/ksa-go/ksa/interop/internal/proc"
 )
 
 // The identity of [ControlPlane.AdminToken], from kube-apiserver's
@@ -154,7 +156,7 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 		return nil, err
 	}
 	if cfg.Output != nil {
-		cfg.Output = &lockedWriter{w: cfg.Output} // shared by both processes
+		cfg.Output = proc.NewLockedWriter(cfg.Output) // shared by both processes
 	}
 	if err := cp.startEtcd(ctx, etcdPath, cfg.Output); err != nil {
 		return nil, err
@@ -345,7 +347,7 @@ func (cp *ControlPlane) PIDs() []int {
 	var pids []int
 	for _, p := range cp.processes() {
 		if p != nil {
-			pids = append(pids, p.pid())
+			pids = append(pids, p.PID())
 		}
 	}
 	return pids
@@ -357,7 +359,7 @@ func (cp *ControlPlane) LogTails(n int) string {
 	var s string
 	for _, p := range cp.processes() {
 		if p != nil {
-			s += p.logTail(n)
+			s += p.LogTail(n)
 		}
 	}
 	return s
@@ -372,7 +374,7 @@ func (cp *ControlPlane) Stop() error {
 		procs := cp.processes()
 		for i := len(procs) - 1; i >= 0; i-- { // the kube-apiservers, then etcd
 			if procs[i] != nil {
-				procs[i].stop()
+				procs[i].Kill()
 			}
 		}
 		var errs []error

@@ -42,11 +42,11 @@ func (cp *ControlPlane) startEtcd(ctx context.Context, path string, out io.Write
 			cp.EtcdURL = clientURL
 			return nil
 		}
-		p.stop()
+		p.Kill()
 		if attempt < maxPortAttempts && portTaken(p) {
 			continue
 		}
-		return &StartError{Component: Etcd, Err: err, Logs: p.logTail(logTailLines)}
+		return &StartError{Component: Etcd, Err: err, Logs: p.LogTail(logTailLines)}
 	}
 }
 

@@ -63,7 +63,7 @@ func (cp *ControlPlane) AddAPIServer(ctx context.Context, ac APIServerConfig) (*
 	}
 	a := &APIServer{URL: url, Args: args, cp: cp, process: p}
 	if a.clientset, err = kubernetes.NewForConfig(a.RESTConfig()); err != nil {
-		p.stop()
+		p.Kill()
 		return nil, fmt.Errorf("controlplane: clientset: %w", err)
 	}
 	cp.mu.Lock()
@@ -84,11 +84,11 @@ func (a *APIServer) RESTConfig() *rest.Config {
 func (a *APIServer) Clientset() kubernetes.Interface { return a.clientset }
 
 // PID returns its process ID (also its process group's).
-func (a *APIServer) PID() int { return a.process.pid() }
+func (a *APIServer) PID() int { return a.process.PID() }
 
 // Stop kills it (with its process group) and waits for it to exit; the
 // control plane's etcd and other kube-apiservers run on.
-func (a *APIServer) Stop() { a.process.stop() }
+func (a *APIServer) Stop() { a.process.Kill() }
 
 // RestartAPIServer stops the control plane's own kube-apiserver and starts
 // it again, on a new port, signing as ac says (a cluster moving from key
@@ -104,7 +104,7 @@ func (cp *ControlPlane) RestartAPIServer(ctx context.Context, ac APIServerConfig
 	cp.restarts++
 	logPath := filepath.Join(cp.Files.Dir, "kube-apiserver-restart-"+strconv.Itoa(cp.restarts)+".log")
 	cp.mu.Unlock()
-	old.stop()
+	old.Kill()
 	p, url, args, err := cp.launchAPIServer(ctx, cp.apiserverPath, cp.config(ac), logPath)
 	if err != nil {
 		return err

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/ksa-go/ksa/interop/internal/proc"
 )
 
 // pollInterval is how often a readiness endpoint is asked while a process starts.
@@ -30,9 +32,9 @@ func waitReady(ctx context.Context, p *process, check func(context.Context) erro
 			return nil
 		}
 		select {
-		case <-p.done:
-			if p.waitErr != nil {
-				return fmt.Errorf("exited: %w", p.waitErr)
+		case <-p.Done():
+			if p.Err() != nil {
+				return fmt.Errorf("exited: %w", p.Err())
 			}
 			return errors.New("exited with status 0")
 		case <-ctx.Done():
@@ -103,9 +105,9 @@ func freePorts(n int) ([]int, error) {
 // was in use.
 func portTaken(p *process) bool {
 	select {
-	case <-p.done:
+	case <-p.Done():
 	default:
 		return false
 	}
-	return strings.Contains(tailFile(p.logPath, logTailLines), "address already in use")
+	return strings.Contains(proc.TailFile(p.LogPath(), logTailLines), "address already in use")
 }

@@ -3,13 +3,19 @@
 // test -json" with its arguments, prints what plain go test prints (one
 // line per package, and the output of failing tests and packages;
 // everything with -v), and ends with one line for each program such tests
-// need, how many skipped and the command that installs it, and one line
-// about the tests that run on a real etcd and kube-apiserver
-// (interop/controlplane), last, such as
+// need, how many skipped and the command that installs it, one line
+// about the tests that run a real node (interop/node: containerd and a
+// kubelet), and one about the tests that run on a real etcd and
+// kube-apiserver (interop/controlplane), last, such as
 //
 //	SoftHSM2: 14 tests in 4 packages skipped (softhsm2-util not found); install it with apt-get install -y softhsm2
+//	node: 4 tests in 1 package skipped (containerd, runc, kubelet v1.37.2 not found); install them with .ci/install-node.sh
 //	control plane: 30 tests in 2 packages skipped (etcd, kube-apiserver v1.37.2, kube-apiserver v1.36.3 not found); install them with .ci/install-controlplane.sh
-//	control plane: 30 tests in 2 packages ran: 15 on kube-apiserver v1.37.2, 15 on v1.36.3
+//
+// or, when they ran,
+//
+//	node: 4 tests in 1 package ran: 4 on kubelet v1.37.2
+//	control plane: 34 tests in 3 packages ran: 19 on kube-apiserver v1.37.2, 15 on v1.36.3
 //
 // It exits with go test's exit status. Each -C DIR starts another go test,
 // in DIR (a module of its own, say), with the arguments that follow, up to
@@ -24,7 +30,7 @@
 // A test counts when its output holds a line of the module's
 // internal/skipmark (the key-store stand-ins', Azurite's and the
 // harness's skips) or of package interop/internal/cpmark (the release a
-// control-plane test ran on).
+// control-plane test ran on, the kubelet a node test ran).
 package main
 
 import (

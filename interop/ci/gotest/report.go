@@ -34,7 +34,8 @@ type report struct {
 	pkgs    map[string]*pkgState
 	order   []string // packages in the order they started
 	failed  bool     // whether a package failed
-	tally   tally
+	tally   tally    // the control-plane tests
+	nodes   tally    // the node tests
 	// missing are the tests that skipped for want of a program other than
 	// the control plane's, by subject and install command.
 	missing map[needKey]*skips
@@ -56,6 +57,7 @@ type testState struct {
 	output   []string
 	children []string       // the blocks of its failed subtests
 	version  string         // the release it ran on, from a cpmark Using line
+	node     string         // the kubelet release it ran, from a cpmark NodeUsing line
 	skip     *skipmark.Skip // why it skipped: the first skipmark line it printed
 }
 
@@ -79,7 +81,11 @@ func (t *testState) block() []string {
 }
 
 func newReport(out io.Writer, verbose bool) *report {
-	return &report{out: out, verbose: verbose, pkgs: map[string]*pkgState{}, missing: map[needKey]*skips{}}
+	return &report{
+		out: out, verbose: verbose, pkgs: map[string]*pkgState{}, missing: map[needKey]*skips{},
+		tally: tally{name: "control plane", program: "kube-apiserver"},
+		nodes: tally{name: "node", program: "kubelet"},
+	}
 }
 
 // read handles every event from rd, passing through lines that are not
@@ -136,6 +142,9 @@ func (r *report) handle(e event) {
 		if v, ok := cpmark.ParseUsing(e.Output); ok {
 			t.version = v
 		}
+		if v, ok := cpmark.ParseNodeUsing(e.Output); ok {
+			t.node = v
+		}
 		// The first mark is the skip's message; a script's log, printed
 		// after it, may quote it again.
 		if s, ok := skipmark.Parse(e.Output); ok && t.skip == nil {
@@ -151,14 +160,21 @@ func (r *report) handle(e event) {
 		switch {
 		case e.Action == "skip" && t.skip != nil && t.skip.Subject == cpmark.Subject:
 			r.tally.skip(e.Package, *t.skip)
+		case e.Action == "skip" && t.skip != nil && t.skip.Subject == cpmark.NodeSubject:
+			r.nodes.skip(e.Package, *t.skip)
 		case e.Action == "skip" && t.skip != nil:
 			k := needKey{t.skip.Subject, t.skip.Install}
 			if r.missing[k] == nil {
 				r.missing[k] = &skips{}
 			}
 			r.missing[k].add(e.Package, *t.skip)
-		case e.Action != "skip" && t.version != "":
-			r.tally.ran(e.Package, t.version, e.Action == "fail")
+		case e.Action != "skip":
+			if t.version != "" {
+				r.tally.ran(e.Package, t.version, e.Action == "fail")
+			}
+			if t.node != "" {
+				r.nodes.ran(e.Package, t.node, e.Action == "fail")
+			}
 		}
 		delete(p.tests, e.Test)
 		if e.Action != "fail" || r.verbose {
@@ -214,8 +230,9 @@ func (r *report) endRun() {
 
 // finish prints what packages that never ended have printed, "FAIL" if a
 // package failed (as go test does last), then a line for each program
-// that tests skipped for want of, by subject, and the control-plane line,
-// if any control-plane test ran or skipped.
+// that tests skipped for want of, by subject, the node line, if any node
+// test ran or skipped, and the control-plane line, if any control-plane
+// test ran or skipped.
 func (r *report) finish() {
 	r.endRun()
 	if r.failed {
@@ -226,8 +243,10 @@ func (r *report) finish() {
 	}) {
 		fmt.Fprintln(r.out, k.subject+": "+r.missing[k].String())
 	}
-	if line := r.tally.line(); line != "" {
-		fmt.Fprintln(r.out, line)
+	for _, t := range []*tally{&r.nodes, &r.tally} {
+		if line := t.line(); line != "" {
+			fmt.Fprintln(r.out, line)
+		}
 	}
 }
 
@@ -279,8 +298,12 @@ func (s *skips) String() string {
 	return line
 }
 
-// tally counts the control-plane tests.
+// tally counts the tests that run a program of several releases: the
+// control-plane tests (kube-apiserver), the node tests (kubelet).
 type tally struct {
+	name    string // what the line is about: "control plane", "node"
+	program string // what the releases are of: "kube-apiserver", "kubelet"
+
 	byRelease map[string]int // tests that ran, by release
 	failed    int
 	ranPkgs   map[string]bool
@@ -300,8 +323,9 @@ func (t *tally) ran(pkg, version string, failed bool) {
 	}
 }
 
-// line returns the control-plane line, or "" if no control-plane test ran
-// or skipped.
+// line returns the tally's line, such as "control plane: 30 tests in 2
+// packages ran: 15 on kube-apiserver v1.37.2, 15 on v1.36.3", or "" if
+// none of its tests ran or skipped.
 func (t *tally) line() string {
 	var parts []string
 	if len(t.byRelease) > 0 {
@@ -311,7 +335,7 @@ func (t *tally) line() string {
 			total += t.byRelease[v]
 			label := v
 			if i == 0 {
-				label = "kube-apiserver " + v
+				label = t.program + " " + v
 			}
 			each = append(each, fmt.Sprintf("%d on %s", t.byRelease[v], label))
 		}
@@ -327,7 +351,7 @@ func (t *tally) line() string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return "control plane: " + strings.Join(parts, "; ")
+	return t.name + ": " + strings.Join(parts, "; ")
 }
 
 // count returns "1 test", "2 tests".

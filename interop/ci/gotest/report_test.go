@@ -14,13 +14,15 @@ import (
 // testdata/fixture, made with
 //
 //	cd testdata/fixture
-//	for m in fresh installed partial; do FX_MODE=$m go test -count=1 -json ./... > ../$m.jsonl; done
-//	FX_MODE=failing go test -count=1 -tags failing -json ./... > ../failing.jsonl
+//	for m in fresh installed partial; do FX_MODE=$m go test -p 1 -count=1 -json ./... > ../$m.jsonl; done
+//	FX_MODE=failing go test -p 1 -count=1 -tags failing -json ./... > ../failing.jsonl
 //
 // fresh: every control-plane test skips for want of etcd and both
-// kube-apiservers, and the tests of package ks for want of SoftHSM2 and
-// Azurite; installed: they run on both releases; partial: v1.36.3 is
-// missing; failing: a control-plane test, a plain test and a build fail.
+// kube-apiservers, the node tests for want of containerd, runc and the
+// kubelet, and the tests of package ks for want of SoftHSM2 and Azurite;
+// installed: they run on both releases (the node tests on v1.37.2);
+// partial: v1.36.3 is missing; failing: a control-plane test, a plain
+// test and a build fail.
 
 func TestReport(t *testing.T) {
 	for _, tt := range []struct {
@@ -42,15 +44,17 @@ func TestReport(t *testing.T) {
 				"ok  \texample.com/fixture/cp\t",
 				"ok  \texample.com/fixture/cp2\t",
 				"ok  \texample.com/fixture/ks\t",
+				"ok  \texample.com/fixture/node\t",
 				"?   \texample.com/fixture/none\t[no test files]",
 				"ok  \texample.com/fixture/plain\t",
 			},
 			summary: []string{
 				"Azurite: 1 test in 1 package skipped (azurite-blob not found); install it with npm install -g azurite@3.37.0",
 				"SoftHSM2: 2 tests in 1 package skipped (softhsm2-util not found); install it with apt-get install -y softhsm2",
+				"node: 2 tests in 1 package skipped (containerd, runc, kubelet v1.37.2 not found); install them with .ci/install-node.sh",
 				"control plane: 6 tests in 2 packages skipped (etcd, kube-apiserver v1.37.2, kube-apiserver v1.36.3 not found); install them with .ci/install-controlplane.sh",
 			},
-			hidden: []string{"=== RUN", "controlplane: skipped", "TestMain output", "PASS\n", "not a control-plane skip", "SoftHSM2: skipped", "keystoretest:"},
+			hidden: []string{"=== RUN", "controlplane: skipped", "node: skipped", "TestMain output", "PASS\n", "not a control-plane skip", "SoftHSM2: skipped", "keystoretest:"},
 		},
 		{
 			recording: "installed",
@@ -59,11 +63,15 @@ func TestReport(t *testing.T) {
 				"ok  \texample.com/fixture/cp\t",
 				"ok  \texample.com/fixture/cp2\t",
 				"ok  \texample.com/fixture/ks\t",
+				"ok  \texample.com/fixture/node\t",
 				"?   \texample.com/fixture/none\t[no test files]",
 				"ok  \texample.com/fixture/plain\t",
 			},
-			summary: []string{"control plane: 6 tests in 2 packages ran: 3 on kube-apiserver v1.37.2, 3 on v1.36.3"},
-			hidden:  []string{"controlplane: using", "token requested", "unit log line"},
+			summary: []string{
+				"node: 2 tests in 1 package ran: 2 on kubelet v1.37.2",
+				"control plane: 8 tests in 3 packages ran: 5 on kube-apiserver v1.37.2, 3 on v1.36.3",
+			},
+			hidden: []string{"controlplane: using", "node: using", "token requested", "unit log line", "pod running"},
 		},
 		{
 			recording: "partial",
@@ -72,11 +80,15 @@ func TestReport(t *testing.T) {
 				"ok  \texample.com/fixture/cp\t",
 				"ok  \texample.com/fixture/cp2\t",
 				"ok  \texample.com/fixture/ks\t",
+				"ok  \texample.com/fixture/node\t",
 				"?   \texample.com/fixture/none\t[no test files]",
 				"ok  \texample.com/fixture/plain\t",
 			},
-			summary: []string{"control plane: 3 tests in 2 packages ran: 3 on kube-apiserver v1.37.2; " +
-				"3 tests in 2 packages skipped (kube-apiserver v1.36.3 not found); install it with .ci/install-controlplane.sh"},
+			summary: []string{
+				"node: 2 tests in 1 package ran: 2 on kubelet v1.37.2",
+				"control plane: 5 tests in 3 packages ran: 5 on kube-apiserver v1.37.2; " +
+					"3 tests in 2 packages skipped (kube-apiserver v1.36.3 not found); install it with .ci/install-controlplane.sh",
+			},
 		},
 		{
 			recording: "failing",
@@ -92,6 +104,7 @@ func TestReport(t *testing.T) {
 				"FAIL\texample.com/fixture/cp\t",
 				"ok  \texample.com/fixture/cp2\t",
 				"ok  \texample.com/fixture/ks\t",
+				"ok  \texample.com/fixture/node\t",
 				"?   \texample.com/fixture/none\t[no test files]",
 				"--- FAIL: TestSub (",
 				"    --- FAIL: TestSub/b (",
@@ -100,8 +113,11 @@ func TestReport(t *testing.T) {
 				"FAIL\texample.com/fixture/plain\t",
 				"FAIL",
 			},
-			summary: []string{"control plane: 6 tests in 2 packages ran: 3 on kube-apiserver v1.37.2, 3 on v1.36.3 (1 failed)"},
-			hidden:  []string{"=== RUN", "token requested", "unit log line", "passing log line", "TestMain output", "--- PASS", "--- SKIP"},
+			summary: []string{
+				"node: 2 tests in 1 package ran: 2 on kubelet v1.37.2",
+				"control plane: 8 tests in 3 packages ran: 5 on kube-apiserver v1.37.2, 3 on v1.36.3 (1 failed)",
+			},
+			hidden: []string{"=== RUN", "token requested", "unit log line", "passing log line", "TestMain output", "--- PASS", "--- SKIP"},
 		},
 	} {
 		t.Run(tt.recording, func(t *testing.T) {
@@ -127,7 +143,7 @@ func TestReport(t *testing.T) {
 }
 
 // TestReportVerbose: with -v, everything go test prints is printed, and
-// the control-plane line still ends it.
+// the node and control-plane lines still end it.
 func TestReportVerbose(t *testing.T) {
 	var out strings.Builder
 	r := newReport(&out, true)
@@ -139,7 +155,8 @@ func TestReportVerbose(t *testing.T) {
 	for _, want := range []string{"=== RUN   TestTokenRequest/v1.37.2", "token requested", "unit log line", "TestMain output", "--- PASS: TestSub/a"} {
 		assert.Contains(t, out.String(), want)
 	}
-	assert.True(t, strings.HasSuffix(out.String(), "\ncontrol plane: 6 tests in 2 packages ran: 3 on kube-apiserver v1.37.2, 3 on v1.36.3\n"), out.String())
+	assert.True(t, strings.HasSuffix(out.String(), "\nnode: 2 tests in 1 package ran: 2 on kubelet v1.37.2\n"+
+		"control plane: 8 tests in 3 packages ran: 5 on kube-apiserver v1.37.2, 3 on v1.36.3\n"), out.String())
 }
 
 // TestReportNotEvents: lines that are not events pass through, and with no

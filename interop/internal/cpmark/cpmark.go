@@ -1,10 +1,12 @@
-// Package cpmark defines the two lines that tie test output to the control
-// plane: the one a test logs when it runs on a kube-apiserver release, and
-// the one a test skips with when etcd or kube-apiserver is missing (a mark
-// of the module's internal/skipmark, its subject [Subject]). The harness in
-// interop/controlplane writes them; the test runner in interop/ci/gotest
-// counts them. One package holds both sides so that the format cannot
-// drift between them.
+// Package cpmark defines the lines that tie test output to the control
+// plane and to the node: the one a test logs when it runs on a
+// kube-apiserver release ([Using]) or on a kubelet release ([NodeUsing]),
+// and the one a test skips with when etcd or kube-apiserver is missing (a
+// mark of the module's internal/skipmark, its subject [Subject]) or when
+// containerd, runc or the kubelet is (subject [NodeSubject]). The harnesses
+// in interop/controlplane and interop/node write them; the test runner in
+// interop/ci/gotest counts them. One package holds both sides so that the
+// format cannot drift between them.
 package cpmark
 
 import (
@@ -13,11 +15,19 @@ import (
 	"github.com/ksa-go/ksa/internal/skipmark"
 )
 
-// usingPrefix starts the line of a test that runs on a release.
-const usingPrefix = "controlplane: using kube-apiserver "
+// usingPrefix starts the line of a test that runs on a release;
+// nodeUsingPrefix that of a test that runs a node.
+const (
+	usingPrefix     = "controlplane: using kube-apiserver "
+	nodeUsingPrefix = "node: using kubelet "
+)
 
-// Subject is the subject of the control-plane tests' skip lines.
-const Subject = "controlplane"
+// Subject is the subject of the control-plane tests' skip lines,
+// NodeSubject that of the node tests'.
+const (
+	Subject     = "controlplane"
+	NodeSubject = "node"
+)
 
 // Using returns the line a test logs when it runs on kube-apiserver version,
 // such as "controlplane: using kube-apiserver v1.37.2".
@@ -26,7 +36,21 @@ func Using(version string) string { return usingPrefix + version }
 // ParseUsing returns the version of a [Using] line found in line, which may
 // carry a prefix (test output indents it and names the file and line).
 func ParseUsing(line string) (version string, ok bool) {
-	_, rest, ok := strings.Cut(line, usingPrefix)
+	return parseUsing(line, usingPrefix)
+}
+
+// NodeUsing returns the line a test logs when it runs a node of kubelet
+// version, such as "node: using kubelet v1.37.2".
+func NodeUsing(version string) string { return nodeUsingPrefix + version }
+
+// ParseNodeUsing returns the version of a [NodeUsing] line found in line,
+// which may carry a prefix.
+func ParseNodeUsing(line string) (version string, ok bool) {
+	return parseUsing(line, nodeUsingPrefix)
+}
+
+func parseUsing(line, prefix string) (version string, ok bool) {
+	_, rest, ok := strings.Cut(line, prefix)
 	if !ok {
 		return "", false
 	}

@@ -52,3 +52,20 @@ func TestSkip(t *testing.T) {
 		assert.False(t, ok, line)
 	}
 }
+
+func TestNodeUsing(t *testing.T) {
+	for line, want := range map[string]string{
+		NodeUsing("v1.37.2"): "v1.37.2",
+		"    node_test.go:41: node: using kubelet v1.37.2": "v1.37.2",
+	} {
+		got, ok := ParseNodeUsing(line)
+		assert.True(t, ok, line)
+		assert.Equal(t, want, got, line)
+	}
+	for _, line := range []string{"", "node: using kubelet ", Using("v1.37.2")} {
+		_, ok := ParseNodeUsing(line)
+		assert.False(t, ok, line)
+	}
+	_, ok := ParseUsing(NodeUsing("v1.37.2"))
+	assert.False(t, ok, "a node line is no control-plane line")
+}

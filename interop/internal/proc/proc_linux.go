@@ -1,4 +1,4 @@
-package controlplane
+package proc
 
 import (
 	"errors"
@@ -10,8 +10,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// supported reports that Start works on this operating system.
-func supported() error { return nil }
+// Supported reports that Start works on this operating system.
+func Supported() error { return nil }
 
 // sysProcAttr puts the child in a process group of its own, so that it can be
 // killed with everything it starts, and has the kernel kill it when the
@@ -57,5 +57,5 @@ func waitExited(pid int) error {
 	}
 }
 
-// killGroup sends SIGKILL to every process in the process group pgid.
-func killGroup(pgid int) error { return syscall.Kill(-pgid, syscall.SIGKILL) }
+// signalGroup sends sig to every process in the process group pgid.
+func signalGroup(pgid int, sig syscall.Signal) error { return syscall.Kill(-pgid, sig) }

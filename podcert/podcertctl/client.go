@@ -19,13 +19,13 @@ import (
 )
 
 // Client is what the controller asks of the API server: which resources
-// certificates.k8s.io/v1 serves, the PodCertificateRequests and
-// ClusterTrustBundles of each version, and the Leases of
-// coordination.k8s.io/v1 (for [Config.LeaderElection] alone), through the
-// typed clients of client-go's clientset ([Requests], [TrustBundles] and
-// [Leases] are the methods the controller calls). [NewRESTClient] makes one from a rest.Config;
+// certificates.k8s.io/v1 serves, and the PodCertificateRequests and
+// ClusterTrustBundles of each version, through the typed clients of
+// client-go's clientset ([Requests] and [TrustBundles] are the methods
+// the controller calls). With [Config.LeaderElection] it must be a
+// [LeaseClient] too. [NewRESTClient] makes one from a rest.Config;
 // package clientgo makes one of a clientset (kubernetes.Interface, a fake
-// one in tests).
+// one in tests); both are LeaseClients.
 //
 // The controller does not take client-go's kubernetes.Interface itself:
 // that package registers every API group, and linking it made the ksa
@@ -44,8 +44,15 @@ type Client interface {
 	// TrustBundlesV1 and TrustBundlesV1beta1 are the ClusterTrustBundles.
 	TrustBundlesV1() TrustBundles[*certificatesv1.ClusterTrustBundle]
 	TrustBundlesV1beta1() TrustBundles[*certificatesv1beta1.ClusterTrustBundle]
-	// Leases are the Leases of a namespace, which leader election holds
-	// ([LeaderElectionConfig]); not called without it.
+}
+
+// LeaseClient is a [Client] that also gives the Leases of
+// coordination.k8s.io/v1, which leader election holds
+// ([Config.LeaderElection]); New refuses leader election with a Client
+// that is not one.
+type LeaseClient interface {
+	Client
+	// Leases are the Leases of a namespace.
 	Leases(namespace string) Leases
 }
 

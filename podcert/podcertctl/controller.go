@@ -188,11 +188,15 @@ func New(cfg Config) (*Controller, error) {
 		if cfg.NoTrustBundle {
 			return nil, configError("LeaderElection", "elects the replica that publishes the trust bundle, and NoTrustBundle turns publishing off")
 		}
+		lc, ok := cfg.Client.(LeaseClient)
+		if !ok {
+			return nil, configError("LeaderElection", fmt.Sprintf("needs a Client with Leases (a LeaseClient), and %T is not one", cfg.Client))
+		}
 		lcfg, err := leaseConfig(*le, cfg.Signer.SignerName())
 		if err != nil {
 			return nil, err
 		}
-		lease = &elector{cfg: lcfg, leases: cfg.Client.Leases(lcfg.Namespace)}
+		lease = &elector{cfg: lcfg, leases: lc.Leases(lcfg.Namespace)}
 		cfg.LeaderElection = &lcfg
 	}
 	cfg.setDefaults()

@@ -167,12 +167,12 @@ func optimistic(cs *fake.Clientset) *atomic.Int64 {
 // cuttable is a replica's client whose Leases can be cut off, as from a
 // pod deleted or partitioned: it renews no more, and gives nothing up.
 type cuttable struct {
-	podcertctl.Client
+	podcertctl.LeaseClient
 	cut atomic.Bool
 }
 
 func (c *cuttable) Leases(ns string) podcertctl.Leases {
-	return cutLeases{c.Client.Leases(ns), &c.cut}
+	return cutLeases{c.LeaseClient.Leases(ns), &c.cut}
 }
 
 func (c *cuttable) IsWatchListSemanticsUnSupported() bool { return true }
@@ -211,7 +211,7 @@ type replica struct {
 // on cs and clock; its Decided events go to decided too.
 func startReplica(t *testing.T, cs *fake.Clientset, clock *haClock, decided chan<- podcertctl.Event, name string, cfg podcertctl.Config) *replica {
 	t.Helper()
-	r := &replica{name: name, client: &cuttable{Client: fakeClient(t, cs)}, events: make(chan podcertctl.Event, 4096)}
+	r := &replica{name: name, client: &cuttable{LeaseClient: fakeClient(t, cs).(podcertctl.LeaseClient)}, events: make(chan podcertctl.Event, 4096)}
 	le := *cfg.LeaderElection
 	le.Identity = name
 	cfg.LeaderElection = &le
@@ -389,6 +389,9 @@ func TestReplicasElectOnePublisher(t *testing.T) {
 	assert.Zero(t, other.kinds()[podcertctl.TrustBundleWritten])
 }
 
+// noLeases is a Client without Leases.
+type noLeases struct{ podcertctl.Client }
+
 // TestLeaderElectionDefaults: the documented defaults, and the checks of
 // New.
 func TestLeaderElectionDefaults(t *testing.T) {
@@ -401,6 +404,7 @@ func TestLeaderElectionDefaults(t *testing.T) {
 		name      string
 		le        podcertctl.LeaderElectionConfig
 		noBundle  bool
+		client    podcertctl.Client
 		wantField string
 	}{
 		{name: "defaults", le: podcertctl.LeaderElectionConfig{Namespace: "ksa", Identity: "pod-1"}},
@@ -411,11 +415,16 @@ func TestLeaderElectionDefaults(t *testing.T) {
 		{name: "renew deadline not over retry period", le: podcertctl.LeaderElectionConfig{Namespace: "ksa", Identity: "p", RetryPeriod: 10 * time.Second}, wantField: "RenewDeadline"},
 		{name: "lease duration not over renew deadline", le: podcertctl.LeaderElectionConfig{Namespace: "ksa", Identity: "p", LeaseDuration: 10 * time.Second}, wantField: "LeaseDuration"},
 		{name: "lease duration over a day", le: podcertctl.LeaderElectionConfig{Namespace: "ksa", Identity: "p", LeaseDuration: 25 * time.Hour}, wantField: "LeaseDuration"},
+		{name: "a client without Leases", le: podcertctl.LeaderElectionConfig{Namespace: "ksa", Identity: "p"}, client: noLeases{}, wantField: "podcertctl.Config.LeaderElection"},
 		{name: "nothing to publish", le: podcertctl.LeaderElectionConfig{Namespace: "ksa", Identity: "p"}, noBundle: true, wantField: "podcertctl.Config.LeaderElection"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			le := tc.le
-			_, err := podcertctl.New(podcertctl.Config{Client: fakeClient(t, cs), Signer: newSigner(t), NoTrustBundle: tc.noBundle, LeaderElection: &le})
+			client := tc.client
+			if client == nil {
+				client = fakeClient(t, cs)
+			}
+			_, err := podcertctl.New(podcertctl.Config{Client: client, Signer: newSigner(t), NoTrustBundle: tc.noBundle, LeaderElection: &le})
 			if tc.wantField == "" {
 				require.NoError(t, err)
 				return

@@ -59,7 +59,9 @@ type haClient struct {
 	cut *atomic.Bool
 }
 
-func (c haClient) Leases(ns string) podcertctl.Leases { return haLeases{c.RESTClient.Leases(ns), c.cut} }
+func (c haClient) Leases(ns string) podcertctl.Leases {
+	return haLeases{c.RESTClient.Leases(ns), c.cut}
+}
 
 // TestPodCertificateSignerHA runs two controllers of one signer (the
 // library's podcertctl, as two replicas of "ksa podcert serve" run it),

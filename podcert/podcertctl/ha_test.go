@@ -291,23 +291,21 @@ type bundleWatch struct {
 }
 
 func watchBundle(cs *fake.Clientset, now func() time.Time) *bundleWatch {
-	w := &bundleWatch{now: now}
+	bw := &bundleWatch{now: now}
 	check := func(a k8stesting.Action) (bool, runtime.Object, error) {
-		var obj runtime.Object
-		switch a := a.(type) {
-		case k8stesting.CreateAction:
-			obj = a.GetObject()
-		case k8stesting.UpdateAction:
-			obj = a.GetObject()
+		// Creates and updates alike carry the object written.
+		w, ok := a.(interface{ GetObject() runtime.Object })
+		if !ok {
+			return false, nil, nil
 		}
-		if b, ok := obj.(*certificatesv1.ClusterTrustBundle); ok {
-			w.written(b.Spec.TrustBundle)
+		if b, ok := w.GetObject().(*certificatesv1.ClusterTrustBundle); ok {
+			bw.written(b.Spec.TrustBundle)
 		}
 		return false, nil, nil
 	}
 	cs.PrependReactor("create", "clustertrustbundles", check)
 	cs.PrependReactor("update", "clustertrustbundles", check)
-	return w
+	return bw
 }
 
 func (w *bundleWatch) issued(leaf *x509.Certificate) {

@@ -100,7 +100,8 @@ type Config struct {
 	// one that publishes the trust bundle and rotates the CA, the holder
 	// of a Lease; every replica decides requests. Nil: this replica
 	// publishes (one replica, or replicas of the same configuration; see
-	// the package's "Replicas"). It needs the trust bundle published.
+	// the package's "Replicas and leader election"). It needs the trust
+	// bundle published and a Client that is a [LeaseClient].
 	LeaderElection *LeaderElectionConfig
 	// Now is the clock of durations, request ages, probe times and the
 	// rotation's phases. Nil: time.Now.

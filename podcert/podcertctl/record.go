@@ -7,7 +7,7 @@ import (
 // Annotations of the published ClusterTrustBundle recording a rotation's
 // switch, so a controller started again keeps a switch postponed before,
 // and every replica knows when the current CA signs no more (see
-// [Rotation] and the package's "Replicas").
+// [Rotation] and the package's "Replicas and leader election").
 const (
 	// NextCAAnnotation is the hex SHA-256 fingerprint of the rotation's
 	// next CA: a record names the rotation it is of.

@@ -25,8 +25,9 @@ const (
 // LeaderElectionConfig elects, among the replicas of one signer, the one
 // that publishes the ClusterTrustBundle and rotates the CA: the holder of
 // a coordination.k8s.io/v1 Lease. Every replica decides requests whoever
-// holds it (see the package's "Replicas and leader election"). Namespace and Identity are
-// required; every other zero value is a documented default.
+// holds it (see the package's "Replicas and leader election"). Namespace
+// and Identity are required; every other zero value is a documented
+// default.
 //
 // A holder stops publishing once RenewDeadline has passed since it last
 // renewed its Lease; another replica takes over once it has seen the Lease

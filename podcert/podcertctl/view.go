@@ -10,9 +10,9 @@ import (
 
 // ErrCANotPublished: the CA that would sign is not one the published
 // trust bundle holds and keeps, as this replica last read it (see the
-// package's "Replicas and leader election"): the request waits until it is (a [Deferred]
-// event, whose Err matches this), and another replica may decide it
-// meanwhile.
+// package's "Replicas and leader election"): the request waits until it
+// is (a [Deferred] event, whose Err matches this), and another replica
+// may decide it meanwhile.
 var ErrCANotPublished = errs.New(prefix, "the CA that signs now is not in the published trust bundle")
 
 // bundleView is the published trust bundle as this replica last read

@@ -48,6 +48,11 @@ type PodCertConfig struct {
 	OldestUndecided func() time.Time
 	// Now is the clock of that request's age; nil means time.Now.
 	Now func() time.Time
+	// Leading says whether this replica publishes the trust bundle now
+	// (podcertctl's Controller.Leading: it holds the Lease of leader
+	// election); it is called when the metrics are gathered. Nil: the
+	// leader gauge is not exported.
+	Leading func() bool
 }
 
 // PodCertMetrics exports what a pod-certificate signer (a controller
@@ -107,6 +112,17 @@ func NewPodCertMetrics(cfg PodCertConfig) (*PodCertMetrics, error) {
 					return 0
 				}
 				return max(0, now().Sub(created).Seconds())
+			}))
+	}
+	if cfg.Leading != nil {
+		leading := cfg.Leading
+		collectors = append(collectors, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Namespace: ns, Subsystem: "podcert", Name: "leader",
+			Help: "1 when this replica publishes the trust bundle and rotates the CA (it holds the Lease of leader election), else 0; the replicas of a signer sum to 1, or to 0 while a Lease not given up expires."},
+			func() float64 {
+				if leading() {
+					return 1
+				}
+				return 0
 			}))
 	}
 	for _, c := range collectors {

@@ -110,6 +110,22 @@ ksa_podcert_trust_bundle_updates_total 1
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(zero), "ksa_podcert_oldest_undecided_request_seconds"))
 }
 
+// TestPodCertLeader: the leader gauge follows Leading when gathered.
+func TestPodCertLeader(t *testing.T) {
+	var leading bool
+	reg := prometheus.NewPedanticRegistry()
+	_, err := ksaprom.NewPodCertMetrics(ksaprom.PodCertConfig{Registerer: reg, Leading: func() bool { return leading }})
+	require.NoError(t, err)
+	gauge := func(v string) string {
+		return `# HELP ksa_podcert_leader 1 when this replica publishes the trust bundle and rotates the CA (it holds the Lease of leader election), else 0; the replicas of a signer sum to 1, or to 0 while a Lease not given up expires.
+# TYPE ksa_podcert_leader gauge
+ksa_podcert_leader ` + v + "\n"
+	}
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(gauge("0")), "ksa_podcert_leader"))
+	leading = true
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(gauge("1")), "ksa_podcert_leader"))
+}
+
 // TestPodCertDefaults holds the documented defaults: the "ksa" prefix,
 // the buckets (0.5 ms to about 16 s, doubling), no age gauge without
 // OldestUndecided.
@@ -118,7 +134,7 @@ func TestPodCertDefaults(t *testing.T) {
 	m, err := ksaprom.NewPodCertMetrics(ksaprom.PodCertConfig{Registerer: reg})
 	require.NoError(t, err)
 	m.ObserveDecision(&podcert.Decision{Outcome: podcert.Issued, Reason: podcert.ReasonIssued}, time.Millisecond)
-	n, err := testutil.GatherAndCount(reg, "ksa_podcert_oldest_undecided_request_seconds")
+	n, err := testutil.GatherAndCount(reg, "ksa_podcert_oldest_undecided_request_seconds", "ksa_podcert_leader")
 	require.NoError(t, err)
 	assert.Zero(t, n)
 	families, err := reg.Gather()

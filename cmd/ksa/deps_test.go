@@ -18,6 +18,7 @@ var apiGroups = []string{
 	"k8s.io/api/authorization/v1",
 	"k8s.io/api/certificates/v1",
 	"k8s.io/api/certificates/v1beta1",
+	"k8s.io/api/coordination/v1",
 	"k8s.io/api/core/v1",
 	"k8s.io/api/rbac/v1",
 }

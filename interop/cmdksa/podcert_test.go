@@ -474,6 +474,14 @@ func applyRBAC(t *testing.T, cs kubernetes.Interface, manifests string) {
 			var o rbacv1.ClusterRoleBinding
 			require.NoError(t, yaml.UnmarshalStrict([]byte(doc), &o))
 			_, err = cs.RbacV1().ClusterRoleBindings().Create(t.Context(), &o, metav1.CreateOptions{})
+		case "Role":
+			var o rbacv1.Role
+			require.NoError(t, yaml.UnmarshalStrict([]byte(doc), &o))
+			_, err = cs.RbacV1().Roles(o.Namespace).Create(t.Context(), &o, metav1.CreateOptions{})
+		case "RoleBinding":
+			var o rbacv1.RoleBinding
+			require.NoError(t, yaml.UnmarshalStrict([]byte(doc), &o))
+			_, err = cs.RbacV1().RoleBindings(o.Namespace).Create(t.Context(), &o, metav1.CreateOptions{})
 		default:
 			t.Fatalf("unexpected kind %q in:\n%s", meta.Kind, doc)
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/x509"
 	"encoding/pem"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -65,8 +66,9 @@ func holds(have string, want []byte) bool {
 
 // othersKept returns the CA certificates of the published bundle have
 // that mine lacks and that are valid at now, as PEM, with their
-// fingerprints.
-func othersKept(have string, mine []byte, now time.Time) ([]byte, []string) {
+// fingerprints; but not those whose fingerprint retired lists (a
+// rotation's former CA, past its retirement).
+func othersKept(have string, mine []byte, now time.Time, retired []string) ([]byte, []string) {
 	var out []byte
 	var fps []string
 	for rest := []byte(have); ; {
@@ -80,7 +82,7 @@ func othersKept(have string, mine []byte, now time.Time) ([]byte, []string) {
 			continue
 		}
 		cert, err := x509.ParseCertificate(b.Bytes)
-		if err != nil || !cert.IsCA || now.Before(cert.NotBefore) || now.After(cert.NotAfter) {
+		if err != nil || !cert.IsCA || now.Before(cert.NotBefore) || now.After(cert.NotAfter) || slices.Contains(retired, fingerprint(cert)) {
 			continue
 		}
 		out = append(out, one...)

@@ -8,6 +8,7 @@ import (
 
 	certificatesv1 "k8s.io/api/certificates/v1"
 	certificatesv1beta1 "k8s.io/api/certificates/v1beta1"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -20,10 +21,11 @@ import (
 // Client is what the controller asks of the API server: which resources
 // certificates.k8s.io/v1 serves, and the PodCertificateRequests and
 // ClusterTrustBundles of each version, through the typed clients of
-// client-go's clientset ([Requests] and [TrustBundles] are the methods the
-// controller calls). [NewRESTClient] makes one from a rest.Config;
+// client-go's clientset ([Requests] and [TrustBundles] are the methods
+// the controller calls). With [Config.LeaderElection] it must be a
+// [LeaseClient] too. [NewRESTClient] makes one from a rest.Config;
 // package clientgo makes one of a clientset (kubernetes.Interface, a fake
-// one in tests).
+// one in tests); both are LeaseClients.
 //
 // The controller does not take client-go's kubernetes.Interface itself:
 // that package registers every API group, and linking it made the ksa
@@ -44,6 +46,16 @@ type Client interface {
 	TrustBundlesV1beta1() TrustBundles[*certificatesv1beta1.ClusterTrustBundle]
 }
 
+// LeaseClient is a [Client] that also gives the Leases of
+// coordination.k8s.io/v1, which leader election holds
+// ([Config.LeaderElection]); New refuses leader election with a Client
+// that is not one.
+type LeaseClient interface {
+	Client
+	// Leases are the Leases of a namespace.
+	Leases(namespace string) Leases
+}
+
 // Requests is the part of a PodCertificateRequest client the controller
 // calls: P is the request's type, L its list's.
 type Requests[P, L runtime.Object] interface {
@@ -60,22 +72,32 @@ type TrustBundles[B runtime.Object] interface {
 	Update(ctx context.Context, b B, opts metav1.UpdateOptions) (B, error)
 }
 
+// Leases is the part of a Lease client the controller's leader election
+// calls: client-go's typed client of coordination.k8s.io/v1 Leases has
+// these methods.
+type Leases interface {
+	Create(ctx context.Context, l *coordinationv1.Lease, opts metav1.CreateOptions) (*coordinationv1.Lease, error)
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (*coordinationv1.Lease, error)
+	Update(ctx context.Context, l *coordinationv1.Lease, opts metav1.UpdateOptions) (*coordinationv1.Lease, error)
+}
+
 // RESTClient is a [Client] over client-go's REST client, with a scheme
-// that holds certificates.k8s.io's types alone.
+// that holds certificates.k8s.io's types and coordination.k8s.io/v1's
+// alone.
 type RESTClient struct {
-	v1, v1beta1 rest.Interface
-	params      runtime.ParameterCodec
+	v1, v1beta1, leases rest.Interface
+	params              runtime.ParameterCodec
 }
 
 // NewRESTClient returns a Client for the API server of rc. As client-go's
 // clientset does, it sends requests as protobuf, shares one rate limiter of
-// rc's QPS and Burst between the versions, and names itself with client-go's
-// default user agent when rc names none.
+// rc's QPS and Burst between the API groups and versions, and names itself
+// with client-go's default user agent when rc names none.
 func NewRESTClient(rc *rest.Config) (*RESTClient, error) {
 	scheme := runtime.NewScheme()
 	metav1.AddToGroupVersion(scheme, schema.GroupVersion{Version: "v1"})
-	if err := errors.Join(certificatesv1.AddToScheme(scheme), certificatesv1beta1.AddToScheme(scheme)); err != nil {
-		return nil, wrap(err, "registering certificates.k8s.io")
+	if err := errors.Join(certificatesv1.AddToScheme(scheme), certificatesv1beta1.AddToScheme(scheme), coordinationv1.AddToScheme(scheme)); err != nil {
+		return nil, wrap(err, "registering certificates.k8s.io and coordination.k8s.io")
 	}
 	codecs := rest.CodecFactoryForGeneratedClient(scheme, serializer.NewCodecFactory(scheme)).WithoutConversion()
 	cfg := *rc
@@ -99,6 +121,9 @@ func NewRESTClient(rc *rest.Config) (*RESTClient, error) {
 		return nil, err
 	}
 	if c.v1beta1, err = restFor(cfg, httpClient, certificatesv1beta1.SchemeGroupVersion); err != nil {
+		return nil, err
+	}
+	if c.leases, err = restFor(cfg, httpClient, coordinationv1.SchemeGroupVersion); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -152,6 +177,13 @@ func (c *RESTClient) TrustBundlesV1beta1() TrustBundles[*certificatesv1beta1.Clu
 	return &resource[*certificatesv1beta1.ClusterTrustBundle, *certificatesv1beta1.ClusterTrustBundleList]{
 		client: c.v1beta1, params: c.params, name: "clustertrustbundles",
 		newObject: func() *certificatesv1beta1.ClusterTrustBundle { return &certificatesv1beta1.ClusterTrustBundle{} }}
+}
+
+// Leases implements [Client].
+func (c *RESTClient) Leases(namespace string) Leases {
+	return &resource[*coordinationv1.Lease, *coordinationv1.LeaseList]{
+		client: c.leases, params: c.params, name: "leases", namespace: namespace,
+		newObject: func() *coordinationv1.Lease { return &coordinationv1.Lease{} }}
 }
 
 // resource is one resource of one group version, in a namespace or

@@ -78,7 +78,14 @@ func (s *apiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.mu.Unlock()
 		writeJSON(w, http.StatusCreated, b)
 	case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, gv+"/clustertrustbundles/"):
-		// Read before publishing: none yet.
+		// Read before publishing: none yet; then the one created.
+		s.mu.Lock()
+		b := s.bundle
+		s.mu.Unlock()
+		if b != nil {
+			writeJSON(w, http.StatusOK, b)
+			return
+		}
 		writeJSON(w, http.StatusNotFound, &metav1.Status{TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
 			Status: metav1.StatusFailure, Code: http.StatusNotFound, Reason: metav1.StatusReasonNotFound})
 	case r.Method == http.MethodGet && r.URL.Path == gv+"/podcertificaterequests" && q.Get("sendInitialEvents") == "true":

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -95,6 +96,13 @@ type Config struct {
 	// Next, when set, is the CA that takes over from Signer's: see
 	// [Rotation]. It needs the trust bundle published.
 	Next *Rotation
+	// LeaderElection, when set, has the replicas of the signer elect the
+	// one that publishes the trust bundle and rotates the CA, the holder
+	// of a Lease; every replica decides requests. Nil: this replica
+	// publishes (one replica, or replicas of the same configuration; see
+	// the package's "Replicas and leader election"). It needs the trust
+	// bundle published and a Client that is a [LeaseClient].
+	LeaderElection *LeaderElectionConfig
 	// Now is the clock of durations, request ages, probe times and the
 	// rotation's phases. Nil: time.Now.
 	Now func() time.Time
@@ -122,8 +130,13 @@ type Stats struct {
 	// Issued, Denied and Failed count the statuses written.
 	Issued, Denied, Failed int64
 	// Conflicts counts status writes the API server refused because the
-	// object had changed; the request was read again.
+	// object had changed (another replica decided it first, or the cache
+	// was stale); the request was read again.
 	Conflicts int64
+	// Deferred counts requests put off because the CA that signs now is
+	// not in the published trust bundle as last read
+	// ([ErrCANotPublished]).
+	Deferred int64
 	// CAKeyErrors counts signatures the CA key failed to make
 	// (certificates and probes).
 	CAKeyErrors int64
@@ -135,13 +148,19 @@ type Stats struct {
 type Controller struct {
 	cfg   Config
 	log   *slog.Logger
-	stats struct{ issued, denied, failed, conflicts, caKeyErrors, errors atomic.Int64 }
+	stats struct{ issued, denied, failed, conflicts, deferred, caKeyErrors, errors atomic.Int64 }
 	// watch is set by Run once its informer is built.
 	watch atomic.Pointer[watching]
 	ca    caHealth
 	api   apiCheck
 	// rot is the checked Config.Next.
 	rot *caRotation
+	// lease is the leader election of Config.LeaderElection; nil without.
+	lease *elector
+	// view is the published trust bundle as last read or written; rounds
+	// serializes its reads and writes (keep and a term's start).
+	view   atomic.Pointer[bundleView]
+	rounds sync.Mutex
 }
 
 // watching is what Run watches: readiness and the age of the oldest
@@ -165,12 +184,28 @@ func New(cfg Config) (*Controller, error) {
 			return nil, err
 		}
 	}
+	var lease *elector
+	if le := cfg.LeaderElection; le != nil {
+		if cfg.NoTrustBundle {
+			return nil, configError("LeaderElection", "elects the replica that publishes the trust bundle, and NoTrustBundle turns publishing off")
+		}
+		lc, ok := cfg.Client.(LeaseClient)
+		if !ok {
+			return nil, configError("LeaderElection", fmt.Sprintf("needs a Client with Leases (a LeaseClient), and %T is not one", cfg.Client))
+		}
+		lcfg, err := leaseConfig(*le, cfg.Signer.SignerName())
+		if err != nil {
+			return nil, err
+		}
+		lease = &elector{cfg: lcfg, leases: lc.Leases(lcfg.Namespace)}
+		cfg.LeaderElection = &lcfg
+	}
 	cfg.setDefaults()
 	log := cfg.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Controller{cfg: cfg, log: log, rot: rot}, nil
+	return &Controller{cfg: cfg, log: log, rot: rot, lease: lease}, nil
 }
 
 // check checks the fields of cfg but Next.
@@ -234,7 +269,7 @@ func (cfg *Config) setDefaults() {
 // Stats returns the counts so far.
 func (c *Controller) Stats() Stats {
 	return Stats{Issued: c.stats.issued.Load(), Denied: c.stats.denied.Load(), Failed: c.stats.failed.Load(),
-		Conflicts: c.stats.conflicts.Load(), CAKeyErrors: c.stats.caKeyErrors.Load(), Errors: c.stats.errors.Load()}
+		Conflicts: c.stats.conflicts.Load(), Deferred: c.stats.deferred.Load(), CAKeyErrors: c.stats.caKeyErrors.Load(), Errors: c.stats.errors.Load()}
 }
 
 // APIVersion returns the version Run speaks: the configured one, or the
@@ -257,9 +292,13 @@ func (c *Controller) APIVersion() (string, error) {
 	return V1beta1, nil
 }
 
-// Run publishes the trust bundle, then decides requests until ctx ends. It
-// returns nil when ctx ends, once the status writes under way are done, or
-// the error that kept it from starting.
+// Run reads the published trust bundle and, unless leader election
+// elects another replica, publishes it; then it decides requests until ctx
+// ends, following the published bundle meanwhile (and, as its writer,
+// repairing it and rotating the CA). With [Config.LeaderElection] it
+// holds or tries to hold the Lease meanwhile, and gives it up as it
+// returns. It returns nil when ctx ends, once the status writes under way
+// are done, or the error that kept it from starting.
 func (c *Controller) Run(ctx context.Context) error {
 	version, err := c.APIVersion()
 	if err != nil {
@@ -267,38 +306,29 @@ func (c *Controller) Run(ctx context.Context) error {
 	}
 	api := apiFor(version)
 	if !c.cfg.NoTrustBundle {
-		now := c.cfg.Now()
-		if err := c.checkPublished(ctx, api, now); err != nil {
+		if err := c.begin(ctx, api, version); err != nil {
 			return err
 		}
-		if err := c.publish(ctx, api, version, now); err != nil {
-			return err
+		defer c.startKeeping(ctx, api, version)()
+		if c.lease != nil {
+			defer c.startElecting(ctx, api, version)()
 		}
-	}
-	if c.rot != nil {
-		defer c.startRotating(ctx, api, version)()
 	}
 	return c.work(ctx, api, version)
 }
 
-// startRotating starts the rotation's loop (rotate) on the bundle Run
-// published, and returns the function that stops it and waits for it.
-func (c *Controller) startRotating(ctx context.Context, api versionAPI, version string) (stop func()) {
-	r := c.rot
-	// The bundle just published holds the next CA: past the switch
-	// (SignsAt, or the later one the bundle recorded) it signs at once.
-	switchAt, retireAt := r.times()
-	r.switched.Store(!c.cfg.Now().Before(switchAt))
-	c.log.Info("rotating the CA", "ca", r.curID, "next", r.nextID,
-		"signsAt", switchAt.UTC().Format(time.RFC3339), "retireAt", retireAt.UTC().Format(time.RFC3339))
-	rctx, stopRotating := context.WithCancel(ctx)
-	rotated := make(chan struct{})
+// startElecting starts leader election (elect), and returns the function
+// that stops it, once Run's ctx has ended, and waits for it: its term
+// ends with ctx, then it gives the Lease up.
+func (c *Controller) startElecting(ctx context.Context, api versionAPI, version string) (stop func()) {
+	ectx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
 	go func() {
-		defer close(rotated)
-		c.rotate(rctx, api, version)
+		defer close(done)
+		c.elect(ectx, ctx, c.acquired(api, version))
 	}()
 	return func() {
-		stopRotating()
-		<-rotated
+		cancel()
+		<-done
 	}
 }

@@ -65,16 +65,54 @@
 // to sign (a key store down) is not the request's fault: that request is
 // tried again for as long as the key fails, and never Failed for it.
 //
-// # Replicas
+// # Replicas and leader election
 //
-// There is no leader election yet (it comes with a later release): every
-// replica decides requests, which is safe as said above, and every
-// replica publishes the ClusterTrustBundle at its start and, rotating,
-// at each phase. Replicas with the same configuration write the same
-// bundle, so that is safe too; but run one replica that publishes, or give
-// every replica the same Signer and Next: a replica with another CA, or
-// without the rotation another one runs, writes its own bundle. It keeps
-// the valid CAs it finds in the bundle rather than drop one whose
+// Every replica watches the requests and decides them: a status write
+// carries the resourceVersion read, so when two replicas decide one
+// request the API server refuses the second write, a conflict
+// ([Stats].Conflicts, the Conflict event; ksaprom counts them in
+// ksa_podcert_status_update_conflicts_total) after which that replica
+// reads the request again and finds it decided: harmless, and cheap
+// (one refused write each).
+//
+// Only one replica should write the ClusterTrustBundle. With
+// [Config.LeaderElection] the replicas elect it: the holder of a
+// coordination.k8s.io/v1 Lease in the controller's namespace
+// ([LeaderElectionConfig]; its RBAC is [LeaseRules]). The holder renews
+// its Lease every RetryPeriod, and stops writing once RenewDeadline has
+// passed since its last renewal; the others take the Lease over once they
+// have seen it unchanged for its LeaseDuration, by their own clock (never
+// by the renewal time it states, another pod's clock), and at their next
+// try when the holder gave it up, as it does when Run returns. The
+// election is this package's own, over the three calls of [Leases] and
+// [Config.Now] and [Config.After]: client-go's leaderelection package
+// keeps its clock unexported (the real one) and waits with the wait
+// package on the real clock, so tests of a takeover would sleep; and its
+// callbacks would have to be turned into the one context per term the
+// controller writes in. [Controller.Leading]
+// says whether this replica holds the Lease (ksaprom's
+// ksa_podcert_leader gauge); readiness does not depend on it.
+//
+// Every replica reads the published bundle, and its rotation record,
+// before it decides anything, and again at each phase of a rotation and
+// every Config.Resync; a new holder reads them as its term begins, before
+// it writes. A replica signs only with a CA the bundle held when it last
+// read it, and not with a CA the bundle records as retiring
+// ([RetiringCAAnnotation]) past the recorded switch: otherwise the
+// request waits (a Deferred event, [ErrCANotPublished]; [Stats].Deferred)
+// and is tried again, by this replica or another. The writer keeps every
+// valid CA it finds in the bundle after its own, but a CA its rotation
+// retires past the retirement: so the bundle always holds every CA a live
+// certificate chains to, whichever replica writes it, even one started
+// with an older configuration (the stale standby that became leader and
+// published stale trust): it keeps the next CA, and drops the record that
+// retires its own CA rather than sign with a CA nobody trusts.
+//
+// Without leader election every replica writes: replicas with the same
+// configuration write the same bundle, so that is safe, but run one
+// replica, or give every replica the same Signer and Next: a replica with
+// another CA, or without the rotation another one runs, writes its own
+// bundle. It keeps the valid CAs it finds rather than drop one whose
 // certificates are alive, and a rotating replica puts back a CA another
 // writer left out (and postpones its switch for it), so such replicas
 // fight over the bundle without breaking a handshake, until they agree.

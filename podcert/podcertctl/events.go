@@ -50,6 +50,19 @@ const (
 	// or the last switch whose retirement the next CA outlives. The
 	// switch was kept at that latest safe time instead, and recorded so.
 	CASwitchRecordCapped
+	// Deferred: the request was put off, not decided, because the CA that
+	// signs now is not in the published trust bundle as this replica last
+	// read it (Err matches [ErrCANotPublished]); it is tried again (Retry)
+	// as the queue's backoff allows, and another replica may decide it
+	// meanwhile.
+	Deferred
+	// LeaseAcquired: this replica holds the Lease of
+	// [Config.LeaderElection] and publishes the trust bundle from now.
+	LeaseAcquired
+	// LeaseLost: this replica no longer holds the Lease (another holds it,
+	// it was not renewed within RenewDeadline, or Run is returning) and no
+	// longer publishes.
+	LeaseLost
 )
 
 // String names the kind: "Decided", "Skipped", ...
@@ -75,6 +88,12 @@ func (k EventKind) String() string {
 		return "CASwitchPostponed"
 	case CASwitchRecordCapped:
 		return "CASwitchRecordCapped"
+	case Deferred:
+		return "Deferred"
+	case LeaseAcquired:
+		return "LeaseAcquired"
+	case LeaseLost:
+		return "LeaseLost"
 	}
 	return "Unknown"
 }

@@ -31,6 +31,9 @@ type RBACConfig struct {
 	// the signer name's prefix as the API server requires. Empty:
 	// [DefaultTrustBundleName].
 	TrustBundleName string
+	// LeaseName is the Lease of leader election
+	// ([Config.LeaderElection]), in Namespace. Empty: [DefaultLeaseName].
+	LeaseName string
 	// OmitNamespace leaves the Namespace object out, for a namespace that
 	// exists or is managed elsewhere. The zero value includes it: the
 	// ServiceAccount cannot be created without its namespace.
@@ -78,6 +81,9 @@ func (cfg RBACConfig) checkRuleNames() error {
 	if err := checkSignerName("podcertctl.RBACConfig.SignerName", cfg.SignerName); err != nil {
 		return err
 	}
+	if cfg.LeaseName != "" && !ksa.IsObjectName(cfg.LeaseName) {
+		return &ksa.ConfigError{Field: "podcertctl.RBACConfig.LeaseName", Reason: fmt.Sprintf("%q is not an object name (a DNS-1123 subdomain)", cfg.LeaseName)}
+	}
 	if cfg.TrustBundleName != "" {
 		prefix := strings.ReplaceAll(cfg.SignerName, "/", ":") + ":"
 		if !strings.HasPrefix(cfg.TrustBundleName, prefix) || len(cfg.TrustBundleName) == len(prefix) {
@@ -113,15 +119,42 @@ func Rules(cfg RBACConfig) ([]rbacv1.PolicyRule, error) {
 	}, nil
 }
 
+// LeaseRules returns the rules of the controller's Role in its namespace,
+// for leader election ([Config.LeaderElection]): create Leases (a create
+// names no object, so it cannot be held to one), and read and update its
+// Lease by name. Leases are namespaced: a Role grants them in the
+// controller's namespace alone. It reads cfg.SignerName and
+// cfg.LeaseName alone; names the API server would refuse are a
+// *ksa.ConfigError.
+func LeaseRules(cfg RBACConfig) ([]rbacv1.PolicyRule, error) {
+	if err := cfg.checkRuleNames(); err != nil {
+		return nil, err
+	}
+	lease := cfg.LeaseName
+	if lease == "" {
+		lease = DefaultLeaseName(cfg.SignerName)
+	}
+	const group = "coordination.k8s.io"
+	return []rbacv1.PolicyRule{
+		{APIGroups: []string{group}, Resources: []string{"leases"}, Verbs: []string{"create"}},
+		{APIGroups: []string{group}, Resources: []string{"leases"}, ResourceNames: []string{lease}, Verbs: []string{"get", "update"}},
+	}, nil
+}
+
 // Objects returns what [Manifests] renders, as API objects in the order to
 // create them: the Namespace (unless OmitNamespace), the ServiceAccount,
-// the ClusterRole of [Rules] and its ClusterRoleBinding. Names the API
-// server would refuse are a *ksa.ConfigError.
+// the ClusterRole of [Rules] and its ClusterRoleBinding, the Role of
+// [LeaseRules] in the namespace and its RoleBinding. Names the API server
+// would refuse are a *ksa.ConfigError.
 func Objects(cfg RBACConfig) ([]runtime.Object, error) {
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
 	rules, err := Rules(cfg)
+	if err != nil {
+		return nil, err
+	}
+	leaseRules, err := LeaseRules(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -149,17 +182,30 @@ func Objects(cfg RBACConfig) ([]runtime.Object, error) {
 			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: name},
 			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: cfg.ServiceAccount, Namespace: cfg.Namespace}},
 		},
+		&rbacv1.Role{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cfg.Namespace},
+			Rules:      leaseRules,
+		},
+		&rbacv1.RoleBinding{
+			TypeMeta:   metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: cfg.Namespace},
+			RoleRef:    rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: name},
+			Subjects:   []rbacv1.Subject{{Kind: "ServiceAccount", Name: cfg.ServiceAccount, Namespace: cfg.Namespace}},
+		},
 	), nil
 }
 
 // Manifests renders, as YAML documents, what the controller needs and no
 // more: its Namespace (unless OmitNamespace), its ServiceAccount, a
-// ClusterRole and its ClusterRoleBinding. The role reads and watches
+// ClusterRole and its ClusterRoleBinding, a Role for its Lease and its
+// RoleBinding. The role reads and watches
 // PodCertificateRequests and updates their status (both API versions),
 // holds the sign verb on the signer name (checked on every status change)
 // and the attest verb (checked when a ClusterTrustBundle names the signer),
-// and creates the trust bundle and reads and updates it by name. Names the
-// API server would refuse are a *ksa.ConfigError.
+// and creates the trust bundle and reads and updates it by name; the Role
+// creates Leases in the namespace and reads and updates the controller's
+// by name. Names the API server would refuse are a *ksa.ConfigError.
 func Manifests(cfg RBACConfig) ([]byte, error) {
 	docs, err := cfg.documents()
 	if err != nil {

@@ -5,8 +5,9 @@ import (
 )
 
 // Annotations of the published ClusterTrustBundle recording a rotation's
-// switch, so a controller started again keeps a switch postponed before
-// (see [Rotation]).
+// switch, so a controller started again keeps a switch postponed before,
+// and every replica knows when the current CA signs no more (see
+// [Rotation] and the package's "Replicas and leader election").
 const (
 	// NextCAAnnotation is the hex SHA-256 fingerprint of the rotation's
 	// next CA: a record names the rotation it is of.
@@ -14,38 +15,60 @@ const (
 	// SwitchAtAnnotation is when the next CA signs, RFC 3339: the
 	// rotation's SignsAt, or later once postponed.
 	SwitchAtAnnotation = "ksa-go.github.io/next-ca-signs-at"
+	// RetiringCAAnnotation is the hex SHA-256 fingerprint of the
+	// rotation's current CA, which signs no more from the switch and
+	// leaves the bundle at the retirement: no replica signs with it from
+	// the recorded switch on, whatever its own configuration.
+	RetiringCAAnnotation = "ksa-go.github.io/retiring-ca"
 )
 
-// ours returns the metadata of the bundle published at t. During a
-// rotation, until the retirement, it records the switch; from the
-// retirement (the next CA alone) it removes the record. A controller
-// without a rotation leaves a record as it is: it is another replica's, or
-// a stopped rotation's, which only a rotation to the same next CA reads,
-// and which can only delay its switch.
-func (c *Controller) ours(t time.Time) ours {
+// recordKeys are the annotations of a record.
+var recordKeys = []string{NextCAAnnotation, SwitchAtAnnotation, RetiringCAAnnotation}
+
+// ours returns the metadata of the bundle published at t, over the
+// annotations have of the bundle read. During a rotation, until the
+// retirement, it records the switch; from the retirement (the next CA
+// alone) it removes the record, when the record is of this rotation (of
+// its next CA). A controller without a rotation leaves a record as it is
+// (another replica's, or a stopped rotation's, which only a rotation to
+// the same next CA reads, and which can only delay its switch), unless
+// the record retires the CA it signs with: it keeps that CA published, so
+// nothing retires it (a rotation rolled back past its switch), and the
+// record would keep every replica from signing with it.
+func (c *Controller) ours(t time.Time, have map[string]string) ours {
 	m := ours{labels: c.labels()}
 	if c.rot == nil {
+		if have[RetiringCAAnnotation] == fingerprint(c.cfg.Signer.CA()) {
+			m.drop = recordKeys
+		}
 		return m
 	}
 	switchAt, retireAt := c.rot.times()
 	if !t.Before(retireAt) {
-		m.drop = []string{NextCAAnnotation, SwitchAtAnnotation}
+		if fp := have[NextCAAnnotation]; fp == "" || fp == c.rot.nextID {
+			m.drop = recordKeys
+		}
 		return m
 	}
 	m.annotations = map[string]string{
-		NextCAAnnotation:   c.rot.nextID,
-		SwitchAtAnnotation: switchAt.UTC().Format(time.RFC3339),
+		NextCAAnnotation:     c.rot.nextID,
+		SwitchAtAnnotation:   switchAt.UTC().Format(time.RFC3339),
+		RetiringCAAnnotation: c.rot.curID,
 	}
 	return m
 }
 
 // recorded reports whether annotations hold the record of the rotation's
 // switch as the bundle of t records it: the switch until the retirement,
-// no record from then.
+// no record of this rotation from then.
 func (c *Controller) recorded(annotations map[string]string, t time.Time) bool {
-	want := c.ours(t).annotations
-	for _, k := range []string{NextCAAnnotation, SwitchAtAnnotation} {
-		if have, ok := annotations[k]; have != want[k] || ok != (want != nil) {
+	m := c.ours(t, annotations)
+	for _, k := range recordKeys {
+		have, ok := annotations[k]
+		switch {
+		case m.annotations != nil && have != m.annotations[k]:
+			return false
+		case m.annotations == nil && ok && len(m.drop) > 0:
 			return false
 		}
 	}

@@ -27,6 +27,14 @@ func record(ca rotationCA, at string) map[string]string {
 	return map[string]string{podcertctl.NextCAAnnotation: fingerprintOf(ca), podcertctl.SwitchAtAnnotation: at}
 }
 
+// recordOf is the record a rotation from cur to next writes: the switch,
+// and the CA it retires.
+func recordOf(cur, next rotationCA, at string) map[string]string {
+	m := record(next, at)
+	m[podcertctl.RetiringCAAnnotation] = fingerprintOf(cur)
+	return m
+}
+
 // TestControllerRestartKeepsRecordedSwitch: a controller started again
 // after a postponement keeps the switch, and the retirement, the bundle
 // records for its next CA: neither the flag's switch nor its retirement
@@ -83,7 +91,7 @@ func TestControllerRestartKeepsRecordedSwitch(t *testing.T) {
 			require.NoError(t, issue(t, cs, events, "req-1").CheckSignatureFrom(tc.signer.cert))
 			b := bundleOf(t, cs)
 			assert.Equal(t, tc.want, b.Spec.TrustBundle)
-			assert.Equal(t, record(nxt, stamp(tc.wantSwitch)), b.Annotations, "the bundle records the switch kept")
+			assert.Equal(t, recordOf(cur, nxt, stamp(tc.wantSwitch)), b.Annotations, "the bundle records the switch kept")
 			stop()
 			var warned bool
 			for _, line := range logs.lines(t) {
@@ -120,7 +128,7 @@ func TestControllerKeepsSwitchRecord(t *testing.T) {
 		Resync: 1000 * time.Hour, Now: clock.Now, After: clock.After})
 	require.Equal(t, podcertctl.TrustBundleWritten, nextEvent(t, events).Kind)
 	assert.Equal(t, 2*time.Hour, clock.wait(t))
-	assert.Equal(t, withOthers(record(nxt, stamp(signsAt))), bundleOf(t, cs).Annotations, "recorded when published")
+	assert.Equal(t, withOthers(recordOf(cur, nxt, stamp(signsAt))), bundleOf(t, cs).Annotations, "recorded when published")
 
 	update := func(pem string, annotations map[string]string) {
 		b := bundleOf(t, cs)
@@ -133,14 +141,14 @@ func TestControllerKeepsSwitchRecord(t *testing.T) {
 	require.Equal(t, podcertctl.TrustBundleWritten, rotationEvent(t, events))
 	require.Equal(t, podcertctl.CASwitchPostponed, rotationEvent(t, events))
 	assert.Equal(t, time.Hour, clock.wait(t))
-	assert.Equal(t, withOthers(record(nxt, stamp(postponed))), bundleOf(t, cs).Annotations, "the postponed switch recorded")
+	assert.Equal(t, withOthers(recordOf(cur, nxt, stamp(postponed))), bundleOf(t, cs).Annotations, "the postponed switch recorded")
 
 	update(pemOf(cur, nxt), withOthers(nil)) // the CAs kept, the record dropped
 	clock.set(postponed)
 	require.Equal(t, podcertctl.TrustBundleWritten, rotationEvent(t, events), "the record written again")
 	require.Equal(t, podcertctl.CASwitched, rotationEvent(t, events))
 	assert.Equal(t, retireAt.Sub(postponed), clock.wait(t))
-	assert.Equal(t, withOthers(record(nxt, stamp(postponed))), bundleOf(t, cs).Annotations)
+	assert.Equal(t, withOthers(recordOf(cur, nxt, stamp(postponed))), bundleOf(t, cs).Annotations)
 
 	clock.set(retireAt)
 	require.Equal(t, podcertctl.TrustBundleWritten, rotationEvent(t, events))
@@ -187,7 +195,7 @@ func TestControllerCapsSwitchRecord(t *testing.T) {
 			clock.wait(t)
 			assert.Equal(t, tc.want, ctl.SwitchAt())
 			assert.Equal(t, tc.want.Add(lifetime+skew), ctl.RetireAt())
-			assert.Equal(t, record(nxt, stamp(tc.want)), bundleOf(t, cs).Annotations)
+			assert.Equal(t, recordOf(cur, nxt, stamp(tc.want)), bundleOf(t, cs).Annotations)
 			require.NoError(t, issue(t, cs, events, "req-1").CheckSignatureFrom(cur.cert), "the current CA signs until then")
 			stop()
 			var warned bool

@@ -115,6 +115,9 @@ type caRotation struct {
 	// switched: the next CA signs. Set once the published bundle was seen
 	// to hold it at or after the schedule's switch.
 	switched atomic.Bool
+	// retired: the bundle this replica writes was seen without the
+	// current CA from the retirement on (CARetired observed).
+	retired atomic.Bool
 }
 
 // schedule returns the rotation's schedule now.

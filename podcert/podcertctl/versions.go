@@ -28,8 +28,9 @@ type versionAPI interface {
 	decide(ctx context.Context, cs Client, s *podcert.Signer, obj any) (*podcert.Decision, error)
 	// publish creates the trust bundle, or updates it when its
 	// certificates, its labels or annotations of ours differ; written says
-	// whether it did either.
-	publish(ctx context.Context, cs Client, name, signerName, pem string, m ours) (written bool, err error)
+	// whether it did either, and stored is the bundle the API server then
+	// holds.
+	publish(ctx context.Context, cs Client, name, signerName, pem string, m ours) (written bool, stored *bundleView, err error)
 	// published returns the certificates and the annotations of the trust
 	// bundle; "" and nil when there is no such bundle.
 	published(ctx context.Context, cs Client, name string) (pem string, annotations map[string]string, err error)
@@ -148,28 +149,32 @@ func (v version[P, B]) decide(ctx context.Context, cs Client, s *podcert.Signer,
 	return &d, v.updateStatus(ctx, cs, updated)
 }
 
-func (v version[P, B]) publish(ctx context.Context, cs Client, name, signerName, pem string, m ours) (bool, error) {
+func (v version[P, B]) publish(ctx context.Context, cs Client, name, signerName, pem string, m ours) (bool, *bundleView, error) {
 	want := v.bundle(name, signerName, pem)
 	m.set(v.meta(want))
 	err := v.create(ctx, cs, want)
-	if !apierrors.IsAlreadyExists(err) {
-		return err == nil, err
+	switch {
+	case err == nil:
+		return true, viewOf(pem, v.meta(want).Annotations), nil
+	case !apierrors.IsAlreadyExists(err):
+		return false, nil, err
 	}
 	have, err := v.get(ctx, cs, name)
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	same, updated := v.sameSpec(have, want)
 	if m.set(v.meta(updated)) {
 		same = false
 	}
+	stored := viewOf(pem, v.meta(updated).Annotations)
 	if same {
-		return false, nil
+		return false, stored, nil
 	}
 	if err := v.update(ctx, cs, updated); err != nil {
-		return false, err
+		return false, nil, err
 	}
-	return true, nil
+	return true, stored, nil
 }
 
 func (v version[P, B]) published(ctx context.Context, cs Client, name string) (string, map[string]string, error) {

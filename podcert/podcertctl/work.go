@@ -80,8 +80,17 @@ func (c *Controller) next(ctx context.Context, q queue, store cache.Store, api v
 	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
 	start := c.cfg.Now()
+	// A request decided already is skipped (decide) whatever the bundle
+	// holds; one to decide waits for a CA the bundle holds (signerNow).
 	signer, _ := c.signer()
-	d, err := api.decide(ctx, c.cfg.Client, signer, obj)
+
+	if _, ok := api.undecided(obj, c.cfg.Signer.SignerName()); ok {
+		signer, err = c.signerNow(start)
+	}
+	var d *podcert.Decision
+	if err == nil {
+		d, err = api.decide(ctx, c.cfg.Client, signer, obj)
+	}
 	at := c.cfg.Now()
 	ev.Duration, ev.Err = at.Sub(start), err
 	if d != nil && d.Outcome == podcert.Issued {
@@ -134,6 +143,13 @@ func (c *Controller) handled(ev *Event, d *podcert.Decision, signer *podcert.Sig
 		c.stats.conflicts.Add(1)
 		q.AddRateLimited(key)
 		return line{slog.LevelDebug, "request changed meanwhile; reading it again", nil}
+	case errors.Is(err, ErrCANotPublished):
+		// Fail closed, and not the request's fault: tried again however
+		// often, as the queue's backoff allows.
+		ev.Kind, ev.Retry = Deferred, true
+		c.stats.deferred.Add(1)
+		q.AddRateLimited(key)
+		return line{slog.LevelDebug, "not signing until the CA is in the published trust bundle; trying again", []any{"err", err}}
 	case caKeyError(err):
 		// Not the request's fault: tried again for as long as the key
 		// fails, MaxRetries or not.

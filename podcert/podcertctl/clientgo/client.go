@@ -10,9 +10,9 @@ import (
 	"github.com/ksa-go/ksa/podcert/podcertctl"
 )
 
-// Client is a podcertctl.Client over a clientset: discovery, and the
+// Client is a podcertctl.Client over a clientset: discovery, the
 // PodCertificateRequests and ClusterTrustBundles of certificates.k8s.io
-// v1 and v1beta1.
+// v1 and v1beta1, and the Leases of coordination.k8s.io/v1.
 type Client struct {
 	cs kubernetes.Interface
 }
@@ -50,6 +50,11 @@ func (c *Client) TrustBundlesV1() podcertctl.TrustBundles[*certificatesv1.Cluste
 // TrustBundlesV1beta1 implements podcertctl.Client.
 func (c *Client) TrustBundlesV1beta1() podcertctl.TrustBundles[*certificatesv1beta1.ClusterTrustBundle] {
 	return c.cs.CertificatesV1beta1().ClusterTrustBundles()
+}
+
+// Leases implements podcertctl.Client.
+func (c *Client) Leases(namespace string) podcertctl.Leases {
+	return c.cs.CoordinationV1().Leases(namespace)
 }
 
 // IsWatchListSemanticsUnSupported reports what the clientset says of

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"net"
 	"strconv"
 	"strings"
@@ -49,6 +50,7 @@ type podcertServeFlags struct {
 	workers, burst int
 	qps            float32
 	opsAddr        string
+	lease          leaseFlags
 }
 
 // podcertClientFunc makes the controller's client of a rest.Config:
@@ -200,6 +202,8 @@ the ClusterTrustBundle to drop one at once). After the retirement,
 restart with --ca-key and --ca-cert of the former next CA, without the
 --next-ca-* flags.
 
+` + leaseHelp + `
+
 The identity needs the RBAC that "ksa podcert rbac" prints. Connects with
 --kubeconfig, $KUBECONFIG or the pod's in-cluster configuration.
 Stops on SIGINT or SIGTERM.
@@ -235,6 +239,8 @@ line about a request names its namespace, name and uid.
       not written for another reason
   ksa_podcert_trust_bundle_updates_total            counter: the
       ClusterTrustBundle created or updated
+  ksa_podcert_leader                                gauge: 1 while this
+      replica publishes the trust bundle (holds the Lease), else 0
   ksa_podcert_ca_info{fingerprint,subject,state}    gauge: 1 per CA
       signing or published; fingerprint the SHA-256 of its certificate;
       state signing, next (published, signs at --next-ca-signs-at) or
@@ -268,6 +274,7 @@ line about a request names its namespace, name and uid.
 	fl.IntVar(&f.workers, "workers", podcertctl.DefaultWorkers, "requests decided at once")
 	fl.StringVar(&f.opsAddr, "ops-addr", "", "serve /healthz, /readyz and /metrics over HTTP on this address, e.g. 127.0.0.1:9090 (default off)")
 	f.rotationFlags.add(cmd)
+	f.lease.add(cmd)
 	required(cmd, "signer-name", "ca-key", "ca-cert")
 	return cmd
 }
@@ -287,7 +294,7 @@ func (f *podcertServeFlags) run(a *app, cmd *cobra.Command) error {
 		reg = prometheus.NewRegistry()
 		// Gathered once ctl is made: the server starts after.
 		cfg.Observe, err = newPodcertMetrics(reg, cfg.Now, func() time.Time { return ctl.OldestUndecided() },
-			func() []podcertctl.CAState { return ctl.CAs() })
+			func() []podcertctl.CAState { return ctl.CAs() }, func() bool { return ctl.Leading() })
 		if err != nil {
 			return fail(err, bugFix, "registering the metrics")
 		}
@@ -364,8 +371,12 @@ func (f *podcertServeFlags) config(a *app, cmd *cobra.Command, log *slog.Logger)
 	if a.nowFlag != "" {
 		now = a.now
 	}
+	le, err := f.lease.config(cmd, f.noBundle, log)
+	if err != nil {
+		return podcertctl.Config{}, nil, err
+	}
 	return podcertctl.Config{Client: cs, Signer: s, CAKey: caKey, APIVersion: f.apiVersion, TrustBundleName: f.bundle,
-		NoTrustBundle: f.noBundle, Workers: f.workers, Next: next, Now: now, Log: log}, rc, nil
+		NoTrustBundle: f.noBundle, Workers: f.workers, Next: next, LeaderElection: le, Now: now, Log: log}, rc, nil
 }
 
 // configError says, in the flags' words, why the controller refused its
@@ -374,9 +385,11 @@ func (f *podcertServeFlags) configError(err error) error {
 	if errors.Is(err, podcertctl.ErrReservedSignerName) {
 		return reservedSignerName(f.signerName)
 	}
-	return configError(err, flagFor{"APIVersion": "--api-version", "Workers": "--workers",
+	flags := flagFor{"APIVersion": "--api-version", "Workers": "--workers",
 		"TrustBundleName": "--trust-bundle", "Next": "--next-ca-key", "Next.Signer": "--next-ca-cert",
-		"Next.SignsAt": "--next-ca-signs-at", "Next.Propagation": "--ca-propagation"}, "ksa podcert serve")
+		"Next.SignsAt": "--next-ca-signs-at", "Next.Propagation": "--ca-propagation"}
+	maps.Copy(flags, leaseFlagFor())
+	return configError(err, flags, "ksa podcert serve")
 }
 
 // serveOps serves /healthz, /readyz and /metrics on addr until ctx ends
@@ -413,11 +426,11 @@ func isHostPort(addr string) bool {
 // runtime's, the process's, ksaprom's pod-certificate metrics and the CA
 // rotation's, fed by the controller's events (the function returned), its
 // oldest undecided request and its CAs.
-func newPodcertMetrics(reg *prometheus.Registry, now, oldest func() time.Time, cas func() []podcertctl.CAState) (func(podcertctl.Event), error) {
+func newPodcertMetrics(reg *prometheus.Registry, now, oldest func() time.Time, cas func() []podcertctl.CAState, leading func() bool) (func(podcertctl.Event), error) {
 	if err := errors.Join(reg.Register(collectors.NewGoCollector()), reg.Register(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))); err != nil {
 		return nil, err
 	}
-	m, err := ksaprom.NewPodCertMetrics(ksaprom.PodCertConfig{Registerer: reg, Now: now, OldestUndecided: oldest})
+	m, err := ksaprom.NewPodCertMetrics(ksaprom.PodCertConfig{Registerer: reg, Now: now, OldestUndecided: oldest, Leading: leading})
 	if err != nil {
 		return nil, err
 	}
@@ -458,7 +471,8 @@ func newPodcertRBACCmd(a *app) *cobra.Command {
 in (unless --no-namespace), its ServiceAccount, and a ClusterRole and
 ClusterRoleBinding to read and watch PodCertificateRequests, update their
 status, hold the sign and attest verbs on --signer-name, and create and
-update its ClusterTrustBundle. The names are checked as kube-apiserver
+update its ClusterTrustBundle, and a Role and RoleBinding in --namespace
+to create Leases and read and update its Lease (--leader-elect-lease). The names are checked as kube-apiserver
 checks them. YAML documents by default; -o json prints one v1 List.`,
 		Example: `  ksa podcert rbac --signer-name example.com/pods --namespace ksa-system --service-account podcert-signer | kubectl apply -f -
   # the namespace exists already:
@@ -471,6 +485,7 @@ checks them. YAML documents by default; -o json prints one v1 List.`,
 	fl.StringVar(&f.cfg.Namespace, "namespace", "", "namespace the signer runs in, a DNS-1123 label (required)")
 	fl.StringVar(&f.cfg.ServiceAccount, "service-account", "", "service account the signer runs as (required)")
 	fl.StringVar(&f.cfg.TrustBundleName, "trust-bundle", "", "ClusterTrustBundle it publishes (default <signer name with : for />:primary-bundle)")
+	fl.StringVar(&f.cfg.LeaseName, "leader-elect-lease", "", "Lease of leader election, in --namespace (default ksa-podcert.<signer name with . for />)")
 	fl.BoolVar(&f.cfg.OmitNamespace, "no-namespace", false, "leave the Namespace object out (it exists, or is managed elsewhere)")
 	addManifestFlag(cmd, &f.format)
 	required(cmd, "signer-name", "namespace", "service-account")
@@ -488,7 +503,7 @@ func (f *rbacFlags) run(a *app) error {
 	}
 	if err != nil {
 		return configError(err, flagFor{"SignerName": "--signer-name", "Namespace": "--namespace",
-			"ServiceAccount": "--service-account", "TrustBundleName": "--trust-bundle"}, "ksa podcert rbac")
+			"ServiceAccount": "--service-account", "TrustBundleName": "--trust-bundle", "LeaseName": "--leader-elect-lease"}, "ksa podcert rbac")
 	}
 	_, err = a.stdout.Write(out)
 	return err

@@ -151,7 +151,7 @@ current-context: c
 // failures are N on the counter.
 func TestPodcertMetricsObserve(t *testing.T) {
 	reg := prometheus.NewPedanticRegistry()
-	observe, err := newPodcertMetrics(reg, time.Now, func() time.Time { return time.Time{} }, func() []podcertctl.CAState { return nil })
+	observe, err := newPodcertMetrics(reg, time.Now, func() time.Time { return time.Time{} }, func() []podcertctl.CAState { return nil }, func() bool { return false })
 	require.NoError(t, err)
 	for range 3 {
 		observe(podcertctl.Event{Kind: podcertctl.CAKeyFailed, Retry: true})
@@ -201,7 +201,7 @@ func TestPodcertServeHelpNamesMetrics(t *testing.T) {
 	observe, err := newPodcertMetrics(reg, time.Now, func() time.Time { return time.Time{} },
 		func() []podcertctl.CAState {
 			return []podcertctl.CAState{{Fingerprint: "ab", Subject: "CN=pods CA", State: podcertctl.CASigning}}
-		})
+		}, func() bool { return true })
 	require.NoError(t, err)
 	observe(podcertctl.Event{Kind: podcertctl.Decided, Decision: &podcert.Decision{Outcome: podcert.Issued, Reason: podcert.ReasonIssued}})
 	families, err := reg.Gather()
@@ -214,5 +214,5 @@ func TestPodcertServeHelpNamesMetrics(t *testing.T) {
 			assert.Contains(t, help, f.GetName())
 		}
 	}
-	assert.Equal(t, 10, n)
+	assert.Equal(t, 11, n)
 }

@@ -99,10 +99,10 @@ func isGoName(f string) bool {
 func configError(err error, flags flagFor, help string) error {
 	p, ok := asConfigProblem(err)
 	if !ok {
-		return fail(nil, "see '"+help+" --help'", "%s", boundReason(libText(err)))
+		return fail(nil, "see '"+help+" --help'", "%s", boundReason(ksa.ErrorText(err)))
 	}
 	reason := flags.words(p.reason)
-	if c := libText(p.cause); c != "" {
+	if c := ksa.ErrorText(p.cause); c != "" {
 		reason += ": " + flags.words(c)
 	}
 	flag, ok := flags.flag(p.field)
@@ -151,9 +151,9 @@ func csrError(err error) error {
 	case errors.Is(err, jwks.ErrUnsupportedKey):
 		flag = "--key"
 	case errors.Is(err, x509sa.ErrInvalidSubject):
-		flag = subjectFlag(libText(err))
+		flag = subjectFlag(ksa.ErrorText(err))
 	}
-	msg := flagFor{"ServerAuth": "--usage server", "ClientAuth": "--usage client"}.words(libText(err))
+	msg := flagFor{"ServerAuth": "--usage server", "ClientAuth": "--usage client"}.words(ksa.ErrorText(err))
 	if flag == "" {
 		return fail(nil, "check the flags (see 'ksa x509 csr --help')", "%s", msg)
 	}
@@ -168,7 +168,7 @@ func mintError(err error) error {
 	}
 	var req *tokens.RequestError
 	if !errors.As(err, &req) {
-		return fail(nil, "check the flags (see 'ksa token mint --help')", "%s", libText(err))
+		return fail(nil, "check the flags (see 'ksa token mint --help')", "%s", ksa.ErrorText(err))
 	}
 	flag, ok := flagFor{"serviceAccount.uid": "--uid", "uid": "--uid", "serviceAccount": "--namespace and --service-account",
 		"spec.expirationSeconds": "--duration (10m to 2^32 s)", "spec.audiences": "--audience", "spec.boundObjectRef": "--pod and --pod-uid",
@@ -176,7 +176,7 @@ func mintError(err error) error {
 	if !ok {
 		flag = "the flags"
 	}
-	return usage("see 'ksa token mint --help' and fix "+flag, "%s", libText(err))
+	return usage("see 'ksa token mint --help' and fix "+flag, "%s", ksa.ErrorText(err))
 }
 
 // subjectFlag names the flag behind a subject the library refused, from

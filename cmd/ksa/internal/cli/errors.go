@@ -3,7 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"strings"
+
+	"github.com/ksa-go/ksa"
 )
 
 // bugFix is the fix of a failure the command cannot explain (encoding its
@@ -39,7 +40,7 @@ type Error struct {
 
 func (e *Error) Error() string {
 	msg := e.What
-	if c := libText(e.Err); c != "" {
+	if c := ksa.ErrorText(e.Err); c != "" {
 		msg += ": " + c
 	}
 	if e.Fix != "" {
@@ -73,31 +74,4 @@ func exitCode(err error) int {
 		return exitFailure
 	}
 	return exitUsage
-}
-
-// libText returns an error's message without the leading package prefix of
-// the ksa library ("jwks: ", "podcert: "), for quoting it after the
-// command's own words: the prefix names a Go package, not anything the user
-// typed. A nil err gives "".
-func libText(err error) string {
-	if err == nil {
-		return ""
-	}
-	msg := err.Error()
-	if pkg, rest, ok := strings.Cut(msg, ": "); ok && isLibPackage(pkg) {
-		return rest
-	}
-	return msg
-}
-
-// isLibPackage reports whether name is a package of the ksa library
-// whose errors start with "<name>: ".
-func isLibPackage(name string) bool {
-	switch name {
-	case "ksa", "jwks", "tokens", "oidc", "oidctest", "x509sa", "credspec", "federation", "entratest",
-		"kubeapi", "extsigner", "signertest", "podcert", "podcerttest", "workloadapi", "golangjwt", "jwxkeys", "ksaprom", "tokenreview", "publish",
-		"podcertctl", "rotation":
-		return true
-	}
-	return false
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ksa-go/ksa"
 )
 
 // maxRedirects bounds the redirects a fetch follows.
@@ -47,9 +49,9 @@ func (f *getFailure) Error() string {
 	case f.Err == nil:
 		return f.Reason
 	case f.Reason == "":
-		return libText(f.Err)
+		return ksa.ErrorText(f.Err)
 	}
-	return f.Reason + ": " + libText(f.Err)
+	return f.Reason + ": " + ksa.ErrorText(f.Err)
 }
 
 // Unwrap returns the cause.

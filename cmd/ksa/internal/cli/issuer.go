@@ -292,7 +292,7 @@ func issuerError(err error) error {
 		flag = "--jwks-uri"
 	}
 	words := flagFor{"IssuerConfig.Issuer": "--issuer", "IssuerConfig.JWKSURI": "--jwks-uri"}
-	return fail(nil, "use an https:// URL without query or fragment for "+flag, "the issuer cannot be published: %s", words.words(libText(err)))
+	return fail(nil, "use an https:// URL without query or fragment for "+flag, "the issuer cannot be published: %s", words.words(ksa.ErrorText(err)))
 }
 
 // mustKeyID returns the key ID of a file's private key.

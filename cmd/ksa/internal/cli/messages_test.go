@@ -18,9 +18,10 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/ksa-go/ksa/keystore"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ksa-go/ksa/keystore"
 )
 
 // goName matches what reads as a Go identifier in a message: a CamelCase

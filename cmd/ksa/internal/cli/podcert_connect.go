@@ -10,6 +10,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/ksa-go/ksa"
 )
 
 // clusterConfig loads the rest.Config of "ksa podcert serve": --kubeconfig,
@@ -59,12 +61,12 @@ func connectError(err error, server string) error {
 		return fail(ue.Err, "check the server address in --kubeconfig (or $KUBECONFIG), and that kube-apiserver runs and is reachable from here",
 			"kube-apiserver at %s does not answer", server)
 	case apierrors.IsUnauthorized(err):
-		return fail(nil, "check the credentials of the user in --kubeconfig (or the pod's service account token)", "%s", libText(err))
+		return fail(nil, "check the credentials of the user in --kubeconfig (or the pod's service account token)", "%s", ksa.ErrorText(err))
 	case apierrors.IsForbidden(err):
-		return fail(nil, "grant the RBAC that ksa podcert rbac prints to the identity of --kubeconfig (or the pod's service account)", "%s", libText(err))
+		return fail(nil, "grant the RBAC that ksa podcert rbac prints to the identity of --kubeconfig (or the pod's service account)", "%s", ksa.ErrorText(err))
 	case apierrors.IsNotFound(err):
 		return fail(nil, "enable the PodCertificateRequest API: GA in Kubernetes 1.37; in 1.35 and 1.36 the certificates.k8s.io/v1beta1 API and the PodCertificateRequest feature gate",
-			"%s", libText(err))
+			"%s", ksa.ErrorText(err))
 	}
-	return fail(nil, "grant the RBAC that ksa podcert rbac prints, and enable the PodCertificateRequest API (GA in 1.37)", "%s", libText(err))
+	return fail(nil, "grant the RBAC that ksa podcert rbac prints, and enable the PodCertificateRequest API (GA in 1.37)", "%s", ksa.ErrorText(err))
 }

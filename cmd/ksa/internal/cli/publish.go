@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/cmd/ksa/internal/stores"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/oidc"
@@ -317,7 +318,7 @@ func (f *publishFlags) checkPublished(ctx context.Context, store publish.Store, 
 	}
 	md, err := oidc.ParseMetadata(old)
 	if err != nil {
-		return false, fail(nil, "delete it from the store if it is not yours, or publish elsewhere", "%s holds a discovery document that does not parse: %s (nothing was written)", store.Location().URL(discoveryName), libText(err))
+		return false, fail(nil, "delete it from the store if it is not yours, or publish elsewhere", "%s holds a discovery document that does not parse: %s (nothing was written)", store.Location().URL(discoveryName), ksa.ErrorText(err))
 	}
 	switch {
 	case md.Issuer == docs.issuer:
@@ -410,7 +411,7 @@ func readSite(dir string) (*siteDocs, error) {
 	}
 	md, err := oidc.ParseMetadata(disc)
 	if err != nil {
-		return nil, fail(nil, "render the documents again with ksa issuer render", "%s is not a discovery document: %s", filepath.Join(dir, filepath.FromSlash(discoveryName)), libText(err))
+		return nil, fail(nil, "render the documents again with ksa issuer render", "%s is not a discovery document: %s", filepath.Join(dir, filepath.FromSlash(discoveryName)), ksa.ErrorText(err))
 	}
 	if err := checkIssuerURL(md.Issuer); err != nil {
 		return nil, err
@@ -421,11 +422,11 @@ func readSite(dir string) (*siteDocs, error) {
 		return nil, err
 	}
 	if err := jwks.Audit(set); err != nil {
-		return nil, fail(nil, "never publish this file: render the key set from public keys with ksa issuer render", "%s is not a public key set: %s", keySetPath, libText(err))
+		return nil, fail(nil, "never publish this file: render the key set from public keys with ksa issuer render", "%s is not a public key set: %s", keySetPath, ksa.ErrorText(err))
 	}
 	parsed, err := jwks.ParseSet(set, jwks.ParseOptions{})
 	if err != nil {
-		return nil, fail(nil, "render the documents again with ksa issuer render", "%s is not a usable key set: %s", keySetPath, libText(err))
+		return nil, fail(nil, "render the documents again with ksa issuer render", "%s is not a usable key set: %s", keySetPath, ksa.ErrorText(err))
 	}
 	if len(parsed.Keys) == 0 {
 		return nil, fail(nil, "render with the signing key's --key", "%s holds no usable key", keySetPath)

@@ -95,7 +95,7 @@ func parseServiceAccountFlag(s string) (ksa.ServiceAccount, error) {
 	}
 	sa, err := ksa.ParseUsername(full)
 	if err != nil {
-		return sa, usage("write --service-account NAMESPACE:NAME, e.g. prod:billing", "--service-account %q: %s", s, libText(err))
+		return sa, usage("write --service-account NAMESPACE:NAME, e.g. prod:billing", "--service-account %q: %s", s, ksa.ErrorText(err))
 	}
 	return sa, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/jwks"
 )
@@ -74,7 +75,7 @@ func (f *rotateFlags) runRing(a *app, cmd *cobra.Command) error {
 		if strings.Contains(err.Error(), "rotation is under way") {
 			fix = "run ksa issuer rotate --ring again once the next key signs"
 		}
-		return fail(nil, fix, "%s cannot be rotated: %s", f.ring, oneLine(libText(err)))
+		return fail(nil, fix, "%s cannot be rotated: %s", f.ring, oneLine(ksa.ErrorText(err)))
 	}
 	out, err := ringFileBytes(next, data)
 	if err != nil {

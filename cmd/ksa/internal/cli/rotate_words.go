@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/publish"
 	"github.com/ksa-go/ksa/rotation"
@@ -143,14 +144,14 @@ func (f *rotateFlags) rotationError(re *publish.RotationError) error {
 	case errors.Is(re, publish.ErrRingFile):
 		return ringFileError(f.ring, re.Err)
 	case errors.Is(re, publish.ErrNoDiscovery) && re.Err != nil:
-		return fail(nil, first, "%s: %s (nothing was written)", re.What, libText(re.Err))
+		return fail(nil, first, "%s: %s (nothing was written)", re.What, ksa.ErrorText(re.Err))
 	case errors.Is(re, publish.ErrNoDiscovery):
 		return fail(nil, first, "%s (nothing was written)", re.What)
 	case errors.Is(re, publish.ErrKeySetUnreadable):
 		return keySetReadError(re.Err)
 	case errors.Is(re, publish.ErrKeySetUnusable):
 		return fail(nil, "find out what wrote it, then delete it and run the same ksa issuer rotate again: it publishes the key set the ring file publishes",
-			"%s: %s (nothing was written)", re.What, libText(re.Err))
+			"%s: %s (nothing was written)", re.What, ksa.ErrorText(re.Err))
 	case errors.Is(re, publish.ErrUnknownKey):
 		return fail(nil, "add the key to the ring file (publicKeys, with publishInDiscovery) if it must stay published, or remove it from the store's key set yourself",
 			"%s publishes key %s in %s, which the ring file never had: the ring and the store disagree (nothing was written)", f.to, termSafe(re.KeyID), re.Object)

@@ -341,12 +341,12 @@ func (f *signerFlags) listenError(err error) error {
 	var ce *ksa.ConfigError
 	if errors.Is(err, extsigner.ErrSharedSocketDirectory) && errors.As(err, &ce) {
 		return fail(nil, "put the socket in a directory only root can write, e.g. --socket /run/ksa-signer/signer.sock after install -d -o root -g root -m 0700 /run/ksa-signer (--insecure-shared-socket-directory where only trusted processes reach this one)",
-			"--socket %s: %s: another user could bind the socket's name while the signer is not listening and sign tokens in its place", quoted(f.socket), libText(ce.Err))
+			"--socket %s: %s: another user could bind the socket's name while the signer is not listening and sign tokens in its place", quoted(f.socket), ksa.ErrorText(ce.Err))
 	}
 	if _, ok := asConfigProblem(err); ok {
 		return configError(err, flagFor{"ListenConfig.Address": "--socket", "ListenConfig.AllowedUIDs": "--allowed-uid"}, "ksa signer serve")
 	}
-	return fail(nil, "choose a --socket path in a directory of the signer's that no live signer uses", "listening on %s: %s", f.socket, libText(err))
+	return fail(nil, "choose a --socket path in a directory of the signer's that no live signer uses", "listening on %s: %s", f.socket, ksa.ErrorText(err))
 }
 
 // describeKeys names a ring's keys and roles for a log line:

@@ -10,6 +10,7 @@ import (
 
 	"google.golang.org/grpc/codes"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/extsigner/grpcserver"
 	"github.com/ksa-go/ksa/keystore"
@@ -59,7 +60,7 @@ func (o *signerObserver) request(ev grpcserver.Event) {
 		attrs = append(attrs, slog.String("api", ev.APIVersion))
 	}
 	if ev.Err != nil {
-		attrs = append(attrs, slog.String("error", oneLine(libText(ev.Err))))
+		attrs = append(attrs, slog.String("error", oneLine(ksa.ErrorText(ev.Err))))
 	}
 	msg := "answered"
 	switch {
@@ -114,7 +115,7 @@ func (o *signerObserver) ringReload(path string, r extsigner.RingReload) {
 		err = ringFileReadError(path, err)
 	}
 	if !r.Repeated {
-		o.log.Error("ring file refused: serving the last good ring", "file", path, "error", oneLine(libText(err)))
+		o.log.Error("ring file refused: serving the last good ring", "file", path, "error", oneLine(ksa.ErrorText(err)))
 	}
 	if errors.Is(r.Err, keystore.ErrLoginRefused) {
 		o.log.Error("a key store refused the PIN: the ring file is not tried again until it or a PIN file it names changes", "file", path)
@@ -168,8 +169,8 @@ func (r *refusalLog) refused(uid uint32, err error) {
 	attrs := []any{}
 	msg := fmt.Sprintf("refused a connection from uid %d (not an --allowed-uid)", uid)
 	if err != nil {
-		msg = "refused a connection: " + oneLine(libText(err))
-		attrs = append(attrs, "error", oneLine(libText(err)))
+		msg = "refused a connection: " + oneLine(ksa.ErrorText(err))
+		attrs = append(attrs, "error", oneLine(ksa.ErrorText(err)))
 	} else {
 		attrs = append(attrs, "uid", uid)
 	}
@@ -219,10 +220,10 @@ type signerReadiness struct {
 func (r *signerReadiness) check(context.Context) error {
 	class, detail := error(nil), ""
 	if err := r.keyStore(); err != nil {
-		class, detail = errKeyStoreNotReady, oneLine(libText(err))
+		class, detail = errKeyStoreNotReady, oneLine(ksa.ErrorText(err))
 	} else if r.ringFile != nil {
 		if err := r.ringFile(); err != nil {
-			class, detail = errRingFileStalled, oneLine(libText(err))
+			class, detail = errRingFileStalled, oneLine(ksa.ErrorText(err))
 		}
 	}
 	r.mu.Lock()

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/cmd/ksa/internal/ops"
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/extsigner/grpcserver"
@@ -109,17 +110,19 @@ func TestRefusalLog(t *testing.T) {
 	assert.Contains(t, lines()[1], `msg="refused a connection from uid 1000 (not an --allowed-uid); 5000 more refused since 2026-06-01T00:00:00Z" uid=1000 unlogged=5000`)
 
 	clk.Add(10 * time.Second)
-	r.refused(0, errors.New("extsigner: reading the peer's credentials: bad file descriptor"))
-	r.refused(0, errors.New("extsigner: reading the peer's credentials: bad file descriptor"))
+	// An error of the library, whose package name the log leaves out.
+	peerErr := &ksa.ConfigError{Field: "extsigner.ListenConfig.AllowedUIDs", Reason: "cannot be checked: reading the peer's credentials failed"}
+	r.refused(0, peerErr)
+	r.refused(0, peerErr)
 	r.flush()
 	require.Len(t, lines(), 3)
 	assert.Contains(t, lines()[2], `msg="refused 2 more connections since 2026-06-01T00:01:10Z" unlogged=2`)
 	r.flush()
 	assert.Len(t, lines(), 3, "nothing more to say")
 	clk.Add(time.Hour)
-	r.refused(0, errors.New("extsigner: reading the peer's credentials: bad file descriptor"))
+	r.refused(0, peerErr)
 	require.Len(t, lines(), 4)
-	assert.Contains(t, lines()[3], `msg="refused a connection: reading the peer's credentials: bad file descriptor; further refusals are logged at most once every 1m0s"`)
+	assert.Contains(t, lines()[3], `msg="refused a connection: ListenConfig.AllowedUIDs cannot be checked: reading the peer's credentials failed; further refusals are logged at most once every 1m0s"`)
 
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`# HELP ksa_extsigner_refused_connections_total Connections closed at once because the peer's user ID is not allowed (or could not be read).
 # TYPE ksa_extsigner_refused_connections_total counter

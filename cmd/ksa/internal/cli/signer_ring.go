@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto"
 	"errors"
-	"fmt"
 	"io/fs"
 	"strings"
 	"time"
@@ -146,10 +145,10 @@ func ringFileError(path string, err error) error {
 	switch {
 	case errors.Is(err, extsigner.ErrInvalidRingFile), errors.As(err, &ce):
 		// A schedule NewRing refuses: the ring file's, in its words.
-		msg := strings.Replace(oneLine(libText(err)), "RingConfig.Schedule ", "the ring file ", 1)
+		msg := strings.Replace(oneLine(ksa.ErrorText(err)), "RingConfig.Schedule ", "the ring file ", 1)
 		return fail(nil, "correct the ring file (its format: ksa signer serve --help)", "%s: %s", path, msg)
 	}
-	return fail(nil, "check the keys the ring file names", "%s: %s", path, oneLine(libText(err)))
+	return fail(nil, "check the keys the ring file names", "%s: %s", path, oneLine(ksa.ErrorText(err)))
 }
 
 // openRingFile parses a ring file, YAML or JSON, and opens its keys.
@@ -166,12 +165,22 @@ func parseRingFile(data []byte) (*extsigner.RingFile, error) {
 	if !isJSON(data) {
 		j, err := yaml.YAMLToJSON(data)
 		if err != nil {
-			return nil, fmt.Errorf("%w: not YAML or JSON: %s", extsigner.ErrInvalidRingFile, oneLine(err.Error()))
+			return nil, &notYAMLError{err}
 		}
 		data = j
 	}
 	return extsigner.ParseRingFile(data)
 }
+
+// notYAMLError is a ring file that is neither YAML nor JSON; it matches
+// extsigner.ErrInvalidRingFile.
+type notYAMLError struct{ err error }
+
+func (e *notYAMLError) Error() string {
+	return ksa.ErrorText(extsigner.ErrInvalidRingFile) + ": not YAML or JSON: " + oneLine(e.err.Error())
+}
+
+func (e *notYAMLError) Is(target error) bool { return target == extsigner.ErrInvalidRingFile }
 
 // isJSON reports whether data starts, after spaces, with a JSON object.
 func isJSON(data []byte) bool {

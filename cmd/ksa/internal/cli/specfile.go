@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/credspec"
 )
 
@@ -40,7 +41,7 @@ func parseSpecFile(name string, data []byte) (*credspec.CredentialSpec, error) {
 	if err == nil {
 		return spec, nil
 	}
-	reason := libText(err)
+	reason := ksa.ErrorText(err)
 	var se *credspec.SchemaError
 	if errors.As(err, &se) {
 		reason = "the member " + quoted(strings.TrimPrefix(se.Path, credspec.ContentsField+".")) + " " + se.Reason

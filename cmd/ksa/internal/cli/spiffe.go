@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/cmd/ksa/internal/ops"
 	"github.com/ksa-go/ksa/podcert"
 	"github.com/ksa-go/ksa/podcert/workloadapi"
@@ -105,7 +106,7 @@ func (f *spiffeFlags) config(log *slog.Logger) (workloadapi.Config, fs.FileMode,
 		Credential:       podcert.SourceConfig{BundlePath: f.bundle},
 		CredentialFolder: f.folder,
 		MaxClients:       f.maxClients,
-		OnError:          func(err error) { log.Error("not served", "error", libText(err)) },
+		OnError:          func(err error) { log.Error("not served", "error", ksa.ErrorText(err)) },
 		OnUpdate: func(s workloadapi.Status) {
 			if s.SPIFFEID.IsZero() {
 				// Trust bundles alone: a workload asking for its SVID waits.
@@ -173,7 +174,7 @@ func (f *spiffeFlags) run(a *app, cmd *cobra.Command) error {
 		if _, ok := asConfigProblem(err); ok {
 			return configError(err, spiffeFlagFor, "ksa spiffe serve")
 		}
-		return fail(nil, "choose a --socket path in a writable directory (the emptyDir shared with the workload)", "%s", libText(err))
+		return fail(nil, "choose a --socket path in a writable directory (the emptyDir shared with the workload)", "%s", ksa.ErrorText(err))
 	}
 	ctx, stop := signalContext(cmd)
 	defer stop()
@@ -211,7 +212,7 @@ func (f *spiffeFlags) run(a *app, cmd *cobra.Command) error {
 	}
 	stop()
 	if err := <-watchErr; err != nil {
-		return fail(nil, "check that the directories of --credential-bundle and --trust-bundle exist", "%s", libText(err))
+		return fail(nil, "check that the directories of --credential-bundle and --trust-bundle exist", "%s", ksa.ErrorText(err))
 	}
 	st := srv.Status()
 	fmt.Fprintf(a.stderr, "stopped: %d update(s) published, %d answer(s) pushed, %d error(s)\n", st.Updates, st.Pushed, st.Errors)

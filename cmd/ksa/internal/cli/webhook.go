@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/cmd/ksa/internal/atomicfile"
 	"github.com/ksa-go/ksa/credspec"
 	"github.com/ksa-go/ksa/podcert"
@@ -77,7 +78,7 @@ func manifestProblem(err error) string {
 		}
 		return fmt.Sprintf("not a GMSACredentialSpec manifest: a JSON %s where an object belongs", te.Value)
 	}
-	return boundReason(libText(err))
+	return boundReason(ksa.ErrorText(err))
 }
 
 // allowList parses --allow: which GMSACredentialSpecs each user may use.
@@ -105,7 +106,7 @@ func (f *webhookFlags) handler(log *slog.Logger, allow map[string][]string) (htt
 	}
 	src, err := credspec.NewStaticSource(objs...)
 	if err != nil {
-		return nil, nil, fail(nil, "give each object of --credspecs a distinct name", "%s: %s", f.specsFile, boundReason(libText(err)))
+		return nil, nil, fail(nil, "give each object of --credspecs a distinct name", "%s: %s", f.specsFile, boundReason(ksa.ErrorText(err)))
 	}
 	authz := credspec.AuthorizerFunc(func(_ context.Context, r credspec.UseRequest) (credspec.Decision, error) {
 		if slices.Contains(allow[r.User.Username], r.Name) {

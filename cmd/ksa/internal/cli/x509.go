@@ -180,7 +180,7 @@ func (f *x509InspectFlags) certificate(a *app, name string, der []byte) error {
 	}
 	dec, err := x509sa.DecodeCertificate(cert)
 	if err != nil {
-		return fail(nil, "issue the certificate from a request ksa x509 csr made", "%s is not a service-account certificate: %s", inputName(name), libText(err))
+		return fail(nil, "issue the certificate from a request ksa x509 csr made", "%s is not a service-account certificate: %s", inputName(name), ksa.ErrorText(err))
 	}
 	now := a.now()
 	r := certReport{identityReport: newIdentityReport(dec.Subject, dec.SPIFFEID, dec.DNSNames, dec.IPAddresses, dec.Usage),
@@ -203,7 +203,7 @@ func (f *x509InspectFlags) certificate(a *app, name string, der []byte) error {
 func (f *x509InspectFlags) request(a *app, name string, pemData []byte, obj *certificatesv1.CertificateSigningRequest) error {
 	csr, err := x509sa.ParseCSRPEM(pemData)
 	if err != nil {
-		return fail(nil, "pass a request ksa x509 csr made, unchanged", "%s is not a service-account certificate request: %s", inputName(name), libText(err))
+		return fail(nil, "pass a request ksa x509 csr made, unchanged", "%s is not a service-account certificate request: %s", inputName(name), ksa.ErrorText(err))
 	}
 	r := csrReport{Request: true, identityReport: newIdentityReport(csr.Subject, csr.SPIFFEID, csr.DNSNames, csr.IPAddresses, csr.Usage)}
 	if obj != nil {

@@ -46,6 +46,8 @@ type checkResult struct {
 	Token        *tokenFindings `json:"token,omitempty"`
 	Problems     []problem      `json:"problems"`
 	OK           bool           `json:"ok"`
+	// report is the library's, for what the command adds to it.
+	report *publish.Report
 }
 
 func (r *checkResult) add(sev, check, fix, format string, args ...any) {
@@ -148,7 +150,7 @@ func (c *checker) check(ctx context.Context, issuer string) *checkResult {
 		ctx = context.Background()
 	}
 	rep := publish.Check(ctx, issuer, publish.CheckOptions{HTTPClient: c.client, Token: c.token, Audience: c.audience, Subject: c.subject, Now: c.a.now})
-	res := &checkResult{Issuer: rep.Issuer, DiscoveryURL: rep.DiscoveryURL, JWKSURI: rep.JWKSURI, Problems: []problem{}}
+	res := &checkResult{Issuer: rep.Issuer, DiscoveryURL: rep.DiscoveryURL, JWKSURI: rep.JWKSURI, Problems: []problem{}, report: rep}
 	for _, k := range rep.Keys {
 		res.Keys = append(res.Keys, keyInfo{KeyID: k.KeyID, Algorithm: k.Algorithm, Type: keyType(k.Public)})
 	}

@@ -193,7 +193,7 @@ func (f *publishFlags) publish(a *app, cmd *cobra.Command) error {
 	if !f.noCheck {
 		c := &checker{a: a, client: client}
 		res.Check = c.check(ctx, docs.issuer)
-		addAccessProblem(ctx, client, res.Check, pf)
+		addAccessProblem(res.Check, pf)
 	}
 	if err := printData(a.stdout, f.format, res, func(w io.Writer) { printPublish(w, res) }); err != nil {
 		return err
@@ -280,25 +280,36 @@ func (f *publishFlags) preflight(ctx context.Context, store publish.Store, docs 
 }
 
 // checkAnonymous reads the discovery document at --public-url as relying
-// parties do, before anything is written to a store that is not publicly
-// readable itself: an answer refusing anonymous readers (401, 403), or
-// one without the document the store holds (published), is refused.
+// parties do (publish.Check), before anything is written to a store that
+// is not publicly readable itself: an answer refusing anonymous readers
+// (401, 403), or one without the document the store holds (published),
+// is refused.
 func (f *publishFlags) checkAnonymous(ctx context.Context, client *http.Client, docs *siteDocs, pf publish.Preflight, published bool) error {
 	u := oidc.DiscoveryURL(docs.issuer)
-	_, gf := get(ctx, getRequest{URL: u, Client: client, Accept: "application/json",
-		Timeout: oidc.DefaultDiscoveryTimeout, MaxBytes: oidc.MaxDiscoveryBytes})
+	found := discoveryFinding(publish.Check(ctx, docs.issuer, publish.CheckOptions{HTTPClient: client}))
 	fix := flagWords.Replace(pf.AccessFix) + "; or, when a CDN serves --public-url, let it read the bucket and serve anyone"
 	switch {
-	case gf == nil:
+	case found == nil:
 		return nil
-	case gf.Status == http.StatusUnauthorized || gf.Status == http.StatusForbidden:
-		return fail(nil, fix, "%s is not publicly readable, and %s refuses anonymous readers (status %d): Entra ID, AWS and Google fetch the documents anonymously (nothing was written)", f.to, u, gf.Status)
-	case gf.Status == http.StatusNotFound && !published:
+	case found.Status == http.StatusUnauthorized || found.Status == http.StatusForbidden:
+		return fail(nil, fix, "%s is not publicly readable, and %s refuses anonymous readers (status %d): Entra ID, AWS and Google fetch the documents anonymously (nothing was written)", f.to, u, found.Status)
+	case found.Status == http.StatusNotFound && !published:
 		return nil // nothing published yet
-	case gf.Status == http.StatusNotFound:
+	case found.Status == http.StatusNotFound:
 		return fail(nil, fix, "%s is not publicly readable, and %s does not serve the discovery document it holds (status 404) (nothing was written)", f.to, u)
 	}
-	return fail(gf, "check that --public-url serves "+f.to+", or publish with --no-check, which reads nothing back", "%s is not publicly readable, and reading %s anonymously failed (nothing was written)", f.to, u)
+	return fail(nil, "check that --public-url serves "+f.to+", or publish with --no-check, which reads nothing back", "%s is not publicly readable, and %s (nothing was written)", f.to, found.Problem)
+}
+
+// discoveryFinding is a check's finding that the discovery document could
+// not be fetched, with the status of the answer; nil when it was.
+func discoveryFinding(rep *publish.Report) *publish.Finding {
+	for i, f := range rep.Findings {
+		if f.Code == publish.CodeDiscoveryUnreachable {
+			return &rep.Findings[i]
+		}
+	}
+	return nil
 }
 
 // checkPublished refuses to replace the discovery document of another
@@ -374,12 +385,11 @@ func withTimeout(ctx context.Context, op func(context.Context) error) error {
 // addAccessProblem adds the store's own fix when relying parties were
 // refused the published discovery document (401 or 403): the check's
 // advice is generic, the store knows its access settings.
-func addAccessProblem(ctx context.Context, client *http.Client, res *checkResult, pf publish.Preflight) {
+func addAccessProblem(res *checkResult, pf publish.Preflight) {
 	if res.OK || pf.AccessFix == "" || pf.Access == publish.AccessPublic {
 		return
 	}
-	_, f := get(ctx, getRequest{URL: res.DiscoveryURL, Client: client, Accept: "application/json",
-		Timeout: oidc.DefaultDiscoveryTimeout, MaxBytes: oidc.MaxDiscoveryBytes})
+	f := discoveryFinding(res.report)
 	if f == nil || (f.Status != http.StatusUnauthorized && f.Status != http.StatusForbidden) {
 		return
 	}

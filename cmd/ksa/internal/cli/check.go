@@ -11,10 +11,6 @@ import (
 	"github.com/ksa-go/ksa/publish"
 )
 
-// azureAudience is the audience Entra ID federated credentials expect by
-// default.
-const azureAudience = publish.EntraAudience
-
 // Severities of a problem.
 const (
 	sevError   = "error"
@@ -100,7 +96,7 @@ Exit status 1 when an error-level problem is found.`,
 		RunE: run(func(cmd *cobra.Command, args []string) error { return f.run(a, cmd, args[0]) }),
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.audience, "audience", azureAudience, "the federated credential's audience")
+	fl.StringVar(&f.audience, "audience", publish.EntraAudience, "the federated credential's audience")
 	fl.StringVar(&f.subject, "subject", "", "the federated credential's subject, e.g. system:serviceaccount:NS:NAME")
 	fl.StringVar(&f.tokenFile, "token", "", "a token to check against the federated credential (- for standard input)")
 	fl.StringVar(&f.caFile, "ca-file", "", "also trust these CA certificates (test setups: clouds trust public CAs only)")

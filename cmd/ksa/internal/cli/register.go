@@ -5,28 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/url"
-	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ksa-go/ksa"
-	"github.com/ksa-go/ksa/publish"
-)
-
-// Limits of the clouds' registrations.
-const (
-	// entraMaxCredentials is how many federated identity credentials one
-	// Entra ID application or managed identity holds.
-	entraMaxCredentials = 20
-	// awsTrustPolicyChars is IAM's default quota on a role's trust
-	// policy (raisable to 4096).
-	awsTrustPolicyChars = 2048
-	// googleMaxSubject bounds google.subject, the mapped token subject.
-	googleMaxSubject = 127
-	// awsAudience is the audience IRSA's tokens carry.
-	awsAudience = "sts.amazonaws.com"
+	"github.com/ksa-go/ksa/federation/register"
 )
 
 // registration is what register prints: the commands to run and the
@@ -68,9 +52,6 @@ func (f *registerFlags) subjects() ([]ksa.ServiceAccount, error) {
 	if err := checkIssuerURL(f.issuer); err != nil {
 		return nil, err
 	}
-	if u, err := url.Parse(f.issuer); err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-		return nil, usage("give --issuer the https:// URL of kube-apiserver's --service-account-issuer", "--issuer %q is not an issuer URL", publish.RedactURL(f.issuer))
-	}
 	var out []ksa.ServiceAccount
 	seen := map[string]bool{}
 	for _, s := range f.accounts {
@@ -105,20 +86,6 @@ func newRegisterCmd(a *app) *cobra.Command {
 		newRegisterAzureCmd(a), newRegisterAWSCmd(a), newRegisterGCPCmd(a))
 }
 
-// ficNameChars are what a federated credential's name may hold besides
-// letters and digits.
-var ficNameBad = regexp.MustCompile(`[^A-Za-z0-9_-]`)
-
-// ficName names a service account's federated credential: NAMESPACE-NAME,
-// the characters Entra ID refuses made hyphens, at most 120 characters.
-func ficName(sa ksa.ServiceAccount) string {
-	n := ficNameBad.ReplaceAllString(sa.Namespace+"-"+sa.Name, "-")
-	if len(n) > 120 {
-		n = n[:120]
-	}
-	return n
-}
-
 type registerAzureFlags struct {
 	registerFlags
 	identity, resourceGroup, subscription, appID string
@@ -143,9 +110,9 @@ service accounts than that are refused; count the ones it already holds
   ksa issuer register azure --issuer https://oidc.example.com/cluster-1 \
       --service-account prod:billing --app-id 00000000-0000-0000-0000-000000000001 -o json`,
 		Args: args(0, 0),
-		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a, cmd) }),
+		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a) }),
 	}
-	f.add(cmd, azureAudience)
+	f.add(cmd, register.EntraAudience)
 	fl := cmd.Flags()
 	fl.StringVar(&f.identity, "identity", "", "the user-assigned managed identity")
 	fl.StringVar(&f.resourceGroup, "resource-group", "", "the managed identity's resource group")
@@ -154,7 +121,7 @@ service accounts than that are refused; count the ones it already holds
 	return cmd
 }
 
-func (f *registerAzureFlags) run(a *app, cmd *cobra.Command) error {
+func (f *registerAzureFlags) run(a *app) error {
 	switch {
 	case f.appID == "" && f.identity == "":
 		return usage("add --identity NAME --resource-group RG (a managed identity) or --app-id ID (an application)", "no identity to register with")
@@ -167,53 +134,15 @@ func (f *registerAzureFlags) run(a *app, cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	if len(sas) > entraMaxCredentials {
-		return fail(nil, "spread the service accounts over several identities, at most 20 each", "%d service accounts: an Entra ID identity holds at most %d federated credentials", len(sas), entraMaxCredentials)
-	}
-	if strings.TrimSpace(f.audience) != f.audience || f.audience == "" {
-		return usage("give --audience without spaces", "--audience %q", f.audience)
-	}
-	reg := registration{Cloud: "azure", Issuer: f.issuer, Commands: []string{}, Requests: []request{}}
-	for _, sa := range sas {
-		name := ficName(sa)
-		if f.appID != "" {
-			body := map[string]any{"name": name, "issuer": f.issuer, "subject": sa.Username(), "audiences": []string{f.audience}}
-			reg.Commands = append(reg.Commands, commandLine("az", "ad", "app", "federated-credential", "create", "--id", f.appID, "--parameters", compactJSON(body)))
-			reg.Requests = append(reg.Requests, request{Method: "POST", URL: "https://graph.microsoft.com/v1.0/applications(appId='" + f.appID + "')/federatedIdentityCredentials", Body: body})
-			continue
-		}
-		args := []string{"az", "identity", "federated-credential", "create", "--name", name, "--identity-name", f.identity, "--resource-group", f.resourceGroup}
-		if f.subscription != "" {
-			args = append(args, "--subscription", f.subscription)
-		}
-		args = append(args, "--issuer", f.issuer, "--subject", sa.Username(), "--audiences", f.audience)
-		reg.Commands = append(reg.Commands, commandLine(args...))
-		sub := f.subscription
-		if sub == "" {
-			sub = "{subscriptionId}"
-		}
-		reg.Requests = append(reg.Requests, request{Method: "PUT",
-			URL:  fmt.Sprintf("https://management.azure.com/subscriptions/%s/resourceGroups/%s/providers/Microsoft.ManagedIdentity/userAssignedIdentities/%s/federatedIdentityCredentials/%s?api-version=2023-01-31", sub, url.PathEscape(f.resourceGroup), url.PathEscape(f.identity), name),
-			Body: map[string]any{"properties": map[string]any{"issuer": f.issuer, "subject": sa.Username(), "audiences": []string{f.audience}}}})
-	}
-	holder := "managed identity " + f.identity
-	if f.appID != "" {
-		holder = "application " + f.appID
-	}
-	reg.Notes = append(reg.Notes, fmt.Sprintf("%s holds at most %d federated credentials; these are %d of them (az identity federated-credential list shows the others)", holder, entraMaxCredentials, len(sas)))
-	if f.audience != azureAudience {
-		reg.Notes = append(reg.Notes, "the audience is not "+azureAudience+", the one Entra ID documents for federated credentials")
-	}
-	reg.Notes = append(reg.Notes, "Entra ID compares the issuer byte for byte with the tokens' iss: a trailing slash counts (AADSTS700211)")
-	return printRegistration(a.stdout, f.format, reg)
+	reg, err := register.Azure(register.AzureConfig{Issuer: f.issuer, ServiceAccounts: sas, Audience: f.audience,
+		Identity: f.identity, ResourceGroup: f.resourceGroup, Subscription: f.subscription, AppID: f.appID})
+	return f.print(a, reg, err, "spread the service accounts over several identities, at most 20 each")
 }
 
 type registerAWSFlags struct {
 	registerFlags
 	accountID, role string
 }
-
-var awsAccountID = regexp.MustCompile(`^[0-9]{12}$`)
 
 func newRegisterAWSCmd(a *app) *cobra.Command {
 	f := &registerAWSFlags{}
@@ -233,7 +162,7 @@ reported (raise the quota, or split the service accounts over roles).`,
 		Args: args(0, 0),
 		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a) }),
 	}
-	f.add(cmd, awsAudience)
+	f.add(cmd, register.AWSAudience)
 	cmd.Flags().StringVar(&f.accountID, "account-id", "", "the AWS account holding the provider, 12 digits (required)")
 	cmd.Flags().StringVar(&f.role, "role", "", "create this role with the trust policy")
 	required(cmd, "account-id")
@@ -241,64 +170,18 @@ reported (raise the quota, or split the service accounts over roles).`,
 }
 
 func (f *registerAWSFlags) run(a *app) error {
-	if !awsAccountID.MatchString(f.accountID) {
-		return usage("give --account-id the 12 digits of the account (aws sts get-caller-identity --query Account)", "--account-id %q is not an AWS account ID", f.accountID)
-	}
 	sas, err := f.subjects()
 	if err != nil {
 		return err
 	}
-	host := strings.TrimSuffix(strings.TrimPrefix(f.issuer, "https://"), "/")
-	provider := "arn:aws:iam::" + f.accountID + ":oidc-provider/" + host
-	subs := make([]string, len(sas))
-	for i, sa := range sas {
-		subs[i] = sa.Username()
-	}
-	var sub any = subs
-	if len(subs) == 1 {
-		sub = subs[0]
-	}
-	trust := map[string]any{
-		"Version": "2012-10-17",
-		"Statement": []any{map[string]any{
-			"Effect":    "Allow",
-			"Principal": map[string]any{"Federated": provider},
-			"Action":    "sts:AssumeRoleWithWebIdentity",
-			"Condition": map[string]any{"StringEquals": map[string]any{host + ":aud": f.audience, host + ":sub": sub}},
-		}},
-	}
-	input := map[string]any{"Url": f.issuer, "ClientIDList": []string{f.audience}}
-	reg := registration{Cloud: "aws", Issuer: f.issuer,
-		Commands: []string{commandLine("aws", "iam", "create-open-id-connect-provider", "--url", f.issuer, "--client-id-list", f.audience)},
-		Requests: []request{{Method: "POST", URL: "https://iam.amazonaws.com/?Action=CreateOpenIDConnectProvider", Body: input}}}
-	policy := compactJSON(trust)
-	if f.role != "" {
-		reg.Commands = append(reg.Commands, commandLine("aws", "iam", "create-role", "--role-name", f.role, "--assume-role-policy-document", policy))
-		reg.Requests = append(reg.Requests, request{Method: "POST", URL: "https://iam.amazonaws.com/?Action=CreateRole", Body: map[string]any{"RoleName": f.role, "AssumeRolePolicyDocument": policy}})
-	} else {
-		reg.Requests = append(reg.Requests, request{Body: trust})
-		reg.Notes = append(reg.Notes, "the last body is the role trust policy: give it to aws iam create-role or update-assume-role-policy (--role prints the command)")
-	}
-	if len(policy) > awsTrustPolicyChars {
-		reg.Notes = append(reg.Notes, fmt.Sprintf("the trust policy is %d characters, over IAM's default quota of %d: raise the quota (up to 4096) or split the service accounts over roles", len(policy), awsTrustPolicyChars))
-	}
-	role := f.role
-	if role == "" {
-		role = "ROLE"
-	}
-	reg.Notes = append(reg.Notes, "pods get the role through the service account annotation eks.amazonaws.com/role-arn=arn:aws:iam::"+f.accountID+":role/"+role+" and tokens for audience "+f.audience)
-	return printRegistration(a.stdout, f.format, reg)
+	reg, err := register.AWS(register.AWSConfig{Issuer: f.issuer, ServiceAccounts: sas, Audience: f.audience, AccountID: f.accountID, Role: f.role})
+	return f.print(a, reg, err, "")
 }
 
 type registerGCPFlags struct {
 	registerFlags
 	projectNumber, pool, provider, role string
 }
-
-var (
-	gcpNumber = regexp.MustCompile(`^[0-9]{1,20}$`)
-	gcpID     = regexp.MustCompile(`^[a-z0-9-]{4,32}$`)
-)
 
 func newRegisterGCPCmd(a *app) *cobra.Command {
 	f := &registerGCPFlags{}
@@ -329,63 +212,62 @@ bytes: a longer system:serviceaccount:NAMESPACE:NAME is refused.`,
 }
 
 func (f *registerGCPFlags) run(a *app) error {
-	switch {
-	case !gcpNumber.MatchString(f.projectNumber):
-		return usage("give --project-number the number (gcloud projects describe PROJECT --format='value(projectNumber)')", "--project-number %q is not a project number", f.projectNumber)
-	case !gcpID.MatchString(f.pool) || strings.HasPrefix(f.pool, "gcp-"):
-		return usage("give --pool 4 to 32 lowercase letters, digits or hyphens, not starting with gcp-", "--pool %q is not a pool ID", f.pool)
-	case !gcpID.MatchString(f.provider) || strings.HasPrefix(f.provider, "gcp-"):
-		return usage("give --provider 4 to 32 lowercase letters, digits or hyphens, not starting with gcp-", "--provider %q is not a provider ID", f.provider)
-	}
 	sas, err := f.subjects()
 	if err != nil {
 		return err
 	}
-	for _, sa := range sas {
-		if len(sa.Username()) > googleMaxSubject {
-			return fail(nil, "map google.subject from a shorter attribute, or use a shorter namespace and name", "subject %s is %d bytes: google.subject holds at most %d", sa.Username(), len(sa.Username()), googleMaxSubject)
-		}
-	}
-	poolName := "projects/" + f.projectNumber + "/locations/global/workloadIdentityPools/" + f.pool
-	oidcCfg := map[string]any{"issuerUri": f.issuer}
-	providerArgs := []string{"gcloud", "iam", "workload-identity-pools", "providers", "create-oidc", f.provider,
-		"--project=" + f.projectNumber, "--location=global", "--workload-identity-pool=" + f.pool,
-		"--issuer-uri=" + f.issuer, "--attribute-mapping=google.subject=assertion.sub"}
-	if f.audience != "" {
-		oidcCfg["allowedAudiences"] = []string{f.audience}
-		providerArgs = append(providerArgs, "--allowed-audiences="+f.audience)
-	}
-	reg := registration{Cloud: "gcp", Issuer: f.issuer,
-		Commands: []string{
-			commandLine("gcloud", "iam", "workload-identity-pools", "create", f.pool, "--project="+f.projectNumber, "--location=global"),
-			commandLine(providerArgs...),
-		},
-		Requests: []request{
-			{Method: "POST", URL: "https://iam.googleapis.com/v1/projects/" + f.projectNumber + "/locations/global/workloadIdentityPools?workloadIdentityPoolId=" + f.pool, Body: map[string]any{}},
-			{Method: "POST", URL: "https://iam.googleapis.com/v1/" + poolName + "/providers?workloadIdentityPoolProviderId=" + f.provider,
-				Body: map[string]any{"attributeMapping": map[string]string{"google.subject": "assertion.sub"}, "oidc": oidcCfg}},
-		}}
-	for _, sa := range sas {
-		principal := "principal://iam.googleapis.com/" + poolName + "/subject/" + sa.Username()
-		if f.role != "" {
-			reg.Commands = append(reg.Commands, commandLine("gcloud", "projects", "add-iam-policy-binding", f.projectNumber, "--member="+principal, "--role="+f.role))
-		} else {
-			reg.Notes = append(reg.Notes, "grant roles to "+principal)
-		}
-	}
-	if f.audience == "" {
-		reg.Notes = append(reg.Notes, "request the tokens for audience //iam.googleapis.com/"+poolName+"/providers/"+f.provider+" (or give --audience)")
-	}
-	return printRegistration(a.stdout, f.format, reg)
+	reg, err := register.GCP(register.GCPConfig{Issuer: f.issuer, ServiceAccounts: sas, Audience: f.audience,
+		ProjectNumber: f.projectNumber, Pool: f.pool, Provider: f.provider, Role: f.role})
+	return f.print(a, reg, err, "map google.subject from a shorter attribute, or use a shorter namespace and name")
 }
 
-// compactJSON writes v as one line of JSON, HTML characters unescaped.
-func compactJSON(v any) string {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	return strings.TrimSuffix(buf.String(), "\n")
+// registerFlagFor names the flag behind each field of the library's
+// registration configurations, and its fix.
+var registerFlagFor = map[string]struct{ flag, fix string }{
+	"Issuer":          {"--issuer", "give --issuer the https:// URL of kube-apiserver's --service-account-issuer"},
+	"ServiceAccounts": {"--service-account", "name each service account once"},
+	"Audience":        {"--audience", "give --audience without spaces"},
+	"Identity":        {"--identity", "add --identity NAME --resource-group RG (a managed identity) or --app-id ID (an application)"},
+	"ResourceGroup":   {"--resource-group", "add --resource-group"},
+	"Subscription":    {"--subscription", "give --subscription with --identity, not --app-id"},
+	"AppID":           {"--app-id", "give --app-id alone, or --identity with --resource-group"},
+	"AccountID":       {"--account-id", "give --account-id the 12 digits of the account (aws sts get-caller-identity --query Account)"},
+	"Role":            {"--role", "give --role a role name"},
+	"ProjectNumber":   {"--project-number", "give --project-number the number (gcloud projects describe PROJECT --format='value(projectNumber)')"},
+	"Pool":            {"--pool", "give --pool 4 to 32 lowercase letters, digits or hyphens, not starting with gcp-"},
+	"Provider":        {"--provider", "give --provider 4 to 32 lowercase letters, digits or hyphens, not starting with gcp-"},
+}
+
+// print prints a registration the library rendered, or explains why it
+// refused the flags: limit is the fix when the service accounts are more
+// than the cloud holds.
+func (f *registerFlags) print(a *app, reg *register.Registration, err error, limit string) error {
+	if p, ok := asConfigProblem(err); ok {
+		typ, field, _ := strings.Cut(p.field, ".")
+		if field == "ServiceAccounts" && limit != "" {
+			return fail(nil, limit, "%s", p.reason)
+		}
+		name, _, _ := strings.Cut(field, "[")
+		if m, ok := registerFlagFor[name]; ok {
+			return usage(m.fix, "%s %s", m.flag, p.reason)
+		}
+		return fail(err, bugFix, "rendering the %s registration", typ)
+	}
+	if err != nil {
+		return fail(err, bugFix, "rendering the registration")
+	}
+	out := registration{Cloud: reg.Cloud, Issuer: reg.Issuer, Commands: []string{}, Requests: []request{}}
+	for _, c := range reg.Commands {
+		out.Commands = append(out.Commands, commandLine(c...))
+	}
+	for _, r := range reg.Requests {
+		out.Requests = append(out.Requests, request{Method: r.Method, URL: r.URL, Body: r.Body})
+	}
+	words := flagFor{"AWSConfig.Role": "--role", "GCPConfig.Audience": "--audience"}
+	for _, n := range reg.Notes {
+		out.Notes = append(out.Notes, words.words(n))
+	}
+	return printRegistration(a.stdout, f.format, out)
 }
 
 // printRegistration writes a registration: as text, the commands and then

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"regexp"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -19,78 +18,10 @@ func newCredspecCmd(a *app) *cobra.Command {
 		newCredspecGenerateCmd(a), newCredspecCRDCmd(a))
 }
 
-// domainFacts are what New-CredentialSpec reads from Active Directory.
-type domainFacts struct {
-	Account     string
-	DNSName     string
-	NetBIOSName string
-	GUID        string
-	SID         string
-	Forest      string
-	Additional  []string
-	AKVObjectID string
-	AKVSecret   string
-}
-
-var (
-	guidPattern    = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-	sidPattern     = regexp.MustCompile(`^S-1-5-21-\d+-\d+-\d+$`)
-	netbiosPattern = regexp.MustCompile(`^[A-Za-z0-9!@#$%^&'().\-_{}~]{1,15}$`)
-	dnsPattern     = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$`)
-	accountPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,14}$`)
-)
-
-// spec builds the credential spec New-CredentialSpec writes for these facts.
-func (d domainFacts) spec() (*credspec.CredentialSpec, error) {
-	account := strings.TrimSuffix(d.Account, "$")
-	const adFix = "read it with Get-ADDomain (DNSRoot, NetBIOSName, ObjectGUID, DomainSID) on any domain member"
-	switch {
-	case !accountPattern.MatchString(account):
-		return nil, usage("give the gMSA's sAMAccountName, at most 15 characters, with or without the trailing $", "--account %q is not a gMSA account name", d.Account)
-	case !dnsPattern.MatchString(d.DNSName):
-		return nil, usage(adFix, "--dns-name %q is not a DNS domain name (e.g. contoso.com)", d.DNSName)
-	case !netbiosPattern.MatchString(d.NetBIOSName):
-		return nil, usage(adFix, "--netbios-name %q is not a NetBIOS domain name (at most 15 characters, e.g. CONTOSO)", d.NetBIOSName)
-	case !guidPattern.MatchString(d.GUID):
-		return nil, usage(adFix, "--domain-guid %q is not a GUID (e.g. 244818ae-87ca-4fcd-92ec-e79e5252348a)", d.GUID)
-	case !sidPattern.MatchString(d.SID):
-		return nil, usage(adFix, "--domain-sid %q is not a domain SID (S-1-5-21-x-y-z)", d.SID)
-	case d.Forest != "" && !dnsPattern.MatchString(d.Forest):
-		return nil, usage(adFix+" (Forest)", "--forest %q is not a DNS domain name", d.Forest)
-	case (d.AKVObjectID == "") != (d.AKVSecret == ""):
-		return nil, usage("give both --akv-object-id and --akv-secret-uri, or neither", "--akv-object-id and --akv-secret-uri go together")
-	}
-	forest := d.Forest
-	if forest == "" {
-		forest = d.DNSName
-	}
-	gmsas := []credspec.GroupManagedServiceAccount{{Name: account, Scope: d.DNSName}, {Name: account, Scope: d.NetBIOSName}}
-	for _, add := range d.Additional {
-		name, scope, ok := strings.Cut(add, "@")
-		if !ok || !accountPattern.MatchString(strings.TrimSuffix(name, "$")) || !dnsPattern.MatchString(scope) {
-			return nil, usage("give ACCOUNT@DOMAIN, e.g. LogAgent@fabrikam.com", "--additional-account %q is not ACCOUNT@DOMAIN", add)
-		}
-		gmsas = append(gmsas, credspec.GroupManagedServiceAccount{Name: strings.TrimSuffix(name, "$"), Scope: scope})
-	}
-	spec := &credspec.CredentialSpec{
-		CMSPlugins: []string{"ActiveDirectory"},
-		DomainJoinConfig: &credspec.DomainJoinConfig{DNSName: d.DNSName, GUID: strings.ToLower(d.GUID), DNSTreeName: forest,
-			NetBIOSName: d.NetBIOSName, SID: d.SID, MachineAccountName: account},
-		ActiveDirectoryConfig: &credspec.ActiveDirectoryConfig{GroupManagedServiceAccounts: gmsas},
-	}
-	if d.AKVObjectID != "" {
-		spec.ActiveDirectoryConfig.HostAccountConfig = &credspec.HostAccountConfig{
-			PortableCCGVersion: "1",
-			PluginGUID:         "{CCC2A336-D7F3-4818-A213-272B7924213E}",
-			PluginInput:        "ObjectId=" + d.AKVObjectID + ";SecretUri=" + d.AKVSecret,
-		}
-	}
-	return spec, nil
-}
-
 // generateFlags are the settings of "ksa credspec generate".
 type generateFlags struct {
-	facts      domainFacts
+	facts      credspec.CredentialSpecConfig
+	additional []string
 	name, from string
 	format     format
 }
@@ -127,9 +58,9 @@ The manifest is YAML; -o json writes the object as JSON.`,
 	fl.StringVar(&f.facts.GUID, "domain-guid", "", "the domain's GUID (Get-ADDomain ObjectGUID)")
 	fl.StringVar(&f.facts.SID, "domain-sid", "", "the domain's SID (Get-ADDomain DomainSID)")
 	fl.StringVar(&f.facts.Forest, "forest", "", "the forest's DNS name (Get-ADDomain Forest; default: --dns-name)")
-	fl.StringArrayVar(&f.facts.Additional, "additional-account", nil, "another gMSA as ACCOUNT@DOMAIN (repeatable)")
-	fl.StringVar(&f.facts.AKVObjectID, "akv-object-id", "", "Azure Key Vault plug-in: the managed identity's object ID")
-	fl.StringVar(&f.facts.AKVSecret, "akv-secret-uri", "", "Azure Key Vault plug-in: the secret URI of the account's credentials")
+	fl.StringArrayVar(&f.additional, "additional-account", nil, "another gMSA as ACCOUNT@DOMAIN (repeatable)")
+	fl.StringVar(&f.facts.KeyVaultObjectID, "akv-object-id", "", "Azure Key Vault plug-in: the managed identity's object ID")
+	fl.StringVar(&f.facts.KeyVaultSecretURI, "akv-secret-uri", "", "Azure Key Vault plug-in: the secret URI of the account's credentials")
 	fl.StringVar(&f.name, "name", "", "object name (default: the account name in lower case)")
 	fl.StringVar(&f.from, "from-file", "", "turn this credential-spec JSON file into the manifest instead")
 	addManifestFlag(cmd, &f.format)
@@ -164,7 +95,7 @@ func (f *generateFlags) run(a *app, cmd *cobra.Command) error {
 			}
 		}
 		var err error
-		if spec, err = f.facts.spec(); err != nil {
+		if spec, err = f.spec(); err != nil {
 			return err
 		}
 	}
@@ -186,6 +117,34 @@ func (f *generateFlags) run(a *app, cmd *cobra.Command) error {
 	}
 	_, err = a.stdout.Write(manifest)
 	return err
+}
+
+// spec is the credential spec of the domain facts the flags give.
+func (f *generateFlags) spec() (*credspec.CredentialSpec, error) {
+	for _, add := range f.additional {
+		name, scope, ok := strings.Cut(add, "@")
+		if !ok {
+			return nil, usage("give ACCOUNT@DOMAIN, e.g. LogAgent@fabrikam.com", "--additional-account %q is not ACCOUNT@DOMAIN", add)
+		}
+		f.facts.AdditionalAccounts = append(f.facts.AdditionalAccounts, credspec.GroupManagedServiceAccount{Name: name, Scope: scope})
+	}
+	spec, err := credspec.NewCredentialSpec(f.facts)
+	p, ok := asConfigProblem(err)
+	if !ok {
+		return spec, err
+	}
+	const adFix = "read it with Get-ADDomain (DNSRoot, NetBIOSName, ObjectGUID, DomainSID, Forest) on any domain member"
+	flags := flagFor{"CredentialSpecConfig.Account": "--account", "CredentialSpecConfig.DNSName": "--dns-name", "CredentialSpecConfig.NetBIOSName": "--netbios-name",
+		"CredentialSpecConfig.GUID": "--domain-guid", "CredentialSpecConfig.SID": "--domain-sid", "CredentialSpecConfig.Forest": "--forest",
+		"CredentialSpecConfig.AdditionalAccounts": "--additional-account", "CredentialSpecConfig.KeyVaultObjectID": "--akv-object-id",
+		"KeyVaultSecretURI": "--akv-secret-uri"}
+	flag, _ := flags.flag(p.field)
+	fix := map[string]string{"--account": "give the gMSA's sAMAccountName, at most 15 characters, with or without the trailing $",
+		"--additional-account": "give ACCOUNT@DOMAIN, e.g. LogAgent@fabrikam.com", "--akv-object-id": "give both --akv-object-id and --akv-secret-uri, or neither"}[flag]
+	if fix == "" {
+		fix = adFix
+	}
+	return nil, usage(fix, "%s %s", flag, flags.words(p.reason))
 }
 
 func newCredspecCRDCmd(a *app) *cobra.Command {

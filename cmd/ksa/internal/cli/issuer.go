@@ -17,9 +17,12 @@ import (
 	"github.com/ksa-go/ksa/publish"
 )
 
-func newIssuerCmd(a *app) *cobra.Command {
+// newIssuerCmd returns the issuer commands; rotateRead, when set (tests),
+// is called once a scheduled rotation that writes has read the ring file
+// and the store, holding its lock.
+func newIssuerCmd(a *app, rotateRead func()) *cobra.Command {
 	return group("issuer", "Set up, rotate and check a service-account issuer",
-		newKeygenCmd(a), newRenderCmd(a), newRotateCmd(a), newCheckCmd(a), newPublishCmd(a), newRegisterCmd(a),
+		newKeygenCmd(a), newRenderCmd(a), newRotateCmd(a, rotateRead), newCheckCmd(a), newPublishCmd(a), newRegisterCmd(a),
 		newCAPISecretCmd(a))
 }
 

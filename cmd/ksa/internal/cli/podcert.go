@@ -26,9 +26,11 @@ import (
 	"github.com/ksa-go/ksa/podcert/podcertctl"
 )
 
-func newPodcertCmd(a *app) *cobra.Command {
+// newPodcertCmd returns the podcert commands; client makes "ksa podcert
+// serve"'s client (nil: podcertctl.NewRESTClient; tests hand a fake).
+func newPodcertCmd(a *app, client podcertClientFunc) *cobra.Command {
 	return group("podcert", "Sign pod certificates (PodCertificateRequests) for a signer name",
-		newPodcertServeCmd(a), newPodcertRBACCmd(a))
+		newPodcertServeCmd(a, client), newPodcertRBACCmd(a))
 }
 
 // podcertFlags are the signer's settings.
@@ -49,6 +51,9 @@ type podcertServeFlags struct {
 	workers, burst int
 	qps            float32
 	opsAddr        string
+	// newClient makes the controller's client; nil means
+	// podcertctl.NewRESTClient.
+	newClient podcertClientFunc
 }
 
 // podcertClientFunc makes the controller's client of a rest.Config:
@@ -132,8 +137,8 @@ func readChain(certPath string) ([]*x509.Certificate, error) {
 	return chain, nil
 }
 
-func newPodcertServeCmd(a *app) *cobra.Command {
-	f := &podcertServeFlags{}
+func newPodcertServeCmd(a *app, client podcertClientFunc) *cobra.Command {
+	f := &podcertServeFlags{newClient: client}
 	cmd := &cobra.Command{
 		Use:   "serve --signer-name NAME --ca-key FILE --ca-cert FILE",
 		Short: "Issue, deny or fail the PodCertificateRequests of a signer name",
@@ -352,7 +357,7 @@ func (f *podcertServeFlags) config(a *app, cmd *cobra.Command, log *slog.Logger)
 	rc.UserAgent = "ksa-podcert"
 	rc.WarningHandler = slogWarnings{log}
 	rc.QPS, rc.Burst = f.qps, f.burst
-	newClient := a.podcertClient
+	newClient := f.newClient
 	if newClient == nil {
 		newClient = func(rc *rest.Config) (podcertctl.Client, error) { return podcertctl.NewRESTClient(rc) }
 	}

@@ -59,9 +59,8 @@ func writeRotationCA(t *testing.T, dir, name string, notBefore time.Time) (strin
 func serveOnce(t *testing.T, cs *fake.Clientset, args ...string) (decided, metrics string) {
 	t.Helper()
 	logs, logw := io.Pipe()
-	a := &app{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: logw,
-		podcertClient: func(*rest.Config) (podcertctl.Client, error) { return clientgo.New(cs) }}
-	root := newRoot(a)
+	a := &app{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: logw}
+	root := newRootOf(a, "", "", newPodcertCmd(a, func(*rest.Config) (podcertctl.Client, error) { return clientgo.New(cs) }))
 	root.SetArgs(append([]string{"podcert", "serve", "--api-version", "v1", "--ops-addr", "127.0.0.1:0"}, args...))
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
@@ -181,9 +180,8 @@ current-context: c
 `), 0o600))
 	cs := fake.NewClientset()
 	var stderr bytes.Buffer
-	a := &app{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &stderr,
-		podcertClient: func(*rest.Config) (podcertctl.Client, error) { return clientgo.New(cs) }}
-	root := newRoot(a)
+	a := &app{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &stderr}
+	root := newRootOf(a, "", "", newPodcertCmd(a, func(*rest.Config) (podcertctl.Client, error) { return clientgo.New(cs) }))
 	root.SetArgs([]string{"podcert", "serve", "--api-version", "v1", "--now", now.Format(time.RFC3339), "--kubeconfig", kubeconfig,
 		"--signer-name", "example.com/pods", "--ca-key", filepath.Join(dir, "ca.key"), "--ca-cert", filepath.Join(dir, "ca.crt"),
 		"--next-ca-key", filepath.Join(dir, "ca2.key"), "--next-ca-cert", filepath.Join(dir, "ca2.crt"),

@@ -76,9 +76,8 @@ current-context: c
 	cs := fake.NewClientset(pcr)
 
 	logs, logw := io.Pipe()
-	a := &app{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: logw,
-		podcertClient: func(*rest.Config) (podcertctl.Client, error) { return clientgo.New(cs) }}
-	root := newRoot(a)
+	a := &app{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: logw}
+	root := newRootOf(a, "", "", newPodcertCmd(a, func(*rest.Config) (podcertctl.Client, error) { return clientgo.New(cs) }))
 	root.SetArgs([]string{"podcert", "serve", "--now", now.Format(time.RFC3339), "--signer-name", "example.com/pods",
 		"--ca-key", filepath.Join(dir, "ca.key"), "--ca-cert", filepath.Join(dir, "ca.crt"), "--kubeconfig", kubeconfig,
 		"--api-version", "v1", "--ops-addr", "127.0.0.1:0"})
@@ -206,7 +205,7 @@ func TestPodcertServeHelpNamesMetrics(t *testing.T) {
 	observe(podcertctl.Event{Kind: podcertctl.Decided, Decision: &podcert.Decision{Outcome: podcert.Issued, Reason: podcert.ReasonIssued}})
 	families, err := reg.Gather()
 	require.NoError(t, err)
-	help := newPodcertServeCmd(&app{}).Long
+	help := newPodcertServeCmd(&app{}, nil).Long
 	n := 0
 	for _, f := range families {
 		if strings.HasPrefix(f.GetName(), "ksa_") {

@@ -31,12 +31,6 @@ type app struct {
 	keys keystores.Stores
 	// buildInfo reads the build's version; nil means debug.ReadBuildInfo.
 	readBuildInfo func() (*debug.BuildInfo, bool)
-	// podcertClient makes "ksa podcert serve"'s client; nil means
-	// podcertctl.NewRESTClient.
-	podcertClient podcertClientFunc
-	// rotateRead, when set (tests), is called once a scheduled rotation
-	// that writes has read the ring file and the store, holding its lock.
-	rotateRead func()
 }
 
 // buildInfo reads the build's version information.
@@ -63,9 +57,12 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 // main runs the command tree on a, printing a failure on a.stderr, and
 // returns the exit status.
-func (a *app) main(args []string) int {
+func (a *app) main(args []string) int { return a.execute(newRoot(a), args) }
+
+// execute runs the command tree root on a with args, printing a failure
+// on a.stderr, and returns the exit status.
+func (a *app) execute(root *cobra.Command, args []string) int {
 	stderr := a.stderr
-	root := newRoot(a)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteC()
 	_ = a.keys.Close()
@@ -77,10 +74,21 @@ func (a *app) main(args []string) int {
 }
 
 func newRoot(a *app) *cobra.Command {
-	root := &cobra.Command{
-		Use:   "ksa",
-		Short: "Kubernetes workload identity for operators: issuers, tokens, GMSA, certificates",
-		Long: `ksa sets up and checks the identity of Kubernetes workloads.
+	return newRootOf(a, rootHelp, rootExample,
+		newIssuerCmd(a, nil),
+		newTokenCmd(a),
+		newCredspecCmd(a),
+		newX509Cmd(a),
+		newWebhookCmd(a),
+		newSignerCmd(a),
+		newPodcertCmd(a, nil),
+		newSpiffeCmd(a),
+		newVersionCmd(a),
+	)
+}
+
+// rootHelp is the help of ksa itself: what each command does.
+const rootHelp = `ksa sets up and checks the identity of Kubernetes workloads.
 
 Commands:
   issuer keygen          make a signing key: a PEM file, or in an HSM or KMS
@@ -109,12 +117,24 @@ Commands:
   version                print the command's version and VCS revision
 
 Exit status: 0 on success, 1 on failure (or when a check finds problems),
-2 for a usage error.`,
-		Example: `  # A self-managed issuer for Azure workload identity, end to end:
+2 for a usage error.`
+
+// rootExample is the example of ksa's help.
+const rootExample = `  # A self-managed issuer for Azure workload identity, end to end:
   ksa issuer keygen --out sa.key
   ksa issuer render --issuer https://oidcissuer.blob.core.windows.net/cluster-1/ --key sa.key --out site
   # upload site/ to the issuer URL, start kube-apiserver with the flags printed, then:
-  ksa issuer check https://oidcissuer.blob.core.windows.net/cluster-1/`,
+  ksa issuer check https://oidcissuer.blob.core.windows.net/cluster-1/`
+
+// newRootOf returns the root command, ksa, with its help and the command
+// groups: the hidden --now flag, the flags' errors with their fixes, and
+// every stream of a.
+func newRootOf(a *app, long, example string, groups ...*cobra.Command) *cobra.Command {
+	root := &cobra.Command{
+		Use:               "ksa",
+		Short:             "Kubernetes workload identity for operators: issuers, tokens, GMSA, certificates",
+		Long:              long,
+		Example:           example,
 		SilenceErrors:     true,
 		SilenceUsage:      true,
 		CompletionOptions: cobra.CompletionOptions{DisableDefaultCmd: true},
@@ -136,17 +156,7 @@ Exit status: 0 on success, 1 on failure (or when a check finds problems),
 	root.PersistentFlags().StringVar(&a.nowFlag, "now", "", "use this RFC 3339 time as the clock (for tests)")
 	_ = root.PersistentFlags().MarkHidden("now")
 	root.SetFlagErrorFunc(flagError)
-	root.AddCommand(
-		newIssuerCmd(a),
-		newTokenCmd(a),
-		newCredspecCmd(a),
-		newX509Cmd(a),
-		newWebhookCmd(a),
-		newSignerCmd(a),
-		newPodcertCmd(a),
-		newSpiffeCmd(a),
-		newVersionCmd(a),
-	)
+	root.AddCommand(groups...)
 	return root
 }
 

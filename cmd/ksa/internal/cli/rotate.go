@@ -58,10 +58,13 @@ type rotateFlags struct {
 	to     string
 	every  time.Duration
 	dryRun bool
+	// rotateRead, when set (tests), is called once a run that writes has
+	// read the ring file and the store, holding its lock.
+	rotateRead func()
 }
 
-func newRotateCmd(a *app) *cobra.Command {
-	f := &rotateFlags{}
+func newRotateCmd(a *app, rotateRead func()) *cobra.Command {
+	f := &rotateFlags{rotateRead: rotateRead}
 	cmd := &cobra.Command{
 		Use:   "rotate (--issuer URL --signing-key CURRENT --out DIR | --ring FILE --ring-out FILE | --ring FILE --to URL) --next-key FILE",
 		Short: "Generate the next signing key, publish it beside the current one, and print the overlap plan",

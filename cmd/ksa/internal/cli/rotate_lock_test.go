@@ -79,8 +79,8 @@ func TestScheduledRotationOneRunAtATime(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			var stdout, stderr strings.Builder
-			a := &app{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, rotateRead: hook}
-			code := a.main(scheduledRun)
+			a := &app{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}
+			code := a.execute(newRootOf(a, "", "", newIssuerCmd(a, hook)), scheduledRun)
 			results[i] = result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 			if code != 0 {
 				release() // the loser has ended: the winner goes on
@@ -142,11 +142,12 @@ func TestScheduledRotationStoreChanged(t *testing.T) {
 	keySet := filepath.Join(dir, "www", "openid", "v1", "jwks")
 	theirs := []byte(`{"keys":[]}`)
 	var stdout, stderr strings.Builder
-	a := &app{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, rotateRead: func() {
+	a := &app{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr}
+	hook := func() {
 		require.NoError(t, os.WriteFile(keySet, theirs, 0o644))
-	}}
+	}
 	t.Chdir(dir)
-	code := a.main(scheduledRun)
+	code := a.execute(newRootOf(a, "", "", newIssuerCmd(a, hook)), scheduledRun)
 	require.Equal(t, exitFailure, code, stdout.String())
 	assert.Regexp(t, `^ksa: writing \S+/openid/v1/jwks: it changed since it was read \(the store was left as it is\); fix: find out what else writes www \(another ksa issuer rotate of the same issuer, a ksa issuer publish\), stop it, then run the same ksa issuer rotate again`, stderr.String())
 	got, err := os.ReadFile(keySet)

@@ -186,10 +186,10 @@ func (f *rotateFlags) rotation(ctx context.Context, a *app, cmd *cobra.Command, 
 		return nil, publishError(err)
 	}
 	ring := &ringStore{path: f.ring, file: publish.NewFileRing(f.ring, publish.FileRingConfig{Parse: parseRingFile, Format: ringFileBytes})}
-	if a.rotateRead != nil && !f.dryRun {
+	if f.rotateRead != nil && !f.dryRun {
 		// Tests: once the run has read everything, before its first write.
 		once := &sync.Once{}
-		ring.beforeWrite = func() { once.Do(a.rotateRead) }
+		ring.beforeWrite = func() { once.Do(f.rotateRead) }
 		store = &hookedStore{Store: store, beforeWrite: ring.beforeWrite}
 	}
 	rot, err := publish.NewRotation(publish.RotationConfig{Ring: ring, Store: store, Keys: a.keyOpener(), NewKey: f.newKey(a, cmd),

@@ -403,3 +403,12 @@ func TestScheduledRotationRingFileWrite(t *testing.T) {
 		})
 	}
 }
+
+// openRingFile parses a ring file, YAML or JSON, and opens its keys.
+func openRingFile(ctx context.Context, data []byte, opener keystore.Opener) (extsigner.RingConfig, error) {
+	f, err := parseRingFile(data)
+	if err != nil {
+		return extsigner.RingConfig{}, err
+	}
+	return f.Open(ctx, opener)
+}

@@ -151,15 +151,6 @@ func ringFileError(path string, err error) error {
 	return fail(nil, "check the keys the ring file names", "%s: %s", path, oneLine(ksa.ErrorText(err)))
 }
 
-// openRingFile parses a ring file, YAML or JSON, and opens its keys.
-func openRingFile(ctx context.Context, data []byte, opener keystore.Opener) (extsigner.RingConfig, error) {
-	f, err := parseRingFile(data)
-	if err != nil {
-		return extsigner.RingConfig{}, err
-	}
-	return f.Open(ctx, opener)
-}
-
 // parseRingFile parses a ring file, YAML or JSON.
 func parseRingFile(data []byte) (*extsigner.RingFile, error) {
 	if !isJSON(data) {

@@ -2,10 +2,10 @@ package issuercmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -34,16 +34,8 @@ type ringStep struct {
 // runRing rotates the ring file of ksa signer serve: the next key is
 // generated and added with the times of every step.
 func (f *rotateFlags) runRing(a *base.App, cmd *cobra.Command) error {
-	for _, fl := range []string{"issuer", "signing-key", "out", "key", "jwks-uri", "max-token-lifetime"} {
-		if cmd.Flags().Changed(fl) {
-			return base.Usage("drop --"+fl+": the ring file holds the keys and their lifetime, and kube-apiserver serves the documents", "--%s does not go with --ring", fl)
-		}
-	}
-	if f.ringOut == "" {
-		return base.Usage("give --ring-out FILE (--ring itself to rotate in place)", "--ring needs --ring-out")
-	}
-	if f.publishDelay < 0 || f.propagation <= 0 {
-		return base.Usage("give --publish-delay of zero or more and a positive --propagation", "--publish-delay %v or --propagation %v is out of range", f.publishDelay, f.propagation)
+	if err := f.checkRingFlags(cmd); err != nil {
+		return err
 	}
 	if base.SamePath(f.ringOut, f.ring) {
 		// Rotated in place: not while a scheduled rotation (or another
@@ -74,26 +66,37 @@ func (f *rotateFlags) runRing(a *base.App, cmd *cobra.Command) error {
 	next, err := ring.Rotate(extsigner.RotateOptions{Key: nextPath, Published: published, Primary: published.Add(f.propagation), Now: now})
 	if err != nil {
 		fix := "give a --propagation of at least the ring's minStaging"
-		if strings.Contains(err.Error(), "rotation is under way") {
+		if errors.Is(err, extsigner.ErrRotationUnderWay) {
 			fix = "run ksa issuer rotate --ring again once the next key signs"
 		}
 		return base.Fail(nil, fix, "%s cannot be rotated: %s", f.ring, base.OneLine(ksa.ErrorText(err)))
 	}
-	out, err := keyflags.RingFileBytes(next, data)
+	key, err := f.writeRing(a, next, data)
 	if err != nil {
 		return err
+	}
+	res := f.ringPlan(cmd.Context(), a, ring, next, key)
+	return base.PrintData(a.Stdout, f.format, res, func(w io.Writer) { f.printRing(w, res, now) })
+}
+
+// writeRing makes the next key and writes it, its public key and the
+// ring file next (data is the ring file read, whose format it keeps).
+func (f *rotateFlags) writeRing(a *base.App, next *extsigner.RingFile, data []byte) (jwks.Key, error) {
+	out, err := keyflags.RingFileBytes(next, data)
+	if err != nil {
+		return jwks.Key{}, err
 	}
 	s, err := f.spec.Generate()
 	if err != nil {
-		return err
+		return jwks.Key{}, err
 	}
 	key, err := jwks.NewKey(s)
 	if err != nil {
-		return base.Fail(err, base.BugFix, "the generated key")
+		return jwks.Key{}, base.Fail(err, base.BugFix, "the generated key")
 	}
 	priv, pub, err := keyflags.EncodePair(s)
 	if err != nil {
-		return base.Fail(err, base.BugFix, "encoding the key")
+		return jwks.Key{}, base.Fail(err, base.BugFix, "encoding the key")
 	}
 	nextPub := keyflags.PublicPath(f.next)
 	replace := base.ReplaceNothing
@@ -107,10 +110,33 @@ func (f *rotateFlags) runRing(a *base.App, cmd *cobra.Command) error {
 		base.Output{Path: f.ringOut, Data: out, Perm: 0o644, Flag: "--ring-out", Replace: replace,
 			ExistsFix: "choose another --ring-out, or --ring-out " + f.ring + " to rotate it in place"},
 	); err != nil {
-		return err
+		return jwks.Key{}, err
 	}
-	res := ringRotation{
-		NextKey:  KeygenResult{PrivateKeyFile: f.next, PublicKeyFile: nextPub, Key: keyInfo{KeyID: key.KeyID, Algorithm: key.Algorithm, Type: keyflags.KeyType(key.Public)}},
+	return key, nil
+}
+
+// checkRingFlags refuses what does not go with --ring (without --to).
+func (f *rotateFlags) checkRingFlags(cmd *cobra.Command) error {
+	for _, fl := range []string{"issuer", "signing-key", "out", "key", "jwks-uri", "max-token-lifetime"} {
+		if cmd.Flags().Changed(fl) {
+			return base.Usage("drop --"+fl+": the ring file holds the keys and their lifetime, and kube-apiserver serves the documents", "--%s does not go with --ring", fl)
+		}
+	}
+	if f.ringOut == "" {
+		return base.Usage("give --ring-out FILE (--ring itself to rotate in place)", "--ring needs --ring-out")
+	}
+	if f.publishDelay < 0 || f.propagation <= 0 {
+		return base.Usage("give --publish-delay of zero or more and a positive --propagation", "--publish-delay %v or --propagation %v is out of range", f.publishDelay, f.propagation)
+	}
+	return nil
+}
+
+// ringPlan is what the signers do by themselves with the ring file next,
+// rotated from ring: the next key published, then signing, and the keys
+// the rotation retired.
+func (f *rotateFlags) ringPlan(ctx context.Context, a *base.App, ring, next *extsigner.RingFile, key jwks.Key) *ringRotation {
+	res := &ringRotation{
+		NextKey:  KeygenResult{PrivateKeyFile: f.next, PublicKeyFile: keyflags.PublicPath(f.next), Key: keyInfo{KeyID: key.KeyID, Algorithm: key.Algorithm, Type: keyflags.KeyType(key.Public)}},
 		RingFile: f.ringOut,
 	}
 	newKey := next.Keys[len(next.Keys)-1]
@@ -119,20 +145,24 @@ func (f *rotateFlags) runRing(a *base.App, cmd *cobra.Command) error {
 		ringStep{At: newKey.Primary, Action: "the next key signs; the key before it stays published", KeyID: key.KeyID})
 	for _, k := range next.Keys[:len(next.Keys)-1] {
 		if retiredNow(ring, k) {
-			res.Plan = append(res.Plan, ringStep{At: k.Retired, Action: "the key before it is retired: every token it signed has expired", KeyID: kidOfEntry(cmd.Context(), a, k)})
+			res.Plan = append(res.Plan, ringStep{At: k.Retired, Action: "the key before it is retired: every token it signed has expired", KeyID: kidOfEntry(ctx, a, k)})
 		}
 	}
-	return base.PrintData(a.Stdout, f.format, res, func(w io.Writer) {
-		fmt.Fprintf(w, "wrote %s and %s: the next key, %s, %s, kid %s\n", f.next, nextPub, res.NextKey.Key.Type, key.Algorithm, key.KeyID)
-		fmt.Fprintf(w, "wrote %s: the signers follow it by themselves (ksa signer serve --ring reads it again within its --ring-check-interval)\n\n", f.ringOut)
-		for i, st := range res.Plan {
-			kid := st.KeyID
-			if kid == "" {
-				kid = "?"
-			}
-			fmt.Fprintf(w, "%d. %s (%s): %s (kid %s)\n", i+1, st.At.Format(time.RFC3339), base.RelTime(st.At, now), st.Action, kid)
+	return res
+}
+
+// printRing writes a rotation of the ring file as text.
+func (f *rotateFlags) printRing(w io.Writer, res *ringRotation, now time.Time) {
+	k := res.NextKey
+	fmt.Fprintf(w, "wrote %s and %s: the next key, %s, %s, kid %s\n", k.PrivateKeyFile, k.PublicKeyFile, k.Key.Type, k.Key.Algorithm, k.Key.KeyID)
+	fmt.Fprintf(w, "wrote %s: the signers follow it by themselves (ksa signer serve --ring reads it again within its --ring-check-interval)\n\n", f.ringOut)
+	for i, st := range res.Plan {
+		kid := st.KeyID
+		if kid == "" {
+			kid = "?"
 		}
-	})
+		fmt.Fprintf(w, "%d. %s (%s): %s (kid %s)\n", i+1, st.At.Format(time.RFC3339), base.RelTime(st.At, now), st.Action, kid)
+	}
 }
 
 // nextSpec settles the next key's type: the flags', or like the key that

@@ -238,33 +238,45 @@ func (s issuerSetup) render(a *base.App, dir string) (*renderResult, error) {
 	if err := a.WriteOutputs(outs...); err != nil {
 		return nil, err
 	}
-	res.KubeAPIServerFlags = []string{"--service-account-issuer=" + s.Issuer, "--service-account-jwks-uri=" + jwksURI}
+	res.KubeAPIServerFlags, res.SignerCommand = s.apiServerFlags(jwksURI)
+	res.Warnings = s.warnings(rs256)
+	return res, nil
+}
+
+// apiServerFlags are the flags kube-apiserver needs for the setup, and
+// the signer it signs through when a key is in a key store.
+func (s issuerSetup) apiServerFlags(jwksURI string) (flags []string, signer string) {
+	flags = []string{"--service-account-issuer=" + s.Issuer, "--service-account-jwks-uri=" + jwksURI}
 	if s.inStore() && s.Signing != nil {
 		// kube-apiserver reads key files only: the signer serves them all.
 		var others []string
 		for _, kf := range s.Files {
 			others = append(others, kf.Path)
 		}
-		res.SignerCommand = signerCommand(s.Signing.Path, others...)
-		res.KubeAPIServerFlags = append(res.KubeAPIServerFlags, "--service-account-signing-endpoint="+signerSocket)
-	} else {
-		if s.Signing != nil {
-			res.KubeAPIServerFlags = append(res.KubeAPIServerFlags, "--service-account-signing-key-file="+s.Signing.Path)
-		}
-		for _, kf := range s.Files {
-			res.KubeAPIServerFlags = append(res.KubeAPIServerFlags, "--service-account-key-file="+kf.Path)
-		}
+		return append(flags, "--service-account-signing-endpoint="+signerSocket), signerCommand(s.Signing.Path, others...)
 	}
+	if s.Signing != nil {
+		flags = append(flags, "--service-account-signing-key-file="+s.Signing.Path)
+	}
+	for _, kf := range s.Files {
+		flags = append(flags, "--service-account-key-file="+kf.Path)
+	}
+	return flags, ""
+}
+
+// warnings are what a rendering of the setup warns of.
+func (s issuerSetup) warnings(rs256 bool) []string {
+	var w []string
 	if !rs256 {
-		res.Warnings = append(res.Warnings, "no RS256 key: Microsoft Entra ID accepts RS256 tokens only; add an RSA key (ksa issuer keygen) for Azure workload identity")
+		w = append(w, "no RS256 key: Microsoft Entra ID accepts RS256 tokens only; add an RSA key (ksa issuer keygen) for Azure workload identity")
 	}
 	if s.Signing == nil {
-		res.Warnings = append(res.Warnings, "no --key file holds a private key: give kube-apiserver --service-account-signing-key-file yourself")
+		w = append(w, "no --key file holds a private key: give kube-apiserver --service-account-signing-key-file yourself")
 	}
 	if strings.HasSuffix(s.Issuer, "/") {
-		res.Warnings = append(res.Warnings, "the issuer ends with a slash: --service-account-issuer and every federated credential must end with it too, byte for byte")
+		w = append(w, "the issuer ends with a slash: --service-account-issuer and every federated credential must end with it too, byte for byte")
 	}
-	return res, nil
+	return w
 }
 
 // renderOutputs are the files of a rendering under dir: they replace the

@@ -56,12 +56,8 @@ type publishResult struct {
 	elapsed   time.Duration
 }
 
-func newPublishCmd(a *base.App) *cobra.Command {
-	f := &publishFlags{}
-	cmd := &cobra.Command{
-		Use:   "publish --from DIR --to URL",
-		Short: "Upload the rendered documents to Azure Blob, S3, GCS or a directory, key set first, then check them as the clouds fetch them",
-		Long: `Upload the documents "ksa issuer render" wrote into DIR to where relying
+// publishHelp is the long help of its command.
+const publishHelp = `Upload the documents "ksa issuer render" wrote into DIR to where relying
 parties read them, then check the result as Microsoft Entra ID, AWS and
 Google fetch it ("ksa issuer check" against the issuer), unless --no-check.
 
@@ -103,7 +99,14 @@ slash counts: every federated credential names the issuer byte for byte).
 --ca-file is trusted by every client of the command: the store's (a
 store behind a TLS-inspecting proxy, a test endpoint) and the check's.
 
---dry-run prints what would be written where, without contacting the store.`,
+--dry-run prints what would be written where, without contacting the store.`
+
+func newPublishCmd(a *base.App) *cobra.Command {
+	f := &publishFlags{}
+	cmd := &cobra.Command{
+		Use:   "publish --from DIR --to URL",
+		Short: "Upload the rendered documents to Azure Blob, S3, GCS or a directory, key set first, then check them as the clouds fetch them",
+		Long:  publishHelp,
 		Example: `  # site/ from: ksa issuer render --issuer https://oidcissuer.blob.core.windows.net/cluster-1/ --key sa.key --out site
   ksa issuer publish --from site --to https://oidcissuer.blob.core.windows.net/cluster-1/
   ksa issuer publish --from site --to https://oidcissuer.blob.core.windows.net/cluster-1/ --dry-run -o json

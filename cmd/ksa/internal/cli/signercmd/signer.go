@@ -1,6 +1,7 @@
 package signercmd
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"os"
@@ -67,12 +68,8 @@ func (f *signerFlags) uids() ([]uint32, error) {
 	return out, nil
 }
 
-func newSignerServeCmd(a *base.App) *cobra.Command {
-	f := &signerFlags{}
-	cmd := &cobra.Command{
-		Use:   "serve --socket PATH (--ring FILE | --key FILE [--previous-key FILE...] [--previous-public-key FILE...])",
-		Short: "Run the external JWT signer kube-apiserver signs tokens through",
-		Long: `Serve kube-apiserver's ExternalJWTSigner API (v1 and v1alpha1) on a Unix
+// signerServeHelp is the long help of its command.
+const signerServeHelp = `Serve kube-apiserver's ExternalJWTSigner API (v1 and v1alpha1) on a Unix
 socket. kube-apiserver runs with --service-account-signing-endpoint=PATH in
 place of its key flags, and caps token lifetimes at the signer's longest
 token lifetime. Stops on SIGINT or SIGTERM, letting requests under way
@@ -171,7 +168,14 @@ ksa_extsigner_ring_last_check_timestamp_seconds is when the file was last
 checked, and /readyz fails when that is more than three
 --ring-check-interval (and at least a minute) ago: a check that hangs (a
 hung network file system) stops the reloads. /readyz answers the reason
-in a few words (the key store, the ring file); the detail is logged.`,
+in a few words (the key store, the ring file); the detail is logged.`
+
+func newSignerServeCmd(a *base.App) *cobra.Command {
+	f := &signerFlags{}
+	cmd := &cobra.Command{
+		Use:   "serve --socket PATH (--ring FILE | --key FILE [--previous-key FILE...] [--previous-public-key FILE...])",
+		Short: "Run the external JWT signer kube-apiserver signs tokens through",
+		Long:  signerServeHelp,
 		Example: `  # the socket's directory, root's alone: install -d -o root -g root -m 0700 /run/ksa-signer
   ksa signer serve --socket /run/ksa-signer/signer.sock --key sa.key
   ksa signer serve --socket /run/ksa-signer/signer.sock --ring /etc/ksa/ring.yaml --ops-addr 127.0.0.1:9464
@@ -285,23 +289,10 @@ func (f *signerFlags) run(a *base.App, cmd *cobra.Command) error {
 	if err != nil {
 		return f.listenError(err)
 	}
-	var opsAddr string
-	if f.opsAddr != "" {
-		ready := &signerReadiness{log: log, keyStore: srv.Ready}
-		if src.file != nil {
-			ready.ringFile = src.file.Stalled
-		}
-		opsSrv, err := ops.Listen(ops.Config{Addr: f.opsAddr, Gatherer: reg, Log: log, Ready: ready.check})
-		if err != nil {
-			l.Close()
-			return base.Fail(err, "choose a free --ops-addr, e.g. 127.0.0.1:9464", "listening on --ops-addr %s", f.opsAddr)
-		}
-		go func() {
-			if err := opsSrv.Serve(ctx); err != nil {
-				log.Error("the ops listener stopped", "error", err)
-			}
-		}()
-		opsAddr = opsSrv.Addr()
+	opsAddr, err := f.serveOps(ctx, log, reg, src, srv.Ready)
+	if err != nil {
+		l.Close()
+		return err
 	}
 	if src.file != nil {
 		go src.file.Watch(ctx)
@@ -317,6 +308,28 @@ func (f *signerFlags) run(a *base.App, cmd *cobra.Command) error {
 		return base.Fail(err, "start the signer again; if it fails the same way, choose another --socket", "serving")
 	}
 	return nil
+}
+
+// serveOps starts the ops listener at --ops-addr, if given, until ctx
+// ends, and returns its address.
+func (f *signerFlags) serveOps(ctx context.Context, log *slog.Logger, reg *prometheus.Registry, src *signerKeys, keyStore func() error) (string, error) {
+	if f.opsAddr == "" {
+		return "", nil
+	}
+	ready := &signerReadiness{log: log, keyStore: keyStore}
+	if src.file != nil {
+		ready.ringFile = src.file.Stalled
+	}
+	opsSrv, err := ops.Listen(ops.Config{Addr: f.opsAddr, Gatherer: reg, Log: log, Ready: ready.check})
+	if err != nil {
+		return "", base.Fail(err, "choose a free --ops-addr, e.g. 127.0.0.1:9464", "listening on --ops-addr %s", f.opsAddr)
+	}
+	go func() {
+		if err := opsSrv.Serve(ctx); err != nil {
+			log.Error("the ops listener stopped", "error", err)
+		}
+	}()
+	return opsSrv.Addr(), nil
 }
 
 // listenError explains a socket the signer cannot listen on.

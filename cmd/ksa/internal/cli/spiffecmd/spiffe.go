@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"strconv"
 	"strings"
@@ -155,27 +156,9 @@ func (f *spiffeFlags) run(a *base.App, cmd *cobra.Command) error {
 	if err != nil {
 		return err
 	}
-	socket := f.socket
-	if socket == "" {
-		socket = os.Getenv(workloadapi.EndpointSocketEnv)
-	}
-	if socket == "" {
-		return base.Usage("give --socket unix:///PATH (the address the workload's containers find in $"+workloadapi.EndpointSocketEnv+")",
-			"no socket: --socket is not given and $%s is not set", workloadapi.EndpointSocketEnv)
-	}
-	if _, err := workloadapi.SocketPath(socket); err != nil {
-		return base.ConfigError(err, spiffeFlagFor, "ksa spiffe serve")
-	}
-	srv, err := workloadapi.NewServer(cfg)
+	srv, l, socket, err := f.listen(cfg, socketMode)
 	if err != nil {
-		return base.ConfigError(err, spiffeFlagFor, "ksa spiffe serve")
-	}
-	l, err := workloadapi.Listen(workloadapi.ListenConfig{Address: socket, Mode: socketMode})
-	if err != nil {
-		if _, ok := base.AsConfigProblem(err); ok {
-			return base.ConfigError(err, spiffeFlagFor, "ksa spiffe serve")
-		}
-		return base.Fail(nil, "choose a --socket path in a writable directory (the emptyDir shared with the workload)", "%s", ksa.ErrorText(err))
+		return err
 	}
 	ctx, stop := base.SignalContext(cmd)
 	defer stop()
@@ -218,6 +201,34 @@ func (f *spiffeFlags) run(a *base.App, cmd *cobra.Command) error {
 	st := srv.Status()
 	fmt.Fprintf(a.Stderr, "stopped: %d update(s) published, %d answer(s) pushed, %d error(s)\n", st.Updates, st.Pushed, st.Errors)
 	return nil
+}
+
+// listen makes the server of cfg and listens on its socket: --socket, or
+// the address the workload finds in $SPIFFE_ENDPOINT_SOCKET.
+func (f *spiffeFlags) listen(cfg workloadapi.Config, socketMode fs.FileMode) (*workloadapi.Server, net.Listener, string, error) {
+	socket := f.socket
+	if socket == "" {
+		socket = os.Getenv(workloadapi.EndpointSocketEnv)
+	}
+	if socket == "" {
+		return nil, nil, "", base.Usage("give --socket unix:///PATH (the address the workload's containers find in $"+workloadapi.EndpointSocketEnv+")",
+			"no socket: --socket is not given and $%s is not set", workloadapi.EndpointSocketEnv)
+	}
+	if _, err := workloadapi.SocketPath(socket); err != nil {
+		return nil, nil, "", base.ConfigError(err, spiffeFlagFor, "ksa spiffe serve")
+	}
+	srv, err := workloadapi.NewServer(cfg)
+	if err != nil {
+		return nil, nil, "", base.ConfigError(err, spiffeFlagFor, "ksa spiffe serve")
+	}
+	l, err := workloadapi.Listen(workloadapi.ListenConfig{Address: socket, Mode: socketMode})
+	if err != nil {
+		if _, ok := base.AsConfigProblem(err); ok {
+			return nil, nil, "", base.ConfigError(err, spiffeFlagFor, "ksa spiffe serve")
+		}
+		return nil, nil, "", base.Fail(nil, "choose a --socket path in a writable directory (the emptyDir shared with the workload)", "%s", ksa.ErrorText(err))
+	}
+	return srv, l, socket, nil
 }
 
 // spiffeMetrics are the server's metrics for /metrics.

@@ -274,38 +274,11 @@ certificates.k8s.io/v1 CertificateSigningRequest manifest to create.`,
 }
 
 func (f *csrFlags) run(a *base.App, cmd *cobra.Command) error {
-	serving := f.usageName == "server" || f.usageName == "both" || f.usageName == "client+server"
-	both := f.usageName == "both" || f.usageName == "client+server"
-	if err := base.FirstError(
-		base.OnlyWith(cmd, "name", f.object, "--object"),
-		base.OnlyWith(cmd, "signer-name", f.object, "--object"),
-		base.OnlyWith(cmd, "lifetime", f.object, "--object"),
-		base.OnlyWith(cmd, "output", f.object, "--object"),
-		base.OnlyWith(cmd, "force", f.out != "", "--out"),
-		base.OnlyWith(cmd, "host", serving, "--usage server or both"),
-		base.OnlyWith(cmd, "trust-domain", both, "--usage both"),
-	); err != nil {
+	u, err := f.check(cmd)
+	if err != nil {
 		return err
-	}
-	if err := base.CheckNames(f.sa.Namespace, f.sa.Name, f.pod); err != nil {
-		return err
-	}
-	if (f.File == "") == (f.newKey == "") {
-		return base.Usage("give --key FILE for an existing key, or --new-key FILE to create one", "exactly one of --key and --new-key is needed")
-	}
-	var u x509sa.Usage
-	switch f.usageName {
-	case "client":
-		u = x509sa.ClientAuth
-	case "server":
-		u = x509sa.ServerAuth
-	case "both", "client+server":
-		u = x509sa.ClientAndServerAuth
-	default:
-		return base.Usage("use --usage client, server or both", "--usage %q is not known", f.usageName)
 	}
 	var key crypto.Signer
-	var err error
 	if f.File != "" {
 		if key, err = keyflags.LoadSigner(a, context.Background(), f.File, "--key"); err != nil {
 			return err
@@ -320,23 +293,9 @@ func (f *csrFlags) run(a *base.App, cmd *cobra.Command) error {
 	if err != nil {
 		return csrError(err)
 	}
-	var doc []byte
-	if f.object {
-		obj, err := kubeapi.NewCertificateSigningRequest(der, kubeapi.CertificateSigningRequestOptions{Name: f.objName, SignerName: f.signerName, Usage: u, Lifetime: f.lifetime})
-		if err != nil {
-			return csrError(err)
-		}
-		if doc, err = yaml.Marshal(obj); err != nil {
-			return base.Fail(err, base.BugFix, "encoding the request")
-		}
-		if f.format == base.FormatJSON {
-			if doc, err = yaml.YAMLToJSON(doc); err != nil {
-				return base.Fail(err, base.BugFix, "encoding the request")
-			}
-			doc = append(doc, '\n')
-		}
-	} else {
-		doc = x509sa.EncodeCSRPEM(der)
+	doc, err := f.document(der, u)
+	if err != nil {
+		return err
 	}
 	var outs []base.Output
 	if f.newKey != "" {
@@ -350,12 +309,63 @@ func (f *csrFlags) run(a *base.App, cmd *cobra.Command) error {
 	if f.out != "" {
 		outs = append(outs, base.Output{Path: f.out, Data: doc, Perm: 0o644, Flag: "--out", Replace: base.Forced(f.force)})
 	}
-	if err := a.WriteOutputs(outs...); err != nil {
+	if err := a.WriteOutputs(outs...); err != nil || f.out != "" {
 		return err
-	}
-	if f.out != "" {
-		return nil
 	}
 	_, err = a.Stdout.Write(doc)
 	return err
+}
+
+// check refuses flags that do not go together and returns the usage.
+func (f *csrFlags) check(cmd *cobra.Command) (x509sa.Usage, error) {
+	serving := f.usageName == "server" || f.usageName == "both" || f.usageName == "client+server"
+	both := f.usageName == "both" || f.usageName == "client+server"
+	if err := base.FirstError(
+		base.OnlyWith(cmd, "name", f.object, "--object"),
+		base.OnlyWith(cmd, "signer-name", f.object, "--object"),
+		base.OnlyWith(cmd, "lifetime", f.object, "--object"),
+		base.OnlyWith(cmd, "output", f.object, "--object"),
+		base.OnlyWith(cmd, "force", f.out != "", "--out"),
+		base.OnlyWith(cmd, "host", serving, "--usage server or both"),
+		base.OnlyWith(cmd, "trust-domain", both, "--usage both"),
+	); err != nil {
+		return 0, err
+	}
+	if err := base.CheckNames(f.sa.Namespace, f.sa.Name, f.pod); err != nil {
+		return 0, err
+	}
+	if (f.File == "") == (f.newKey == "") {
+		return 0, base.Usage("give --key FILE for an existing key, or --new-key FILE to create one", "exactly one of --key and --new-key is needed")
+	}
+	switch f.usageName {
+	case "client":
+		return x509sa.ClientAuth, nil
+	case "server":
+		return x509sa.ServerAuth, nil
+	case "both", "client+server":
+		return x509sa.ClientAndServerAuth, nil
+	}
+	return 0, base.Usage("use --usage client, server or both", "--usage %q is not known", f.usageName)
+}
+
+// document is the request to write: PEM, or with --object the
+// CertificateSigningRequest object in --output's format.
+func (f *csrFlags) document(der []byte, u x509sa.Usage) ([]byte, error) {
+	if !f.object {
+		return x509sa.EncodeCSRPEM(der), nil
+	}
+	obj, err := kubeapi.NewCertificateSigningRequest(der, kubeapi.CertificateSigningRequestOptions{Name: f.objName, SignerName: f.signerName, Usage: u, Lifetime: f.lifetime})
+	if err != nil {
+		return nil, csrError(err)
+	}
+	doc, err := yaml.Marshal(obj)
+	if err == nil && f.format == base.FormatJSON {
+		if doc, err = yaml.YAMLToJSON(doc); err == nil {
+			doc = append(doc, '\n')
+		}
+	}
+	if err != nil {
+		return nil, base.Fail(err, base.BugFix, "encoding the request")
+	}
+	return doc, nil
 }

@@ -11,6 +11,7 @@ import (
 	// Linked in so that a change to a core package's imports changes this
 	// test binary, and go test's cache cannot answer for it.
 	_ "github.com/ksa-go/ksa/extsigner"
+	_ "github.com/ksa-go/ksa/federation/register"
 	_ "github.com/ksa-go/ksa/jwks"
 	_ "github.com/ksa-go/ksa/keystore"
 	_ "github.com/ksa-go/ksa/keystore/keystoretest"
@@ -47,6 +48,7 @@ var corePackages = []string{
 	"github.com/ksa-go/ksa/rotation",
 	"github.com/ksa-go/ksa/publish",
 	"github.com/ksa-go/ksa/publish/publishtest",
+	"github.com/ksa-go/ksa/federation/register",
 }
 
 // TestCoreImportsOnlyTheStandardLibrary lists the dependencies of the core

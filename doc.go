@@ -70,6 +70,11 @@
 //     Google fetch an issuer, and the scheduled rotation of a ring file's
 //     keys, one step per run.
 //   - publish/publishtest: an in-memory store and ring file for tests.
+//   - federation/register: what registers an issuer's service accounts
+//     with a cloud's workload identity federation (Entra ID federated
+//     credentials, an AWS IAM OIDC provider and trust policy, a Google
+//     workload identity pool): the CLI commands and the requests they
+//     send, the clouds' limits checked.
 //
 // Each integration is a leaf package importing what it adapts:
 //

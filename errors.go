@@ -69,3 +69,14 @@ func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig 
 
 // Unwrap returns the cause, if any.
 func (e *ConfigError) Unwrap() error { return e.Err }
+
+// ErrorText returns err's message without the package name that starts
+// every error of this module ("jwks: no keys" gives "no keys"), for
+// quoting err inside a message of one's own, as the module's errors quote
+// their causes: the name says which Go package failed, which a person
+// reading a command's or a controller's message has no use for. An error
+// is recognized as the module's by its type, never by its text, so an
+// error of another module or of the standard library ("open sa.key: no
+// such file or directory", "x509: certificate signed by unknown
+// authority") keeps its text whole. A nil err gives "".
+func ErrorText(err error) string { return errs.Text(err) }

@@ -24,3 +24,14 @@ func ExampleParseUsername() {
 	// [system:serviceaccounts system:serviceaccounts:kube-system]
 	// true true
 }
+
+func ExampleErrorText() {
+	err := ksa.CheckNamespace("namespace", "Prod")
+	fmt.Println(err)
+	fmt.Println("--namespace: " + ksa.ErrorText(err))
+	fmt.Println(ksa.ErrorText(errors.New("open sa.key: no such file or directory")))
+	// Output:
+	// ksa: namespace "Prod" must be lower-case letters, digits and '-', starting and ending with a letter or digit
+	// --namespace: namespace "Prod" must be lower-case letters, digits and '-', starting and ending with a letter or digit
+	// open sa.key: no such file or directory
+}

@@ -14,6 +14,16 @@
 //	data, _ := os.ReadFile("webapp01.json")
 //	manifest, err := credspec.ResourceYAML("webapp01", data)
 //
+// [NewCredentialSpec] writes the same credential spec without a
+// domain-joined Windows host, from the facts Get-ADDomain prints and the
+// gMSA's name (what "ksa credspec generate" does):
+//
+//	spec, err := credspec.NewCredentialSpec(credspec.CredentialSpecConfig{Account: "WebApp01",
+//		DNSName: "contoso.com", NetBIOSName: "CONTOSO", // Get-ADDomain's DNSRoot, NetBIOSName,
+//		GUID: "244818ae-87ca-4fcd-92ec-e79e5252348a",     // ObjectGUID
+//		SID:  "S-1-5-21-2126729477-2524075714-3094792973"}) // and DomainSID
+//	manifest, err := credspec.NewGMSACredentialSpec(spec.DefaultName(), spec).Manifest()
+//
 // [Decode] and [DecodeAll] read manifests of v1 or v1alpha1 strictly;
 // [AddToScheme] registers the types with a runtime.Scheme.
 //

@@ -222,3 +222,39 @@ func ExampleCheckWindowsOptions() {
 	// spec.securityContext.windowsOptions.gmsaCredentialSpecName - a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')
 	// spec.securityContext.windowsOptions.gmsaCredentialSpec - gmsaCredentialSpec cannot be an empty string
 }
+
+func ExampleNewCredentialSpec() {
+	spec, err := credspec.NewCredentialSpec(credspec.CredentialSpecConfig{Account: "WebApp01", DNSName: "contoso.com", NetBIOSName: "CONTOSO",
+		GUID: "244818ae-87ca-4fcd-92ec-e79e5252348a", SID: "S-1-5-21-2126729477-2524075714-3094792973"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	manifest, err := credspec.NewGMSACredentialSpec(spec.DefaultName(), spec).Manifest()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Print(string(manifest))
+	// Output:
+	// apiVersion: windows.k8s.io/v1
+	// kind: GMSACredentialSpec
+	// metadata:
+	//   name: webapp01
+	// credspec:
+	//   ActiveDirectoryConfig:
+	//     GroupManagedServiceAccounts:
+	//     - Name: WebApp01
+	//       Scope: contoso.com
+	//     - Name: WebApp01
+	//       Scope: CONTOSO
+	//   CmsPlugins:
+	//   - ActiveDirectory
+	//   DomainJoinConfig:
+	//     DnsName: contoso.com
+	//     DnsTreeName: contoso.com
+	//     Guid: 244818ae-87ca-4fcd-92ec-e79e5252348a
+	//     MachineAccountName: WebApp01
+	//     NetBiosName: CONTOSO
+	//     Sid: S-1-5-21-2126729477-2524075714-3094792973
+}

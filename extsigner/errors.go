@@ -41,6 +41,10 @@ var (
 	// it should not, or a value or a schedule the ring refuses; the error
 	// names the member.
 	ErrInvalidRingFile = errs.New(prefix, "invalid ring file")
+	// ErrRotationUnderWay: RingFile.Rotate was asked to start a rotation
+	// before the one under way ends (a key becomes the primary after the
+	// next key would be published). It matches ErrInvalidRingFile too.
+	ErrRotationUnderWay = errs.New(prefix, "rotation under way")
 	// ErrRingFileStalled: no check of a ring file has ended for a while
 	// (RingFileWatcher.Stalled): a read that hangs, such as on a hung
 	// network file system, stops the reloads.

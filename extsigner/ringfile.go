@@ -448,7 +448,8 @@ type RotateOptions struct {
 // expired (o.Primary plus MaxTokenLifetime, MaxClockSkew,
 // tokens.DefaultLeeway and a second). It refuses a rotation that would
 // start before one under way ends (a key that becomes the primary after
-// o.Published). f is unchanged. Errors match [ErrInvalidRingFile].
+// o.Published: [ErrRotationUnderWay]). f is unchanged. Errors match
+// [ErrInvalidRingFile].
 func (f *RingFile) Rotate(o RotateOptions) (*RingFile, error) {
 	if err := f.Check(); err != nil {
 		return nil, err
@@ -471,7 +472,8 @@ func (f *RingFile) Rotate(o RotateOptions) (*RingFile, error) {
 			continue
 		}
 		if !k.Primary.IsZero() && (k.Primary.After(o.Published) || !k.Primary.Before(o.Primary)) {
-			return nil, fileError("", fmt.Sprintf("a rotation is under way: keys[%d] becomes the primary at %s; rotate after that", i, stamp(k.Primary)), nil)
+			underWay := fmt.Sprintf("a rotation is under way: keys[%d] becomes the primary at %s; rotate after that", i, stamp(k.Primary))
+			return nil, fileError("", "", errs.Wrap("", ErrRotationUnderWay, underWay, nil))
 		}
 		next.Keys = append(next.Keys, k)
 		if !k.Primary.IsZero() && (last < 0 || k.Primary.After(next.Keys[last].Primary)) {

@@ -336,10 +336,13 @@ func TestRingFileRotate(t *testing.T) {
 
 	_, err = next.Rotate(extsigner.RotateOptions{Key: "kms:c", Published: t0.Add(2 * time.Minute)})
 	require.ErrorIs(t, err, extsigner.ErrInvalidRingFile)
+	require.ErrorIs(t, err, extsigner.ErrRotationUnderWay)
+	assert.Equal(t, "extsigner: ring file: a rotation is under way: keys[2] becomes the primary at 2027-03-01T09:03:00Z; rotate after that", err.Error())
 	assert.Contains(t, err.Error(), `a rotation is under way: keys[2] becomes the primary at 2027-03-01T09:03:00Z; rotate after that`)
 
 	_, err = f.Rotate(extsigner.RotateOptions{Key: "kms:a", Published: t0})
 	assert.ErrorIs(t, err, extsigner.ErrInvalidRingFile, "the same key again")
+	assert.NotErrorIs(t, err, extsigner.ErrRotationUnderWay, "the same key again")
 	_, err = f.Rotate(extsigner.RotateOptions{Key: "kms:b", Published: t0, Primary: t0.Add(time.Minute)})
 	assert.ErrorIs(t, err, extsigner.ErrInvalidRingFile, "staged for less than the minimum")
 	_, err = f.Rotate(extsigner.RotateOptions{Key: "kms:b"})

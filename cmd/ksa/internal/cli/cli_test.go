@@ -9,6 +9,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ksa-go/ksa/cmd/ksa/internal/cli/base"
+	"github.com/ksa-go/ksa/cmd/ksa/internal/cli/clitest"
 )
 
 // runKSA runs the command in dir and returns its exit status and output.
@@ -26,25 +29,25 @@ func TestExitCodes(t *testing.T) {
 		args []string
 		code int
 	}{
-		{name: "help", args: []string{"--help"}, code: exitOK},
-		{name: "unknown command", args: []string{"frobnicate"}, code: exitUsage},
-		{name: "unknown subcommand", args: []string{"issuer", "frobnicate"}, code: exitUsage},
-		{name: "group without subcommand", args: []string{"token"}, code: exitUsage},
-		{name: "unknown flag", args: []string{"issuer", "keygen", "--bogus"}, code: exitUsage},
-		{name: "missing required flag", args: []string{"issuer", "keygen"}, code: exitUsage},
-		{name: "bad output format", args: []string{"credspec", "crd", "-o", "xml"}, code: exitUsage},
-		{name: "too many arguments", args: []string{"token", "inspect", "a", "b"}, code: exitUsage},
-		{name: "bad --now", args: []string{"credspec", "crd", "--now", "noon"}, code: exitUsage},
-		{name: "bad flag value", args: []string{"issuer", "keygen", "--bits", "1024", "--out", "k.key"}, code: exitUsage},
-		{name: "bad --allowed-uid", args: []string{"signer", "serve", "--socket", "s.sock", "--key", "k.key", "--allowed-uid", "root"}, code: exitUsage},
-		{name: "failure: missing key file", args: []string{"issuer", "render", "--issuer", "https://x", "--key", "none.key", "--out", "site"}, code: exitFailure},
-		{name: "failure: not https", args: []string{"issuer", "check", "http://x"}, code: exitFailure},
-		{name: "success", args: []string{"credspec", "crd"}, code: exitOK},
+		{name: "help", args: []string{"--help"}, code: base.ExitOK},
+		{name: "unknown command", args: []string{"frobnicate"}, code: base.ExitUsage},
+		{name: "unknown subcommand", args: []string{"issuer", "frobnicate"}, code: base.ExitUsage},
+		{name: "group without subcommand", args: []string{"token"}, code: base.ExitUsage},
+		{name: "unknown flag", args: []string{"issuer", "keygen", "--bogus"}, code: base.ExitUsage},
+		{name: "missing required flag", args: []string{"issuer", "keygen"}, code: base.ExitUsage},
+		{name: "bad output format", args: []string{"credspec", "crd", "-o", "xml"}, code: base.ExitUsage},
+		{name: "too many arguments", args: []string{"token", "inspect", "a", "b"}, code: base.ExitUsage},
+		{name: "bad --now", args: []string{"credspec", "crd", "--now", "noon"}, code: base.ExitUsage},
+		{name: "bad flag value", args: []string{"issuer", "keygen", "--bits", "1024", "--out", "k.key"}, code: base.ExitUsage},
+		{name: "bad --allowed-uid", args: []string{"signer", "serve", "--socket", "s.sock", "--key", "k.key", "--allowed-uid", "root"}, code: base.ExitUsage},
+		{name: "failure: missing key file", args: []string{"issuer", "render", "--issuer", "https://x", "--key", "none.key", "--out", "site"}, code: base.ExitFailure},
+		{name: "failure: not https", args: []string{"issuer", "check", "http://x"}, code: base.ExitFailure},
+		{name: "success", args: []string{"credspec", "crd"}, code: base.ExitOK},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runKSA(t, t.TempDir(), tc.args...)
 			assert.Equal(t, tc.code, code, stderr)
-			if code != exitOK {
+			if code != base.ExitOK {
 				assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
 				assert.True(t, strings.HasPrefix(stderr, "ksa: "), stderr)
 			}
@@ -55,7 +58,7 @@ func TestExitCodes(t *testing.T) {
 func TestKeygenWritesPrivateKeyMode0600AndNeverOverwrites(t *testing.T) {
 	dir := t.TempDir()
 	code, _, stderr := runKSA(t, dir, "issuer", "keygen", "--type", "ecdsa", "--curve", "P-384", "--out", "sa.key")
-	require.Equal(t, exitOK, code, stderr)
+	require.Equal(t, base.ExitOK, code, stderr)
 	st, err := os.Stat(filepath.Join(dir, "sa.key"))
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
@@ -66,7 +69,7 @@ func TestKeygenWritesPrivateKeyMode0600AndNeverOverwrites(t *testing.T) {
 	require.NoError(t, err)
 
 	code, _, stderr = runKSA(t, dir, "issuer", "keygen", "--out", "sa.key")
-	assert.Equal(t, exitFailure, code)
+	assert.Equal(t, base.ExitFailure, code)
 	assert.Contains(t, stderr, "sa.key already exists")
 	after, err := os.ReadFile(filepath.Join(dir, "sa.key"))
 	require.NoError(t, err)
@@ -75,63 +78,9 @@ func TestKeygenWritesPrivateKeyMode0600AndNeverOverwrites(t *testing.T) {
 	// Only the public file exists: the private one is not written either.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "other.pub"), []byte("x"), 0o644))
 	code, _, _ = runKSA(t, dir, "issuer", "keygen", "--out", "other.key")
-	assert.Equal(t, exitFailure, code)
+	assert.Equal(t, base.ExitFailure, code)
 	assert.NoFileExists(t, filepath.Join(dir, "other.key"))
-	assertNoTempFiles(t, dir)
-}
-
-func TestReadInputLimit(t *testing.T) {
-	for _, tc := range []struct {
-		name    string
-		size    int
-		wantErr bool
-	}{
-		{name: "at the limit", size: 10},
-		{name: "one over", size: 11, wantErr: true},
-		{name: "empty", size: 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			data, err := readInput("-", strings.NewReader(strings.Repeat("a", tc.size)), 10)
-			if tc.wantErr {
-				assert.ErrorIs(t, err, errTooLarge)
-				return
-			}
-			require.NoError(t, err)
-			assert.Len(t, data, tc.size)
-		})
-	}
-	_, err := readInput("-", nil, 10)
-	assert.Error(t, err)
-}
-
-func TestRelTime(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		d    int64
-		want string
-	}{
-		{name: "now", d: 0, want: "now"},
-		{name: "future", d: 3600 + 61, want: "in 1h1m1s"},
-		{name: "past days", d: -(2*86400 + 60), want: "2d1m ago"},
-		{name: "seconds", d: 5, want: "in 5s"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, relTime(unix(tc.d), unix(0)))
-		})
-	}
-}
-
-type unix int64
-
-func (u unix) Unix() int64 { return int64(u) }
-
-func assertNoTempFiles(t *testing.T, dir string) {
-	t.Helper()
-	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	for _, e := range entries {
-		assert.False(t, strings.Contains(e.Name(), ".tmp-"), "temporary file left: %s", e.Name())
-	}
+	clitest.AssertNoTempFiles(t, dir)
 }
 
 // TestCredspecFromFileNeverEchoesInput: whatever the file holds, the error
@@ -153,7 +102,7 @@ func TestCredspecFromFileNeverEchoesInput(t *testing.T) {
 			dir := t.TempDir()
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "spec.json"), []byte(tc.data), 0o644))
 			code, stdout, stderr := runKSA(t, dir, "credspec", "generate", "--from-file", "spec.json")
-			assert.Equal(t, exitFailure, code)
+			assert.Equal(t, base.ExitFailure, code)
 			assert.Empty(t, stdout)
 			assert.NotContains(t, stderr, tc.secret)
 			assert.Less(t, len(stderr), 400, stderr)
@@ -168,7 +117,7 @@ func TestErrorLineIsBounded(t *testing.T) {
 	long := `{"apiVersion":"windows.k8s.io/v1","kind":"GMSACredentialSpec","metadata":{"name":"a"},"credspec":{"` + strings.Repeat("x", 60<<10) + `":1}}`
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "specs.yaml"), []byte(long), 0o644))
 	code, _, stderr := runKSA(t, dir, "webhook", "serve", "--credspecs", "specs.yaml", "--addr", "127.0.0.1:0")
-	assert.Equal(t, exitFailure, code, stderr)
+	assert.Equal(t, base.ExitFailure, code, stderr)
 	assert.Less(t, len(stderr), 600, stderr)
-	assert.Contains(t, oneLine(strings.Repeat("é", 200)), "...")
+	assert.Contains(t, base.OneLine(strings.Repeat("é", 200)), "...")
 }

@@ -1,8 +1,11 @@
 // Package cli is the ksa command: a cobra command tree over the ksa
 // library's public API. Main runs it with explicit arguments and streams,
 // so the command runs the same way from main, from tests and from script
-// tests. Each command is a flags struct and a run method, one file per
-// command group.
+// tests. It only assembles the root: each command group is a package of its
+// own (issuercmd, tokencmd, x509cmd, credspeccmd, signercmd, podcertcmd,
+// spiffecmd), over what they share (base, keyflags); no group imports
+// another group or cli, and a group runs under a root of its own in its
+// tests (clitest). Each command is a flags struct and a run method.
 //
 // Conventions every command follows:
 //   - data output is text by default; -o json or -o yaml print the same

@@ -21,45 +21,16 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ksa-go/ksa/cmd/ksa/internal/cli/base"
+	"github.com/ksa-go/ksa/cmd/ksa/internal/cli/clitest"
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/oidc"
 )
-
-func TestTermSafe(t *testing.T) {
-	for _, tc := range []struct {
-		name, in, want string
-	}{
-		{name: "plain", in: "system:serviceaccount:prod:billing", want: "system:serviceaccount:prod:billing"},
-		{name: "spaces and punctuation", in: `a "quoted" b, c (d)`, want: `a "quoted" b, c (d)`},
-		{name: "letters of any script", in: "café 日本", want: "café 日本"},
-		{name: "a valid replacement character", in: "a\uFFFDb", want: "a\uFFFDb"},
-		{name: "empty", in: "", want: ""},
-		{name: "ESC", in: "\x1b[2J", want: `"\x1b[2J"`},
-		{name: "OSC 8 link", in: "\x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\", want: `"\x1b]8;;https://evil.example/\x1b\\click\x1b]8;;\x1b\\"`},
-		{name: "CR", in: "a\rstate: VERIFIED", want: `"a\rstate: VERIFIED"`},
-		{name: "LF", in: "a\nstate: VERIFIED", want: `"a\nstate: VERIFIED"`},
-		{name: "tab", in: "a\tb", want: `"a\tb"`},
-		{name: "C0 bell", in: "a\x07", want: `"a\a"`},
-		{name: "DEL", in: "a\x7f", want: `"a\x7f"`},
-		{name: "C1 CSI", in: "a\u009b2J", want: `"a\u009b2J"`},
-		{name: "bidi override", in: "abc\u202Egpj.exe", want: `"abc\u202egpj.exe"`},
-		{name: "bidi isolate", in: "\u2066x\u2069", want: `"\u2066x\u2069"`},
-		{name: "line separator", in: "a\u2028b", want: `"a\u2028b"`},
-		{name: "invalid UTF-8", in: "a\xffb", want: `"a\xffb"`},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := termSafe(tc.in)
-			assert.Equal(t, tc.want, got)
-			assertTerminalSafe(t, got)
-		})
-	}
-}
 
 // hostilePayloads are attacker-controlled strings: each tries to change
 // what the terminal shows or to forge a line of output.
@@ -73,27 +44,6 @@ func hostilePayloads() map[string]string {
 		"C1":           "x\u009b2J\u0085state: VERIFIED",
 		"bidi":         "x\u202Edeifirev\u202C",
 		"invalid UTF8": "x\xff\xfe",
-	}
-}
-
-// assertTerminalSafe fails on anything a terminal would act on: a control
-// character other than the newline ending a line, a C1 control, a format
-// character (bidi overrides and isolates), a line or paragraph separator,
-// or invalid UTF-8.
-func assertTerminalSafe(t *testing.T, out string) {
-	t.Helper()
-	if !utf8.ValidString(out) {
-		t.Errorf("invalid UTF-8 in output: %q", out)
-		return
-	}
-	for _, r := range out {
-		if r == '\n' {
-			continue
-		}
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029' {
-			t.Errorf("output holds %U: %q", r, out)
-			return
-		}
 	}
 }
 
@@ -195,11 +145,11 @@ func TestTokenTextOutputIsTerminalSafe(t *testing.T) {
 			tok := hostileToken(t, key, "", "", payload, false)
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "t.jwt"), []byte(tok), 0o600))
 			_, out := runIn(t, dir, "token", "inspect", "t.jwt", "--now", "2026-03-01T12:30:00Z")
-			assertTerminalSafe(t, out)
+			clitest.AssertTerminalSafe(t, out)
 			assertNoForgedLine(t, out)
 
 			code, jsonOut := runIn(t, dir, "token", "inspect", "t.jwt", "--now", "2026-03-01T12:30:00Z", "-o", "json")
-			if code == exitOK && utf8.ValidString(payload) {
+			if code == base.ExitOK && utf8.ValidString(payload) {
 				var r struct {
 					Subject string `json:"sub"`
 				}
@@ -216,13 +166,13 @@ func TestTokenTextOutputIsTerminalSafe(t *testing.T) {
 				require.NoError(t, os.WriteFile(filepath.Join(dir, "v.jwt"), []byte(tok), 0o600))
 				code, out := runIn(t, dir, "token", "verify", "--ca-file", caFile, "--issuer", issuerSrv.URL, "--audience", payload, "v.jwt", "--now", "2026-03-01T12:30:00Z")
 				if keepNames && utf8.ValidString(payload) {
-					assert.Equal(t, exitOK, code, out)
+					assert.Equal(t, base.ExitOK, code, out)
 				}
-				assertTerminalSafe(t, out)
+				clitest.AssertTerminalSafe(t, out)
 				assertNoForgedLine(t, out)
 			}
 			_, out = runIn(t, dir, "token", "verify", "--ca-file", caFile, "--issuer", issuerSrv.URL, "--audience", "other", "v.jwt", "--now", "2026-03-01T12:30:00Z")
-			assertTerminalSafe(t, out)
+			clitest.AssertTerminalSafe(t, out)
 			assertNoForgedLine(t, out)
 		})
 	}
@@ -241,10 +191,10 @@ func TestIssuerCheckTextOutputIsTerminalSafe(t *testing.T) {
 			tok := hostileToken(t, key, "", "", payload, false)
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "t.jwt"), []byte(tok), 0o600))
 			_, out := runIn(t, dir, "issuer", "check", "--ca-file", caFile, srv.URL, "--token", "t.jwt", "--subject", "system:serviceaccount:a:b")
-			assertTerminalSafe(t, out)
+			clitest.AssertTerminalSafe(t, out)
 			assertNoForgedLine(t, out)
 			_, out = runIn(t, dir, "issuer", "check", "--ca-file", caFile, srv.URL+"/keys-kid", "--token", "t.jwt")
-			assertTerminalSafe(t, out)
+			clitest.AssertTerminalSafe(t, out)
 			assertNoForgedLine(t, out)
 		})
 	}
@@ -323,8 +273,8 @@ func TestX509InspectTextOutputIsTerminalSafe(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "c.crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644))
 			code, out := runIn(t, dir, "x509", "inspect", "c.crt", "--now", "2026-06-01T00:00:00Z")
-			require.Equal(t, exitOK, code, out)
-			assertTerminalSafe(t, out)
+			require.Equal(t, base.ExitOK, code, out)
+			clitest.AssertTerminalSafe(t, out)
 			assertNoForgedLine(t, out)
 
 			// A subject kube-apiserver would not map to a service account:
@@ -334,7 +284,7 @@ func TestX509InspectTextOutputIsTerminalSafe(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "c.crt"), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644))
 			_, out = runIn(t, dir, "x509", "inspect", "c.crt", "--now", "2026-06-01T00:00:00Z")
-			assertTerminalSafe(t, out)
+			clitest.AssertTerminalSafe(t, out)
 			assertNoForgedLine(t, out)
 		})
 	}
@@ -347,9 +297,9 @@ func TestErrorLineIsTerminalSafe(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
 			code := Main([]string{"token", "inspect", filepath.Join(t.TempDir(), payload)}, strings.NewReader(""), &out, &errOut)
-			assert.Equal(t, exitFailure, code)
+			assert.Equal(t, base.ExitFailure, code)
 			assert.Equal(t, 1, strings.Count(errOut.String(), "\n"), errOut.String())
-			assertTerminalSafe(t, errOut.String())
+			clitest.AssertTerminalSafe(t, errOut.String())
 		})
 	}
 }

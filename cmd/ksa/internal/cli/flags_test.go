@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/ksa-go/ksa/cmd/ksa/internal/cli/base"
 )
 
 // TestIgnoredFlagsAreUsageErrors: a flag that only applies with another
@@ -42,7 +44,7 @@ func TestIgnoredFlagsAreUsageErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runKSA(t, t.TempDir(), tc.args...)
-			assert.Equal(t, exitUsage, code, stderr)
+			assert.Equal(t, base.ExitUsage, code, stderr)
 			assert.Contains(t, stderr, tc.want)
 			assert.Equal(t, 1, strings.Count(stderr, "; fix: "), stderr)
 		})
@@ -52,7 +54,7 @@ func TestIgnoredFlagsAreUsageErrors(t *testing.T) {
 // TestPodcertRBACValidation: the names go into objects kube-apiserver
 // validates; they are checked as it checks them, as usage errors.
 func TestPodcertRBACValidation(t *testing.T) {
-	base := func(signer, ns, sa string) []string {
+	podcertArgs := func(signer, ns, sa string) []string {
 		return []string{"podcert", "rbac", "--signer-name", signer, "--namespace", ns, "--service-account", sa}
 	}
 	for _, tc := range []struct {
@@ -60,19 +62,19 @@ func TestPodcertRBACValidation(t *testing.T) {
 		args []string
 		want string
 	}{
-		{name: "signer name without a path", args: base("example.com", "ksa-system", "signer"), want: "--signer-name"},
-		{name: "signer name with one label", args: base("example/pods", "ksa-system", "signer"), want: "--signer-name"},
-		{name: "signer name in capitals", args: base("Example.com/Pods", "ksa-system", "signer"), want: "--signer-name"},
-		{name: "signer name with two slashes", args: base("example.com/a/b", "ksa-system", "signer"), want: "--signer-name"},
-		{name: "namespace with a dot", args: base("example.com/pods", "ksa.system", "signer"), want: "--namespace"},
-		{name: "namespace in capitals", args: base("example.com/pods", "KSA", "signer"), want: "--namespace"},
-		{name: "namespace too long", args: base("example.com/pods", strings.Repeat("a", 64), "signer"), want: "--namespace"},
-		{name: "service account with a slash", args: base("example.com/pods", "ksa-system", "a/b"), want: "--service-account"},
-		{name: "trust bundle of another signer", args: append(base("example.com/pods", "ksa-system", "signer"), "--trust-bundle", "other.com:pods:b"), want: "--trust-bundle"},
+		{name: "signer name without a path", args: podcertArgs("example.com", "ksa-system", "signer"), want: "--signer-name"},
+		{name: "signer name with one label", args: podcertArgs("example/pods", "ksa-system", "signer"), want: "--signer-name"},
+		{name: "signer name in capitals", args: podcertArgs("Example.com/Pods", "ksa-system", "signer"), want: "--signer-name"},
+		{name: "signer name with two slashes", args: podcertArgs("example.com/a/b", "ksa-system", "signer"), want: "--signer-name"},
+		{name: "namespace with a dot", args: podcertArgs("example.com/pods", "ksa.system", "signer"), want: "--namespace"},
+		{name: "namespace in capitals", args: podcertArgs("example.com/pods", "KSA", "signer"), want: "--namespace"},
+		{name: "namespace too long", args: podcertArgs("example.com/pods", strings.Repeat("a", 64), "signer"), want: "--namespace"},
+		{name: "service account with a slash", args: podcertArgs("example.com/pods", "ksa-system", "a/b"), want: "--service-account"},
+		{name: "trust bundle of another signer", args: append(podcertArgs("example.com/pods", "ksa-system", "signer"), "--trust-bundle", "other.com:pods:b"), want: "--trust-bundle"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, stdout, stderr := runKSA(t, t.TempDir(), tc.args...)
-			assert.Equal(t, exitUsage, code, stderr)
+			assert.Equal(t, base.ExitUsage, code, stderr)
 			assert.Empty(t, stdout)
 			assert.Contains(t, stderr, "ksa: "+tc.want)
 		})

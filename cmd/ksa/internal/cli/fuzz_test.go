@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ksa-go/ksa/cmd/ksa/internal/cli/clitest"
 )
 
 // fuzzInput runs the command with input on standard input: whatever the
@@ -17,9 +19,9 @@ func fuzzInput(t *testing.T, input string, args ...string) {
 	if code != 0 && code != 1 {
 		t.Fatalf("ksa %s: exit %d for input %q", strings.Join(args, " "), code, input)
 	}
-	assertTerminalSafe(t, errOut.String())
+	clitest.AssertTerminalSafe(t, errOut.String())
 	if !slices.Contains(args, "json") {
-		assertTerminalSafe(t, out.String())
+		clitest.AssertTerminalSafe(t, out.String())
 	}
 }
 
@@ -74,7 +76,7 @@ func FuzzCredspecFromFile(f *testing.F) {
 		if code != 0 && code != 1 {
 			t.Fatalf("exit %d for %q", code, input)
 		}
-		assertTerminalSafe(t, errOut.String())
+		clitest.AssertTerminalSafe(t, errOut.String())
 		if len(errOut.String()) > 600 {
 			t.Fatalf("an error of %d bytes: %q", errOut.Len(), errOut.String())
 		}

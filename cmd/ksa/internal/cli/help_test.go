@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ksa-go/ksa/cmd/ksa/internal/cli/base"
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/podcert"
 	"github.com/ksa-go/ksa/podcert/podcertctl"
@@ -21,7 +22,7 @@ import (
 
 // allCommands returns every command of the tree, the root first.
 func allCommands() []*cobra.Command {
-	root := newRoot(&app{stdin: strings.NewReader(""), stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}})
+	root := newRoot(&base.App{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &bytes.Buffer{}})
 	var out []*cobra.Command
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
@@ -95,7 +96,7 @@ func splitExample(t *testing.T, line string) []string {
 func TestExamplesParse(t *testing.T) {
 	n := 0
 	for _, c := range allCommands() {
-		for _, ex := range exampleCommands(c.Example) {
+		for _, ex := range base.ExampleCommands(c.Example) {
 			line := strings.ReplaceAll(ex, "\\\n", " ")
 			if loc := pipeToKSA.FindStringIndex(line); loc != nil {
 				line = "ksa " + line[loc[1]:]
@@ -108,7 +109,7 @@ func TestExamplesParse(t *testing.T) {
 				cmd, rest, err := root.Find(words[1:])
 				require.NoError(t, err)
 				require.NoError(t, cmd.ParseFlags(rest))
-				assert.Empty(t, missingRequired(cmd), "required flags missing")
+				assert.Empty(t, base.MissingRequired(cmd), "required flags missing")
 				if cmd.Args != nil {
 					assert.NoError(t, cmd.Args(cmd, cmd.Flags().Args()))
 				}
@@ -126,12 +127,12 @@ func TestGroupExamplesAreWholeCommands(t *testing.T) {
 		if !c.HasSubCommands() || !c.HasParent() {
 			continue
 		}
-		for _, ex := range exampleCommands(c.Example) {
+		for _, ex := range base.ExampleCommands(c.Example) {
 			assert.False(t, strings.HasSuffix(strings.TrimSpace(ex), "\\"), "%s shows %q, cut at a continuation", c.CommandPath(), ex)
 		}
 		for _, sub := range c.Commands() {
-			if cmds := exampleCommands(sub.Example); len(cmds) > 0 {
-				assert.Contains(t, exampleCommands(c.Example), cmds[0], c.CommandPath())
+			if cmds := base.ExampleCommands(sub.Example); len(cmds) > 0 {
+				assert.Contains(t, base.ExampleCommands(c.Example), cmds[0], c.CommandPath())
 			}
 		}
 	}
@@ -184,7 +185,7 @@ func TestHelpDefaults(t *testing.T) {
 func TestPodcertServeHelp(t *testing.T) {
 	var out bytes.Buffer
 	code := Main([]string{"podcert", "serve", "--help"}, strings.NewReader(""), &out, &out)
-	require.Equal(t, exitOK, code)
+	require.Equal(t, base.ExitOK, code)
 	help := strings.Join(strings.Fields(out.String()), " ")
 	for _, want := range []string{
 		podcert.DefaultServeHostsKey, podcert.DefaultExtensionsKey,

@@ -18,39 +18,13 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/ksa-go/ksa/keystore"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ksa-go/ksa/cmd/ksa/internal/cli/base"
+	"github.com/ksa-go/ksa/cmd/ksa/internal/cli/clitest"
+	"github.com/ksa-go/ksa/keystore"
 )
-
-// goName matches what reads as a Go identifier in a message: a CamelCase
-// word of two humps or more (RingConfig, ServerAuth, MaxLifetime), or a
-// dotted Go path (Config.Field).
-var goName = regexp.MustCompile(`\b[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]*)+\b|\b[A-Z][A-Za-z]*\.[A-Z][A-Za-z]*\b`)
-
-// isUserWord reports whether a CamelCase word is one users meet in
-// Kubernetes, Windows and JOSE: object kinds and the members of a
-// credential spec.
-func isUserWord(w string) bool {
-	return map[string]bool{
-		"PodCertificateRequest": true, "PodCertificateRequests": true, "ClusterTrustBundle": true, "CertificateSigningRequest": true,
-		"GMSACredentialSpec": true, "ServiceAccount": true, "ClusterRole": true, "ClusterRoleBinding": true, "TokenRequest": true,
-		"CredentialSpec": true, "PowerShell": true, "CmsPlugins": true, "DomainJoinConfig": true, "ActiveDirectoryConfig": true,
-		"GroupManagedServiceAccounts": true, "HostAccountConfig": true, "DnsName": true, "DnsTreeName": true, "MachineAccountName": true,
-		"NetBiosName": true, "ObjectGUID": true, "DomainSID": true, "NetBIOSName": true, "EdDSA": true, "ExternalJWTSigner": true,
-		"DomainJoinConfig.Sid": true,
-	}[w]
-}
-
-// assertUserWords fails on a Go name in a message.
-func assertUserWords(t *testing.T, msg string) {
-	t.Helper()
-	for _, w := range goName.FindAllString(msg, -1) {
-		if !isUserWord(w) && !strings.HasPrefix(w, "DomainJoinConfig.") && !strings.HasPrefix(w, "ActiveDirectoryConfig.") {
-			t.Errorf("%q names %s, a Go name, not a flag", msg, w)
-		}
-	}
-}
 
 // TestEveryErrorEndsWithAFix: errors of every kind (cobra's, the flags',
 // the library's, the command's) are one line that ends with a fix, in
@@ -121,13 +95,13 @@ func TestEveryErrorEndsWithAFix(t *testing.T) {
 			dir := t.TempDir()
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "k"), nil, 0o600))
 			code, _, stderr := runKSA(t, dir, tc.args...)
-			assert.NotEqual(t, exitOK, code)
+			assert.NotEqual(t, base.ExitOK, code)
 			assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
 			require.True(t, strings.HasPrefix(stderr, "ksa: "), stderr)
 			what, fix, ok := strings.Cut(stderr, "; fix: ")
 			require.True(t, ok, "no fix: %q", stderr)
 			assert.Contains(t, fix, tc.fix, stderr)
-			assertUserWords(t, stderr)
+			clitest.AssertUserWords(t, stderr)
 			assertFixAdds(t, strings.TrimPrefix(what, "ksa: "), fix)
 		})
 	}
@@ -215,11 +189,11 @@ func writeTestCA(t *testing.T, keyFile string) string {
 	return name
 }
 
-// TestNoErrorWithoutAFix: no call to fail or usage in the command gives
+// TestNoErrorWithoutAFix: no call to Fail or Usage in the command groups gives
 // an empty fix.
 func TestNoErrorWithoutAFix(t *testing.T) {
 	fset := token.NewFileSet()
-	files, err := filepath.Glob("*.go")
+	files, err := filepath.Glob("*/*.go")
 	require.NoError(t, err)
 	calls := 0
 	for _, name := range files {
@@ -234,12 +208,15 @@ func TestNoErrorWithoutAFix(t *testing.T) {
 				return true
 			}
 			id, ok := call.Fun.(*ast.Ident)
-			if !ok || (id.Name != "fail" && id.Name != "usage") {
+			if sel, isSel := call.Fun.(*ast.SelectorExpr); isSel {
+				id, ok = sel.Sel, true
+			}
+			if !ok || (id.Name != "Fail" && id.Name != "Usage") || len(call.Args) < 2 {
 				return true
 			}
 			calls++
 			fix := call.Args[0]
-			if id.Name == "fail" {
+			if id.Name == "Fail" {
 				fix = call.Args[1]
 			}
 			if lit, ok := fix.(*ast.BasicLit); ok {
@@ -247,7 +224,7 @@ func TestNoErrorWithoutAFix(t *testing.T) {
 			}
 			// A fix and a problem written out: the fix says more.
 			format := call.Args[1]
-			if id.Name == "fail" {
+			if id.Name == "Fail" {
 				format = call.Args[2]
 			}
 			fixLit, ok1 := fix.(*ast.BasicLit)
@@ -278,9 +255,9 @@ func TestWebhookManifestErrors(t *testing.T) {
 			dir := t.TempDir()
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "specs.yaml"), []byte(tc.doc), 0o644))
 			code, _, stderr := runKSA(t, dir, "webhook", "serve", "--credspecs", "specs.yaml")
-			assert.Equal(t, exitFailure, code)
+			assert.Equal(t, base.ExitFailure, code)
 			assert.Contains(t, stderr, "; fix: pass --credspecs")
-			assertUserWords(t, stderr)
+			clitest.AssertUserWords(t, stderr)
 			assert.NotContains(t, stderr, "Go value")
 			assert.NotContains(t, stderr, "Go struct")
 		})

@@ -1,129 +1,17 @@
 package cli
 
 import (
-	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
-	"runtime/debug"
-	"strings"
-
 	"github.com/spf13/cobra"
 
-	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/cmd/ksa/internal/cli/base"
 )
-
-// libraryPath is the module of the ksa library.
-const libraryPath = "github.com/ksa-go/ksa"
-
-// versionInfo is what "ksa version" prints and the webhook's /info serves.
-type versionInfo struct {
-	// Module is the command's module path.
-	Module string `json:"module"`
-	// Version is the module version, "(devel)" when built from a checkout.
-	Version string `json:"version"`
-	// Library is the version of the ksa library built in, "(devel)" when
-	// it comes from a checkout.
-	Library string `json:"library,omitempty"`
-	// Declared is the version the library's source declares
-	// (ksa.Version): the release it is, or the last release a checkout
-	// follows. The command is released with the library, under the same
-	// version.
-	Declared string `json:"declared_version"`
-	// Revision, Time and Modified are the VCS revision, its time, and
-	// whether the checkout had changes, when the build recorded them.
-	Revision string `json:"vcs_revision,omitempty"`
-	Time     string `json:"vcs_time,omitempty"`
-	Modified bool   `json:"vcs_modified,omitempty"`
-	// Go is the Go release that built the command.
-	Go string `json:"go,omitempty"`
-}
-
-// readVersion reads the build's version from read (debug.ReadBuildInfo).
-func readVersion(read func() (*debug.BuildInfo, bool)) versionInfo {
-	bi, ok := read()
-	if !ok || bi == nil {
-		return versionInfo{Module: libraryPath + "/cmd/ksa", Version: "(unknown)", Declared: ksa.Version}
-	}
-	v := versionInfo{Module: bi.Main.Path, Version: bi.Main.Version, Declared: ksa.Version, Go: bi.GoVersion}
-	if v.Version == "" {
-		v.Version = "(devel)"
-	}
-	for _, d := range bi.Deps {
-		if d.Path != libraryPath {
-			continue
-		}
-		v.Library = d.Version
-		if d.Replace != nil {
-			v.Library = d.Replace.Version
-			if v.Library == "" {
-				v.Library = "(devel)"
-			}
-		}
-	}
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			v.Revision = s.Value
-		case "vcs.time":
-			v.Time = s.Value
-		case "vcs.modified":
-			v.Modified = s.Value == "true"
-		}
-	}
-	return v
-}
-
-// print writes the version as text. A version that is no release
-// ("(devel)", "(unknown)") follows the declared one: "v0.1.0 (devel)".
-func (v versionInfo) print(w io.Writer) {
-	fmt.Fprintf(w, "ksa %s\nmodule:   %s\n", v.declared(v.Version), v.Module)
-	if v.Library != "" {
-		fmt.Fprintf(w, "library:  %s %s\n", libraryPath, v.declared(v.Library))
-	}
-	if v.Revision != "" {
-		mod := ""
-		if v.Modified {
-			mod = " (modified)"
-		}
-		fmt.Fprintf(w, "revision: %s%s\n", v.Revision, mod)
-	}
-	if v.Time != "" {
-		fmt.Fprintf(w, "time:     %s\n", v.Time)
-	}
-	if v.Go != "" {
-		fmt.Fprintf(w, "go:       %s\n", v.Go)
-	}
-}
-
-// declared writes version after the declared version when it is no
-// release but a word in parentheses.
-func (v versionInfo) declared(version string) string {
-	if strings.HasPrefix(version, "(") && v.Declared != "" {
-		return v.Declared + " " + version
-	}
-	return version
-}
-
-// infoHandler serves the version as JSON on GET.
-func infoHandler(v versionInfo) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			w.Header().Set("Allow", "GET, HEAD")
-			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
-			return
-		}
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(v)
-	})
-}
 
 // versionFlags are the settings of "ksa version".
 type versionFlags struct {
-	format format
+	format base.Format
 }
 
-func newVersionCmd(a *app) *cobra.Command {
+func newVersionCmd(a *base.App) *cobra.Command {
 	f := &versionFlags{}
 	cmd := &cobra.Command{
 		Use:   "version",
@@ -136,12 +24,12 @@ the last release the checkout follows) and "(devel)": "ksa v0.1.0 (devel)".
 The GMSA webhook serves the same as JSON at /info.`,
 		Example: `  ksa version
   ksa version -o json`,
-		Args: args(0, 0),
-		RunE: run(func(cmd *cobra.Command, _ []string) error {
-			v := readVersion(a.buildInfo)
-			return printData(a.stdout, f.format, v, v.print)
+		Args: base.Args(0, 0),
+		RunE: base.Run(func(cmd *cobra.Command, _ []string) error {
+			v := base.ReadVersion(a.BuildInfo)
+			return base.PrintData(a.Stdout, f.format, v, v.Print)
 		}),
 	}
-	addOutputFlag(cmd, &f.format)
+	base.AddOutputFlag(cmd, &f.format)
 	return cmd
 }

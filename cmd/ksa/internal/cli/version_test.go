@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/cmd/ksa/internal/cli/base"
 )
 
 func TestVersion(t *testing.T) {
@@ -45,7 +46,7 @@ func TestVersion(t *testing.T) {
 				want string
 			}{{nil, tc.text}, {[]string{"-o", "json"}, tc.json}} {
 				var out bytes.Buffer
-				a := &app{stdin: strings.NewReader(""), stdout: &out, stderr: &bytes.Buffer{}, readBuildInfo: read}
+				a := &base.App{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &bytes.Buffer{}, ReadBuildInfo: read}
 				root := newRoot(a)
 				root.SetArgs(append([]string{"version"}, f.args...))
 				assert.NoError(t, root.Execute())

@@ -1,0 +1,3 @@
+// Package podcertcmd is "ksa podcert": serve (the PodCertificateRequest
+// signer of the library's podcert controller) and rbac.
+package podcertcmd

@@ -1,0 +1,3 @@
+// Package spiffecmd is "ksa spiffe serve": a pod's certificate served over
+// the SPIFFE Workload API.
+package spiffecmd

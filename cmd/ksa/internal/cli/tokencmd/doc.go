@@ -1,0 +1,2 @@
+// Package tokencmd is "ksa token": inspect, verify and mint.
+package tokencmd

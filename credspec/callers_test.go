@@ -2,6 +2,7 @@ package credspec_test
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -38,13 +39,6 @@ func TestHandlerCallers(t *testing.T) {
 	url := func(path string) string {
 		return admissionauth.ServiceAudience("ksa-system", "gmsa-webhook", 443, path)
 	}
-	verifier := func(kind tokens.BoundKind, path string) *admissionauth.Verifier {
-		v, err := admissionauth.New(admissionauth.Config{Tokens: validator.ValidateFor, Audience: url(path),
-			Configurations:  []admissionauth.Configuration{{Kind: kind, Name: "gmsa-webhook"}},
-			ServiceAccounts: []ksa.ServiceAccount{caller}})
-		require.NoError(t, err)
-		return v
-	}
 	minter, err := tokens.NewMinter(tokens.MinterConfig{Issuer: issuer, Signer: key, Now: func() time.Time { return now }})
 	require.NoError(t, err)
 	token := func(kind tokens.BoundKind, path string) string {
@@ -79,8 +73,10 @@ func TestHandlerCallers(t *testing.T) {
 			var outcomes []credspec.ReviewOutcome
 			cfg.OnReview = func(o credspec.ReviewOutcome) { outcomes = append(outcomes, o) }
 			if tt.verify {
-				cfg.MutateCallers = verifier(mutating, "/mutate")
-				cfg.ValidateCallers = verifier(validating, "/validate")
+				cfg.MutateCallers, cfg.ValidateCallers, err = credspec.CallersConfig{Tokens: validator.ValidateFor,
+					URL: "https://gmsa-webhook.ksa-system.svc:443", Configuration: "gmsa-webhook",
+					ServiceAccounts: []ksa.ServiceAccount{caller}}.Verifiers()
+				require.NoError(t, err)
 			}
 			h := newTestHandler(t, cfg)
 			req := httptest.NewRequestWithContext(t.Context(), http.MethodPost, tt.path, bytes.NewReader(reviewRequest(t, admissionv1.Create, "Pod", podWithPodLevelName(), nil)))
@@ -101,4 +97,32 @@ func TestHandlerCallers(t *testing.T) {
 			assert.NotContains(t, rec.Body.String(), "AdmissionReview")
 		})
 	}
+}
+
+// TestCallersConfig refuses a URL with a path and what admissionauth
+// refuses.
+func TestCallersConfig(t *testing.T) {
+	check := func(context.Context, string, []string) (*tokens.Result, error) { return nil, nil }
+	sas := []ksa.ServiceAccount{{Namespace: "kube-system", Name: "webhook-auth"}}
+	tests := []struct {
+		name string
+		cfg  credspec.CallersConfig
+	}{
+		{name: "path", cfg: credspec.CallersConfig{Tokens: check, URL: "https://h:443/validate", Configuration: "c", ServiceAccounts: sas}},
+		{name: "trailing slash", cfg: credspec.CallersConfig{Tokens: check, URL: "https://h:443/", Configuration: "c", ServiceAccounts: sas}},
+		{name: "http", cfg: credspec.CallersConfig{Tokens: check, URL: "http://h:443", Configuration: "c", ServiceAccounts: sas}},
+		{name: "no configuration", cfg: credspec.CallersConfig{Tokens: check, URL: "https://h:443", ServiceAccounts: sas}},
+		{name: "no service account", cfg: credspec.CallersConfig{Tokens: check, URL: "https://h:443", Configuration: "c"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := tt.cfg.Verifiers()
+			require.ErrorIs(t, err, ksa.ErrInvalidConfig)
+		})
+	}
+	m, v, err := credspec.CallersConfig{Tokens: check, URL: "https://h:443", Configuration: "c", ServiceAccounts: sas}.Verifiers()
+	require.NoError(t, err)
+	assert.Equal(t, "https://h:443/mutate", m.Audience())
+	assert.Equal(t, "https://h:443/validate", v.Audience())
+	assert.Equal(t, admissionauth.Require, v.Mode())
 }

@@ -1,7 +1,9 @@
 package tokens
 
 import (
+	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/ksa-go/ksa"
 )
@@ -83,6 +85,30 @@ func (k *KubernetesClaims) AdmissionReviewAPIGroup() (string, bool) {
 		return "", false
 	}
 	return v[0], true
+}
+
+// DescribeWebhook explains, in a sentence, what a webhook-bound token is
+// for: the configuration it is bound to and the API group kube-apiserver
+// attested. It is "" for any other token. The names are the token's,
+// unescaped: a program printing them to a terminal escapes them.
+func (k *KubernetesClaims) DescribeWebhook() string {
+	kind, ref, ok := k.WebhookBinding()
+	if !ok {
+		return ""
+	}
+	about := "no API group (the attestation is missing or holds several)"
+	if g, ok := k.AdmissionReviewAPIGroup(); ok {
+		switch g {
+		case AllAPIGroups:
+			about = "resources of any API group"
+		case "":
+			about = "no API group (the attested group is empty)"
+		default:
+			about = "resources of API group " + strconv.Quote(g)
+		}
+	}
+	return fmt.Sprintf("for calling the admission webhooks of %s %q (uid %q), whose URL is the audience, with AdmissionReviews about %s (Kubernetes 1.37, alpha)",
+		kind, ref.Name, ref.UID, about)
 }
 
 // checkWebhookClaims holds a bound token's webhook binding to what

@@ -218,3 +218,27 @@ func TestValidateWebhookBound(t *testing.T) {
 		})
 	}
 }
+
+// TestDescribeWebhook explains webhook-bound tokens and nothing else.
+func TestDescribeWebhook(t *testing.T) {
+	ref := &ksa.ObjectRef{Name: "gmsa", UID: "u"}
+	tests := []struct {
+		name string
+		k    *tokens.KubernetesClaims
+		want string
+	}{
+		{name: "all groups", k: &tokens.KubernetesClaims{ValidatingWebhookConfiguration: ref, Attestations: map[string][]string{tokens.AttestationAdmissionReviewAPIGroups: {"*"}}},
+			want: `for calling the admission webhooks of ValidatingWebhookConfiguration "gmsa" (uid "u"), whose URL is the audience, with AdmissionReviews about resources of any API group (Kubernetes 1.37, alpha)`},
+		{name: "one group", k: &tokens.KubernetesClaims{MutatingWebhookConfiguration: ref, Attestations: map[string][]string{tokens.AttestationAdmissionReviewAPIGroups: {"apps"}}},
+			want: `for calling the admission webhooks of MutatingWebhookConfiguration "gmsa" (uid "u"), whose URL is the audience, with AdmissionReviews about resources of API group "apps" (Kubernetes 1.37, alpha)`},
+		{name: "no attestation", k: &tokens.KubernetesClaims{MutatingWebhookConfiguration: ref},
+			want: `for calling the admission webhooks of MutatingWebhookConfiguration "gmsa" (uid "u"), whose URL is the audience, with AdmissionReviews about no API group (the attestation is missing or holds several) (Kubernetes 1.37, alpha)`},
+		{name: "a pod's token", k: &tokens.KubernetesClaims{Pod: ref}},
+		{name: "nil", k: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.k.DescribeWebhook())
+		})
+	}
+}

@@ -4,12 +4,19 @@ import (
 	"fmt"
 	"slices"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/tokens"
+)
+
+// The group and version of the webhook configurations a token may be bound
+// to (named here rather than imported: importers of kubeapi do not link
+// that API group for it).
+const (
+	admissionRegistrationGroup   = "admissionregistration.k8s.io"
+	admissionRegistrationVersion = "v1"
 )
 
 // RequestFromSpec builds a tokens.Request from a TokenRequest spec. The
@@ -32,7 +39,7 @@ func RequestFromSpec(sa ksa.ServiceAccount, spec authenticationv1.TokenRequestSp
 		gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
 		kind := tokens.BoundKind(gvk.Kind)
 		core := gvk.Group == "" && (kind == tokens.BoundPod || kind == tokens.BoundSecret || kind == tokens.BoundNode)
-		webhook := gvk.GroupVersion() == admissionregistrationv1.SchemeGroupVersion && kind.IsWebhook()
+		webhook := gvk.Group == admissionRegistrationGroup && gvk.Version == admissionRegistrationVersion && kind.IsWebhook()
 		if !core && !webhook {
 			return tokens.Request{}, &tokens.RequestError{Field: "spec.boundObjectRef", Reason: fmt.Sprintf("cannot bind token to object of type %s", gvk.String())}
 		}

@@ -151,4 +151,3 @@ func serveWebhook(t *testing.T, extra ...string) (*http.Client, string, func()) 
 		require.NoError(t, <-done)
 	}
 }
-

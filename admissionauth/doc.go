@@ -9,14 +9,18 @@
 // APIServerWebhookAuthenticationToken, a TokenRequest may bind a token to a
 // ValidatingWebhookConfiguration or MutatingWebhookConfiguration
 // (admissionregistration.k8s.io/v1). kube-apiserver v1.37.2 then requires:
-// exactly one audience, not one of its own API audiences, equal to the URL
-// of one of the configuration's webhooks (clientConfig.url verbatim, or for
-// clientConfig.service https://NAME.NAMESPACE.svc:PORT/PATH with port 443
-// and path "/" by default: [ServiceAudience]); exactly one attestation,
-// admissionReviewAPIGroups, holding one API group ("*" for all groups, or a
-// group one of that same webhook's rules names); and that the token's
-// service account may "attest" resource admissionReviewAPIGroups of group
-// authentication.k8s.io under that group's name. The token lives ten
+// exactly one audience, not one of its own API audiences; exactly one
+// attestation, admissionReviewAPIGroups, holding one API group ("*" for
+// all groups, or a group name); for a group name, a webhook of the
+// configuration with a rule naming that group and a URL equal to the
+// audience (clientConfig.url verbatim, or for clientConfig.service
+// https://NAME.NAMESPACE.svc:PORT/PATH with port 443 and path "/" by
+// default: [ServiceAudience]); and that the token's service account may
+// "attest" resource admissionReviewAPIGroups of group authentication.k8s.io
+// under that group's name. For "*" it checks neither group nor audience
+// against the webhooks: a "*" token bound to this webhook's configuration
+// may be minted for another URL, so the webhook's own audience check is
+// what keeps it out (the verifier always makes it). The token lives ten
 // minutes. Its claims name the configuration under "kubernetes.io"
 // ("validatingwebhookconfiguration" or "mutatingwebhookconfiguration", with
 // name and UID) and the group under "attestations"; package tokens mints

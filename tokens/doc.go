@@ -79,12 +79,14 @@
 // (KEP-6060), so that whoever calls an admission webhook (kube-apiserver,
 // an aggregated API server) can prove it. As kube-apiserver v1.37.2 mints
 // them: the TokenRequest names exactly one audience, which must not be an
-// API audience and must be the URL of one of the configuration's webhooks
-// (clientConfig.url verbatim, or https://NAME.NAMESPACE.svc:PORT/PATH for a
-// Service, port 443 and path "/" by default); it carries exactly one
-// attestation, admissionReviewAPIGroups, holding one API group (a DNS
-// subdomain, or "*" for all, never the empty core group) that one of
-// that webhook's rules names (unless "*"); the service account needs the
+// API audience; it carries exactly one attestation,
+// admissionReviewAPIGroups, holding one API group (a DNS subdomain, or "*"
+// for all, never the empty core group); for a group other than "*", one of
+// the configuration's webhooks must both have a rule naming the group and
+// a URL equal to the audience (clientConfig.url verbatim, or
+// https://NAME.NAMESPACE.svc:PORT/PATH for a Service, port 443 and path "/"
+// by default), while for "*" v1.37.2 checks neither (a "*" token may name
+// any audience but kube-apiserver's own); the service account needs the
 // verb attest on resource admissionReviewAPIGroups of group
 // authentication.k8s.io named by that group (or "*"); the lifetime is
 // shortened, silently, to ten minutes ([WebhookExpirationSeconds]), the

@@ -44,6 +44,10 @@
 //     files for blob hosting) and the relying party: discovery and a
 //     verifier for one or several issuers.
 //   - oidc/oidctest: a test issuer on loopback.
+//   - admissionauth: an admission webhook's check of its caller's token
+//     (Kubernetes 1.37, alpha): bound to the webhook's configuration, for
+//     its URL, attested for the review's API group; an http.Handler
+//     middleware, required or merely accepted.
 //   - tokenreview: validation by kube-apiserver's TokenReview API, after
 //     local validation or instead of it.
 //   - x509sa: service-account and pod identity in certificate subjects:

@@ -1,5 +1,7 @@
 package ksa
 
+import "slices"
+
 // Keys of the user "extra" values Kubernetes derives from a service-account
 // token (see [Identity.UserInfo]).
 const (
@@ -8,6 +10,14 @@ const (
 	ExtraNodeName     = "authentication.kubernetes.io/node-name"
 	ExtraNodeUID      = "authentication.kubernetes.io/node-uid"
 	ExtraCredentialID = "authentication.kubernetes.io/credential-id"
+	// The webhook configuration a token for an admission webhook is bound
+	// to (Kubernetes 1.37, alpha), and the API group kube-apiserver attested
+	// the bearer may ask the webhook about.
+	ExtraValidatingWebhookConfigurationName = "authentication.kubernetes.io/validatingwebhookconfiguration-name"
+	ExtraValidatingWebhookConfigurationUID  = "authentication.kubernetes.io/validatingwebhookconfiguration-uid"
+	ExtraMutatingWebhookConfigurationName   = "authentication.kubernetes.io/mutatingwebhookconfiguration-name"
+	ExtraMutatingWebhookConfigurationUID    = "authentication.kubernetes.io/mutatingwebhookconfiguration-uid"
+	ExtraAdmissionReviewAPIGroups           = "attestation.authentication.kubernetes.io/admissionReviewAPIGroups"
 )
 
 // CredentialIDPrefix starts the credential ID Kubernetes derives from a
@@ -43,6 +53,15 @@ type Identity struct {
 	Node           ObjectRef
 	// CredentialID is "JTI=<jti>" for tokens that carry a jti.
 	CredentialID string
+	// ValidatingWebhookConfiguration or MutatingWebhookConfiguration is the
+	// webhook configuration a token for admission webhooks is bound to
+	// (Kubernetes 1.37, alpha); zero otherwise.
+	ValidatingWebhookConfiguration ObjectRef
+	MutatingWebhookConfiguration   ObjectRef
+	// AdmissionReviewAPIGroups is what kube-apiserver attested in such a
+	// token: the one API group ("*" for all) of the AdmissionReviews its
+	// bearer may send the webhook. Nil otherwise.
+	AdmissionReviewAPIGroups []string
 }
 
 // UserInfo is the user Kubernetes authenticates a credential as, in the shape
@@ -60,7 +79,8 @@ type UserInfo struct {
 // UserInfo derives the user as Kubernetes' ServiceAccountInfo.UserInfo does:
 // the username and groups of the service account, its UID, and extras for the
 // pod (only when both name and UID are known), the credential ID, and the
-// node (name when known, UID only together with the name).
+// node (name when known, UID only together with the name), a webhook
+// configuration (name and UID together) and the attested API groups.
 func (id Identity) UserInfo() UserInfo {
 	sa := id.ServiceAccount
 	info := UserInfo{Username: sa.Username(), UID: sa.UID, Groups: sa.Groups()}
@@ -82,6 +102,20 @@ func (id Identity) UserInfo() UserInfo {
 		if id.Node.UID != "" {
 			set(ExtraNodeUID, id.Node.UID)
 		}
+	}
+	if w := id.ValidatingWebhookConfiguration; w.Name != "" && w.UID != "" {
+		set(ExtraValidatingWebhookConfigurationName, w.Name)
+		set(ExtraValidatingWebhookConfigurationUID, w.UID)
+	}
+	if w := id.MutatingWebhookConfiguration; w.Name != "" && w.UID != "" {
+		set(ExtraMutatingWebhookConfigurationName, w.Name)
+		set(ExtraMutatingWebhookConfigurationUID, w.UID)
+	}
+	if len(id.AdmissionReviewAPIGroups) > 0 {
+		if info.Extra == nil {
+			info.Extra = make(map[string][]string, 3)
+		}
+		info.Extra[ExtraAdmissionReviewAPIGroups] = slices.Clone(id.AdmissionReviewAPIGroups)
 	}
 	return info
 }

@@ -29,6 +29,11 @@ func TestUserInfo(t *testing.T) {
 		{name: "node uid only", id: ksa.Identity{ServiceAccount: sa, Node: ksa.ObjectRef{UID: "uid"}}},
 		{name: "credential id", id: ksa.Identity{ServiceAccount: sa, CredentialID: ksa.CredentialID("abc")},
 			wantExtra: map[string][]string{ksa.ExtraCredentialID: {"JTI=abc"}}},
+		{name: "validating webhook configuration", id: ksa.Identity{ServiceAccount: sa, ValidatingWebhookConfiguration: ksa.ObjectRef{Name: "gmsa", UID: "vwc"}, AdmissionReviewAPIGroups: []string{"*"}},
+			wantExtra: map[string][]string{ksa.ExtraValidatingWebhookConfigurationName: {"gmsa"}, ksa.ExtraValidatingWebhookConfigurationUID: {"vwc"}, ksa.ExtraAdmissionReviewAPIGroups: {"*"}}},
+		{name: "mutating webhook configuration", id: ksa.Identity{ServiceAccount: sa, MutatingWebhookConfiguration: ksa.ObjectRef{Name: "gmsa", UID: "mwc"}, AdmissionReviewAPIGroups: []string{"apps"}},
+			wantExtra: map[string][]string{ksa.ExtraMutatingWebhookConfigurationName: {"gmsa"}, ksa.ExtraMutatingWebhookConfigurationUID: {"mwc"}, ksa.ExtraAdmissionReviewAPIGroups: {"apps"}}},
+		{name: "webhook configuration without uid", id: ksa.Identity{ServiceAccount: sa, MutatingWebhookConfiguration: ksa.ObjectRef{Name: "gmsa"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/admissionauth"
 )
 
 // Paths the [Handler] serves.
@@ -60,6 +61,15 @@ type HandlerConfig struct {
 	// OnReview, if set, is called after every review with its outcome
 	// (from the request's goroutine; it must be safe for concurrent use).
 	OnReview func(ReviewOutcome)
+	// MutateCallers and ValidateCallers, when set, verify the caller of
+	// /mutate and /validate before its review is handled: its Bearer token
+	// bound to the webhook's configuration, for the path's URL and the
+	// review's API group (Kubernetes 1.37, alpha; package admissionauth).
+	// Each path is a webhook URL of its own, hence a Verifier of its own.
+	// A refused caller is answered with admissionauth.StatusCode of the
+	// refusal and no review; its ReviewOutcome has the refusal as Err. Nil:
+	// no token is looked at.
+	MutateCallers, ValidateCallers *admissionauth.Verifier
 }
 
 // ReviewOutcome describes one handled review, for logging and metrics.
@@ -103,6 +113,7 @@ type Handler struct {
 	timeout   time.Duration
 	info      []byte
 	onReview  func(ReviewOutcome)
+	callers   map[string]*admissionauth.Verifier
 }
 
 // NewHandler checks cfg and returns a handler; errors are a *ksa.ConfigError.
@@ -116,7 +127,8 @@ func NewHandler(cfg HandlerConfig) (*Handler, error) {
 	if cfg.Timeout < 0 {
 		return nil, &ksa.ConfigError{Field: "credspec.HandlerConfig.Timeout", Reason: fmt.Sprintf("is negative (%v)", cfg.Timeout)}
 	}
-	h := &Handler{expander: cfg.Expander, validator: cfg.Validator, maxBytes: cfg.MaxRequestBytes, timeout: cfg.Timeout, onReview: cfg.OnReview}
+	h := &Handler{expander: cfg.Expander, validator: cfg.Validator, maxBytes: cfg.MaxRequestBytes, timeout: cfg.Timeout, onReview: cfg.OnReview,
+		callers: map[string]*admissionauth.Verifier{MutatePath: cfg.MutateCallers, ValidatePath: cfg.ValidateCallers}}
 	if h.maxBytes == 0 {
 		h.maxBytes = DefaultMaxRequestBytes
 	}
@@ -169,6 +181,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	apiVersion, req, resp, err := h.decode(w, r)
+	if v := h.callers[r.URL.Path]; v != nil && req != nil {
+		review := admissionauth.Review{APIVersion: apiVersion, UID: string(req.UID), Group: req.Resource.Group}
+		if _, err := v.Verify(r.Context(), r.Header.Get("Authorization"), review); err != nil {
+			h.observe(r.URL.Path, req, &admissionv1.AdmissionResponse{UID: req.UID}, err)
+			http.Error(w, err.Error(), admissionauth.StatusCode(err))
+			return
+		}
+	}
 	if req != nil {
 		ctx, cancel := context.WithTimeout(r.Context(), h.timeout)
 		if r.URL.Path == MutatePath {

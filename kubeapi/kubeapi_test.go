@@ -50,6 +50,16 @@ func TestRequestFromSpec(t *testing.T) {
 		},
 		{name: "explicit zero expiration", spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &zero}, wantErr: tokens.ErrInvalidRequest},
 		{name: "kind is case-sensitive", spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "pod", APIVersion: "v1", Name: "p"}}, wantErr: tokens.ErrInvalidRequest},
+		{
+			name: "validating webhook configuration with its attestation",
+			spec: authenticationv1.TokenRequestSpec{Audiences: []string{"https://w"},
+				BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "ValidatingWebhookConfiguration", APIVersion: "admissionregistration.k8s.io/v1", Name: "w", UID: "wu"},
+				Attestations:   map[string]authenticationv1.AttestationValue{authenticationv1.AttestationAdmissionReviewAPIGroups: {"*"}}},
+			want: tokens.Request{ServiceAccount: testSA, Audiences: []string{"https://w"},
+				BoundObject:  &tokens.BoundObject{Kind: tokens.BoundValidatingWebhookConfiguration, Name: "w", UID: "wu"},
+				Attestations: map[string][]string{tokens.AttestationAdmissionReviewAPIGroups: {"*"}}},
+		},
+		{name: "webhook configuration needs admissionregistration.k8s.io/v1", spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "MutatingWebhookConfiguration", APIVersion: "admissionregistration.k8s.io/v1beta1", Name: "w"}}, wantErr: tokens.ErrInvalidRequest},
 		{name: "group must be core", spec: authenticationv1.TokenRequestSpec{BoundObjectRef: &authenticationv1.BoundObjectReference{Kind: "Pod", APIVersion: "apps/v1", Name: "p"}}, wantErr: tokens.ErrInvalidRequest},
 	}
 	for _, tt := range tests {

@@ -1,6 +1,7 @@
 package tokens
 
 import (
+	"slices"
 	"time"
 
 	"github.com/ksa-go/ksa"
@@ -36,6 +37,15 @@ type KubernetesClaims struct {
 	Pod    *ksa.ObjectRef
 	Secret *ksa.ObjectRef
 	Node   *ksa.ObjectRef
+	// ValidatingWebhookConfiguration or MutatingWebhookConfiguration is the
+	// webhook configuration a token for admission webhooks is bound to
+	// (Kubernetes 1.37, alpha); nil otherwise. See [ClaimAttestations].
+	ValidatingWebhookConfiguration *ksa.ObjectRef
+	MutatingWebhookConfiguration   *ksa.ObjectRef
+	// Attestations are what kube-apiserver attested for a webhook-bound
+	// token: [AttestationAdmissionReviewAPIGroups] and its one API group.
+	// Nil when absent.
+	Attestations map[string][]string
 	// WarnAfter is when a token whose expiry was extended becomes stale;
 	// zero when absent.
 	WarnAfter time.Time
@@ -131,11 +141,6 @@ func (k *KubernetesClaims) appendJSON(dst []byte) []byte {
 		}
 		comma = true
 	}
-	if k.Namespace != "" {
-		sep()
-		dst = jsonx.AppendKey(dst, "namespace")
-		dst = jsonx.AppendString(dst, k.Namespace)
-	}
 	ref := func(name string, r *ksa.ObjectRef) {
 		if r == nil {
 			return
@@ -144,15 +149,52 @@ func (k *KubernetesClaims) appendJSON(dst []byte) []byte {
 		dst = jsonx.AppendKey(dst, name)
 		dst = appendRef(dst, *r)
 	}
+	// Members in name order, as go-jose writes them
+	// (TestWebhookClaimOrder holds it).
+	if len(k.Attestations) > 0 {
+		sep()
+		dst = jsonx.AppendKey(dst, ClaimAttestations)
+		dst = appendAttestations(dst, k.Attestations)
+	}
+	ref(ClaimMutatingWebhookConfiguration, k.MutatingWebhookConfiguration)
+	if k.Namespace != "" {
+		sep()
+		dst = jsonx.AppendKey(dst, "namespace")
+		dst = jsonx.AppendString(dst, k.Namespace)
+	}
 	ref("node", k.Node)
 	ref("pod", k.Pod)
 	ref("secret", k.Secret)
 	sa := k.ServiceAccount
 	ref("serviceaccount", &sa)
+	ref(ClaimValidatingWebhookConfiguration, k.ValidatingWebhookConfiguration)
 	if !k.WarnAfter.IsZero() {
 		sep()
 		dst = jsonx.AppendKey(dst, "warnafter")
 		dst = jsonx.AppendInt(dst, k.WarnAfter.Unix())
+	}
+	return append(dst, '}')
+}
+
+// appendAttestations writes the attestations as go-jose does a
+// map[string][]string: keys sorted, a nil value as null.
+func appendAttestations(dst []byte, a map[string][]string) []byte {
+	keys := make([]string, 0, len(a))
+	for key := range a {
+		keys = append(keys, key)
+	}
+	slices.Sort(keys)
+	dst = append(dst, '{')
+	for i, key := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = jsonx.AppendKey(dst, key)
+		if a[key] == nil {
+			dst = append(dst, "null"...)
+		} else {
+			dst = jsonx.AppendStrings(dst, a[key])
+		}
 	}
 	return append(dst, '}')
 }
@@ -179,7 +221,8 @@ func (c *Claims) MarshalJSON() ([]byte, error) {
 }
 
 // Identity returns who a bound token's claims name: the service account
-// (namespace, name, UID), the pod and node, and the credential ID from jti.
+// (namespace, name, UID), the pod and node, the credential ID from jti, and
+// a webhook-bound token's configuration and attested API groups.
 // For legacy claims only the service account is set.
 func (c *Claims) Identity() ksa.Identity {
 	var id ksa.Identity
@@ -194,6 +237,15 @@ func (c *Claims) Identity() ksa.Identity {
 			id.Node = *k.Node
 		}
 		id.CredentialID = ksa.CredentialID(c.ID)
+		if k.ValidatingWebhookConfiguration != nil {
+			id.ValidatingWebhookConfiguration = *k.ValidatingWebhookConfiguration
+		}
+		if k.MutatingWebhookConfiguration != nil {
+			id.MutatingWebhookConfiguration = *k.MutatingWebhookConfiguration
+		}
+		if _, _, ok := k.WebhookBinding(); ok {
+			id.AdmissionReviewAPIGroups = k.Attestations[AttestationAdmissionReviewAPIGroups]
+		}
 	case c.Legacy != nil:
 		l := c.Legacy
 		id.ServiceAccount = ksa.ServiceAccount{Namespace: l.Namespace, Name: l.ServiceAccountName, UID: l.ServiceAccountUID}

@@ -71,6 +71,51 @@
 // that is gone, a [RequestError] the TokenRequest field; a constructor's
 // refusal is a *ksa.ConfigError.
 //
+// # Tokens for admission webhooks (Kubernetes 1.37, alpha)
+//
+// Kubernetes 1.37 lets a token be bound to a ValidatingWebhookConfiguration
+// or MutatingWebhookConfiguration (admissionregistration.k8s.io/v1) behind
+// kube-apiserver's alpha feature gate APIServerWebhookAuthenticationToken
+// (KEP-6060), so that whoever calls an admission webhook (kube-apiserver,
+// an aggregated API server) can prove it. As kube-apiserver v1.37.2 mints
+// them: the TokenRequest names exactly one audience, which must not be an
+// API audience; it carries exactly one attestation,
+// admissionReviewAPIGroups, holding one API group (a DNS subdomain, or "*"
+// for all, never the empty core group); for a group other than "*", one of
+// the configuration's webhooks must both have a rule naming the group and
+// a URL equal to the audience (clientConfig.url verbatim, or
+// https://NAME.NAMESPACE.svc:PORT/PATH for a Service, port 443 and path "/"
+// by default), while for "*" v1.37.2 checks neither (a "*" token may name
+// any audience but kube-apiserver's own); the service account needs the
+// verb attest on resource admissionReviewAPIGroups of group
+// authentication.k8s.io named by that group (or "*"); the lifetime is
+// shortened, silently, to ten minutes ([WebhookExpirationSeconds]), the
+// minimum of every token. The claims gain, under "kubernetes.io",
+// "validatingwebhookconfiguration" or "mutatingwebhookconfiguration"
+// ({"name","uid"}) and "attestations" ({"admissionReviewAPIGroups":[group]}).
+// kube-apiserver's TokenReview refuses such a token while the gate is off,
+// and otherwise checks the configuration's UID and deletion as for a pod.
+// The KEP proposes other names ("mutatingWebhookConfiguration",
+// "attestationClaims", "webhook-authentication.k8s.io/allowedAPIGroup"):
+// the names v1.37.2 writes are constants of this package
+// ([ClaimValidatingWebhookConfiguration] and the others), their only home.
+//
+// The release mints these tokens for TokenRequest callers only: v1.37.2's
+// admission webhook client neither requests one for kube-apiserver nor
+// sends one to webhooks, and no dedicated service account exists yet (the
+// KEP proposes kube-system/webhook-auth).
+//
+// The [Minter] mints them (a [BoundObject] of kind
+// [BoundValidatingWebhookConfiguration] or
+// [BoundMutatingWebhookConfiguration] and [Request.Attestations]) byte for
+// byte as kube-apiserver; the [Validator] accepts them whatever the gate
+// (the audience keeps them from any API server), checks the configuration
+// through the [ObjectGetter] ([KindValidatingWebhookConfiguration],
+// cluster-scoped), and refuses, with [ErrInvalidClaim], what Kubernetes never
+// mints: both kinds, a webhook binding beside a pod, secret or node, other
+// or several attestations, a group that is not one. Package admissionauth
+// verifies them where they are used: in the webhook.
+//
 // # Limits and defaults
 //
 // Tokens over [DefaultMaxTokenBytes] (16 KiB) are refused before decoding;

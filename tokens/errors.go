@@ -46,6 +46,10 @@ var (
 	ErrIssuedInFuture = errs.New(prefix, "service account token is issued in the future")
 	// ErrMissingClaim: a claim ksa requires is absent or empty.
 	ErrMissingClaim = errs.New(prefix, "required claim missing")
+	// ErrInvalidClaim: claims that parse but are not what Kubernetes mints
+	// (a token bound to two webhook configurations, an attestation on a
+	// token bound to none, an attested API group that is not one).
+	ErrInvalidClaim = errs.New(prefix, "claims not as Kubernetes mints them")
 	// ErrInvalidated: an object the token is bound to is gone or deleted
 	// (Kubernetes: "service account token has been invalidated"), or the
 	// service account was deleted.
@@ -161,6 +165,11 @@ func issuerError(issuer string, accepted []string) error {
 // claimError reports a required claim that is absent or unusable.
 func claimError(claim, reason string) error {
 	return errs.Wrap(prefix, ErrMissingClaim, "claim "+claim+" "+reason, nil)
+}
+
+// invalidClaim reports claims Kubernetes never mints.
+func invalidClaim(claim, reason string) error {
+	return errs.Wrap(prefix, ErrInvalidClaim, "claim "+claim+" "+reason, nil)
 }
 
 // signError reports a signer that failed to sign a token.

@@ -86,6 +86,9 @@ func FuzzParseClaims(f *testing.F) {
 		`{"x":[[[[{}]]]],"y":null,"z":-0.5e-3}`,
 		`{"ISS":"a"}`,
 		`{"iss":"a","iss":"a"}`,
+		`{"aud":["https://gmsa.ksa-system.svc:443/validate"],"exp":1514765400,"kubernetes.io":{"attestations":{"admissionReviewAPIGroups":["*"]},"namespace":"kube-system","serviceaccount":{"name":"webhook-auth","uid":"u"},"validatingwebhookconfiguration":{"name":"gmsa","uid":"v"}}}`,
+		`{"kubernetes.io":{"attestations":{"admissionReviewAPIGroups":null,"other":[]},"mutatingwebhookconfiguration":{"name":"m","uid":"u"}}}`,
+		`{"kubernetes.io":{"attestations":{"a":["x"],"a":["y"]}}}`,
 	} {
 		f.Add([]byte(seed))
 	}

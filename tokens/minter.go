@@ -151,12 +151,22 @@ type Token struct {
 
 // Mint mints a bound token following the TokenRequest rules: default and
 // limits on the lifetime, the optional cap with a warning, the warnafter
-// extension, the binding and the pod's node. Errors from the request match
+// extension, the binding and the pod's node, and for a webhook
+// configuration its audience, attestation and ten-minute lifetime. Errors from the request match
 // [ErrInvalidRequest].
 func (m *Minter) Mint(ctx context.Context, req Request) (*Token, error) {
 	exp, err := req.check()
 	if err != nil {
 		return nil, err
+	}
+	webhook := req.BoundObject != nil && req.BoundObject.Kind.IsWebhook()
+	if webhook {
+		if err := checkWebhookRequest(&req, m.apiAuds); err != nil {
+			return nil, err
+		}
+		// Shortened silently, before the cluster cap (which is never
+		// under an hour).
+		exp = min(exp, WebhookExpirationSeconds)
 	}
 	var warnings []string
 	if m.maxExp > 0 && exp > m.maxExp {
@@ -192,6 +202,16 @@ func (m *Minter) Mint(ctx context.Context, req Request) (*Token, error) {
 			k.Secret = ref
 		case BoundNode:
 			k.Node = ref
+		case BoundValidatingWebhookConfiguration:
+			k.ValidatingWebhookConfiguration = ref
+		case BoundMutatingWebhookConfiguration:
+			k.MutatingWebhookConfiguration = ref
+		}
+	}
+	if webhook {
+		k.Attestations = make(map[string][]string, len(req.Attestations))
+		for key, vals := range req.Attestations {
+			k.Attestations[key] = slices.Clone(vals)
 		}
 	}
 	if warnAfter != 0 {

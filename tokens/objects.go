@@ -37,7 +37,9 @@ type LiveObject struct {
 
 // ObjectGetter looks up the live objects a bound token names, so that a
 // token stops working when its pod, secret, node or service account is gone,
-// as in kube-apiserver. Namespace is empty for nodes. Implementations may be
+// as in kube-apiserver. Namespace is empty for nodes and webhook
+// configurations ([KindValidatingWebhookConfiguration],
+// [KindMutatingWebhookConfiguration]). Implementations may be
 // backed by client-go listers, a controller-runtime cache or a live client;
 // they return (or wrap) [ErrObjectNotFound] for objects that do not exist
 // (kubeapi.ObjectGetter maps client-go's NotFound errors), and must be safe
@@ -57,7 +59,8 @@ func (f ObjectGetterFunc) GetObject(ctx context.Context, kind ObjectKind, namesp
 func isNotFound(err error) bool { return errors.Is(err, ErrObjectNotFound) }
 
 // checkObjects runs kube-apiserver's liveness checks, in its order: the
-// service account, then a bound secret, pod, or (for node-only binding) node.
+// service account, then a bound secret, pod, (for node-only binding) node,
+// or webhook configuration.
 // A deletion at or after invalidBefore is tolerated.
 func checkObjects(ctx context.Context, get ObjectGetter, k *KubernetesClaims, invalidBefore time.Time) error {
 	ns := k.Namespace
@@ -89,6 +92,16 @@ func checkObjects(ctx context.Context, get ObjectGetter, k *KubernetesClaims, in
 	// checked against the live Node, as in Kubernetes.
 	if k.Node != nil && k.Pod == nil {
 		if err := checkBound(ctx, get, KindNode, "", *k.Node, invalidBefore); err != nil {
+			return err
+		}
+	}
+	if w := k.ValidatingWebhookConfiguration; w != nil {
+		if err := checkBound(ctx, get, KindValidatingWebhookConfiguration, "", *w, invalidBefore); err != nil {
+			return err
+		}
+	}
+	if w := k.MutatingWebhookConfiguration; w != nil {
+		if err := checkBound(ctx, get, KindMutatingWebhookConfiguration, "", *w, invalidBefore); err != nil {
 			return err
 		}
 	}

@@ -423,7 +423,8 @@ func numericDate(raw []byte) (int64, bool) {
 	return v, true
 }
 
-var kubernetesNames = [...]string{"namespace", "serviceaccount", "pod", "secret", "node", "warnafter"}
+var kubernetesNames = [...]string{"namespace", "serviceaccount", "pod", "secret", "node", "warnafter",
+	ClaimValidatingWebhookConfiguration, ClaimMutatingWebhookConfiguration, ClaimAttestations}
 
 func (blk *claimsBlock) readKubernetes(r *jsonx.Reader) error {
 	obj, err := r.Object()
@@ -432,7 +433,7 @@ func (blk *claimsBlock) readKubernetes(r *jsonx.Reader) error {
 	}
 	k := &blk.k
 	blk.claims.Kubernetes = k
-	var seen uint8
+	var seen uint16
 	var others jsonx.Names
 	for {
 		name, ok, err := obj.Next()
@@ -478,10 +479,76 @@ func (blk *claimsBlock) readKubernetes(r *jsonx.Reader) error {
 			err = readRef(r, k.Node)
 		case 5:
 			k.WarnAfter, err = readDate(r)
+		case 6:
+			k.ValidatingWebhookConfiguration = blk.newRef()
+			err = readRef(r, k.ValidatingWebhookConfiguration)
+		case 7:
+			k.MutatingWebhookConfiguration = blk.newRef()
+			err = readRef(r, k.MutatingWebhookConfiguration)
+		case 8:
+			k.Attestations, err = readAttestations(r)
 		}
 		if err != nil {
 			return err
 		}
+	}
+}
+
+// maxAttestationValues bounds the values of the attestations claim (all
+// keys together); Kubernetes writes one.
+const maxAttestationValues = 16
+
+// readAttestations reads an object of string arrays (null arrays kept as
+// nil), each key at most once, at most maxAttestationValues values.
+func readAttestations(r *jsonx.Reader) (map[string][]string, error) {
+	obj, err := r.Object()
+	if err != nil {
+		return nil, err
+	}
+	out := map[string][]string{}
+	n := 0
+	for {
+		name, ok, err := obj.Next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return out, nil
+		}
+		key := string(name)
+		if _, dup := out[key]; dup {
+			return nil, errors.New("attestation " + strconv.Quote(key) + " appears twice")
+		}
+		if err := checkUnknownName(name, []string{AttestationAdmissionReviewAPIGroups}); err != nil {
+			return nil, err
+		}
+		if r.Null() {
+			out[key] = nil
+			continue
+		}
+		arr, err := r.Array()
+		if err != nil {
+			return nil, err
+		}
+		vals := []string{}
+		for {
+			more, err := arr.Next()
+			if err != nil {
+				return nil, err
+			}
+			if !more {
+				break
+			}
+			if n++; n > maxAttestationValues {
+				return nil, errors.New("attestations hold more than " + strconv.Itoa(maxAttestationValues) + " values")
+			}
+			s, err := r.String()
+			if err != nil {
+				return nil, err
+			}
+			vals = append(vals, s)
+		}
+		out[key] = vals
 	}
 }
 

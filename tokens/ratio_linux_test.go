@@ -11,21 +11,11 @@ import (
 	"math/big"
 	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-	"unsafe"
-)
 
-// threadCPU returns the CPU time the calling thread has used, to the
-// nanosecond (CLOCK_THREAD_CPUTIME_ID; getrusage counts in scheduler
-// ticks, too coarse for blocks of a few milliseconds).
-func threadCPU() time.Duration {
-	const clockThreadCPUTime = 3
-	var ts syscall.Timespec
-	_, _, _ = syscall.Syscall(syscall.SYS_CLOCK_GETTIME, clockThreadCPUTime, uintptr(unsafe.Pointer(&ts)), 0)
-	return time.Duration(ts.Nano())
-}
+	"github.com/ksa-go/ksa/internal/bench"
+)
 
 // BenchmarkValidateVsBare measures validation with a static key against
 // the bare signature check of the same token (hash and the fastest
@@ -54,20 +44,20 @@ func BenchmarkValidateVsBare(b *testing.B) {
 			var ksaCPU, bareCPU time.Duration
 			n := 0
 			for n < b.N {
-				start := threadCPU()
+				start := bench.ThreadCPU()
 				for range block {
 					if _, err := v.Validate(ctx, tok.Raw); err != nil {
 						b.Fatal(err)
 					}
 				}
-				mid := threadCPU()
+				mid := bench.ThreadCPU()
 				for range block {
 					if !bare(input) {
 						b.Fatal("bare verify failed")
 					}
 				}
 				ksaCPU += mid - start
-				bareCPU += threadCPU() - mid
+				bareCPU += bench.ThreadCPU() - mid
 				n += block
 			}
 			b.ReportMetric(float64(ksaCPU.Nanoseconds())/float64(n), "ksa-cpu-ns/op")

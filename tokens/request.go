@@ -30,7 +30,9 @@ const (
 // BoundKind is the kind of object a token is bound to.
 type BoundKind string
 
-// The kinds a token can be bound to.
+// The kinds a token can be bound to (and the webhook configurations,
+// [BoundValidatingWebhookConfiguration] and
+// [BoundMutatingWebhookConfiguration]).
 const (
 	BoundPod    BoundKind = "Pod"
 	BoundSecret BoundKind = "Secret"
@@ -57,12 +59,23 @@ type Request struct {
 	// DefaultExpirationSeconds. It must lie in [MinExpirationSeconds,
 	// MaxExpirationSeconds].
 	ExpirationSeconds int64
-	// BoundObject binds the token to a pod, secret or node; nil for none.
+	// BoundObject binds the token to a pod, secret, node or webhook
+	// configuration; nil for none. A token bound to a webhook
+	// configuration needs exactly one audience (the webhook's URL, see
+	// admissionauth), none of the API audiences, and Attestations; its
+	// lifetime is [WebhookExpirationSeconds].
 	BoundObject *BoundObject
 	// Node is the node a bound pod runs on, written into the token as
 	// kube-apiserver does (UID may be empty when the Node was not found).
 	// Only valid with a pod binding.
 	Node *ksa.ObjectRef
+	// Attestations are what the token's claims attest: only for a webhook
+	// binding, exactly {AttestationAdmissionReviewAPIGroups: {group}} with
+	// group "*" (AllAPIGroups) or an API group name. Like kube-apiserver's
+	// TokenRequest, the minter checks the shape; the authorization to
+	// attest and the match with the configuration's webhooks are the
+	// caller's.
+	Attestations map[string][]string
 }
 
 // check applies the TokenRequest validation rules and returns the requested
@@ -86,7 +99,7 @@ func (r *Request) check() (int64, error) {
 	}
 	if b := r.BoundObject; b != nil {
 		switch b.Kind {
-		case BoundPod, BoundSecret, BoundNode:
+		case BoundPod, BoundSecret, BoundNode, BoundValidatingWebhookConfiguration, BoundMutatingWebhookConfiguration:
 		default:
 			return 0, &RequestError{Field: "spec.boundObjectRef", Reason: fmt.Sprintf("cannot bind token to object of type %s", b.Kind)}
 		}
@@ -98,6 +111,11 @@ func (r *Request) check() (int64, error) {
 		}
 	} else if r.Node != nil {
 		return 0, &RequestError{Field: "node", Reason: "node information is only written into pod-bound tokens"}
+	}
+	if r.BoundObject == nil || !r.BoundObject.Kind.IsWebhook() {
+		if len(r.Attestations) != 0 {
+			return 0, &RequestError{Field: "spec.attestations", Reason: "attestations may only be specified with a webhook bound object reference"}
+		}
 	}
 	if r.Node != nil && r.Node.Name == "" {
 		return 0, &RequestError{Field: "node.name", Reason: "is required"}
@@ -115,6 +133,10 @@ func (r *Request) check() (int64, error) {
 	uids := []string{r.ServiceAccount.UID}
 	if b := r.BoundObject; b != nil {
 		uids = append(uids, b.UID, b.Name)
+	}
+	for key, vals := range r.Attestations {
+		uids = append(uids, key)
+		uids = append(uids, vals...)
 	}
 	if n := r.Node; n != nil {
 		uids = append(uids, n.Name, n.UID)

@@ -483,6 +483,9 @@ func (v *Validator) checkBound(ctx context.Context, c *Claims, now time.Time) er
 	case c.Expiry.IsZero():
 		return claimError(claimExp, "is missing")
 	}
+	if err := checkWebhookClaims(k); err != nil {
+		return err
+	}
 	if !c.NotBefore.IsZero() && now.Add(v.leeway).Before(c.NotBefore) {
 		return &TimeError{Claim: claimNbf, Time: c.NotBefore, Now: now, Leeway: v.leeway}
 	}

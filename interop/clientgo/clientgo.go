@@ -32,6 +32,10 @@ func ObjectGetter(cs kubernetes.Interface) tokens.ObjectGetter {
 			return cs.CoreV1().Secrets(ns).Get(ctx, name, opts)
 		case tokens.KindNode:
 			return cs.CoreV1().Nodes().Get(ctx, name, opts)
+		case tokens.KindValidatingWebhookConfiguration:
+			return cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Get(ctx, name, opts)
+		case tokens.KindMutatingWebhookConfiguration:
+			return cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Get(ctx, name, opts)
 		}
 		return nil, fmt.Errorf("clientgo: unknown kind %q", kind)
 	})

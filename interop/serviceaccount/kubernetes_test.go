@@ -14,8 +14,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apiserver/pkg/authentication/authenticator"
 	"k8s.io/apiserver/pkg/authentication/user"
+	genericfeatures "k8s.io/apiserver/pkg/features"
+	utilfeature "k8s.io/apiserver/pkg/util/feature"
+	featuregatetesting "k8s.io/component-base/featuregate/testing"
+	"k8s.io/kubernetes/pkg/apis/authentication"
 	"k8s.io/kubernetes/pkg/apis/core"
 	"k8s.io/kubernetes/pkg/serviceaccount"
 
@@ -39,7 +44,15 @@ type scenario struct {
 	pod       bool
 	node      bool // a node for the pod, or the node binding without a pod
 	secret    bool
+	// validating or mutating binds the token to a webhook configuration,
+	// attesting group (Kubernetes 1.37, alpha).
+	validating bool
+	mutating   bool
+	group      string
 }
+
+// webhookAudience is a webhook's audience: its Service's URL.
+const webhookAudience = "https://gmsa-webhook.ksa-system.svc:443/validate"
 
 var scenarios = []scenario{
 	{name: "no binding", audiences: []string{audience}, exp: 3600},
@@ -49,6 +62,8 @@ var scenarios = []scenario{
 	{name: "node", audiences: []string{audience}, exp: 3600, node: true},
 	{name: "extended with warnafter", audiences: []string{audience}, exp: 365 * 24 * 3600, warnafter: 3607, pod: true, node: true},
 	{name: "html in audience", audiences: []string{"https://x/?a=<b>&c"}, exp: 3600},
+	{name: "validating webhook configuration, all groups", audiences: []string{webhookAudience}, exp: 600, validating: true, group: "*"},
+	{name: "mutating webhook configuration, one group", audiences: []string{webhookAudience}, exp: 600, mutating: true, group: "windows.k8s.io"},
 }
 
 var signingKeys = []struct {
@@ -66,7 +81,9 @@ func liveStore() *store {
 		addServiceAccount("myns", "mysvcacct", "sa-uid").
 		addPod("myns", "mypod", "pod-uid", "mysvcacct", "mynode").
 		addSecret("myns", "mysecret", "secret-uid").
-		addNode("mynode", "node-uid")
+		addNode("mynode", "node-uid").
+		addValidating("gmsa", "vwc-uid").
+		addMutating("gmsa", "mwc-uid")
 }
 
 // kubeMint mints with Kubernetes' own Claims() and JWTTokenGenerator.
@@ -89,7 +106,21 @@ func kubeMint(t *testing.T, key crypto.Signer, sc scenario) string {
 		node = &core.Node{}
 		node.Name, node.UID = "mynode", "node-uid"
 	}
-	pub, priv, err := serviceaccount.Claims(sa, pod, secret, node, nil, nil, sc.exp, sc.warnafter, sc.audiences, nil)
+	var validating *admissionregistrationv1.ValidatingWebhookConfiguration
+	var mutating *admissionregistrationv1.MutatingWebhookConfiguration
+	var attestations map[string]authentication.AttestationValue
+	if sc.validating {
+		validating = &admissionregistrationv1.ValidatingWebhookConfiguration{}
+		validating.Name, validating.UID = "gmsa", "vwc-uid"
+	}
+	if sc.mutating {
+		mutating = &admissionregistrationv1.MutatingWebhookConfiguration{}
+		mutating.Name, mutating.UID = "gmsa", "mwc-uid"
+	}
+	if sc.group != "" {
+		attestations = map[string]authentication.AttestationValue{authentication.AttestationAdmissionReviewAPIGroups: {sc.group}}
+	}
+	pub, priv, err := serviceaccount.Claims(sa, pod, secret, node, validating, mutating, sc.exp, sc.warnafter, sc.audiences, attestations)
 	require.NoError(t, err)
 	gen, err := serviceaccount.JWTTokenGenerator(issuer, key)
 	require.NoError(t, err)
@@ -115,12 +146,22 @@ func ksaRequest(sc scenario) tokens.Request {
 		req.BoundObject = &tokens.BoundObject{Kind: tokens.BoundSecret, Name: "mysecret", UID: "secret-uid"}
 	case sc.node:
 		req.BoundObject = &tokens.BoundObject{Kind: tokens.BoundNode, Name: "mynode", UID: "node-uid"}
+	case sc.validating:
+		req.BoundObject = &tokens.BoundObject{Kind: tokens.BoundValidatingWebhookConfiguration, Name: "gmsa", UID: "vwc-uid"}
+	case sc.mutating:
+		req.BoundObject = &tokens.BoundObject{Kind: tokens.BoundMutatingWebhookConfiguration, Name: "gmsa", UID: "mwc-uid"}
+	}
+	if sc.group != "" {
+		req.Attestations = map[string][]string{tokens.AttestationAdmissionReviewAPIGroups: {sc.group}}
 	}
 	return req
 }
 
 func kubeAuthenticator(t *testing.T, s *store, keys ...any) authenticator.Token {
 	t.Helper()
+	// Kubernetes' validator refuses webhook-bound tokens unless the alpha
+	// gate is on.
+	featuregatetesting.SetFeatureGateDuringTest(t, utilfeature.DefaultFeatureGate, genericfeatures.APIServerWebhookAuthenticationToken, true)
 	getter, err := serviceaccount.StaticPublicKeysGetter(keys)
 	require.NoError(t, err)
 	return serviceaccount.JWTTokenAuthenticator([]string{issuer}, getter, authenticator.Audiences{audience}, serviceaccount.NewValidator(s))
@@ -307,6 +348,11 @@ func TestRejectionsAgree(t *testing.T) {
 			mutate: func(s *store) { delete(s.secrets, "myns/mysecret") }, wantErr: tokens.ErrInvalidated},
 		{name: "node deleted", sc: scenario{audiences: []string{audience}, exp: 3600, node: true},
 			mutate: func(s *store) { delete(s.nodes, "mynode") }, wantErr: tokens.ErrInvalidated},
+		{name: "validating webhook configuration deleted", sc: scenarios[7],
+			mutate: func(s *store) { delete(s.validating, "gmsa") }, wantErr: tokens.ErrInvalidated},
+		{name: "mutating webhook configuration recreated", sc: scenarios[8],
+			mutate: func(s *store) { s.addMutating("gmsa", "new-uid") }, wantErr: tokens.ErrBoundObjectUIDMismatch},
+		{name: "webhook token for the API audience", sc: scenarios[7], auds: []string{audience}, wantErr: tokens.ErrAudienceMismatch},
 		{name: "other audience", sc: scenario{audiences: []string{"vault"}, exp: 3600}, auds: []string{audience}, wantErr: tokens.ErrAudienceMismatch},
 	}
 	for _, tt := range tests {

@@ -22,6 +22,8 @@ type store struct {
 	pods            map[string]*v1.Pod
 	secrets         map[string]*v1.Secret
 	nodes           map[string]*v1.Node
+	validating      map[string]*admissionregistrationv1.ValidatingWebhookConfiguration
+	mutating        map[string]*admissionregistrationv1.MutatingWebhookConfiguration
 }
 
 func newStore() *store {
@@ -30,6 +32,8 @@ func newStore() *store {
 		pods:            map[string]*v1.Pod{},
 		secrets:         map[string]*v1.Secret{},
 		nodes:           map[string]*v1.Node{},
+		validating:      map[string]*admissionregistrationv1.ValidatingWebhookConfiguration{},
+		mutating:        map[string]*admissionregistrationv1.MutatingWebhookConfiguration{},
 	}
 }
 
@@ -54,6 +58,16 @@ func (s *store) addSecret(ns, name, uid string) *store {
 
 func (s *store) addNode(name, uid string) *store {
 	s.nodes[name] = &v1.Node{ObjectMeta: meta("", name, uid)}
+	return s
+}
+
+func (s *store) addValidating(name, uid string) *store {
+	s.validating[name] = &admissionregistrationv1.ValidatingWebhookConfiguration{ObjectMeta: meta("", name, uid)}
+	return s
+}
+
+func (s *store) addMutating(name, uid string) *store {
+	s.mutating[name] = &admissionregistrationv1.MutatingWebhookConfiguration{ObjectMeta: meta("", name, uid)}
 	return s
 }
 
@@ -92,13 +106,19 @@ func (s *store) GetNode(_ context.Context, name string) (*v1.Node, error) {
 }
 
 // GetValidatingWebhookConfiguration and GetMutatingWebhookConfiguration
-// complete the getter of Kubernetes 1.37, whose tokens may be bound to a
-// webhook configuration; none of the tokens here are, so none is stored.
+// look up the webhook configurations Kubernetes 1.37's tokens may be bound
+// to.
 func (s *store) GetValidatingWebhookConfiguration(_ context.Context, name string) (*admissionregistrationv1.ValidatingWebhookConfiguration, error) {
+	if o, ok := s.validating[name]; ok {
+		return o, nil
+	}
 	return nil, notFound("validatingwebhookconfigurations", name)
 }
 
 func (s *store) GetMutatingWebhookConfiguration(_ context.Context, name string) (*admissionregistrationv1.MutatingWebhookConfiguration, error) {
+	if o, ok := s.mutating[name]; ok {
+		return o, nil
+	}
 	return nil, notFound("mutatingwebhookconfigurations", name)
 }
 
@@ -115,6 +135,10 @@ func (s *store) GetObject(ctx context.Context, kind tokens.ObjectKind, ns, name 
 			return s.GetSecret(ctx, ns, name)
 		case tokens.KindNode:
 			return s.GetNode(ctx, name)
+		case tokens.KindValidatingWebhookConfiguration:
+			return s.GetValidatingWebhookConfiguration(ctx, name)
+		case tokens.KindMutatingWebhookConfiguration:
+			return s.GetMutatingWebhookConfiguration(ctx, name)
 		}
 		return nil, notFound(string(kind), name)
 	}).GetObject(ctx, kind, ns, name)

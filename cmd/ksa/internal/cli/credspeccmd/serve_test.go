@@ -25,42 +25,8 @@ import (
 // it answers probes, and its /mutate endpoint inlines the credential spec
 // a pod names for a service account the --allow list lets use it.
 func TestWebhookServe(t *testing.T) {
-	specs, err := filepath.Abs("../../../../../credspec/testdata/credspec-0.yml")
-	require.NoError(t, err)
-	logs, logw := io.Pipe()
-	a := &base.App{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: logw}
-	root := base.NewRoot(a, "", "", NewWebhook(a))
-	root.SetArgs([]string{"webhook", "serve", "--addr", "127.0.0.1:0", "--credspecs", specs,
-		"--allow", "system:serviceaccount:web:frontend=credspec-0"})
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan error, 1)
-	go func() {
-		done <- root.ExecuteContext(ctx)
-		logw.Close()
-	}()
-
-	// The log names the certificate file, then the address.
-	var caFile, addr string
-	lines := bufio.NewScanner(logs)
-	for addr == "" && lines.Scan() {
-		fields := strings.Fields(lines.Text())
-		for _, f := range fields {
-			if v, ok := strings.CutPrefix(f, "file="); ok {
-				caFile = v
-			}
-			if v, ok := strings.CutPrefix(f, "addr="); ok {
-				addr = v
-			}
-		}
-	}
-	go func() { _, _ = io.Copy(io.Discard, logs) }()
-	require.NotEmpty(t, addr, "the log names the address")
-	caPEM, err := os.ReadFile(caFile)
-	require.NoError(t, err)
-	pool := x509.NewCertPool()
-	require.True(t, pool.AppendCertsFromPEM(caPEM))
-	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
-	url := "https://" + strings.Replace(addr, "127.0.0.1", "localhost", 1)
+	client, url, stop := serveWebhook(t)
+	defer stop()
 
 	resp, err := client.Get(url + "/health")
 	require.NoError(t, err)
@@ -97,7 +63,50 @@ func TestWebhookServe(t *testing.T) {
 	assert.Equal(t, "u-1", out.Response.UID)
 	assert.True(t, out.Response.Allowed)
 	assert.Contains(t, string(out.Response.Patch), "gmsaCredentialSpec", "the spec is inlined")
+}
 
-	cancel()
-	require.NoError(t, <-done)
+// serveWebhook starts ksa webhook serve with a self-signed certificate,
+// the test credential spec and extra flags; it returns a client trusting
+// the certificate, the server's URL and the function that stops it.
+func serveWebhook(t *testing.T, extra ...string) (*http.Client, string, func()) {
+	t.Helper()
+	specs, err := filepath.Abs("../../../../../credspec/testdata/credspec-0.yml")
+	require.NoError(t, err)
+	logs, logw := io.Pipe()
+	a := &base.App{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: logw}
+	root := base.NewRoot(a, "", "", NewWebhook(a))
+	root.SetArgs(append([]string{"webhook", "serve", "--addr", "127.0.0.1:0", "--credspecs", specs,
+		"--allow", "system:serviceaccount:web:frontend=credspec-0"}, extra...))
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		done <- root.ExecuteContext(ctx)
+		logw.Close()
+	}()
+
+	// The log names the certificate file, then the address.
+	var caFile, addr string
+	lines := bufio.NewScanner(logs)
+	for addr == "" && lines.Scan() {
+		fields := strings.Fields(lines.Text())
+		for _, f := range fields {
+			if v, ok := strings.CutPrefix(f, "file="); ok {
+				caFile = v
+			}
+			if v, ok := strings.CutPrefix(f, "addr="); ok {
+				addr = v
+			}
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, logs) }()
+	require.NotEmpty(t, addr, "the log names the address")
+	caPEM, err := os.ReadFile(caFile)
+	require.NoError(t, err)
+	pool := x509.NewCertPool()
+	require.True(t, pool.AppendCertsFromPEM(caPEM))
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
+	return client, "https://" + strings.Replace(addr, "127.0.0.1", "localhost", 1), func() {
+		cancel()
+		require.NoError(t, <-done)
+	}
 }

@@ -18,10 +18,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ksa-go/ksa"
+	"github.com/ksa-go/ksa/admissionauth"
 	"github.com/ksa-go/ksa/cmd/ksa/internal/atomicfile"
 	"github.com/ksa-go/ksa/cmd/ksa/internal/cli/base"
+	"github.com/ksa-go/ksa/cmd/ksa/internal/cli/keyflags"
 	"github.com/ksa-go/ksa/credspec"
+	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/podcert"
+	"github.com/ksa-go/ksa/tokens"
 )
 
 func NewWebhook(a *base.App) *cobra.Command {
@@ -30,9 +34,13 @@ func NewWebhook(a *base.App) *cobra.Command {
 
 // webhookFlags are the settings of "ksa webhook serve".
 type webhookFlags struct {
-	addr, certFile, File, specsFile string
-	allow                           []string
-	randomHostname, checkUser       bool
+	addr, certFile, keyFile, specsFile string
+	allow                              []string
+	randomHostname, checkUser          bool
+	// The caller's token (Kubernetes 1.37, alpha), off by default.
+	requireToken                                  bool
+	tokenIssuer, tokenKeyFile, url, webhookConfig string
+	tokenCallers                                  []string
 }
 
 func newWebhookServeCmd(a *base.App) *cobra.Command {
@@ -59,11 +67,17 @@ file named in the log. Stops on SIGINT or SIGTERM.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.addr, "addr", "127.0.0.1:8443", "listen address")
 	fl.StringVar(&f.certFile, "tls-cert-file", "", "PEM certificate file (reloaded when it changes; default: self-signed)")
-	fl.StringVar(&f.File, "tls-key-file", "", "PEM private key file of the certificate")
+	fl.StringVar(&f.keyFile, "tls-key-file", "", "PEM private key file of the certificate")
 	fl.StringVar(&f.specsFile, "credspecs", "", "YAML or JSON file of GMSACredentialSpec objects (required)")
 	fl.StringArrayVar(&f.allow, "allow", nil, "USER=NAME[,NAME...]: let USER use these GMSACredentialSpecs (repeatable)")
 	fl.BoolVar(&f.randomHostname, "random-hostname", false, "give GMSA pods without a hostname a random one")
 	fl.BoolVar(&f.checkUser, "check-requesting-user", false, "also require the requesting user to be allowed to use the object")
+	fl.BoolVar(&f.requireToken, "require-apiserver-token", false, "refuse callers without a token bound to --webhook-configuration (Kubernetes 1.37 alpha)")
+	fl.StringVar(&f.tokenIssuer, "token-issuer", "", "the callers' tokens' issuer (with --require-apiserver-token)")
+	fl.StringVar(&f.tokenKeyFile, "token-key-file", "", "PEM public keys of --token-issuer, as --service-account-key-file")
+	fl.StringVar(&f.url, "webhook-url", "", "the webhook's https URL as registered, without path (e.g. https://gmsa-webhook.ksa-system.svc:443)")
+	fl.StringVar(&f.webhookConfig, "webhook-configuration", "", "name of the webhook's Mutating- and ValidatingWebhookConfiguration")
+	fl.StringArrayVar(&f.tokenCallers, "token-caller", nil, "system:serviceaccount:NS:NAME the callers' tokens are issued to (repeatable)")
 	base.Required(cmd, "credspecs")
 	return cmd
 }
@@ -96,7 +110,7 @@ func (f *webhookFlags) allowList() (map[string][]string, error) {
 }
 
 // handler builds the webhook's handler over the objects of --credspecs.
-func (f *webhookFlags) handler(log *slog.Logger, allow map[string][]string) (http.Handler, *credspec.StaticSource, error) {
+func (f *webhookFlags) handler(a *base.App, log *slog.Logger, allow map[string][]string, cfg credspec.HandlerConfig) (http.Handler, *credspec.StaticSource, error) {
 	data, err := base.ReadInput(f.specsFile, nil, 16<<20)
 	if err != nil {
 		return nil, nil, base.Fail(err, "pass --credspecs a readable YAML file of GMSACredentialSpec objects (ksa credspec generate writes one)", "reading --credspecs %s", f.specsFile)
@@ -123,11 +137,12 @@ func (f *webhookFlags) handler(log *slog.Logger, allow map[string][]string) (htt
 	if err != nil {
 		return nil, nil, base.Fail(err, base.BugFix, "configuring the webhook")
 	}
-	h, err := credspec.NewHandler(credspec.HandlerConfig{Expander: exp, Validator: val,
-		OnReview: func(o credspec.ReviewOutcome) {
-			log.Info("review", "path", o.Path, "uid", o.UID, "operation", o.Operation, "namespace", o.Namespace,
-				"allowed", o.Allowed, "patch", o.Patch, "error", o.Err)
-		}})
+	cfg.Expander, cfg.Validator = exp, val
+	cfg.OnReview = func(o credspec.ReviewOutcome) {
+		log.Info("review", "path", o.Path, "uid", o.UID, "operation", o.Operation, "namespace", o.Namespace,
+			"allowed", o.Allowed, "patch", o.Patch, "error", o.Err)
+	}
+	h, err := credspec.NewHandler(cfg)
 	if err != nil {
 		return nil, nil, base.Fail(err, base.BugFix, "configuring the webhook")
 	}
@@ -139,7 +154,7 @@ func (f *webhookFlags) handler(log *slog.Logger, allow map[string][]string) (htt
 // cleanup removes that file.
 func (f *webhookFlags) tlsConfig(a *base.App, log *slog.Logger) (cfg *tls.Config, cleanup func(), err error) {
 	if f.certFile != "" {
-		certs, err := podcert.NewSource(podcert.SourceConfig{KeyPath: f.File, ChainPath: f.certFile, AnyCertificate: true,
+		certs, err := podcert.NewSource(podcert.SourceConfig{KeyPath: f.keyFile, ChainPath: f.certFile, AnyCertificate: true,
 			OnReload: func(err error) { log.Info("certificate reload", "error", err) }})
 		if err != nil {
 			if _, ok := base.AsConfigProblem(err); ok {
@@ -167,16 +182,60 @@ func (f *webhookFlags) tlsConfig(a *base.App, log *slog.Logger) (cfg *tls.Config
 	return &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}, cleanup, nil
 }
 
+// callers builds the verifiers of the callers' tokens that
+// --require-apiserver-token asks for: issuer and keys of the flags,
+// checked offline, for --webhook-url's two paths.
+func (f *webhookFlags) callers(a *base.App, cmd *cobra.Command) (mutate, validate *admissionauth.Verifier, err error) {
+	if f.tokenIssuer == "" || f.tokenKeyFile == "" || f.url == "" || f.webhookConfig == "" || len(f.tokenCallers) == 0 {
+		return nil, nil, base.Usage("give --token-issuer, --token-key-file, --webhook-url, --webhook-configuration and --token-caller with it",
+			"--require-apiserver-token needs the tokens' issuer, keys, webhook and callers")
+	}
+	var sas []ksa.ServiceAccount
+	for _, c := range f.tokenCallers {
+		sa, err := ksa.ParseUsername(c)
+		if err != nil {
+			return nil, nil, base.Usage("give --token-caller system:serviceaccount:NAMESPACE:NAME", "--token-caller %s is not a service account", base.Quoted(c))
+		}
+		sas = append(sas, sa)
+	}
+	kf, err := keyflags.Load(a, cmd.Context(), f.tokenKeyFile, "--token-key-file")
+	if err != nil {
+		return nil, nil, err
+	}
+	keys, err := jwks.NewStaticSource(kf.Keys...)
+	if err != nil {
+		return nil, nil, base.Fail(err, keyflags.Fix, "--token-key-file %s", kf.Path)
+	}
+	v, err := tokens.NewValidator(tokens.ValidatorConfig{Issuers: []string{f.tokenIssuer}, Keys: keys,
+		Audiences: []string{f.url + credspec.MutatePath, f.url + credspec.ValidatePath}, SkipObjectCheck: true,
+		Cache: &tokens.CacheConfig{}, Now: a.Now})
+	if err != nil {
+		return nil, nil, base.ConfigError(err, base.FlagFor{"ValidatorConfig.Issuers": "--token-issuer"}, "ksa webhook serve")
+	}
+	mutate, validate, err = credspec.CallersConfig{Tokens: v.ValidateFor, URL: f.url, Configuration: f.webhookConfig, ServiceAccounts: sas}.Verifiers()
+	if err != nil {
+		return nil, nil, base.ConfigError(err, base.FlagFor{"CallersConfig.URL": "--webhook-url", "Config.Audience": "--webhook-url",
+			"Config.Configurations": "--webhook-configuration", "Config.ServiceAccounts": "--token-caller"}, "ksa webhook serve")
+	}
+	return mutate, validate, nil
+}
+
 func (f *webhookFlags) run(a *base.App, cmd *cobra.Command) error {
-	if (f.certFile == "") != (f.File == "") {
+	if (f.certFile == "") != (f.keyFile == "") {
 		return base.Usage("give both --tls-cert-file and --tls-key-file, or neither", "--tls-cert-file and --tls-key-file go together")
 	}
 	allow, err := f.allowList()
 	if err != nil {
 		return err
 	}
+	var cfg credspec.HandlerConfig
+	if f.requireToken {
+		if cfg.MutateCallers, cfg.ValidateCallers, err = f.callers(a, cmd); err != nil {
+			return err
+		}
+	}
 	log := slog.New(slog.NewTextHandler(a.Stderr, nil))
-	h, src, err := f.handler(log, allow)
+	h, src, err := f.handler(a, log, allow, cfg)
 	if err != nil {
 		return err
 	}

@@ -55,6 +55,9 @@ type binding struct {
 	Secret         string `json:"secret,omitempty"`
 	SecretUID      string `json:"secret_uid,omitempty"`
 	CredentialID   string `json:"credential_id,omitempty"`
+	// Webhook says what a token bound to a webhook configuration is for
+	// (Kubernetes 1.37, alpha).
+	Webhook string `json:"webhook,omitempty"`
 }
 
 func bindingOf(c *tokens.Claims) binding {
@@ -70,6 +73,7 @@ func bindingOf(c *tokens.Claims) binding {
 	if l := c.Legacy; l != nil {
 		b.Secret = l.SecretName
 	}
+	b.Webhook = c.Kubernetes.DescribeWebhook()
 	return b
 }
 
@@ -135,6 +139,9 @@ func printTokenReport(w io.Writer, r *tokenReport) {
 			fmt.Fprintf(w, "%s %s (uid %s)\n", o.label, base.TermSafe(o.name), base.TermSafe(o.uid))
 		}
 	}
+	if b.Webhook != "" {
+		fmt.Fprintf(w, "webhook:    %s\n", base.TermSafe(b.Webhook))
+	}
 	if r.ID != "" {
 		fmt.Fprintf(w, "jti:        %s\n", base.TermSafe(r.ID))
 	}
@@ -184,7 +191,8 @@ func newInspectCmd(a *base.App) *cobra.Command {
 		Use:   "inspect [FILE|-]",
 		Short: "Decode a token without verifying it: header, claims, binding, times",
 		Long: `Decode a service-account token and show its header, claims, the service
-account, pod, node or secret it is bound to, and its times relative to now
+account, pod, node, secret or webhook configuration (Kubernetes 1.37
+alpha) it is bound to, and its times relative to now
 (expired, stale past warnafter). Nothing is verified: the output says so.
 Use "ksa token verify" to check a token. Reads standard input without FILE.`,
 		Example: `  ksa token inspect /var/run/secrets/tokens/vault-token

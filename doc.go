@@ -70,6 +70,10 @@
 //     Google fetch an issuer, and the scheduled rotation of a ring file's
 //     keys, one step per run.
 //   - publish/publishtest: an in-memory store and ring file for tests.
+//   - credprovider: the kubelet's image credential provider protocol: the
+//     request read strictly, answers whose cache never outlives the
+//     credential or the pod's token, a plugin's main loop, and the
+//     offline check of the token the kubelet sends.
 //
 // Each integration is a leaf package importing what it adapts:
 //

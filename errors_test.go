@@ -37,6 +37,7 @@ import (
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/clusterapi"
+	"github.com/ksa-go/ksa/credprovider"
 	"github.com/ksa-go/ksa/credspec"
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/extsigner/grpcserver"
@@ -421,6 +422,19 @@ func TestErrorMessages(t *testing.T) {
 	refuse("tokenreview refused", &tokenreview.Status{Error: "service account token has been invalidated"}, nil)
 	refuse("tokenreview username", &tokenreview.Status{Authenticated: true, User: ksa.UserInfo{Username: "system:serviceaccount:x"}}, nil)
 	refuse("tokenreview audiences", &tokenreview.Status{Authenticated: true, User: ksa.UserInfo{Username: "system:serviceaccount:a:b"}, Audiences: []string{"x"}}, nil)
+
+	// credprovider
+	_, err = credprovider.ParseRequest([]byte(`{"apiVersion":"credentialprovider.kubelet.k8s.io/v1","kind":"CredentialProviderRequest","image":"a","auth":{}}`))
+	add("credprovider request", err)
+	_, err = credprovider.ParseRequest([]byte(`{"apiVersion":"v1"`))
+	add("credprovider request JSON", err)
+	_, err = credprovider.Respond(&credprovider.Request{Image: "a", ServiceAccountToken: "opaque"}, credprovider.Credential{Password: "p"}, credprovider.Cache{}, nil)
+	add("credprovider response token", err)
+	_, err = credprovider.CheckToken(ctx, &credprovider.Request{Image: "a", ServiceAccountToken: "x.y.z"}, credprovider.TokenCheck{Audience: "r",
+		Verify: func(ctx context.Context, tok string, auds []string) (*tokens.Result, error) { _, err := tokens.ParseUnverified(tok); return nil, err }})
+	add("credprovider token refused", err)
+	add("credprovider provider", credprovider.Run(ctx, strings.NewReader(`{"apiVersion":"credentialprovider.kubelet.k8s.io/v1","kind":"CredentialProviderRequest","image":"a"}`), io.Discard,
+		credprovider.ProviderFunc(func(context.Context, *credprovider.Request) (*credprovider.Response, error) { return nil, errors.New("exchange: 503") })))
 
 	// clusterapi
 	_, err = clusterapi.NewSecret("Cluster-1", key, clusterapi.SecretOptions{})

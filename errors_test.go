@@ -431,10 +431,15 @@ func TestErrorMessages(t *testing.T) {
 	_, err = credprovider.Respond(&credprovider.Request{Image: "a", ServiceAccountToken: "opaque"}, credprovider.Credential{Password: "p"}, credprovider.Cache{}, nil)
 	add("credprovider response token", err)
 	_, err = credprovider.CheckToken(ctx, &credprovider.Request{Image: "a", ServiceAccountToken: "x.y.z"}, credprovider.TokenCheck{Audience: "r",
-		Verify: func(ctx context.Context, tok string, auds []string) (*tokens.Result, error) { _, err := tokens.ParseUnverified(tok); return nil, err }})
+		Verify: func(ctx context.Context, tok string, auds []string) (*tokens.Result, error) {
+			_, err := tokens.ParseUnverified(tok)
+			return nil, err
+		}})
 	add("credprovider token refused", err)
-	add("credprovider provider", credprovider.Run(ctx, strings.NewReader(`{"apiVersion":"credentialprovider.kubelet.k8s.io/v1","kind":"CredentialProviderRequest","image":"a"}`), io.Discard,
-		credprovider.ProviderFunc(func(context.Context, *credprovider.Request) (*credprovider.Response, error) { return nil, errors.New("exchange: 503") })))
+	add("credprovider no token", credprovider.Run(ctx, strings.NewReader(`{"apiVersion":"credentialprovider.kubelet.k8s.io/v1","kind":"CredentialProviderRequest","image":"a"}`), io.Discard,
+		credprovider.ProviderFunc(func(_ context.Context, req *credprovider.Request) (*credprovider.Response, error) {
+			return credprovider.PassThrough(req, "u", credprovider.Cache{}, nil)
+		})))
 
 	// clusterapi
 	_, err = clusterapi.NewSecret("Cluster-1", key, clusterapi.SecretOptions{})

@@ -82,11 +82,15 @@
 //		os.Exit(1)
 //	}
 //
+// Package [github.com/ksa-go/ksa/credprovider/tokenexchange] exchanges the
+// token for a registry's own credential (RFC 8693), and `ksa
+// credential-provider` is a plugin built on both.
+//
 // # Errors
 //
 // Every refusal matches a sentinel: [ErrMalformedRequest],
 // [ErrRequestTooLarge], [ErrNoToken], [ErrTokenRefused] (wrapping the
-// verifier's reason, such as tokens.ErrExpired), [ErrInvalidResponse],
-// [ErrProvider] (wrapping the provider's error); a [TokenCheck] without
-// its required fields is a *ksa.ConfigError.
+// verifier's reason, such as tokens.ErrExpired), [ErrInvalidResponse]; a
+// [TokenCheck] without its required fields is a *ksa.ConfigError. Run
+// returns a provider's own error as it is.
 package credprovider

@@ -32,8 +32,6 @@ var (
 	// asked (an empty password, a credential already expired, a cache key
 	// type the kubelet does not know).
 	ErrInvalidResponse = errs.New(prefix, "invalid credential provider response")
-	// ErrProvider: the Provider given to Run failed; its error is wrapped.
-	ErrProvider = errs.New(prefix, "credential provider failed")
 )
 
 func malformed(format string, args ...any) error {

@@ -24,8 +24,8 @@ func (f ProviderFunc) Provide(ctx context.Context, req *Request) (*Response, err
 // stdout. On any failure it writes nothing to stdout and returns the
 // error, which the program prints on one line of stderr before exiting
 // non-zero; the kubelet then pulls without these credentials and logs the
-// line. The error never quotes the token or a credential. A provider's
-// error is wrapped in [ErrProvider].
+// line. A provider's error is returned as it is; the package's own never
+// quote the token or a credential.
 //
 // The kubelet kills a plugin after one minute: bound ctx by less, so that
 // a hung exchange ends with the plugin's own message.
@@ -36,7 +36,7 @@ func Run(ctx context.Context, stdin io.Reader, stdout io.Writer, p Provider) err
 	}
 	resp, err := p.Provide(ctx, req)
 	if err != nil {
-		return wrap(ErrProvider, "", err)
+		return err
 	}
 	if resp == nil {
 		return invalidResponse("the provider returned no response")

@@ -96,7 +96,7 @@ func isLibPackage(name string) bool {
 	switch name {
 	case "ksa", "jwks", "tokens", "oidc", "oidctest", "x509sa", "credspec", "federation", "entratest",
 		"kubeapi", "extsigner", "signertest", "podcert", "podcerttest", "workloadapi", "golangjwt", "jwxkeys", "ksaprom", "tokenreview", "publish",
-		"podcertctl", "rotation":
+		"podcertctl", "rotation", "credprovider", "tokenexchange":
 		return true
 	}
 	return false

@@ -106,6 +106,7 @@ Commands:
   podcert serve          sign the PodCertificateRequests of a signer name
   podcert rbac           print the RBAC "ksa podcert serve" needs
   spiffe serve           serve a pod's certificate over the SPIFFE Workload API
+  credential-provider    the kubelet's image credential provider, with the pod's token
   version                print the command's version and VCS revision
 
 Exit status: 0 on success, 1 on failure (or when a check finds problems),
@@ -145,6 +146,7 @@ Exit status: 0 on success, 1 on failure (or when a check finds problems),
 		newSignerCmd(a),
 		newPodcertCmd(a),
 		newSpiffeCmd(a),
+		newCredentialProviderCmd(a),
 		newVersionCmd(a),
 	)
 	return root

@@ -77,6 +77,9 @@
 //   - credprovider/tokenexchange: the pod's token exchanged for a
 //     registry's at an OAuth 2.0 token endpoint (RFC 8693), as a
 //     credential provider.
+//   - credprovider/providerconfig: the kubelet's CredentialProviderConfig
+//     entry for such a plugin, the nodes' RBAC for its token audience,
+//     and a linter of the known mistakes.
 //
 // Each integration is a leaf package importing what it adapts:
 //
@@ -141,8 +144,8 @@
 //     webhook); X.509: x509 inspect and csr; signer serve (the external
 //     JWT signer); pod certificates: podcert serve (the signer) and
 //     podcert rbac; spiffe serve (the SPIFFE Workload API);
-//     credential-provider (the kubelet's image credential provider) and
-//     its config; and version.
+//     credential-provider run (the kubelet's image credential provider)
+//     and config; and version.
 //   - examples/quickstart: the whole flow on loopback.
 //   - examples/gmsa-webhook: the GMSA admission webhook as a program.
 //   - examples/capi: a Cluster API controller's issuer for one cluster,

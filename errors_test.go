@@ -38,6 +38,8 @@ import (
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/clusterapi"
 	"github.com/ksa-go/ksa/credprovider"
+	"github.com/ksa-go/ksa/credprovider/providerconfig"
+	"github.com/ksa-go/ksa/credprovider/tokenexchange"
 	"github.com/ksa-go/ksa/credspec"
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/extsigner/grpcserver"
@@ -440,6 +442,15 @@ func TestErrorMessages(t *testing.T) {
 		credprovider.ProviderFunc(func(_ context.Context, req *credprovider.Request) (*credprovider.Response, error) {
 			return credprovider.PassThrough(req, "u", credprovider.Cache{}, nil)
 		})))
+
+	_, err = providerconfig.Parse([]byte(`{"apiVersion":"kubelet.config.k8s.io/v1","kind":"CredentialProviderConfig","providers":[{"Name":"a"}]}`))
+	add("providerconfig parse", err)
+	for i, f := range providerconfig.Lint(&providerconfig.Config{Providers: []providerconfig.Provider{{Name: "a/b", MatchImages: []string{"*"}}}}, providerconfig.LintOptions{}) {
+		add(fmt.Sprintf("providerconfig finding %d", i), f)
+	}
+	_, err = tokenexchange.New(tokenexchange.Config{TokenURL: "http://registry.example/token"})
+	add("tokenexchange config", err)
+	add("tokenexchange refused", &tokenexchange.RefusedError{StatusCode: 400, Code: "invalid_grant", Description: "audience"})
 
 	// clusterapi
 	_, err = clusterapi.NewSecret("Cluster-1", key, clusterapi.SecretOptions{})

@@ -84,7 +84,7 @@
 //
 // Package [github.com/ksa-go/ksa/credprovider/tokenexchange] exchanges the
 // token for a registry's own credential (RFC 8693), and `ksa
-// credential-provider` is a plugin built on both.
+// credential-provider run` is a plugin built on both.
 //
 // # Errors
 //

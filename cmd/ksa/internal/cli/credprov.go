@@ -18,13 +18,13 @@ import (
 	"github.com/ksa-go/ksa/tokens"
 )
 
-// The backends of "ksa credential-provider".
+// The backends of "ksa credential-provider run".
 const (
 	backendPassThrough = "pass-through"
 	backendExchange    = "exchange"
 )
 
-// credProviderFlags are the flags of "ksa credential-provider", which the
+// credProviderFlags are the flags of "ksa credential-provider run", which the
 // kubelet passes from its CredentialProviderConfig's args.
 type credProviderFlags struct {
 	backend  string
@@ -45,9 +45,14 @@ type credProviderFlags struct {
 }
 
 func newCredentialProviderCmd(a *app) *cobra.Command {
+	return group("credential-provider", "The kubelet's image credential provider, with the pod's own token",
+		newCredentialProviderRunCmd(a), newCredentialProviderConfigCmd(a))
+}
+
+func newCredentialProviderRunCmd(a *app) *cobra.Command {
 	f := &credProviderFlags{}
 	cmd := &cobra.Command{
-		Use:   "credential-provider",
+		Use:   "run",
 		Short: "Run as the kubelet's image credential provider, with the pod's own token",
 		Long: `Answer the kubelet's image credential provider request
 (credentialprovider.kubelet.k8s.io/v1) read on standard input, with the
@@ -68,8 +73,8 @@ fails. The kubelet keeps the answer for at most --cache, never past the
 credential's or the token's expiry. On failure one line goes to standard
 error, nothing to standard output, and the exit status is 1.`,
 		Example: `  # the kubelet runs it with the args of its config, the request on standard input
-  ksa credential-provider --username k8s
-  ksa credential-provider --backend exchange --token-url https://registry.example/oauth2/exchange \
+  ksa credential-provider run --username k8s
+  ksa credential-provider run --backend exchange --token-url https://registry.example/oauth2/exchange \
       --issuer https://oidc.example.com/cluster-1 --keys sa.pub --audience registry.example`,
 		Args: args(0, 0),
 		RunE: run(func(cmd *cobra.Command, _ []string) error { return f.run(a, cmd) }),
@@ -103,7 +108,7 @@ func (f *credProviderFlags) run(a *app, cmd *cobra.Command) error {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 	if err := credprovider.Run(ctx, a.stdin, a.stdout, p); err != nil {
-		return fail(err, credProviderFix(err), "credential-provider")
+		return fail(err, credProviderFix(err), "credential-provider run")
 	}
 	return nil
 }
@@ -231,7 +236,7 @@ func credProviderFix(err error) string {
 	case errors.Is(err, credprovider.ErrInvalidResponse):
 		return "check the token's and the registry credential's lifetime, and --cache-key"
 	}
-	return "see 'ksa credential-provider --help'"
+	return "see 'ksa credential-provider run --help'"
 }
 
 // redactURL drops a URL's user information, query and fragment for

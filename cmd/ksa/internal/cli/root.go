@@ -106,7 +106,9 @@ Commands:
   podcert serve          sign the PodCertificateRequests of a signer name
   podcert rbac           print the RBAC "ksa podcert serve" needs
   spiffe serve           serve a pod's certificate over the SPIFFE Workload API
-  credential-provider    the kubelet's image credential provider, with the pod's token
+  credential-provider run     answer the kubelet's image credential request
+                         with the pod's token (pass-through or exchange)
+  credential-provider config  print the kubelet's config and node RBAC, or lint one
   version                print the command's version and VCS revision
 
 Exit status: 0 on success, 1 on failure (or when a check finds problems),

@@ -175,7 +175,7 @@ var docImports = map[string]string{
 	"podcerttest": "github.com/ksa-go/ksa/podcert/podcerttest", "rotation": "github.com/ksa-go/ksa/rotation", "workloadapi": "github.com/ksa-go/ksa/podcert/workloadapi",
 	"publish": "github.com/ksa-go/ksa/publish", "azblob": "github.com/ksa-go/ksa/publish/azblob", "s3": "github.com/ksa-go/ksa/publish/s3", "gcs": "github.com/ksa-go/ksa/publish/gcs",
 	"podcertctl": "github.com/ksa-go/ksa/podcert/podcertctl", "clientgo": "github.com/ksa-go/ksa/podcert/podcertctl/clientgo",
-	"capiflow": "github.com/ksa-go/ksa/examples/capi/capiflow",
+	"capiflow":     "github.com/ksa-go/ksa/examples/capi/capiflow",
 	"credprovider": "github.com/ksa-go/ksa/credprovider", "tokenexchange": "github.com/ksa-go/ksa/credprovider/tokenexchange", "providerconfig": "github.com/ksa-go/ksa/credprovider/providerconfig",
 
 	"jwt": "github.com/golang-jwt/jwt/v5", "policy": "github.com/Azure/azure-sdk-for-go/sdk/azcore/policy",

@@ -84,13 +84,15 @@ func (s *apiserver) last(pod string) string {
 //   - ex.example: exchange at a token endpoint, cacheType ServiceAccount,
 //     the answer keyed by registry;
 //   - bad.example: pass-through under cacheType ServiceAccount, which the
-//     linter reports and the kubelet refuses.
+//     linter reports and the kubelet refuses;
+//   - mismatch.example: a plugin verifying another audience than the
+//     kubelet requests, which the linter reports and the plugin refuses.
 func TestKubelet(t *testing.T) {
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "bin")
 	require.NoError(t, os.Mkdir(bin, 0o755))
 	buildKSA(t, filepath.Join(bin, "ksa"))
-	for _, name := range []string{"ksa-exchange", "ksa-bad"} {
+	for _, name := range []string{"ksa-exchange", "ksa-bad", "ksa-mismatch"} {
 		require.NoError(t, os.Link(filepath.Join(bin, "ksa"), filepath.Join(bin, name)))
 	}
 
@@ -133,11 +135,16 @@ func TestKubelet(t *testing.T) {
 	bad := providerconfig.NewProvider(providerconfig.ProviderOptions{
 		Name: "ksa-bad", MatchImages: []string{"bad.example"}, Audience: "bad.example", CacheType: providerconfig.CacheServiceAccount,
 	})
-	cfg := &providerconfig.Config{Providers: []providerconfig.Provider{pt, ex, bad}}
+	mismatch := providerconfig.NewProvider(providerconfig.ProviderOptions{
+		Name: "ksa-mismatch", MatchImages: []string{"mismatch.example"}, Audience: "mismatch.example",
+		Args: []string{"--issuer", issuer, "--keys", keysFile, "--audience", "other.example"},
+	})
+	cfg := &providerconfig.Config{Providers: []providerconfig.Provider{pt, ex, bad, mismatch}}
 	findings := providerconfig.Lint(cfg, providerconfig.LintOptions{})
-	require.Len(t, findings, 1)
+	require.Len(t, findings, 2)
 	assert.Equal(t, providerconfig.CodePassThroughCache, findings[0].Code)
 	assert.Equal(t, "ksa-bad", findings[0].Provider)
+	assert.Equal(t, providerconfig.CodeAudienceMismatch, findings[1].Code)
 	data, err := cfg.Marshal()
 	require.NoError(t, err)
 	cfgFile := filepath.Join(dir, "credential-providers.json")
@@ -191,6 +198,10 @@ func TestKubelet(t *testing.T) {
 
 	t.Run("pass-through cached per service account is refused by the kubelet", func(t *testing.T) {
 		assert.Empty(t, lookup("web-1", "puller", "bad.example/team/app:v1"))
+	})
+
+	t.Run("a token of another audience than the plugin verifies gets no credential", func(t *testing.T) {
+		assert.Empty(t, lookup("web-1", "puller", "mismatch.example/team/app:v1"))
 	})
 
 	t.Run("images outside matchImages get no token", func(t *testing.T) {

@@ -10,6 +10,9 @@ import (
 
 	// Linked in so that a change to a core package's imports changes this
 	// test binary, and go test's cache cannot answer for it.
+	_ "github.com/ksa-go/ksa/credprovider"
+	_ "github.com/ksa-go/ksa/credprovider/providerconfig"
+	_ "github.com/ksa-go/ksa/credprovider/tokenexchange"
 	_ "github.com/ksa-go/ksa/extsigner"
 	_ "github.com/ksa-go/ksa/federation/register"
 	_ "github.com/ksa-go/ksa/jwks"
@@ -45,6 +48,9 @@ var corePackages = []string{
 	"github.com/ksa-go/ksa/podcert",
 	"github.com/ksa-go/ksa/podcert/podcerttest",
 	"github.com/ksa-go/ksa/extsigner",
+	"github.com/ksa-go/ksa/credprovider",
+	"github.com/ksa-go/ksa/credprovider/tokenexchange",
+	"github.com/ksa-go/ksa/credprovider/providerconfig",
 	"github.com/ksa-go/ksa/rotation",
 	"github.com/ksa-go/ksa/publish",
 	"github.com/ksa-go/ksa/publish/publishtest",

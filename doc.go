@@ -79,6 +79,16 @@
 //     credentials, an AWS IAM OIDC provider and trust policy, a Google
 //     workload identity pool): the CLI commands and the requests they
 //     send, the clouds' limits checked.
+//   - credprovider: the kubelet's image credential provider protocol: the
+//     request read strictly, answers whose cache never outlives the
+//     credential or the pod's token, a plugin's main loop, and the
+//     offline check of the token the kubelet sends.
+//   - credprovider/tokenexchange: the pod's token exchanged for a
+//     registry's at an OAuth 2.0 token endpoint (RFC 8693), as a
+//     credential provider.
+//   - credprovider/providerconfig: the kubelet's CredentialProviderConfig
+//     entry for such a plugin, the nodes' RBAC for its token audience,
+//     and a linter of the known mistakes.
 //
 // Each integration is a leaf package importing what it adapts:
 //
@@ -142,7 +152,9 @@
 //     mint; GMSA: credspec generate and crd, webhook serve (the admission
 //     webhook); X.509: x509 inspect and csr; signer serve (the external
 //     JWT signer); pod certificates: podcert serve (the signer) and
-//     podcert rbac; spiffe serve (the SPIFFE Workload API); and version.
+//     podcert rbac; spiffe serve (the SPIFFE Workload API);
+//     credential-provider run (the kubelet's image credential provider)
+//     and config; and version.
 //   - examples/quickstart: the whole flow on loopback.
 //   - examples/gmsa-webhook: the GMSA admission webhook as a program.
 //   - examples/capi: a Cluster API controller's issuer for one cluster,

@@ -37,6 +37,9 @@ import (
 
 	"github.com/ksa-go/ksa"
 	"github.com/ksa-go/ksa/clusterapi"
+	"github.com/ksa-go/ksa/credprovider"
+	"github.com/ksa-go/ksa/credprovider/providerconfig"
+	"github.com/ksa-go/ksa/credprovider/tokenexchange"
 	"github.com/ksa-go/ksa/credspec"
 	"github.com/ksa-go/ksa/extsigner"
 	"github.com/ksa-go/ksa/extsigner/grpcserver"
@@ -421,6 +424,33 @@ func TestErrorMessages(t *testing.T) {
 	refuse("tokenreview refused", &tokenreview.Status{Error: "service account token has been invalidated"}, nil)
 	refuse("tokenreview username", &tokenreview.Status{Authenticated: true, User: ksa.UserInfo{Username: "system:serviceaccount:x"}}, nil)
 	refuse("tokenreview audiences", &tokenreview.Status{Authenticated: true, User: ksa.UserInfo{Username: "system:serviceaccount:a:b"}, Audiences: []string{"x"}}, nil)
+
+	// credprovider
+	_, err = credprovider.ParseRequest([]byte(`{"apiVersion":"credentialprovider.kubelet.k8s.io/v1","kind":"CredentialProviderRequest","image":"a","auth":{}}`))
+	add("credprovider request", err)
+	_, err = credprovider.ParseRequest([]byte(`{"apiVersion":"v1"`))
+	add("credprovider request JSON", err)
+	_, err = credprovider.Respond(&credprovider.Request{Image: "a", ServiceAccountToken: "opaque"}, credprovider.Credential{Password: "p"}, credprovider.Cache{}, nil)
+	add("credprovider response token", err)
+	_, err = credprovider.CheckToken(ctx, &credprovider.Request{Image: "a", ServiceAccountToken: "x.y.z"}, credprovider.TokenCheck{Audience: "r",
+		Verify: func(ctx context.Context, tok string, auds []string) (*tokens.Result, error) {
+			_, err := tokens.ParseUnverified(tok)
+			return nil, err
+		}})
+	add("credprovider token refused", err)
+	add("credprovider no token", credprovider.Run(ctx, strings.NewReader(`{"apiVersion":"credentialprovider.kubelet.k8s.io/v1","kind":"CredentialProviderRequest","image":"a"}`), io.Discard,
+		credprovider.ProviderFunc(func(_ context.Context, req *credprovider.Request) (*credprovider.Response, error) {
+			return credprovider.PassThrough(req, "u", credprovider.Cache{}, nil)
+		})))
+
+	_, err = providerconfig.Parse([]byte(`{"apiVersion":"kubelet.config.k8s.io/v1","kind":"CredentialProviderConfig","providers":[{"Name":"a"}]}`))
+	add("providerconfig parse", err)
+	for i, f := range providerconfig.Lint(&providerconfig.Config{Providers: []providerconfig.Provider{{Name: "a/b", MatchImages: []string{"*"}}}}, providerconfig.LintOptions{}) {
+		add(fmt.Sprintf("providerconfig finding %d", i), f)
+	}
+	_, err = tokenexchange.New(tokenexchange.Config{TokenURL: "http://registry.example/token"})
+	add("tokenexchange config", err)
+	add("tokenexchange refused", &tokenexchange.RefusedError{StatusCode: 400, Code: "invalid_grant", Description: "audience"})
 
 	// clusterapi
 	_, err = clusterapi.NewSecret("Cluster-1", key, clusterapi.SecretOptions{})

@@ -64,6 +64,7 @@ func TestScripts(t *testing.T) {
 			"example":    cmdExample,
 			"setkid":     cmdSetKID,
 			"expand":     cmdExpand,
+			"envfile":    cmdEnvFile,
 			"hardlink": func(ts *testscript.TestScript, neg bool, args []string) {
 				// hardlink OLD NEW gives a file a second name.
 				if neg || len(args) != 2 {
@@ -365,4 +366,16 @@ func cmdExpand(ts *testscript.TestScript, neg bool, args []string) {
 		ts.Fatalf("usage: expand IN OUT")
 	}
 	ts.Check(os.WriteFile(ts.MkAbs(args[1]), []byte(os.Expand(ts.ReadFile(args[0]), ts.Getenv)), 0o644))
+}
+
+// envfile sets $NAME to the content of FILE, without its trailing newline:
+//
+//	envfile NAME FILE
+//
+// for values a command wrote that a later file must hold (expand).
+func cmdEnvFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 2 {
+		ts.Fatalf("usage: envfile NAME FILE")
+	}
+	ts.Setenv(args[0], strings.TrimRight(ts.ReadFile(args[1]), "\n"))
 }

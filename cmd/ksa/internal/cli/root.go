@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ksa-go/ksa/cmd/ksa/internal/cli/base"
+	"github.com/ksa-go/ksa/cmd/ksa/internal/cli/credprovcmd"
 	"github.com/ksa-go/ksa/cmd/ksa/internal/cli/credspeccmd"
 	"github.com/ksa-go/ksa/cmd/ksa/internal/cli/issuercmd"
 	"github.com/ksa-go/ksa/cmd/ksa/internal/cli/podcertcmd"
@@ -36,6 +37,7 @@ func newRoot(a *base.App) *cobra.Command {
 		signercmd.New(a),
 		podcertcmd.New(a, nil),
 		spiffecmd.New(a),
+		credprovcmd.New(a),
 		newVersionCmd(a),
 	)
 }
@@ -67,6 +69,9 @@ Commands:
   podcert serve          sign the PodCertificateRequests of a signer name
   podcert rbac           print the RBAC "ksa podcert serve" needs
   spiffe serve           serve a pod's certificate over the SPIFFE Workload API
+  credential-provider run     answer the kubelet's image credential request
+                         with the pod's token (pass-through or exchange)
+  credential-provider config  print the kubelet's config and node RBAC, or lint one
   version                print the command's version and VCS revision
 
 Exit status: 0 on success, 1 on failure (or when a check finds problems),

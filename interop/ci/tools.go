@@ -10,5 +10,7 @@
 package ci
 
 import (
+	_ "helm.sh/helm/v3/cmd/helm"
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kubectl"
 )

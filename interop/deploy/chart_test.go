@@ -196,6 +196,7 @@ func TestPodcertRBAC(t *testing.T) {
 	require.NoError(t, err)
 	wantObjs := decodeAll(t, string(want))
 	gotObjs := decodeAll(t, manifest)
+	var wantLeases *rbacv1.Role
 	var wantRole, gotRole *rbacv1.ClusterRole
 	var wantBinding, gotBinding *rbacv1.ClusterRoleBinding
 	var gotSA bool
@@ -206,6 +207,8 @@ func TestPodcertRBAC(t *testing.T) {
 			wantRole = o
 		case *rbacv1.ClusterRoleBinding:
 			wantBinding = o
+		case *rbacv1.Role:
+			wantLeases = o
 		}
 	}
 	for _, o := range gotObjs {
@@ -229,8 +232,19 @@ func TestPodcertRBAC(t *testing.T) {
 	assert.Equal(t, wantBinding.RoleRef, gotBinding.RoleRef)
 	assert.Equal(t, wantBinding.Subjects, gotBinding.Subjects)
 	require.NotNil(t, leases)
-	assert.Equal(t, []rbacv1.PolicyRule{{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"},
-		Verbs: []string{"get", "create", "update"}}}, leases.Rules)
+	assert.Equal(t, wantRole.Name, leases.Name)
+	if wantLeases != nil {
+		// A ksa that elects a leader prints the Role of its Lease.
+		assert.Equal(t, wantLeases.Rules, leases.Rules)
+		return
+	}
+	// The Role "ksa podcert rbac" prints once the signer elects a leader
+	// by a Lease: create Leases, read and update its own.
+	assert.Equal(t, []rbacv1.PolicyRule{
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, Verbs: []string{"create"}},
+		{APIGroups: []string{"coordination.k8s.io"}, Resources: []string{"leases"}, ResourceNames: []string{"ksa-podcert.pods.example.org.workloads"},
+			Verbs: []string{"get", "update"}},
+	}, leases.Rules)
 }
 
 // TestValuesMatchSchema checks that every value of values.yaml is in

@@ -1,6 +1,6 @@
 //go:build tools
 
-// Package ci pins the Kubernetes commands that the interop tests run as real
+// Package ci pins the Kubernetes commands (and Helm) that the interop tests run as real
 // processes, so that "go mod tidy" keeps their packages in go.sum and
 // .ci/install-controlplane.sh (kube-apiserver) and .ci/install-node.sh
 // (kubelet) can build them from this module.
@@ -11,6 +11,8 @@
 package ci
 
 import (
+	_ "helm.sh/helm/v3/cmd/helm"
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kubelet"
+	_ "k8s.io/kubernetes/cmd/kubectl"
 )

@@ -95,7 +95,26 @@ func readmeSpiffePod(t *testing.T) readmePod {
 // of (SPIFFE_ENDPOINT_SOCKET, SPIFFE_CREDENTIAL_FOLDER on the same
 // volume).
 func TestSpiffeReadmePod(t *testing.T) {
-	pod := readmeSpiffePod(t)
+	runSpiffePod(t, readmeSpiffePod(t), "README.md")
+}
+
+// TestSpiffeSnippetPod runs the sidecar of deploy/snippets/spiffe-sidecar.yaml,
+// the pod users paste from, as TestSpiffeReadmePod runs README.md's.
+func TestSpiffeSnippetPod(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "..", "..", "deploy", "snippets", "spiffe-sidecar.yaml"))
+	require.NoError(t, err)
+	var pod struct {
+		Kind string
+		Spec readmePod
+	}
+	require.NoError(t, yaml.Unmarshal(b, &pod), "the snippet parses")
+	require.Equal(t, "Pod", pod.Kind)
+	runSpiffePod(t, pod.Spec, "deploy/snippets/spiffe-sidecar.yaml")
+}
+
+// runSpiffePod runs the sidecar of pod, from the file named what.
+func runSpiffePod(t *testing.T, pod readmePod, what string) {
+	t.Helper()
 	require.Len(t, pod.InitContainers, 1)
 	require.Len(t, pod.Containers, 1)
 	sidecar, main := pod.InitContainers[0], pod.Containers[0]
@@ -189,8 +208,8 @@ func TestSpiffeReadmePod(t *testing.T) {
 	go io.Copy(io.Discard, logs) //nolint:errcheck // the rest of the log
 	select {
 	case err := <-done:
-		require.NoError(t, err, "the sidecar of README.md exits: %s", log.String())
-		t.Fatalf("the sidecar of README.md stopped: %s", log.String())
+		require.NoError(t, err, "the sidecar of %s exits: %s", what, log.String())
+		t.Fatalf("the sidecar of %s stopped: %s", what, log.String())
 	default:
 	}
 

@@ -100,7 +100,7 @@
 // A manifest written in [Files.StaticPods] runs as a static pod, without
 // the API server: the kubelet starts it and reports it as a mirror pod.
 // TestSignerStaticPod runs `ksa signer serve` so (its manifest is
-// testdata/ksa-signer.yaml) and then restarts kube-apiserver with
+// deploy/signer/ksa-signer.yaml, the one users install) and then restarts kube-apiserver with
 // --service-account-signing-endpoint at its socket; the kubelet, told by
 // [Config.APIServer] to reach kube-apiserver through a proxy, follows it
 // to its new port.

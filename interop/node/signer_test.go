@@ -30,8 +30,9 @@ import (
 	"github.com/ksa-go/ksa/oidc"
 )
 
-// signerManifest is the static pod of `ksa signer serve` the test runs.
-const signerManifest = "testdata/ksa-signer.yaml"
+// signerManifest is the static pod of `ksa signer serve` the test runs:
+// the one deploy/signer ships.
+const signerManifest = "../../deploy/signer/ksa-signer.yaml"
 
 // TestSignerStaticPod: `ksa signer serve` from the ksa image runs as a
 // static pod of the kubelet (system-node-critical, its socket in a

@@ -231,7 +231,7 @@ func (f *publishFlags) open(ctx context.Context, loc publish.Location) (*http.Cl
 	publicURL := f.publicURL
 	if f.dryRun {
 		if publicURL == "" {
-			publicURL = nativePublicURL(loc)
+			publicURL = loc.PublicURL()
 		}
 		return nil, nil, publicURL, nil
 	}
@@ -320,30 +320,21 @@ func discoveryFinding(rep *publish.Report) *publish.Finding {
 // issuer already published at the store; it reports whether there is
 // one of the same issuer.
 func (f *publishFlags) checkPublished(ctx context.Context, store publish.Store, docs *siteDocs) (bool, error) {
-	var old []byte
-	err := withTimeout(ctx, func(ctx context.Context) (err error) {
-		old, _, err = store.Get(ctx, discoveryName, oidc.MaxDiscoveryBytes)
-		return err
-	})
+	published, err := publish.CheckPublished(ctx, store, docs.issuer)
+	var ie *publish.IssuerError
 	switch {
-	case errors.Is(err, publish.ErrNotFound):
-		return false, nil
+	case errors.As(err, &ie) && ie.Err != nil:
+		return false, base.Fail(nil, "delete it from the store if it is not yours, or publish elsewhere", "%s holds a discovery document that does not parse: %s (nothing was written)", store.Location().URL(discoveryName), ksa.ErrorText(ie.Err))
+	case errors.As(err, &ie) && ie.TrailingSlash():
+		return false, base.Fail(nil, "render again with --issuer "+base.Quoted(ie.Published)+" (the issuer kube-apiserver and every federated credential name, byte for byte), or delete the published documents first if you are moving the issuer",
+			"%s already publishes issuer %q, which differs from the rendered %q by a trailing slash (nothing was written)", f.to, ie.Published, docs.issuer)
+	case errors.As(err, &ie):
+		return false, base.Fail(nil, "publish to the location of issuer "+base.Quoted(docs.issuer)+", or delete the published documents first if you are moving the issuer",
+			"%s already publishes issuer %q, not the rendered %q (nothing was written)", f.to, ie.Published, docs.issuer)
 	case err != nil:
 		return false, publishError(err)
 	}
-	md, err := oidc.ParseMetadata(old)
-	if err != nil {
-		return false, base.Fail(nil, "delete it from the store if it is not yours, or publish elsewhere", "%s holds a discovery document that does not parse: %s (nothing was written)", store.Location().URL(discoveryName), ksa.ErrorText(err))
-	}
-	switch {
-	case md.Issuer == docs.issuer:
-		return true, nil
-	case strings.TrimSuffix(md.Issuer, "/") == strings.TrimSuffix(docs.issuer, "/"):
-		return false, base.Fail(nil, "render again with --issuer "+base.Quoted(md.Issuer)+" (the issuer kube-apiserver and every federated credential name, byte for byte), or delete the published documents first if you are moving the issuer",
-			"%s already publishes issuer %q, which differs from the rendered %q by a trailing slash (nothing was written)", f.to, md.Issuer, docs.issuer)
-	}
-	return false, base.Fail(nil, "publish to the location of issuer "+base.Quoted(docs.issuer)+", or delete the published documents first if you are moving the issuer",
-		"%s already publishes issuer %q, not the rendered %q (nothing was written)", f.to, md.Issuer, docs.issuer)
+	return published, nil
 }
 
 // publishSite publishes the site through the library, in its order (the
@@ -483,22 +474,6 @@ func (d *siteDocs) objects(loc publish.Location, publicURL string) ([]publish.Ob
 		return nil, base.Fail(nil, "render without --jwks-uri, so that the key set is published beside the discovery document", "the discovery document's jwks_uri %q is outside the issuer %q: publish writes under the issuer only", d.jwksURI, d.issuer)
 	}
 	return nil, base.Fail(err, "render the documents again with ksa issuer render", "the rendered documents")
-}
-
-// nativePublicURL is a store's own public URL, known without opening it
-// (the S3 region is not: "" there).
-func nativePublicURL(loc publish.Location) string {
-	suffix := ""
-	if loc.Prefix != "" {
-		suffix = "/" + loc.Prefix
-	}
-	switch loc.Kind {
-	case publish.Azure:
-		return strings.TrimSuffix(loc.URL(""), "/")
-	case publish.GCS:
-		return "https://storage.googleapis.com/" + loc.Bucket + suffix
-	}
-	return ""
 }
 
 // publishError turns a store's failure into the command's, with its fix.

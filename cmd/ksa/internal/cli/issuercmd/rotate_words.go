@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ksa-go/ksa"
@@ -82,7 +83,7 @@ func (f *rotateFlags) repairs(sr *publish.StepResult) []string {
 	for i, c := range sr.Copies {
 		var lacked []string
 		for _, id := range sr.Listed {
-			if !containsString(c.KeyIDs, id) {
+			if !slices.Contains(c.KeyIDs, id) {
 				lacked = append(lacked, id)
 			}
 		}
@@ -100,15 +101,6 @@ func (f *rotateFlags) repairs(sr *publish.StepResult) []string {
 		what += "; the ring file no longer publishes kid " + strings.Join(a.Extra, ", kid ")
 	}
 	return append(changes, what)
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // stepError words a step the library refused or failed.

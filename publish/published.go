@@ -3,6 +3,7 @@ package publish
 import (
 	"context"
 	"errors"
+	"net/http"
 	"strings"
 
 	"github.com/ksa-go/ksa/internal/errs"
@@ -77,4 +78,94 @@ func CheckPublished(ctx context.Context, store Store, issuer string) (bool, erro
 		return false, &IssuerError{Location: store.Location(), Published: md.Issuer, Issuer: issuer}
 	}
 	return true, nil
+}
+
+// ErrNotPublic: relying parties, which read anonymously, would not get
+// the documents published at the location.
+var ErrNotPublic = errs.New(prefix, "not publicly readable")
+
+// AccessError is a location whose cloud refuses anonymous readers, where
+// no public URL serves them instead (see [PreflightIssuer]). It matches
+// ErrNotPublic.
+type AccessError struct {
+	// Location is the location refused.
+	Location Location
+	// URL is where the discovery document was read anonymously, at the
+	// public URL; empty when there is none, or it was not read.
+	URL string
+	// Status is the HTTP status of that read (0: no answer, or not read).
+	Status int
+	// Problem is what the read found, as [Check] words it; empty when it
+	// was not read.
+	Problem string
+	// Fix is the store's fix ([Preflight].AccessFix).
+	Fix string
+}
+
+// Error names the location and what the anonymous read found.
+func (e *AccessError) Error() string {
+	what := e.Location.String() + " is not publicly readable"
+	if e.Problem != "" {
+		what += ", and " + e.Problem
+	}
+	return errs.Msg(prefix, what, nil)
+}
+
+// Is matches ErrNotPublic.
+func (e *AccessError) Is(target error) bool { return target == ErrNotPublic }
+
+// PreflightOptions are the settings of one [PreflightIssuer].
+type PreflightOptions struct {
+	// PublicURL is where relying parties read the location when the
+	// caller says so (a CDN, a custom domain); empty: the store's own.
+	PublicURL string
+	// HTTPClient reads the discovery document at PublicURL anonymously
+	// when the cloud refuses anonymous readers; nil: it is not read.
+	HTTPClient *http.Client
+}
+
+// PreflightIssuer checks, before anything is written, that publishing
+// issuer at the store is safe and useful: the store's own [Store.Preflight]
+// (credentials, bucket, access) within RequestTimeout; a cloud refusing
+// anonymous readers without opts.PublicURL is an [*AccessError]; another
+// issuer already published there is an [*IssuerError] ([CheckPublished]);
+// and with opts.PublicURL and opts.HTTPClient, for a location the cloud
+// keeps private, the discovery document read there anonymously must be
+// served ([Check]'s fetch): refused (401, 403), or missing while the
+// store holds one, or any other failure is an [*AccessError]. It returns
+// what the store's preflight learned.
+func PreflightIssuer(ctx context.Context, store Store, issuer string, opts PreflightOptions) (Preflight, error) {
+	var pf Preflight
+	err := withTimeout(ctx, func(ctx context.Context) (err error) {
+		pf, err = store.Preflight(ctx)
+		return err
+	})
+	if err != nil {
+		return pf, storeError(err, "checking the location")
+	}
+	private := pf.Access == AccessPrivate
+	if private && opts.PublicURL == "" {
+		return pf, &AccessError{Location: store.Location(), Fix: pf.AccessFix}
+	}
+	published, err := CheckPublished(ctx, store, issuer)
+	if err != nil || !private || opts.HTTPClient == nil {
+		return pf, err
+	}
+	found := DiscoveryFinding(Check(ctx, issuer, CheckOptions{HTTPClient: opts.HTTPClient}))
+	if found == nil || (found.Status == http.StatusNotFound && !published) {
+		return pf, nil // served, or nothing published yet
+	}
+	return pf, &AccessError{Location: store.Location(), URL: oidc.DiscoveryURL(issuer), Status: found.Status, Problem: found.Problem, Fix: pf.AccessFix}
+}
+
+// DiscoveryFinding returns the report's finding that the discovery
+// document could not be fetched ([CodeDiscoveryUnreachable]), with the
+// status of the answer; nil when it was fetched.
+func DiscoveryFinding(r *Report) *Finding {
+	for i, f := range r.Findings {
+		if f.Code == CodeDiscoveryUnreachable {
+			return &r.Findings[i]
+		}
+	}
+	return nil
 }

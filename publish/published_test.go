@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -112,4 +114,90 @@ func ExampleCheckPublished() {
 	// Output:
 	// published: https://oidc.example.com/cluster-1/
 	// a trailing slash apart: true
+}
+
+// accessStore is a store whose preflight says access, or fails.
+type accessStore struct {
+	*publishtest.Store
+	access publish.Access
+	fail   bool
+}
+
+func (s accessStore) Preflight(context.Context) (publish.Preflight, error) {
+	if s.fail {
+		return publish.Preflight{}, &publish.Error{Kind: publish.ErrNoCredentials, What: "no credentials"}
+	}
+	return publish.Preflight{Access: s.access, AccessFix: "make the bucket public"}, nil
+}
+
+func TestPreflightIssuer(t *testing.T) {
+	status := 0 // what the public URL answers, 0 for the document
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if status != 0 {
+			http.Error(w, "no", status)
+			return
+		}
+		iss := "https://" + r.Host + "/cluster-1"
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"issuer":"` + iss + `","jwks_uri":"` + iss + `/openid/v1/jwks"}`))
+	}))
+	defer srv.Close()
+	issuer := srv.URL + "/cluster-1"
+	doc := func(iss string) []byte {
+		return []byte(`{"issuer":"` + iss + `","jwks_uri":"` + iss + `/openid/v1/jwks"}`)
+	}
+	tests := []struct {
+		name       string
+		access     publish.Access
+		failing    bool
+		published  []byte
+		publicURL  string
+		read       bool // give the HTTP client
+		status     int
+		wantKind   error
+		wantURL    bool
+		wantStatus int
+	}{
+		{name: "the store fails", failing: true, wantKind: publish.ErrNoCredentials},
+		{name: "public", access: publish.AccessPublic},
+		{name: "unknown access", access: publish.AccessUnknown},
+		{name: "private without a public URL", access: publish.AccessPrivate, wantKind: publish.ErrNotPublic},
+		{name: "private, public URL not read", access: publish.AccessPrivate, publicURL: srv.URL, status: http.StatusForbidden},
+		{name: "private, public URL serves it", access: publish.AccessPrivate, publicURL: srv.URL, read: true},
+		{name: "private, public URL refuses", access: publish.AccessPrivate, publicURL: srv.URL, read: true, status: http.StatusForbidden, wantKind: publish.ErrNotPublic, wantURL: true, wantStatus: http.StatusForbidden},
+		{name: "private, nothing published yet", access: publish.AccessPrivate, publicURL: srv.URL, read: true, status: http.StatusNotFound},
+		{name: "private, published but not served", access: publish.AccessPrivate, publicURL: srv.URL, read: true, status: http.StatusNotFound, published: doc(issuer), wantKind: publish.ErrNotPublic, wantURL: true, wantStatus: http.StatusNotFound},
+		{name: "private, public URL fails", access: publish.AccessPrivate, publicURL: srv.URL, read: true, status: http.StatusInternalServerError, wantKind: publish.ErrNotPublic, wantURL: true, wantStatus: http.StatusInternalServerError},
+		{name: "another issuer published", access: publish.AccessPublic, published: doc("https://other.example.com"), wantKind: publish.ErrOtherIssuer},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mem := publishtest.NewStore("cluster-1")
+			if tt.published != nil {
+				require.NoError(t, mem.Put(context.Background(), publish.Object{Name: publish.DiscoveryName, Data: tt.published}))
+			}
+			status = tt.status
+			opts := publish.PreflightOptions{PublicURL: tt.publicURL}
+			if tt.read {
+				opts.HTTPClient = srv.Client()
+			}
+			pf, err := publish.PreflightIssuer(context.Background(), accessStore{Store: mem, access: tt.access, fail: tt.failing}, issuer, opts)
+			if tt.wantKind == nil {
+				require.NoError(t, err)
+				assert.Equal(t, tt.access, pf.Access)
+				return
+			}
+			require.ErrorIs(t, err, tt.wantKind)
+			var ae *publish.AccessError
+			if !errors.Is(err, publish.ErrNotPublic) {
+				return
+			}
+			require.ErrorAs(t, err, &ae)
+			assert.Equal(t, "make the bucket public", ae.Fix)
+			assert.Equal(t, tt.wantStatus, ae.Status)
+			assert.Equal(t, tt.wantURL, ae.URL != "")
+			assert.Equal(t, tt.wantURL, ae.Problem != "")
+			assert.Contains(t, err.Error(), "not publicly readable")
+		})
+	}
 }

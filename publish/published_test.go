@@ -201,3 +201,22 @@ func TestPreflightIssuer(t *testing.T) {
 		})
 	}
 }
+
+func TestKeySetCopyLacks(t *testing.T) {
+	tests := []struct {
+		name   string
+		copy   publish.KeySetCopy
+		listed []string
+		want   []string
+	}{
+		{name: "holds all", copy: publish.KeySetCopy{KeyIDs: []string{"b", "a"}}, listed: []string{"a", "b"}},
+		{name: "lacks one", copy: publish.KeySetCopy{KeyIDs: []string{"a", "x"}}, listed: []string{"a", "b"}, want: []string{"b"}},
+		{name: "does not parse", copy: publish.KeySetCopy{}, listed: []string{"a", "b"}, want: []string{"a", "b"}},
+		{name: "nothing listed", copy: publish.KeySetCopy{KeyIDs: []string{"a"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.copy.Lacks(tt.listed))
+		})
+	}
+}

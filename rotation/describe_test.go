@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ksa-go/ksa/rotation"
 )
@@ -84,4 +85,28 @@ func ExampleDescribe() {
 	// 2027-03-30 23:00:00: create the next key and publish it beside kid k1
 	// 2027-03-31 00:00:00: the next key signs (kid k1 stays published)
 	// 2027-03-31 01:03:00: retire kid k1: every token it signed has expired
+}
+
+func TestScheduleKey(t *testing.T) {
+	t0 := time.Date(2027, 3, 1, 0, 0, 0, 0, time.UTC)
+	p := rotation.Policy{Propagation: time.Hour, MaxLifetime: time.Hour, Skew: time.Minute}
+	s, err := rotation.New(p, []rotation.Key{{ID: "k1", Signs: t0}, {ID: "k2", Published: t0.Add(time.Hour)}})
+	require.NoError(t, err)
+	tests := []struct {
+		id     string
+		want   rotation.Key
+		wantOK bool
+	}{
+		{id: "k1", want: rotation.Key{ID: "k1", Signs: t0}, wantOK: true},
+		{id: "k2", want: rotation.Key{ID: "k2", Published: t0.Add(time.Hour)}, wantOK: true},
+		{id: "k3"},
+		{id: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.id, func(t *testing.T) {
+			got, ok := s.Key(tt.id)
+			assert.Equal(t, tt.wantOK, ok)
+			assert.Equal(t, tt.want, got)
+		})
+	}
 }

@@ -75,6 +75,26 @@ func (l Location) URL(name string) string {
 	return filepath.Join(l.Path, filepath.FromSlash(name))
 }
 
+// PublicURL returns the https URL the cloud itself serves the location at
+// to anonymous readers, when the location alone says it: Azure Blob's
+// container URL and Google Cloud Storage's storage.googleapis.com URL,
+// with the prefix. It is "" for S3, whose URL names the bucket's region
+// (see [Store.PublicURL]), and for a directory, which a web server of the
+// caller's serves.
+func (l Location) PublicURL() string {
+	suffix := ""
+	if l.Prefix != "" {
+		suffix = "/" + l.Prefix
+	}
+	switch l.Kind {
+	case Azure:
+		return "https://" + l.Host + "/" + l.Bucket + suffix
+	case GCS:
+		return "https://storage.googleapis.com/" + l.Bucket + suffix
+	}
+	return ""
+}
+
 // RedactURL returns a URL for messages without what may be a credential:
 // the user information (user:password@) and the query and fragment (a
 // SAS token's sig=...) are cut, each marked by "REDACTED". It works on

@@ -2,6 +2,7 @@ package publish
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/ksa-go/ksa"
@@ -81,6 +82,18 @@ type KeySetCopy struct {
 	Name string
 	// KeyIDs are the key IDs it publishes; nil when it does not parse.
 	KeyIDs []string
+}
+
+// Lacks returns the key IDs of listed the copy does not publish, in
+// listed's order; all of them when the copy does not parse.
+func (c KeySetCopy) Lacks(listed []string) []string {
+	var out []string
+	for _, id := range listed {
+		if !slices.Contains(c.KeyIDs, id) {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // StepResult is what a step found and did.

@@ -151,6 +151,14 @@ func (s *Schedule) Policy() Policy { return s.policy }
 // Keys returns the schedule's keys, in order. The slice is the caller's.
 func (s *Schedule) Keys() []Key { return slices.Clone(s.keys) }
 
+// Key returns the key with id, and whether the schedule has it.
+func (s *Schedule) Key(id string) (Key, bool) {
+	if i := s.index(id); i >= 0 {
+		return s.keys[i], true
+	}
+	return Key{}, false
+}
+
 // index returns the position of the key with id, or -1.
 func (s *Schedule) index(id string) int {
 	return slices.IndexFunc(s.keys, func(k Key) bool { return k.ID == id })

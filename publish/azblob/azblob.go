@@ -113,11 +113,7 @@ func connectionStringAccount(cs string) string {
 func (s *azureStore) Location() publish.Location { return s.loc }
 
 func (s *azureStore) PublicURL() string {
-	u := "https://" + s.loc.Host + "/" + s.loc.Bucket
-	if s.loc.Prefix != "" {
-		u += "/" + s.loc.Prefix
-	}
-	return u
+	return s.loc.PublicURL()
 }
 
 func (s *azureStore) Preflight(ctx context.Context) (publish.Preflight, error) {

@@ -97,11 +97,7 @@ func gcsClient(cfg publish.Config) (*http.Client, error) {
 func (s *gcsStore) Location() publish.Location { return s.loc }
 
 func (s *gcsStore) PublicURL() string {
-	u := "https://storage.googleapis.com/" + s.loc.Bucket
-	if s.loc.Prefix != "" {
-		u += "/" + s.loc.Prefix
-	}
-	return u
+	return s.loc.PublicURL()
 }
 
 func (s *gcsStore) Preflight(ctx context.Context) (publish.Preflight, error) {

@@ -130,13 +130,7 @@ func (f *checkFlags) run(a *base.App, cmd *cobra.Command, issuer string) error {
 		return err
 	}
 	if !res.OK {
-		n := 0
-		for _, p := range res.Problems {
-			if p.Severity == sevError {
-				n++
-			}
-		}
-		return base.Fail(nil, "apply the fixes above, then check again", "%d problem(s) found with %s", n, issuer)
+		return base.Fail(nil, "apply the fixes above, then check again", "%d problem(s) found with %s", errorCount(res), issuer)
 	}
 	return nil
 }

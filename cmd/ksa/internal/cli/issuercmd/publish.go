@@ -231,7 +231,7 @@ func (f *publishFlags) open(ctx context.Context, loc publish.Location) (*http.Cl
 	publicURL := f.publicURL
 	if f.dryRun {
 		if publicURL == "" {
-			publicURL = nativePublicURL(loc)
+			publicURL = loc.PublicURL()
 		}
 		return nil, nil, publicURL, nil
 	}
@@ -257,93 +257,56 @@ func (f *publishFlags) open(ctx context.Context, loc publish.Location) (*http.Cl
 	return client, store, publicURL, nil
 }
 
-// preflight checks the store before anything is written: credentials,
-// bucket, anonymous reads, and the issuer already published there.
+// preflight checks the store before anything is written (credentials,
+// bucket, anonymous reads, the issuer already published there), through
+// the library, in the flags' words.
 func (f *publishFlags) preflight(ctx context.Context, store publish.Store, docs *siteDocs, client *http.Client) (publish.Preflight, error) {
-	var pf publish.Preflight
-	err := withTimeout(ctx, func(ctx context.Context) (err error) {
-		pf, err = store.Preflight(ctx)
-		return err
-	})
-	if err != nil {
-		return pf, publishError(err)
-	}
-	if pf.Access == publish.AccessPrivate && f.publicURL == "" {
-		return pf, base.Fail(nil, flagWords.Replace(pf.AccessFix), "%s is not publicly readable: Entra ID, AWS and Google fetch the documents anonymously (nothing was written)", f.to)
-	}
-	published, err := f.checkPublished(ctx, store, docs)
-	if err != nil {
-		return pf, err
-	}
-	if pf.Access == publish.AccessPrivate && !f.noCheck {
+	opts := publish.PreflightOptions{PublicURL: f.publicURL}
+	if !f.noCheck {
 		// --public-url: a CDN may read a private bucket, so what anonymous
 		// readers get there decides.
-		return pf, f.checkAnonymous(ctx, client, docs, pf, published)
+		opts.HTTPClient = client
+	}
+	pf, err := publish.PreflightIssuer(ctx, store, docs.issuer, opts)
+	var ae *publish.AccessError
+	var ie *publish.IssuerError
+	switch {
+	case errors.As(err, &ae):
+		return pf, f.accessError(ae)
+	case errors.As(err, &ie):
+		return pf, f.issuerTaken(store, docs, ie)
+	case err != nil:
+		return pf, publishError(err)
 	}
 	return pf, nil
 }
 
-// checkAnonymous reads the discovery document at --public-url as relying
-// parties do (publish.Check), before anything is written to a store that
-// is not publicly readable itself: an answer refusing anonymous readers
-// (401, 403), or one without the document the store holds (published),
-// is refused.
-func (f *publishFlags) checkAnonymous(ctx context.Context, client *http.Client, docs *siteDocs, pf publish.Preflight, published bool) error {
-	u := oidc.DiscoveryURL(docs.issuer)
-	found := discoveryFinding(publish.Check(ctx, docs.issuer, publish.CheckOptions{HTTPClient: client}))
-	fix := flagWords.Replace(pf.AccessFix) + "; or, when a CDN serves --public-url, let it read the bucket and serve anyone"
+// accessError words a store relying parties cannot read anonymously.
+func (f *publishFlags) accessError(ae *publish.AccessError) error {
+	const anon = "Entra ID, AWS and Google fetch the documents anonymously (nothing was written)"
+	fix := flagWords.Replace(ae.Fix) + "; or, when a CDN serves --public-url, let it read the bucket and serve anyone"
 	switch {
-	case found == nil:
-		return nil
-	case found.Status == http.StatusUnauthorized || found.Status == http.StatusForbidden:
-		return base.Fail(nil, fix, "%s is not publicly readable, and %s refuses anonymous readers (status %d): Entra ID, AWS and Google fetch the documents anonymously (nothing was written)", f.to, u, found.Status)
-	case found.Status == http.StatusNotFound && !published:
-		return nil // nothing published yet
-	case found.Status == http.StatusNotFound:
-		return base.Fail(nil, fix, "%s is not publicly readable, and %s does not serve the discovery document it holds (status 404) (nothing was written)", f.to, u)
+	case ae.URL == "":
+		return base.Fail(nil, flagWords.Replace(ae.Fix), "%s is not publicly readable: "+anon, f.to)
+	case ae.Status == http.StatusUnauthorized || ae.Status == http.StatusForbidden:
+		return base.Fail(nil, fix, "%s is not publicly readable, and %s refuses anonymous readers (status %d): "+anon, f.to, ae.URL, ae.Status)
+	case ae.Status == http.StatusNotFound:
+		return base.Fail(nil, fix, "%s is not publicly readable, and %s does not serve the discovery document it holds (status 404) (nothing was written)", f.to, ae.URL)
 	}
-	return base.Fail(nil, "check that --public-url serves "+f.to+", or publish with --no-check, which reads nothing back", "%s is not publicly readable, and %s (nothing was written)", f.to, found.Problem)
+	return base.Fail(nil, "check that --public-url serves "+f.to+", or publish with --no-check, which reads nothing back", "%s is not publicly readable, and %s (nothing was written)", f.to, ae.Problem)
 }
 
-// discoveryFinding is a check's finding that the discovery document could
-// not be fetched, with the status of the answer; nil when it was.
-func discoveryFinding(rep *publish.Report) *publish.Finding {
-	for i, f := range rep.Findings {
-		if f.Code == publish.CodeDiscoveryUnreachable {
-			return &rep.Findings[i]
-		}
-	}
-	return nil
-}
-
-// checkPublished refuses to replace the discovery document of another
-// issuer already published at the store; it reports whether there is
-// one of the same issuer.
-func (f *publishFlags) checkPublished(ctx context.Context, store publish.Store, docs *siteDocs) (bool, error) {
-	var old []byte
-	err := withTimeout(ctx, func(ctx context.Context) (err error) {
-		old, _, err = store.Get(ctx, discoveryName, oidc.MaxDiscoveryBytes)
-		return err
-	})
+// issuerTaken words a store that publishes another issuer already.
+func (f *publishFlags) issuerTaken(store publish.Store, docs *siteDocs, ie *publish.IssuerError) error {
 	switch {
-	case errors.Is(err, publish.ErrNotFound):
-		return false, nil
-	case err != nil:
-		return false, publishError(err)
+	case ie.Err != nil:
+		return base.Fail(nil, "delete it from the store if it is not yours, or publish elsewhere", "%s holds a discovery document that does not parse: %s (nothing was written)", store.Location().URL(discoveryName), ksa.ErrorText(ie.Err))
+	case ie.TrailingSlash():
+		return base.Fail(nil, "render again with --issuer "+base.Quoted(ie.Published)+" (the issuer kube-apiserver and every federated credential name, byte for byte), or delete the published documents first if you are moving the issuer",
+			"%s already publishes issuer %q, which differs from the rendered %q by a trailing slash (nothing was written)", f.to, ie.Published, docs.issuer)
 	}
-	md, err := oidc.ParseMetadata(old)
-	if err != nil {
-		return false, base.Fail(nil, "delete it from the store if it is not yours, or publish elsewhere", "%s holds a discovery document that does not parse: %s (nothing was written)", store.Location().URL(discoveryName), ksa.ErrorText(err))
-	}
-	switch {
-	case md.Issuer == docs.issuer:
-		return true, nil
-	case strings.TrimSuffix(md.Issuer, "/") == strings.TrimSuffix(docs.issuer, "/"):
-		return false, base.Fail(nil, "render again with --issuer "+base.Quoted(md.Issuer)+" (the issuer kube-apiserver and every federated credential name, byte for byte), or delete the published documents first if you are moving the issuer",
-			"%s already publishes issuer %q, which differs from the rendered %q by a trailing slash (nothing was written)", f.to, md.Issuer, docs.issuer)
-	}
-	return false, base.Fail(nil, "publish to the location of issuer "+base.Quoted(docs.issuer)+", or delete the published documents first if you are moving the issuer",
-		"%s already publishes issuer %q, not the rendered %q (nothing was written)", f.to, md.Issuer, docs.issuer)
+	return base.Fail(nil, "publish to the location of issuer "+base.Quoted(docs.issuer)+", or delete the published documents first if you are moving the issuer",
+		"%s already publishes issuer %q, not the rendered %q (nothing was written)", f.to, ie.Published, docs.issuer)
 }
 
 // publishSite publishes the site through the library, in its order (the
@@ -379,13 +342,6 @@ func changedFix(loc publish.Location, again string) string {
 	return "find out what else writes " + loc.String() + " (another ksa issuer rotate of the same issuer, a ksa issuer publish), stop it, then " + again
 }
 
-// withTimeout runs one store operation within publish.RequestTimeout.
-func withTimeout(ctx context.Context, op func(context.Context) error) error {
-	ctx, cancel := context.WithTimeout(ctx, publish.RequestTimeout)
-	defer cancel()
-	return op(ctx)
-}
-
 // addAccessProblem adds the store's own fix when relying parties were
 // refused the published discovery document (401 or 403): the check's
 // advice is generic, the store knows its access settings.
@@ -393,7 +349,7 @@ func addAccessProblem(res *checkResult, pf publish.Preflight) {
 	if res.OK || pf.AccessFix == "" || pf.Access == publish.AccessPublic {
 		return
 	}
-	f := discoveryFinding(res.report)
+	f := publish.DiscoveryFinding(res.report)
 	if f == nil || (f.Status != http.StatusUnauthorized && f.Status != http.StatusForbidden) {
 		return
 	}
@@ -483,22 +439,6 @@ func (d *siteDocs) objects(loc publish.Location, publicURL string) ([]publish.Ob
 		return nil, base.Fail(nil, "render without --jwks-uri, so that the key set is published beside the discovery document", "the discovery document's jwks_uri %q is outside the issuer %q: publish writes under the issuer only", d.jwksURI, d.issuer)
 	}
 	return nil, base.Fail(err, "render the documents again with ksa issuer render", "the rendered documents")
-}
-
-// nativePublicURL is a store's own public URL, known without opening it
-// (the S3 region is not: "" there).
-func nativePublicURL(loc publish.Location) string {
-	suffix := ""
-	if loc.Prefix != "" {
-		suffix = "/" + loc.Prefix
-	}
-	switch loc.Kind {
-	case publish.Azure:
-		return strings.TrimSuffix(loc.URL(""), "/")
-	case publish.GCS:
-		return "https://storage.googleapis.com/" + loc.Bucket + suffix
-	}
-	return ""
 }
 
 // publishError turns a store's failure into the command's, with its fix.

@@ -3,7 +3,6 @@ package issuercmd
 import (
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/ksa-go/ksa/cmd/ksa/internal/cli/base"
@@ -16,37 +15,11 @@ type scheduledStep struct {
 	Action string    `json:"action"`
 }
 
-// planWords words the steps of a plan: the first is the step the stage
-// waits for, the others follow it.
+// planWords words the steps of a plan (rotation.Describe).
 func planWords(plan []rotation.Step) []scheduledStep {
 	var out []scheduledStep
-	for i, st := range plan {
-		name := func(id string) string {
-			if id == "" {
-				return "the next key"
-			}
-			return "kid " + id
-		}
-		var what string
-		switch st.Kind {
-		case rotation.PublishNext:
-			what = "create the key after " + name(st.Signer) + " and publish it"
-			if i == 0 {
-				what = "create the next key and publish it beside kid " + st.Signer
-			}
-		case rotation.SignNext:
-			next := ""
-			if len(st.Keys) > 0 {
-				next = st.Keys[0]
-			}
-			what = name(next) + " signs (kid " + st.Signer + " stays published)"
-		case rotation.RetireOld:
-			what = "retire kid " + strings.Join(st.Keys, ", kid ") + ": every token it signed has expired"
-			if i == 0 {
-				what = "retire kid " + strings.Join(st.Keys, ", kid ") + ": every token signed before kid " + st.Signer + " signs has expired"
-			}
-		}
-		out = append(out, scheduledStep{At: st.At, Action: what})
+	for i, what := range rotation.Describe(plan) {
+		out = append(out, scheduledStep{At: plan[i].At, Action: what})
 	}
 	return out
 }

@@ -187,30 +187,15 @@ func (f *rotateFlags) nextSpec(a *base.App, cmd *cobra.Command, ring *extsigner.
 // nextSpecLike settles the next key's type: the flags', or like current,
 // the reference of the key that signs (opened to read its public key).
 func (f *rotateFlags) nextSpecLike(a *base.App, cmd *cobra.Command, ref string) error {
+	var cur keyflags.Spec
 	if !cmd.Flags().Changed("type") {
 		current, err := keyflags.OpenSigner(cmd.Context(), a.KeyOpener(), ref, "--ring")
 		if err != nil {
 			return err
 		}
-		cur := keyflags.SpecOf(current)
-		f.spec.Type = cur.Type
-		if !cmd.Flags().Changed("bits") {
-			f.spec.Bits = cur.Bits
-		}
-		if !cmd.Flags().Changed("curve") {
-			f.spec.Curve = cur.Curve
-		}
+		cur = keyflags.SpecOf(current)
 	}
-	if err := f.spec.CheckFlags(cmd); err != nil {
-		return err
-	}
-	if f.spec.Bits == 0 {
-		f.spec.Bits = 2048
-	}
-	if f.spec.Curve == "" {
-		f.spec.Curve = "P-256"
-	}
-	return nil
+	return f.settleSpec(cmd, cur)
 }
 
 // retiredNow reports whether the rotation gave k, an entry of the next

@@ -33,21 +33,6 @@ const (
 	dateLayout      = "20060102150405"
 )
 
-// The stages of a scheduled rotation.
-const (
-	stageSteady        = "steady"
-	stageNextPublished = "next-published"
-	stageNextSigns     = "next-signs"
-)
-
-// The changes a run of a scheduled rotation makes, at most one a run.
-const (
-	actionRepair      = "repair"
-	actionPublishNext = "publish-next"
-	actionSignNext    = "sign-next"
-	actionRetireOld   = "retire-old"
-)
-
 // scheduledRotation is what "ksa issuer rotate --ring FILE --to URL"
 // prints.
 type scheduledRotation struct {

@@ -22,6 +22,7 @@ import (
 	"github.com/ksa-go/ksa/jwks"
 	"github.com/ksa-go/ksa/keystore"
 	"github.com/ksa-go/ksa/publish"
+	"github.com/ksa-go/ksa/rotation"
 	"github.com/ksa-go/ksa/tokens"
 )
 
@@ -63,19 +64,19 @@ func TestScheduledRotationTokens(t *testing.T) {
 		// action is the change the run makes; empty: it waits.
 		action string
 	}{
-		{name: "steady, too young", now: "2026-01-20T00:00:00Z", stage: stageSteady},
-		{name: "steady, next key added", now: "2026-01-31T00:00:00Z", stage: stageSteady, action: actionPublishNext},
-		{name: "next published, propagating", now: "2026-01-31T00:30:00Z", stage: stageNextPublished},
-		{name: "store reverted, repaired", now: "2026-01-31T00:40:00Z", revertTo: "steady, next key added", stage: stageNextPublished, action: actionRepair},
-		{name: "wait restarted", now: "2026-01-31T01:00:00Z", stage: stageNextPublished},
+		{name: "steady, too young", now: "2026-01-20T00:00:00Z", stage: rotation.StageSteady.String()},
+		{name: "steady, next key added", now: "2026-01-31T00:00:00Z", stage: rotation.StageSteady.String(), action: rotation.PublishNext.String()},
+		{name: "next published, propagating", now: "2026-01-31T00:30:00Z", stage: rotation.StageNextPublished.String()},
+		{name: "store reverted, repaired", now: "2026-01-31T00:40:00Z", revertTo: "steady, next key added", stage: rotation.StageNextPublished.String(), action: rotation.Repair.String()},
+		{name: "wait restarted", now: "2026-01-31T01:00:00Z", stage: rotation.StageNextPublished.String()},
 		// The switch is written --publish-delay (1m) ahead: every signer
 		// reads the ring file before the next key signs.
-		{name: "next key signs", now: "2026-01-31T01:40:00Z", stage: stageNextPublished, action: actionSignNext},
-		{name: "switch written, signers reading it", now: "2026-01-31T01:40:59Z", stage: stageNextPublished},
-		{name: "next signs, old tokens alive", now: "2026-01-31T02:43:00Z", stage: stageNextSigns},
-		{name: "old key retired", now: "2026-01-31T02:43:01Z", stage: stageNextSigns, action: actionRetireOld},
-		{name: "store reverted, withdrawn", now: "2026-01-31T02:50:00Z", revertTo: "old key retired", stage: stageSteady, action: actionRepair},
-		{name: "steady again", now: "2026-01-31T03:30:00Z", stage: stageSteady},
+		{name: "next key signs", now: "2026-01-31T01:40:00Z", stage: rotation.StageNextPublished.String(), action: rotation.SignNext.String()},
+		{name: "switch written, signers reading it", now: "2026-01-31T01:40:59Z", stage: rotation.StageNextPublished.String()},
+		{name: "next signs, old tokens alive", now: "2026-01-31T02:43:00Z", stage: rotation.StageNextSigns.String()},
+		{name: "old key retired", now: "2026-01-31T02:43:01Z", stage: rotation.StageNextSigns.String(), action: rotation.RetireOld.String()},
+		{name: "store reverted, withdrawn", now: "2026-01-31T02:50:00Z", revertTo: "old key retired", stage: rotation.StageSteady.String(), action: rotation.Repair.String()},
+		{name: "steady again", now: "2026-01-31T03:30:00Z", stage: rotation.StageSteady.String()},
 	}
 	before := map[string][]byte{}
 	for _, step := range steps {

@@ -47,16 +47,9 @@ func (f *rotateFlags) worded(sr *publish.StepResult) *scheduledRotation {
 // waiting says what a step waits for, and until when.
 func (f *rotateFlags) waiting(sr *publish.StepResult) string {
 	a := sr.Action
-	key := func(id string) rotation.Key {
-		for _, k := range sr.Schedule.Keys() {
-			if k.ID == id {
-				return k
-			}
-		}
-		return rotation.Key{}
-	}
 	until := fmt.Sprintf("until %s (%s): ", stamp(a.At), base.RelTime(a.At, sr.Now))
-	cur, next := key(a.Signer), key(a.Next)
+	cur, _ := sr.Schedule.Key(a.Signer)
+	next, _ := sr.Schedule.Key(a.Next)
 	switch {
 	case a.For == rotation.WaitEvery:
 		return until + fmt.Sprintf("kid %s has signed since %s, less than --every %s", a.Signer, stamp(cur.Signs), span(f.every))
@@ -80,12 +73,7 @@ func (f *rotateFlags) repairs(sr *publish.StepResult) []string {
 	}
 	what := "publish the key set the ring file publishes (kids " + strings.Join(sr.Listed, ", ") + ") to " + f.to
 	for i, c := range sr.Copies {
-		var lacked []string
-		for _, id := range sr.Listed {
-			if !containsString(c.KeyIDs, id) {
-				lacked = append(lacked, id)
-			}
-		}
+		lacked := c.Lacks(sr.Listed)
 		switch {
 		case len(lacked) == 0:
 		case i == 0:
@@ -100,15 +88,6 @@ func (f *rotateFlags) repairs(sr *publish.StepResult) []string {
 		what += "; the ring file no longer publishes kid " + strings.Join(a.Extra, ", kid ")
 	}
 	return append(changes, what)
-}
-
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // stepError words a step the library refused or failed.

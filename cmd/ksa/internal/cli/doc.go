@@ -3,7 +3,7 @@
 // so the command runs the same way from main, from tests and from script
 // tests. It only assembles the root: each command group is a package of its
 // own (issuercmd, tokencmd, x509cmd, credspeccmd, signercmd, podcertcmd,
-// spiffecmd), over what they share (base, keyflags); no group imports
+// spiffecmd, credprovcmd), over what they share (base, keyflags); no group imports
 // another group or cli, and a group runs under a root of its own in its
 // tests (clitest). Each command is a flags struct and a run method.
 //

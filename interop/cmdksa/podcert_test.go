@@ -295,7 +295,7 @@ func (a pcrAPI) create(t *testing.T, node nodeClient, pod *corev1.Pod, csr []byt
 
 // tryCreate is create returning its error, for goroutines other than the
 // test's.
-func (a pcrAPI) tryCreate(t *testing.T, node nodeClient, pod *corev1.Pod, csr []byte, annotations map[string]string) (string, error) {
+func (a pcrAPI) tryCreate(t testing.TB, node nodeClient, pod *corev1.Pod, csr []byte, annotations map[string]string) (string, error) {
 	max := int32(86400)
 	meta := metav1.ObjectMeta{GenerateName: "req-", Namespace: pod.Namespace,
 		OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: pod.Name, UID: pod.UID}}}
@@ -414,7 +414,7 @@ type nodeClient struct {
 	saUIDs map[string]types.UID
 }
 
-func newNode(t *testing.T, cp *controlplane.ControlPlane) nodeClient {
+func newNode(t testing.TB, cp *controlplane.ControlPlane) nodeClient {
 	t.Helper()
 	node, err := cp.Clientset().CoreV1().Nodes().Create(t.Context(), &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "node-1"}}, metav1.CreateOptions{})
 	require.NoError(t, err)
@@ -434,7 +434,7 @@ func newNode(t *testing.T, cp *controlplane.ControlPlane) nodeClient {
 // newPod creates a service account and a pod of that name on the node,
 // mounting a pod certificate from our signer (NodeRestriction lets the node
 // ask only for signers its pods mount).
-func newPod(t *testing.T, cp *controlplane.ControlPlane, ns, name string, node nodeClient) *corev1.Pod {
+func newPod(t testing.TB, cp *controlplane.ControlPlane, ns, name string, node nodeClient) *corev1.Pod {
 	t.Helper()
 	sa, err := cp.Clientset().CoreV1().ServiceAccounts(ns).Create(t.Context(), &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 	require.NoError(t, err)
@@ -455,7 +455,7 @@ func newPod(t *testing.T, cp *controlplane.ControlPlane, ns, name string, node n
 }
 
 // applyRBAC creates the objects of "ksa podcert rbac".
-func applyRBAC(t *testing.T, cs kubernetes.Interface, manifests string) {
+func applyRBAC(t testing.TB, cs kubernetes.Interface, manifests string) {
 	t.Helper()
 	for doc := range strings.SplitSeq(manifests, "---\n") {
 		var meta metav1.TypeMeta
@@ -490,7 +490,7 @@ func applyRBAC(t *testing.T, cs kubernetes.Interface, manifests string) {
 }
 
 // saKubeconfig writes a kubeconfig holding a token of the service account.
-func saKubeconfig(t *testing.T, cp *controlplane.ControlPlane, ns, sa, dir string) string {
+func saKubeconfig(t testing.TB, cp *controlplane.ControlPlane, ns, sa, dir string) string {
 	t.Helper()
 	exp := int64(3600)
 	tr, err := cp.Clientset().CoreV1().ServiceAccounts(ns).CreateToken(t.Context(), sa, &authenticationv1.TokenRequest{
@@ -559,7 +559,7 @@ func lastLines(s string, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-func podCA(t *testing.T) (*x509.Certificate, *ecdsa.PrivateKey) {
+func podCA(t testing.TB) (*x509.Certificate, *ecdsa.PrivateKey) {
 	t.Helper()
 	key := newKey(t)
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ksa pod identity CA"},
@@ -572,7 +572,7 @@ func podCA(t *testing.T) (*x509.Certificate, *ecdsa.PrivateKey) {
 	return cert, key
 }
 
-func newKey(t *testing.T) *ecdsa.PrivateKey {
+func newKey(t testing.TB) *ecdsa.PrivateKey {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
@@ -581,7 +581,7 @@ func newKey(t *testing.T) *ecdsa.PrivateKey {
 
 // stubCSR is the kubelet's proof of possession: a PKCS#10 request with an
 // empty subject (or, to be refused, one naming cn).
-func stubCSR(t *testing.T, key crypto.Signer, cn string) []byte {
+func stubCSR(t testing.TB, key crypto.Signer, cn string) []byte {
 	t.Helper()
 	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: pkix.Name{CommonName: cn}}, key)
 	require.NoError(t, err)

@@ -30,7 +30,7 @@ import (
 // importer's program does with its clientset. The fake's
 // IsWatchListSemanticsUnSupported, passed on, tells the informer to list
 // rather than stream.
-func fakeClient(t *testing.T, cs *fake.Clientset) podcertctl.Client {
+func fakeClient(t testing.TB, cs *fake.Clientset) podcertctl.Client {
 	t.Helper()
 	c, err := clientgo.New(cs)
 	require.NoError(t, err)

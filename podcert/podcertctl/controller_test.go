@@ -36,12 +36,12 @@ const signerName = "example.com/pods"
 
 var t0 = time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
 
-func newSigner(t *testing.T) *podcert.Signer {
+func newSigner(t testing.TB) *podcert.Signer {
 	t.Helper()
 	return newSignerWithKey(t, newCAKey(t))
 }
 
-func newCAKey(t *testing.T) *ecdsa.PrivateKey {
+func newCAKey(t testing.TB) *ecdsa.PrivateKey {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
@@ -50,7 +50,7 @@ func newCAKey(t *testing.T) *ecdsa.PrivateKey {
 
 // newSignerWithKey is a signer whose CA key is key (a crypto.Signer over
 // an ECDSA P-256 key).
-func newSignerWithKey(t *testing.T, key crypto.Signer) *podcert.Signer {
+func newSignerWithKey(t testing.TB, key crypto.Signer) *podcert.Signer {
 	t.Helper()
 	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "pods CA"},
 		NotBefore: t0.Add(-time.Hour), NotAfter: t0.Add(365 * 24 * time.Hour),
@@ -67,7 +67,7 @@ func newSignerWithKey(t *testing.T, key crypto.Signer) *podcert.Signer {
 
 // csr is a stub PKCS#10 request as the kubelet makes it (empty subject),
 // or with a subject, which the signer fails.
-func csr(t *testing.T, subject string) []byte {
+func csr(t testing.TB, subject string) []byte {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
@@ -76,7 +76,7 @@ func csr(t *testing.T, subject string) []byte {
 	return der
 }
 
-func spec(t *testing.T, signer, subject string) certificatesv1.PodCertificateRequestSpec {
+func spec(t testing.TB, signer, subject string) certificatesv1.PodCertificateRequestSpec {
 	max := int32(86400)
 	return certificatesv1.PodCertificateRequestSpec{
 		SignerName: signer, PodName: "cart-1", PodUID: types.UID("0f4d7c2a-1111-4c1e-9a7f-1b2c3d4e5f60"),

@@ -179,8 +179,13 @@ func (s *Server) Issue(ctx context.Context, req Request) (*Token, error) {
 	}
 	now := s.cfg.Now().Truncate(time.Second)
 	exp := now.Add(s.cfg.Lifetime)
-	if end := res.Claims.Expiry; !end.IsZero() && end.Before(exp) {
-		exp = end
+	if res.Claims != nil && !res.Claims.Expiry.IsZero() && res.Claims.Expiry.Before(exp) {
+		exp = res.Claims.Expiry
+	}
+	if !exp.After(now) {
+		// The verifier's leeway let through a token already past its exp:
+		// a registry token would be born expired.
+		return nil, wrap(ErrTokenRefused, "the service account token has expired", nil)
 	}
 	tok := &Token{Subject: res.UserInfo().Username, Access: access, IssuedAt: now, Expiry: exp}
 	if tok.Raw, err = s.sign(tok); err != nil {

@@ -230,6 +230,20 @@ func TestIssueErrors(t *testing.T) {
 	assert.Equal(t, "registrytoken: access denied: no rule grants system:serviceaccount:team:app the scopes asked", err.Error())
 }
 
+func TestIssueRefusesTokenPastItsExpiry(t *testing.T) {
+	c := newCluster(t)
+	cfg := c.config(t)
+	// the verifier's clock (a minute past t0, within its leeway) accepts a
+	// token the service's clock sees expired
+	cfg.Now = func() time.Time { return t0.Add(11 * time.Minute) }
+	s, err := registrytoken.New(cfg)
+	require.NoError(t, err)
+	_, err = s.Issue(context.Background(), registrytoken.Request{Service: testService,
+		ServiceAccountToken: c.mint(t, "team", "app", "pod", testAudience, 10*time.Minute)})
+	require.ErrorIs(t, err, registrytoken.ErrTokenRefused)
+	assert.Equal(t, "registrytoken: service account token refused: the service account token has expired", err.Error())
+}
+
 func TestRuleActions(t *testing.T) {
 	c := newCluster(t)
 	app := c.mint(t, "team", "app", "pod", testAudience, time.Hour)

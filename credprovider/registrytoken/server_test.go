@@ -71,6 +71,12 @@ func TestNewDefaults(t *testing.T) {
 	require.NoError(t, err, "a request without scopes (docker login) gets a token granting nothing")
 	assert.Equal(t, registrytoken.DefaultLifetime, tok.Expiry.Sub(tok.IssuedAt))
 	assert.Empty(t, tok.Access)
+
+	for _, life := range []time.Duration{registrytoken.MinLifetime, registrytoken.MaxLifetime} {
+		cfg.Lifetime = life
+		_, err := registrytoken.New(cfg)
+		require.NoError(t, err, "a lifetime of %v is within the bounds", life)
+	}
 }
 
 // payload is a registry token's claims as the registry reads them.
@@ -156,6 +162,7 @@ func TestServeHTTP(t *testing.T) {
 		{name: "another service", query: "service=other&scope=repository:team/app:pull", auth: []string{basic("x", app)}, status: 400, error: "names another registry"},
 		{name: "malformed scope", query: "service=" + testService + "&scope=repository:Team:pull", auth: []string{basic("x", app)}, status: 400, error: "malformed scope"},
 		{name: "query too large", query: pull + "&x=" + strings.Repeat("a", registrytoken.MaxQueryBytes), auth: []string{basic("x", app)}, status: 400, error: "over 8192 bytes"},
+		{name: "header at the limit", query: pull, auth: []string{"Bearer " + strings.Repeat("a", registrytoken.MaxAuthorizationBytes-len("Bearer "))}, status: 401, error: "service account token refused"},
 		{name: "header too large", query: pull, auth: []string{"Bearer " + strings.Repeat("a", registrytoken.MaxAuthorizationBytes)}, status: 400, error: "too large"},
 		{name: "POST", method: http.MethodPost, query: pull, auth: []string{basic("x", app)}, status: 405, error: "only GET"},
 	}

@@ -12,6 +12,7 @@ import (
 	// test binary, and go test's cache cannot answer for it.
 	_ "github.com/ksa-go/ksa/credprovider"
 	_ "github.com/ksa-go/ksa/credprovider/providerconfig"
+	_ "github.com/ksa-go/ksa/credprovider/registrytoken"
 	_ "github.com/ksa-go/ksa/credprovider/tokenexchange"
 	_ "github.com/ksa-go/ksa/extsigner"
 	_ "github.com/ksa-go/ksa/federation/register"
@@ -51,6 +52,7 @@ var corePackages = []string{
 	"github.com/ksa-go/ksa/credprovider",
 	"github.com/ksa-go/ksa/credprovider/tokenexchange",
 	"github.com/ksa-go/ksa/credprovider/providerconfig",
+	"github.com/ksa-go/ksa/credprovider/registrytoken",
 	"github.com/ksa-go/ksa/rotation",
 	"github.com/ksa-go/ksa/publish",
 	"github.com/ksa-go/ksa/publish/publishtest",

@@ -89,6 +89,9 @@
 //   - credprovider/providerconfig: the kubelet's CredentialProviderConfig
 //     entry for such a plugin, the nodes' RBAC for its token audience,
 //     and a linter of the known mistakes.
+//   - credprovider/registrytoken: a Docker registry token endpoint that
+//     verifies the pod's token and grants repositories by namespace and
+//     service account, so a plain registry trusts workload identity.
 //
 // Each integration is a leaf package importing what it adapts:
 //

@@ -177,7 +177,7 @@ var docImports = map[string]string{
 	"podcertctl": "github.com/ksa-go/ksa/podcert/podcertctl", "clientgo": "github.com/ksa-go/ksa/podcert/podcertctl/clientgo",
 	"register": "github.com/ksa-go/ksa/federation/register", "json": "encoding/json",
 	"capiflow": "github.com/ksa-go/ksa/examples/capi/capiflow", "admissionauth": "github.com/ksa-go/ksa/admissionauth",
-	"credprovider": "github.com/ksa-go/ksa/credprovider", "tokenexchange": "github.com/ksa-go/ksa/credprovider/tokenexchange", "providerconfig": "github.com/ksa-go/ksa/credprovider/providerconfig",
+	"credprovider": "github.com/ksa-go/ksa/credprovider", "tokenexchange": "github.com/ksa-go/ksa/credprovider/tokenexchange", "providerconfig": "github.com/ksa-go/ksa/credprovider/providerconfig", "registrytoken": "github.com/ksa-go/ksa/credprovider/registrytoken",
 
 	"jwt": "github.com/golang-jwt/jwt/v5", "policy": "github.com/Azure/azure-sdk-for-go/sdk/azcore/policy",
 	"prometheus": "github.com/prometheus/client_golang/prometheus", "promhttp": "github.com/prometheus/client_golang/prometheus/promhttp",

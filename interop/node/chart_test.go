@@ -7,10 +7,13 @@ import (
 	"crypto/rand"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/json"
 	"encoding/pem"
 	"math/big"
 	"net"
 	"net/url"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -32,6 +35,7 @@ import (
 
 	"github.com/ksa-go/ksa/interop/deploy"
 	"github.com/ksa-go/ksa/interop/node"
+	"github.com/ksa-go/ksa/interop/node/image"
 	"github.com/ksa-go/ksa/podcert"
 )
 
@@ -172,6 +176,9 @@ func TestChartPodcert(t *testing.T) {
 	}
 	require.NoError(t, n.DeletePod(ctx, ns, "refused"))
 
+	// Two workload pods with the SPIFFE sidecar do mutual TLS.
+	spiffeMTLS(t, n, ns, res.Image.Name)
+
 	// The Lease holder goes; the other replica takes over.
 	holder := leaseHolder(t, n, ns, "")
 	require.True(t, replicas[holder], "the Lease is held by a replica, not %q", holder)
@@ -181,6 +188,93 @@ func TestChartPodcert(t *testing.T) {
 	assert.True(t, replicas[next], "the other replica holds the Lease, not %q", next)
 	issued("after-takeover")
 	assertTrustBundleHolds(t, n, ca)
+}
+
+// spiffeMTLS runs two pods of deploy/snippets/spiffe-sidecar.yaml, the
+// sidecar (`ksa spiffe serve`, from image ksaImage) serving the pod's
+// certificate from the chart's signer on the Workload API, and the app
+// spiffe-mtls: a server in one, a client in the other making
+// mtlsConnections connections with go-spiffe, each side authorizing the
+// other's SPIFFE ID. Every handshake succeeds, on both sides. Like the
+// replicas, the pods run on the host's network (a pod's own holds only
+// loopback), each sidecar with an ops port of its own.
+func spiffeMTLS(t *testing.T, n *node.Node, ns, ksaImage string) {
+	t.Helper()
+	const mtlsConnections = 20
+	bin := filepath.Join(t.TempDir(), "spiffe-mtls")
+	build := exec.CommandContext(t.Context(), "go", "build", "-trimpath", "-o", bin, "./cmd/spiffe-mtls")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	app, err := image.Binary("ksa.local/spiffe-mtls:node", bin)
+	require.NoError(t, err)
+	require.NoError(t, n.ImportImage(t.Context(), app))
+
+	id := "spiffe://cluster.local/ns/" + ns + "/sa/default"
+	port := strconv.Itoa(freeTCPPort(t))
+	server := sidecarPod(t, "mtls-server", ksaImage, app.Name, "-serve", ":"+port, "-peer", id)
+	running, err := n.RunPod(t.Context(), ns, server)
+	require.NoError(t, err)
+	client := sidecarPod(t, "mtls-client", ksaImage, app.Name, "-dial", "127.0.0.1:"+port, "-peer", id, "-n", strconv.Itoa(mtlsConnections))
+	done, err := n.RunPodToCompletion(t.Context(), ns, client)
+	require.NoError(t, err)
+	logs, err := n.Logs(done, "app")
+	require.NoError(t, err)
+	var res struct {
+		OK, Failed int
+		Peer       string
+		Errors     []string
+	}
+	require.NoError(t, json.Unmarshal([]byte(logs), &res), "the client printed %q", logs)
+	assert.Equal(t, mtlsConnections, res.OK, "errors: %v", res.Errors)
+	assert.Zero(t, res.Failed)
+	assert.Equal(t, id, res.Peer)
+	logs, err = n.Logs(running, "app")
+	require.NoError(t, err)
+	assert.Equal(t, mtlsConnections, strings.Count(logs, `{"peer":"`+id+`"}`), "the server's log: %s", logs)
+	assert.NotContains(t, logs, "failed")
+	require.NoError(t, n.DeletePod(t.Context(), ns, running.Name))
+}
+
+// sidecarPod is the pod of deploy/snippets/spiffe-sidecar.yaml named
+// name, for the chart's signer, with the sidecar's image ksaImage and the
+// app's appImage run with args, on the host's network.
+func sidecarPod(t *testing.T, name, ksaImage, appImage string, args ...string) *corev1.Pod {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(repoRoot, "deploy", "snippets", "spiffe-sidecar.yaml"))
+	require.NoError(t, err)
+	var pod corev1.Pod
+	require.NoError(t, yaml.UnmarshalStrict(raw, &pod))
+	pod.Name = name
+	pod.Spec.HostNetwork = true
+	pod.Spec.TerminationGracePeriodSeconds = new(int64(5))
+	require.Len(t, pod.Spec.InitContainers, 1)
+	side := &pod.Spec.InitContainers[0]
+	side.Image = ksaImage
+	found := false
+	for i, a := range side.Args {
+		if a == "--ops-addr" && i+1 < len(side.Args) {
+			side.Args[i+1], found = "127.0.0.1:"+strconv.Itoa(freeTCPPort(t)), true
+		}
+	}
+	require.True(t, found, "the sidecar has --ops-addr")
+	require.Len(t, pod.Spec.Containers, 1)
+	pod.Spec.Containers[0].Image = appImage
+	pod.Spec.Containers[0].Args = args
+	for _, v := range pod.Spec.Volumes {
+		if v.Projected == nil {
+			continue
+		}
+		for _, s := range v.Projected.Sources {
+			switch {
+			case s.PodCertificate != nil:
+				s.PodCertificate.SignerName = chartSigner
+			case s.ClusterTrustBundle != nil:
+				s.ClusterTrustBundle.SignerName = new(chartSigner)
+			}
+		}
+	}
+	return &pod
 }
 
 // replicaPod is replica i of dep's pod template, as the node can run it

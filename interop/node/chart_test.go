@@ -79,15 +79,8 @@ func TestChartPodcert(t *testing.T) {
 	ctx := t.Context()
 
 	res := importKsaImage(t, n)
-	repo, tag, ok := strings.Cut(res.Image.Name, ":")
-	for ok && strings.Contains(tag, ":") { // a registry host with a port
-		var more string
-		more, tag, ok = strings.Cut(tag, ":")
-		repo += ":" + more
-	}
-	require.True(t, ok, "image %s has a tag", res.Image.Name)
 	manifest, err := deploy.Render(filepath.Join(repoRoot, deploy.ChartDir), deploy.Release, ns, map[string]any{
-		"image":   map[string]any{"repository": repo, "tag": tag, "pullPolicy": "Never"},
+		"image":   imageValues(t, res.Image.Name),
 		"podcert": map[string]any{"signerName": chartSigner},
 	})
 	require.NoError(t, err)
@@ -277,6 +270,15 @@ func sidecarPod(t *testing.T, name, ksaImage, appImage string, args ...string) *
 	return &pod
 }
 
+// imageValues are the chart's image values for the image named ref,
+// "REPOSITORY:TAG", with pull policy Never (the image is imported).
+func imageValues(t *testing.T, ref string) map[string]any {
+	t.Helper()
+	i := strings.LastIndex(ref, ":")
+	require.True(t, i > 0 && !strings.Contains(ref[i:], "/"), "image %s has a tag", ref)
+	return map[string]any{"repository": ref[:i], "tag": ref[i+1:], "pullPolicy": "Never"}
+}
+
 // replicaPod is replica i of dep's pod template, as the node can run it
 // (see TestChartPodcert): on the host's network, reaching kube-apiserver
 // at api, with an ops port of its own and its name as its Lease identity.
@@ -348,31 +350,47 @@ func newChartCA(t *testing.T) (*x509.Certificate, []byte, []byte) {
 // namespace when it is namespaced, and returns them.
 func applyManifest(t *testing.T, n *node.Node, namespace, manifest string) []*unstructured.Unstructured {
 	t.Helper()
-	cs := n.ControlPlane().Clientset()
-	dyn, err := dynamic.NewForConfig(n.ControlPlane().RESTConfig())
-	require.NoError(t, err)
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(cs.Discovery()))
+	objs := manifestObjects(t, manifest)
+	for _, obj := range objs {
+		applyObject(t, n, namespace, obj)
+	}
+	return objs
+}
+
+// manifestObjects decodes every object of manifest.
+func manifestObjects(t *testing.T, manifest string) []*unstructured.Unstructured {
+	t.Helper()
 	docs, err := deploy.Documents([]byte(manifest))
 	require.NoError(t, err)
 	var objs []*unstructured.Unstructured
 	for _, doc := range docs {
 		obj := &unstructured.Unstructured{}
 		require.NoError(t, yaml.Unmarshal(doc, &obj.Object))
-		gvk := obj.GroupVersionKind()
-		m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
-		require.NoError(t, err, "%s", gvk)
-		var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
-		if m.Scope.Name() == "namespace" {
-			obj.SetNamespace(namespace)
-			ri = dyn.Resource(m.Resource).Namespace(namespace)
-		}
-		data, err := obj.MarshalJSON()
-		require.NoError(t, err)
-		_, err = ri.Patch(t.Context(), obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: "ksa-node-test", Force: new(true)})
-		require.NoError(t, err, "applying %s %s", gvk.Kind, obj.GetName())
 		objs = append(objs, obj)
 	}
 	return objs
+}
+
+// applyObject applies obj server-side, in namespace when it is
+// namespaced.
+func applyObject(t *testing.T, n *node.Node, namespace string, obj *unstructured.Unstructured) {
+	t.Helper()
+	cs := n.ControlPlane().Clientset()
+	dyn, err := dynamic.NewForConfig(n.ControlPlane().RESTConfig())
+	require.NoError(t, err)
+	mapper := restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(cs.Discovery()))
+	gvk := obj.GroupVersionKind()
+	m, err := mapper.RESTMapping(gvk.GroupKind(), gvk.Version)
+	require.NoError(t, err, "%s", gvk)
+	var ri dynamic.ResourceInterface = dyn.Resource(m.Resource)
+	if m.Scope.Name() == "namespace" {
+		obj.SetNamespace(namespace)
+		ri = dyn.Resource(m.Resource).Namespace(namespace)
+	}
+	data, err := obj.MarshalJSON()
+	require.NoError(t, err)
+	_, err = ri.Patch(t.Context(), obj.GetName(), types.ApplyPatchType, data, metav1.PatchOptions{FieldManager: "ksa-node-test", Force: new(true)})
+	require.NoError(t, err, "applying %s %s", gvk.Kind, obj.GetName())
 }
 
 // runtimeFromUnstructured converts u into out.

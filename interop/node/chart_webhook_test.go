@@ -197,7 +197,9 @@ func TestChartGMSAWebhook(t *testing.T) {
 	// The configurations take effect once kube-apiserver has read them:
 	// until the allowed pod comes back with its credential spec inlined.
 	var admitted *corev1.Pod
-	poll(t, func() string { return "the allowed pod is not admitted with its credential spec: " + podSpecSummary(admitted) },
+	poll(t, func() string {
+		return "the allowed pod is not admitted with its credential spec: " + podSpecSummary(admitted)
+	},
 		func(ctx context.Context) bool {
 			p, err := cs.CoreV1().Pods(workloads).Create(ctx, gmsaPod("allowed"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 			if err != nil {

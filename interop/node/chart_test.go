@@ -59,10 +59,18 @@ const repoRoot = "../.."
 //   - a pod asking, through userAnnotations, for a serving host the
 //     chart's policy does not admit (podcert.allowHosts is empty) is
 //     Denied (InvalidUnverifiedUserAnnotations) and never starts;
+//   - two pods of deploy/snippets/spiffe-sidecar.yaml (`ksa spiffe serve`
+//     as a native sidecar) do mutual TLS with go-spiffe (cmd/spiffe-mtls),
+//     each authorizing the other's SPIFFE ID: every handshake succeeds,
+//     through a CA rotation: the chart runs with --next-ca-* (extraArgs,
+//     the next CA from a second Secret), the server's pod starts before
+//     the next CA signs, the client's after, its certificate from the next
+//     CA (the log says which CA signed the server's: on a machine slow
+//     enough it was the next one too);
 //   - the holder of the Lease deleted, the other replica takes the Lease
-//     and keeps issuing (a new workload pod gets its certificate), and the
-//     ClusterTrustBundle holds the CA every issued certificate chains to,
-//     before and after.
+//     and keeps issuing (a new workload pod gets its certificate, from
+//     the next CA), and the ClusterTrustBundle holds both CAs, which every
+//     issued certificate chains to, at each step.
 //
 // No kube-controller-manager runs: the Deployment is applied, and its
 // two replicas are made from its pod template by the test, bound to the
@@ -79,9 +87,22 @@ func TestChartPodcert(t *testing.T) {
 	ctx := t.Context()
 
 	res := importKsaImage(t, n)
+	app := mtlsImage(t, n)
+	// The CA rotates mid-test: the next CA, published from the start,
+	// signs from signsAt on.
+	signsAt := time.Now().Add(rotationAfter).UTC().Truncate(time.Second)
 	manifest, err := deploy.Render(filepath.Join(repoRoot, deploy.ChartDir), deploy.Release, ns, map[string]any{
-		"image":   imageValues(t, res.Image.Name),
-		"podcert": map[string]any{"signerName": chartSigner},
+		"image": imageValues(t, res.Image.Name),
+		"podcert": map[string]any{
+			"signerName": chartSigner,
+			"extraArgs": []any{
+				"--next-ca-key=/etc/ksa/next-ca/tls.key", "--next-ca-cert=/etc/ksa/next-ca/tls.crt",
+				"--next-ca-signs-at=" + signsAt.Format(time.RFC3339), "--ca-propagation=" + rotationPropagation.String(),
+			},
+			"extraVolumes": []any{map[string]any{"name": "next-ca", "secret": map[string]any{
+				"secretName": "ksa-podcert-next-ca", "defaultMode": 0o440}}},
+			"extraVolumeMounts": []any{map[string]any{"name": "next-ca", "mountPath": "/etc/ksa/next-ca", "readOnly": true}},
+		},
 	})
 	require.NoError(t, err)
 	objs := applyManifest(t, n, ns, manifest)
@@ -98,13 +119,19 @@ func TestChartPodcert(t *testing.T) {
 
 	// The CA Secret, as NOTES.txt says:
 	// kubectl create secret tls ksa-podcert-ca --cert ca.crt --key ca.key.
-	ca, caPEM, keyPEM := newChartCA(t)
-	_, err = cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: "ksa-podcert-ca"},
-		Type:       corev1.SecretTypeTLS,
-		Data:       map[string][]byte{corev1.TLSCertKey: caPEM, corev1.TLSPrivateKeyKey: keyPEM},
-	}, metav1.CreateOptions{})
-	require.NoError(t, err)
+	// The next CA's Secret is made the same way.
+	cas := map[string]*x509.Certificate{}
+	for _, name := range []string{"ksa-podcert-ca", "ksa-podcert-next-ca"} {
+		ca, caPEM, keyPEM := newChartCA(t)
+		_, err = cs.CoreV1().Secrets(ns).Create(ctx, &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Type:       corev1.SecretTypeTLS,
+			Data:       map[string][]byte{corev1.TLSCertKey: caPEM, corev1.TLSPrivateKeyKey: keyPEM},
+		}, metav1.CreateOptions{})
+		require.NoError(t, err)
+		cas[name] = ca
+	}
+	ca, next := cas["ksa-podcert-ca"], cas["ksa-podcert-next-ca"]
 
 	apiURL, err := url.Parse(cp.URL)
 	require.NoError(t, err)
@@ -126,6 +153,7 @@ func TestChartPodcert(t *testing.T) {
 
 	roots := x509.NewCertPool()
 	roots.AddCert(ca)
+	roots.AddCert(next)
 	issued := func(name string) *x509.Certificate {
 		t.Helper()
 		running, err := n.RunPod(ctx, ns, podCertPod(name, nil))
@@ -137,7 +165,7 @@ func TestChartPodcert(t *testing.T) {
 		_, chain := parseCredentialBundle(t, []byte(bundle.Data))
 		require.NotEmpty(t, chain)
 		_, err = chain[0].Verify(x509.VerifyOptions{Roots: roots, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageAny}})
-		require.NoError(t, err, "the certificate chains to the Secret's CA")
+		require.NoError(t, err, "the certificate chains to a Secret's CA")
 		pcr := podCertificateRequest(t, n, ns, running.Name)
 		require.NotEmpty(t, pcr.Status.CertificateChain, "the kubelet's PodCertificateRequest was issued")
 		first, _ := pem.Decode([]byte(pcr.Status.CertificateChain))
@@ -149,7 +177,8 @@ func TestChartPodcert(t *testing.T) {
 	// A workload pod gets its certificate from the replicas.
 	leaf := issued("workload")
 	assert.Equal(t, "spiffe://cluster.local/ns/"+ns+"/sa/default", leaf.URIs[0].String())
-	assertTrustBundleHolds(t, n, ca)
+	assertTrustBundleHolds(t, n, ca, next)
+	t.Logf("the first workload's certificate: from %s", issuerName(leaf, cas))
 
 	// A pod asking for a serving host the chart's policy does not admit.
 	denied := podCertPod("refused", map[string]string{podcert.DefaultServeHostsKey: "evil.example.com"})
@@ -169,31 +198,53 @@ func TestChartPodcert(t *testing.T) {
 	}
 	require.NoError(t, n.DeletePod(ctx, ns, "refused"))
 
-	// Two workload pods with the SPIFFE sidecar do mutual TLS.
-	spiffeMTLS(t, n, ns, res.Image.Name)
+	// Two workload pods with the SPIFFE sidecar do mutual TLS, across the
+	// CA's rotation: the server started before the switch, the client
+	// after it, its certificate from the next CA.
+	id := "spiffe://cluster.local/ns/" + ns + "/sa/default"
+	port := strconv.Itoa(freeTCPPort(t))
+	server, err := n.RunPod(ctx, ns, sidecarPod(t, "mtls-server", res.Image.Name, app, "-serve", ":"+port, "-peer", id))
+	require.NoError(t, err)
+	serverCert := requestCert(t, podCertificateRequest(t, n, ns, server.Name))
+	poll(t, func() string { return "the clock never reached " + signsAt.String() }, func(context.Context) bool {
+		return time.Now().After(signsAt.Add(time.Second))
+	})
+	client, err := n.RunPodToCompletion(ctx, ns, sidecarPod(t, "mtls-client", res.Image.Name, app,
+		"-dial", "127.0.0.1:"+port, "-peer", id, "-n", strconv.Itoa(mtlsConnections)))
+	require.NoError(t, err)
+	clientCert := requestCert(t, podCertificateRequest(t, n, ns, client.Name))
+	require.NoError(t, clientCert.CheckSignatureFrom(next), "after the switch, the next CA signs")
+	t.Logf("mutual TLS: the server's certificate from %s, the client's from %s", issuerName(serverCert, cas), issuerName(clientCert, cas))
+	checkMTLS(t, n, server, client, id)
+	require.NoError(t, n.DeletePod(ctx, ns, server.Name))
+	assertTrustBundleHolds(t, n, ca, next)
 
 	// The Lease holder goes; the other replica takes over.
 	holder := leaseHolder(t, n, ns, "")
 	require.True(t, replicas[holder], "the Lease is held by a replica, not %q", holder)
 	require.NoError(t, n.DeletePod(ctx, ns, holder))
 	delete(replicas, holder)
-	next := leaseHolder(t, n, ns, holder)
-	assert.True(t, replicas[next], "the other replica holds the Lease, not %q", next)
-	issued("after-takeover")
-	assertTrustBundleHolds(t, n, ca)
+	successor := leaseHolder(t, n, ns, holder)
+	assert.True(t, replicas[successor], "the other replica holds the Lease, not %q", successor)
+	assert.NoError(t, issued("after-takeover").CheckSignatureFrom(next))
+	assertTrustBundleHolds(t, n, ca, next)
 }
 
-// spiffeMTLS runs two pods of deploy/snippets/spiffe-sidecar.yaml, the
-// sidecar (`ksa spiffe serve`, from image ksaImage) serving the pod's
-// certificate from the chart's signer on the Workload API, and the app
-// spiffe-mtls: a server in one, a client in the other making
-// mtlsConnections connections with go-spiffe, each side authorizing the
-// other's SPIFFE ID. Every handshake succeeds, on both sides. Like the
-// replicas, the pods run on the host's network (a pod's own holds only
-// loopback), each sidecar with an ops port of its own.
-func spiffeMTLS(t *testing.T, n *node.Node, ns, ksaImage string) {
+// The CA's rotation in TestChartPodcert: the next CA signs rotationAfter
+// the chart is rendered, published rotationPropagation before (at
+// least): the replicas must have started by then.
+const (
+	rotationAfter       = 90 * time.Second
+	rotationPropagation = 30 * time.Second
+)
+
+// mtlsConnections is how many connections the SPIFFE client makes.
+const mtlsConnections = 20
+
+// mtlsImage builds cmd/spiffe-mtls, a go-spiffe app, imports its image
+// into n and returns the image's name.
+func mtlsImage(t *testing.T, n *node.Node) string {
 	t.Helper()
-	const mtlsConnections = 20
 	bin := filepath.Join(t.TempDir(), "spiffe-mtls")
 	build := exec.CommandContext(t.Context(), "go", "build", "-trimpath", "-o", bin, "./cmd/spiffe-mtls")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -202,16 +253,15 @@ func spiffeMTLS(t *testing.T, n *node.Node, ns, ksaImage string) {
 	app, err := image.Binary("ksa.local/spiffe-mtls:node", bin)
 	require.NoError(t, err)
 	require.NoError(t, n.ImportImage(t.Context(), app))
+	return app.Name
+}
 
-	id := "spiffe://cluster.local/ns/" + ns + "/sa/default"
-	port := strconv.Itoa(freeTCPPort(t))
-	server := sidecarPod(t, "mtls-server", ksaImage, app.Name, "-serve", ":"+port, "-peer", id)
-	running, err := n.RunPod(t.Context(), ns, server)
-	require.NoError(t, err)
-	client := sidecarPod(t, "mtls-client", ksaImage, app.Name, "-dial", "127.0.0.1:"+port, "-peer", id, "-n", strconv.Itoa(mtlsConnections))
-	done, err := n.RunPodToCompletion(t.Context(), ns, client)
-	require.NoError(t, err)
-	logs, err := n.Logs(done, "app")
+// checkMTLS checks what the pods of spiffe-mtls printed: the client made
+// mtlsConnections connections, none failed, to the server with SPIFFE ID
+// id, and the server saw every one, from id, with no failed handshake.
+func checkMTLS(t *testing.T, n *node.Node, server, client *corev1.Pod, id string) {
+	t.Helper()
+	logs, err := n.Logs(client, "app")
 	require.NoError(t, err)
 	var res struct {
 		OK, Failed int
@@ -222,11 +272,31 @@ func spiffeMTLS(t *testing.T, n *node.Node, ns, ksaImage string) {
 	assert.Equal(t, mtlsConnections, res.OK, "errors: %v", res.Errors)
 	assert.Zero(t, res.Failed)
 	assert.Equal(t, id, res.Peer)
-	logs, err = n.Logs(running, "app")
+	logs, err = n.Logs(server, "app")
 	require.NoError(t, err)
 	assert.Equal(t, mtlsConnections, strings.Count(logs, `{"peer":"`+id+`"}`), "the server's log: %s", logs)
 	assert.NotContains(t, logs, "failed")
-	require.NoError(t, n.DeletePod(t.Context(), ns, running.Name))
+}
+
+// requestCert is the leaf certificate an issued PodCertificateRequest
+// holds.
+func requestCert(t *testing.T, pcr *certificatesv1.PodCertificateRequest) *x509.Certificate {
+	t.Helper()
+	b, _ := pem.Decode([]byte(pcr.Status.CertificateChain))
+	require.NotNil(t, b, "PodCertificateRequest %s is issued", pcr.Name)
+	c, err := x509.ParseCertificate(b.Bytes)
+	require.NoError(t, err)
+	return c
+}
+
+// issuerName names the CA of cas (by Secret) that signed c.
+func issuerName(c *x509.Certificate, cas map[string]*x509.Certificate) string {
+	for name, ca := range cas {
+		if c.CheckSignatureFrom(ca) == nil {
+			return "the CA of Secret " + name
+		}
+	}
+	return "no known CA"
 }
 
 // sidecarPod is the pod of deploy/snippets/spiffe-sidecar.yaml named
@@ -486,14 +556,15 @@ func leaseHolder(t *testing.T, n *node.Node, namespace, not string) string {
 }
 
 // assertTrustBundleHolds waits until a ClusterTrustBundle of the chart's
-// signer holds ca.
-func assertTrustBundleHolds(t *testing.T, n *node.Node, ca *x509.Certificate) {
+// signer holds every one of cas.
+func assertTrustBundleHolds(t *testing.T, n *node.Node, cas ...*x509.Certificate) {
 	t.Helper()
-	poll(t, func() string { return "no ClusterTrustBundle of " + chartSigner + " holds the CA" }, func(ctx context.Context) bool {
+	poll(t, func() string { return "no ClusterTrustBundle of " + chartSigner + " holds every CA" }, func(ctx context.Context) bool {
 		list, err := n.ControlPlane().Clientset().CertificatesV1().ClusterTrustBundles().List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return false
 		}
+		held := map[string]bool{}
 		for _, b := range list.Items {
 			if b.Spec.SignerName != chartSigner {
 				continue
@@ -504,12 +575,15 @@ func assertTrustBundleHolds(t *testing.T, n *node.Node, ca *x509.Certificate) {
 				if blk, rest = pem.Decode(rest); blk == nil {
 					break
 				}
-				if string(blk.Bytes) == string(ca.Raw) {
-					return true
-				}
+				held[string(blk.Bytes)] = true
 			}
 		}
-		return false
+		for _, ca := range cas {
+			if !held[string(ca.Raw)] {
+				return false
+			}
+		}
+		return true
 	})
 }
 

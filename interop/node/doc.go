@@ -125,9 +125,11 @@
 // a pod asking for a serving host podcert.allowHosts does not admit is
 // Denied and never starts; two pods of deploy/snippets/spiffe-sidecar.yaml
 // (`ksa spiffe serve` as a native sidecar) do mutual TLS with go-spiffe,
-// an app of cmd/spiffe-mtls, with no failed handshake; the holder of the
-// Lease deleted, the other replica takes the Lease and keeps issuing, and
-// the ClusterTrustBundle holds the CA throughout.
+// an app of cmd/spiffe-mtls, with no failed handshake, through a CA
+// rotation (--next-ca-* in the chart's extraArgs: the server's
+// certificate from the current CA, the client's from the next); the
+// holder of the Lease deleted, the other replica takes the Lease and
+// keeps issuing, and the ClusterTrustBundle holds both CAs at each step.
 //
 // TestChartGMSAWebhook: `ksa webhook serve`, its serving certificate from
 // a kubernetes.io/tls Secret and webhook.tls.caBundle (no cert-manager);

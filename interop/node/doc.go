@@ -20,7 +20,8 @@
 //
 // The node's own programs are built by [Start], each time, with go build
 // (cached) from interop/node/cmd: "pause", the pod sandbox's program;
-// "probe", the tests' workload; "loopback-cni", the network plugin. Their
+// "probe", the tests' workload; "loopback-cni", the network plugin
+// ("spiffe-mtls", a go-spiffe app, is built by the test that runs it). Their
 // images are made in memory by package interop/node/image and imported
 // with ctr: nothing is pulled from a registry, and none is reachable.
 //
@@ -104,6 +105,39 @@
 // --service-account-signing-endpoint at its socket; the kubelet, told by
 // [Config.APIServer] to reach kube-apiserver through a proxy, follows it
 // to its new port.
+//
+// # The chart on the node
+//
+// The chart deploy/charts/ksa, rendered by package interop/deploy with
+// the ksa image (pull policy Never) and applied server-side, runs on the
+// node as a cluster without kube-controller-manager and kube-proxy lets
+// it: a test makes the Deployment's pods from its template, and, since a
+// pod's own network holds only loopback, runs them on the host's
+// network (hostNetwork), reaching kube-apiserver at 127.0.0.1
+// (KUBERNETES_SERVICE_HOST and _PORT set in the container), each with a
+// port of its own.
+//
+// TestChartPodcert: `ksa podcert serve`, its CA in the Secret NOTES.txt
+// names, two replicas Ready (--leader-elect-identity the pod's name: on
+// the host's network the host name is the node's); a pod with a
+// podCertificate projection of the chart's signer starts with the
+// certificate of its kubelet's PodCertificateRequest, chained to the CA;
+// a pod asking for a serving host podcert.allowHosts does not admit is
+// Denied and never starts; two pods of deploy/snippets/spiffe-sidecar.yaml
+// (`ksa spiffe serve` as a native sidecar) do mutual TLS with go-spiffe,
+// an app of cmd/spiffe-mtls, with no failed handshake, through a CA
+// rotation (--next-ca-* in the chart's extraArgs: the server's
+// certificate from the current CA, the client's from the next); the
+// holder of the Lease deleted, the other replica takes the Lease and
+// keeps issuing, and the ClusterTrustBundle holds both CAs at each step.
+//
+// TestChartGMSAWebhook: `ksa webhook serve`, its serving certificate from
+// a kubernetes.io/tls Secret and webhook.tls.caBundle (no cert-manager);
+// its webhook configurations are applied with clientConfig.url
+// https://127.0.0.1:PORT in place of the Service, which leads nowhere
+// without kube-proxy. kube-apiserver admits a pod of a service account
+// the chart's webhook.allow lets use a credential spec, inlining it, and
+// the webhook denies one it does not.
 //
 // # Teardown
 //

@@ -10,4 +10,4 @@ package ksa
 // an earlier minor version: an exported identifier that moves or changes
 // keeps a forwarder, marked Deprecated and naming its replacement, for
 // at least one minor version.
-const Version = "v0.0.0"
+const Version = "v0.1.0"

@@ -22,8 +22,8 @@ var ErrUnsupported = errors.New("controlplane: unsupported operating system")
 // it cannot use, such as a signing key of an unsupported type.
 var ErrInvalidConfig = errors.New("controlplane: invalid config")
 
-// BinaryMissingError reports that a binary ([Etcd] or [KubeAPIServer]) was
-// not found. It matches [ErrBinaryMissing].
+// BinaryMissingError reports that a binary ([Etcd] or [KubeAPIServer], or
+// a program of package node's) was not found. It matches [ErrBinaryMissing].
 type BinaryMissingError struct {
 	// Name is the binary's name: "etcd" or "kube-apiserver".
 	Name string
@@ -42,12 +42,12 @@ type BinaryMissingError struct {
 // Error names the binary, where it was looked for and how to get it.
 func (e *BinaryMissingError) Error() string {
 	return fmt.Sprintf("controlplane: %s not found (looked in %s); install it with: %s",
-		e.binary(), strings.Join(e.Looked, ", "), e.Install)
+		e.Binary(), strings.Join(e.Looked, ", "), e.Install)
 }
 
-// binary returns the name and, for kube-apiserver, the release:
-// "kube-apiserver v1.37.2".
-func (e *BinaryMissingError) binary() string {
+// Binary returns the name and, for kube-apiserver or the kubelet, the
+// release: "kube-apiserver v1.37.2".
+func (e *BinaryMissingError) Binary() string {
 	if e.Version == "" {
 		return e.Name
 	}

@@ -109,7 +109,7 @@ func skipOrFail(t testing.TB, err error) {
 	switch {
 	case errors.Is(err, ErrBinaryMissing):
 		for _, m := range missingBinaries(err) {
-			skip.Missing = append(skip.Missing, m.binary())
+			skip.Missing = append(skip.Missing, m.Binary())
 		}
 		skip.Install = InstallScript
 	case errors.Is(err, ErrUnsupported):

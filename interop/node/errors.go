@@ -2,13 +2,15 @@ package node
 
 import (
 	"errors"
-	"fmt"
-	"strings"
+
+	"github.com/ksa-go/ksa/interop/controlplane"
 )
 
 // ErrBinaryMissing is matched by every error that reports a program that
-// could not be found; the error itself is a [*BinaryMissingError].
-var ErrBinaryMissing = errors.New("node: binary missing")
+// could not be found; the error itself is a [*BinaryMissingError]. It is
+// the control plane's: a missing program of the node (containerd, runc,
+// the kubelet) is reported as a missing etcd or kube-apiserver is.
+var ErrBinaryMissing = controlplane.ErrBinaryMissing
 
 // ErrUnsupported is returned by [Start] on operating systems other than
 // Linux.
@@ -27,33 +29,7 @@ var ErrImageNotFound = errors.New("node: image not found")
 // cannot be used.
 var ErrInvalidConfig = errors.New("node: invalid config")
 
-// BinaryMissingError reports that a program of [Binaries] was not found.
-// It matches [ErrBinaryMissing].
-type BinaryMissingError struct {
-	// Name is the program: "containerd", "runc", "kubelet", ...
-	Name string
-	// Version is the release looked for (the kubelet's), or empty.
-	Version string
-	// Looked lists every place searched, in order, each followed by what
-	// was found there when it was a kubelet of another release.
-	Looked []string
-	// Install is the command that installs or builds the program.
-	Install string
-}
-
-// Error names the program, where it was looked for and how to get it.
-func (e *BinaryMissingError) Error() string {
-	return fmt.Sprintf("node: %s not found (looked in %s); install it with: %s",
-		e.program(), strings.Join(e.Looked, ", "), e.Install)
-}
-
-// program returns the name and, for the kubelet, the release.
-func (e *BinaryMissingError) program() string {
-	if e.Version == "" {
-		return e.Name
-	}
-	return e.Name + " " + e.Version
-}
-
-// Is reports whether target is [ErrBinaryMissing].
-func (e *BinaryMissingError) Is(target error) bool { return target == ErrBinaryMissing }
+// BinaryMissingError reports that a program of [Binaries] was not found
+// (Name "containerd", "runc", "kubelet", ...; Version the kubelet's
+// release, or empty). It matches [ErrBinaryMissing].
+type BinaryMissingError = controlplane.BinaryMissingError

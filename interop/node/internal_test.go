@@ -151,7 +151,7 @@ func TestFindBinariesMissing(t *testing.T) {
 	require.ErrorIs(t, err, ErrBinaryMissing)
 	var names []string
 	for _, m := range missing(err) {
-		names = append(names, m.program())
+		names = append(names, m.Binary())
 		assert.Equal(t, InstallScript, m.Install)
 		assert.NotEmpty(t, m.Looked)
 	}

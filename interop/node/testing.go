@@ -44,7 +44,7 @@ func BinariesForTest(t testing.TB) Binaries {
 		skip.Reason, skip.Install = "unsupported operating system", ""
 	} else if b, err = FindBinaries(); err != nil {
 		for _, m := range missing(err) {
-			skip.Missing = append(skip.Missing, m.program())
+			skip.Missing = append(skip.Missing, m.Binary())
 		}
 	}
 	if err == nil {

@@ -38,7 +38,7 @@ type webhookFlags struct {
 	allow                              []string
 	randomHostname, checkUser          bool
 	// The caller's token (Kubernetes 1.37, alpha), off by default.
-	requireToken                                  bool
+	requireToken, acceptToken                     bool
 	tokenIssuer, tokenKeyFile, url, webhookConfig string
 	tokenCallers                                  []string
 }
@@ -73,7 +73,8 @@ file named in the log. Stops on SIGINT or SIGTERM.`,
 	fl.BoolVar(&f.randomHostname, "random-hostname", false, "give GMSA pods without a hostname a random one")
 	fl.BoolVar(&f.checkUser, "check-requesting-user", false, "also require the requesting user to be allowed to use the object")
 	fl.BoolVar(&f.requireToken, "require-apiserver-token", false, "refuse callers without a token bound to --webhook-configuration (Kubernetes 1.37 alpha)")
-	fl.StringVar(&f.tokenIssuer, "token-issuer", "", "the callers' tokens' issuer (with --require-apiserver-token)")
+	fl.BoolVar(&f.acceptToken, "accept-apiserver-token", false, "check a caller's token as --require-apiserver-token does when it sends one, and let callers without one through (while not every caller sends one)")
+	fl.StringVar(&f.tokenIssuer, "token-issuer", "", "the callers' tokens' issuer (with --require-apiserver-token or --accept-apiserver-token)")
 	fl.StringVar(&f.tokenKeyFile, "token-key-file", "", "PEM public keys of --token-issuer, as --service-account-key-file")
 	fl.StringVar(&f.url, "webhook-url", "", "the webhook's https URL as registered, without path (e.g. https://gmsa-webhook.ksa-system.svc:443)")
 	fl.StringVar(&f.webhookConfig, "webhook-configuration", "", "name of the webhook's Mutating- and ValidatingWebhookConfiguration")
@@ -183,12 +184,16 @@ func (f *webhookFlags) tlsConfig(a *base.App, log *slog.Logger) (cfg *tls.Config
 }
 
 // callers builds the verifiers of the callers' tokens that
-// --require-apiserver-token asks for: issuer and keys of the flags,
-// checked offline, for --webhook-url's two paths.
+// --require-apiserver-token or --accept-apiserver-token asks for: issuer
+// and keys of the flags, checked offline, for --webhook-url's two paths.
 func (f *webhookFlags) callers(a *base.App, cmd *cobra.Command) (mutate, validate *admissionauth.Verifier, err error) {
+	flag, mode := "--require-apiserver-token", admissionauth.Require
+	if f.acceptToken {
+		flag, mode = "--accept-apiserver-token", admissionauth.Accept
+	}
 	if f.tokenIssuer == "" || f.tokenKeyFile == "" || f.url == "" || f.webhookConfig == "" || len(f.tokenCallers) == 0 {
 		return nil, nil, base.Usage("give --token-issuer, --token-key-file, --webhook-url, --webhook-configuration and --token-caller with it",
-			"--require-apiserver-token needs the tokens' issuer, keys, webhook and callers")
+			"%s needs the tokens' issuer, keys, webhook and callers", flag)
 	}
 	var sas []ksa.ServiceAccount
 	for _, c := range f.tokenCallers {
@@ -212,7 +217,7 @@ func (f *webhookFlags) callers(a *base.App, cmd *cobra.Command) (mutate, validat
 	if err != nil {
 		return nil, nil, base.ConfigError(err, base.FlagFor{"ValidatorConfig.Issuers": "--token-issuer"}, "ksa webhook serve")
 	}
-	mutate, validate, err = credspec.CallersConfig{Tokens: v.ValidateFor, URL: f.url, Configuration: f.webhookConfig, ServiceAccounts: sas}.Verifiers()
+	mutate, validate, err = credspec.CallersConfig{Tokens: v.ValidateFor, URL: f.url, Configuration: f.webhookConfig, ServiceAccounts: sas, Mode: mode}.Verifiers()
 	if err != nil {
 		return nil, nil, base.ConfigError(err, base.FlagFor{"CallersConfig.URL": "--webhook-url", "Config.Audience": "--webhook-url",
 			"Config.Configurations": "--webhook-configuration", "Config.ServiceAccounts": "--token-caller"}, "ksa webhook serve")
@@ -229,7 +234,11 @@ func (f *webhookFlags) run(a *base.App, cmd *cobra.Command) error {
 		return err
 	}
 	var cfg credspec.HandlerConfig
-	if f.requireToken {
+	if f.requireToken && f.acceptToken {
+		return base.Usage("give --require-apiserver-token to refuse callers without a token, or --accept-apiserver-token to let them through",
+			"--require-apiserver-token and --accept-apiserver-token exclude each other")
+	}
+	if f.requireToken || f.acceptToken {
 		if cfg.MutateCallers, cfg.ValidateCallers, err = f.callers(a, cmd); err != nil {
 			return err
 		}

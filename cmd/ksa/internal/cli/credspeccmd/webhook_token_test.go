@@ -20,15 +20,22 @@ import (
 // TestWebhookServeRequireToken runs ksa webhook serve with
 // --require-apiserver-token: a review reaches the webhook only with a token
 // of --token-issuer, bound to --webhook-configuration, for the path's URL
-// under --webhook-url and issued to --token-caller.
+// under --webhook-url and issued to --token-caller; and with
+// --accept-apiserver-token, which lets a review without a token through
+// and checks the others alike.
 func TestWebhookServeRequireToken(t *testing.T) {
 	const issuer = "https://kubernetes.default.svc.cluster.local"
 	const webhookURL = "https://gmsa-webhook.ksa-system.svc:443"
 	pub, err := filepath.Abs("../../../testdata/keys/ec.pub")
 	require.NoError(t, err)
-	client, url, stop := serveWebhook(t, "--require-apiserver-token", "--token-issuer", issuer, "--token-key-file", pub,
-		"--webhook-url", webhookURL, "--webhook-configuration", "gmsa-webhook", "--token-caller", "system:serviceaccount:kube-system:webhook-auth")
-	defer stop()
+	serve := func(mode string) (*http.Client, string, func()) {
+		return serveWebhook(t, mode, "--token-issuer", issuer, "--token-key-file", pub,
+			"--webhook-url", webhookURL, "--webhook-configuration", "gmsa-webhook", "--token-caller", "system:serviceaccount:kube-system:webhook-auth")
+	}
+	requiring, requireURL, stopRequire := serve("--require-apiserver-token")
+	defer stopRequire()
+	accepting, acceptURL, stopAccept := serve("--accept-apiserver-token")
+	defer stopAccept()
 
 	data, err := os.ReadFile("../../../testdata/keys/ec.key")
 	require.NoError(t, err)
@@ -54,30 +61,36 @@ func TestWebhookServeRequireToken(t *testing.T) {
 	"containers":[{"name":"app","image":"app"}]}}}}`
 	validating, mutating := tokens.BoundValidatingWebhookConfiguration, tokens.BoundMutatingWebhookConfiguration
 	tests := []struct {
-		name     string
-		path     string
-		auth     string
-		wantCode int
+		name string
+		path string
+		auth string
+		// wantRequire and wantAccept are the answers' status codes under
+		// --require-apiserver-token and --accept-apiserver-token.
+		wantRequire, wantAccept int
 	}{
-		{name: "mutate", path: "/mutate", auth: token(mutating, "/mutate", "webhook-auth"), wantCode: 200},
-		{name: "validate", path: "/validate", auth: token(validating, "/validate", "webhook-auth"), wantCode: 200},
-		{name: "no token", path: "/validate", wantCode: 401},
-		{name: "the other path's token", path: "/validate", auth: token(validating, "/mutate", "webhook-auth"), wantCode: 401},
-		{name: "the other configuration kind", path: "/mutate", auth: token(validating, "/mutate", "webhook-auth"), wantCode: 403},
-		{name: "another caller", path: "/mutate", auth: token(mutating, "/mutate", "intruder"), wantCode: 403},
+		{name: "mutate", path: "/mutate", auth: token(mutating, "/mutate", "webhook-auth"), wantRequire: 200, wantAccept: 200},
+		{name: "validate", path: "/validate", auth: token(validating, "/validate", "webhook-auth"), wantRequire: 200, wantAccept: 200},
+		{name: "no token", path: "/validate", wantRequire: 401, wantAccept: 200},
+		{name: "the other path's token", path: "/validate", auth: token(validating, "/mutate", "webhook-auth"), wantRequire: 401, wantAccept: 401},
+		{name: "the other configuration kind", path: "/mutate", auth: token(validating, "/mutate", "webhook-auth"), wantRequire: 403, wantAccept: 403},
+		{name: "another caller", path: "/mutate", auth: token(mutating, "/mutate", "intruder"), wantRequire: 403, wantAccept: 403},
+	}
+	post := func(t *testing.T, client *http.Client, url, auth string) int {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(review))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		return resp.StatusCode
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url+tt.path, strings.NewReader(review))
-			require.NoError(t, err)
-			req.Header.Set("Content-Type", "application/json")
-			if tt.auth != "" {
-				req.Header.Set("Authorization", tt.auth)
-			}
-			resp, err := client.Do(req)
-			require.NoError(t, err)
-			defer resp.Body.Close()
-			assert.Equal(t, tt.wantCode, resp.StatusCode)
+			assert.Equal(t, tt.wantRequire, post(t, requiring, requireURL+tt.path, tt.auth), "--require-apiserver-token")
+			assert.Equal(t, tt.wantAccept, post(t, accepting, acceptURL+tt.path, tt.auth), "--accept-apiserver-token")
 		})
 	}
 }
@@ -99,6 +112,8 @@ func TestWebhookServeRequireTokenFlags(t *testing.T) {
 		{name: "a user as caller", args: append(full, "--token-caller", "alice"), wantErr: `--token-caller "alice" is not a service account`},
 		{name: "a URL with a path", args: []string{"--token-issuer", "https://k", "--token-key-file", "../../../testdata/keys/ec.pub", "--webhook-url", "https://gmsa.ksa-system.svc:443/validate",
 			"--webhook-configuration", "gmsa", "--token-caller", "system:serviceaccount:kube-system:webhook-auth"}, wantErr: "--webhook-url: must be the webhook's https URL without a path"},
+		{name: "require and accept", args: append(full, "--token-caller", "system:serviceaccount:kube-system:webhook-auth", "--accept-apiserver-token"),
+			wantErr: "--require-apiserver-token and --accept-apiserver-token exclude each other; fix: give --require-apiserver-token to refuse callers without a token, or --accept-apiserver-token to let them through"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
